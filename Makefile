@@ -1,0 +1,43 @@
+# Each target makes .venv and installs what is missing, so any of them works on a fresh clone.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=600
+
+.PHONY: setup lab test test-unit test-notebooks notebooks exercises bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+# Everything CI runs: the build check, unit/property/mutant tests, then every notebook.
+test: $(STAMP)
+	$(PY) -m course_lib.notebooks build --check
+	$(PY) -m pytest tests $(PYTEST_ARGS)
+	$(PY) -m pytest $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
+
+test-unit: $(STAMP)
+	$(PY) -m pytest tests $(PYTEST_ARGS)
+
+test-notebooks: $(STAMP)
+	$(PY) -m pytest $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
+
+# Rebuild the .ipynb files from their jupytext sources, and exercises/ from solutions/.
+notebooks: $(STAMP)
+	$(PY) -m course_lib.notebooks build
+
+exercises: notebooks
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_ngram.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,20 @@
+"""Report how long each notebook took, so the time budgets (lesson 3 min, exercises 1 min) stay visible."""
+
+from collections import defaultdict
+
+_notebook_seconds: dict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report):
+    if report.nodeid.split("::")[0].endswith(".ipynb"):
+        _notebook_seconds[report.nodeid.split("::")[0]] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _notebook_seconds:
+        return
+    terminalreporter.section("notebook run times (budget: lessons 180 s, solutions/exercises 60 s)")
+    for path, seconds in sorted(_notebook_seconds.items()):
+        budget = 180 if path.startswith("notebooks/") else 60
+        flag = "" if seconds <= budget else "   OVER BUDGET"
+        terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}")

@@ -1,0 +1,170 @@
+"""Exercise checks: every exercise in every lesson ends with one.
+
+A check calls the student's function on fresh inputs and says one of three things:
+
+- **passed**;
+- **not implemented yet**: the function still raises ``NotImplementedError``
+  (no exception escapes, so the rest of the notebook keeps running);
+- **failed**, with a hint aimed at the likely mistake (wrong log base, missing
+  vocabulary size, off-by-one context, ...).
+
+Checks are written with :func:`exercise` and :func:`expect`::
+
+    @exercise("1.2", "Laplace smoothing")
+    def check_laplace(laplace):
+        got = laplace(count=0, context_count=10, vocab_size=5)
+        expect(close(got, 1 / 15), "an unseen bigram should get 1 / (c(prev) + V)")
+
+Every result is kept in :data:`RESULTS` and, when the environment variable
+``COURSE_LIB_RESULTS`` names a file, appended to it as one JSON line, so a
+grader can collect results from a notebook it executes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import traceback
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+PASSED = "passed"
+NOT_IMPLEMENTED = "not implemented yet"
+FAILED = "failed"
+RESULTS_ENV = "COURSE_LIB_RESULTS"
+
+_SYMBOL = {PASSED: "✅", NOT_IMPLEMENTED: "⏳", FAILED: "❌"}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check; truthy only when it passed."""
+
+    exercise: str
+    title: str
+    status: str
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        return f"{_SYMBOL[self.status]} Exercise {self.exercise} ({self.title}): {self.status}. {self.message}".rstrip()
+
+
+RESULTS: list[CheckResult] = []
+
+
+class Mistake(AssertionError):
+    """Raised inside a check: its message is the hint the student sees."""
+
+
+def expect(condition: bool, hint: str) -> None:
+    """Fail the check with ``hint`` unless ``condition`` holds."""
+    if not condition:
+        raise Mistake(hint)
+
+
+def close(actual, expected, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
+    """True when two numbers or arrays agree (shapes too); never raises on odd input."""
+    import numpy as np
+
+    try:
+        a = np.asarray(_to_numpy(actual), dtype=float)
+        b = np.asarray(_to_numpy(expected), dtype=float)
+    except (TypeError, ValueError):
+        return False
+    if a.shape != b.shape:
+        return False
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=False))
+
+
+def _to_numpy(x):
+    if hasattr(x, "detach"):  # a torch tensor, without importing torch here
+        return x.detach().cpu().numpy()
+    return x
+
+
+def is_number(x) -> bool:
+    """A real, finite-or-infinite Python/NumPy/0-d torch number (not a bool, not a list)."""
+    try:
+        import numpy as np
+
+        if hasattr(x, "detach"):
+            x = x.detach().cpu().numpy()
+        return not isinstance(x, bool) and np.ndim(x) == 0 and isinstance(float(x), float)
+    except (TypeError, ValueError):
+        return False
+
+
+def record(result: CheckResult) -> None:
+    RESULTS.append(result)
+    path = os.environ.get(RESULTS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(asdict(result)) + "\n")
+
+
+def _student_frame(exc: BaseException) -> str:
+    """Where in the student's code an exception came from (the last frame outside course_lib)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "course_lib" not in f.filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" (at line {f.lineno}: {f.line.strip()!r})" if f.line else ""
+
+
+def exercise(exercise_id: str, title: str) -> Callable:
+    """Turn a check body ``body(student_fn)`` into ``check(student_fn) -> CheckResult``."""
+
+    def decorate(body: Callable) -> Callable:
+        @functools.wraps(body)
+        def check(student_fn: Callable, *, quiet: bool = False) -> CheckResult:
+            if not callable(student_fn):
+                result = CheckResult(exercise_id, title, FAILED,
+                                     f"pass your function itself, e.g. check(my_fn), not {type(student_fn).__name__}")
+            else:
+                result = _run(body, student_fn, exercise_id, title)
+            record(result)
+            if not quiet:
+                print(result)
+            return result
+
+        check.exercise_id = exercise_id
+        check.title = title
+        return check
+
+    return decorate
+
+
+def _run(body: Callable, student_fn: Callable, exercise_id: str, title: str) -> CheckResult:
+    try:
+        body(student_fn)
+    except NotImplementedError:
+        return CheckResult(exercise_id, title, NOT_IMPLEMENTED,
+                           "Replace `raise NotImplementedError(...)` with your code, then run this cell again.")
+    except Mistake as mistake:
+        return CheckResult(exercise_id, title, FAILED, f"Hint: {mistake}")
+    except RecursionError:
+        return CheckResult(exercise_id, title, FAILED, "Your function recursed without end.")
+    except Exception as exc:  # the student's code crashed: say where and with what
+        return CheckResult(exercise_id, title, FAILED,
+                           f"Your function raised {type(exc).__name__}: {exc}{_student_frame(exc)}")
+    return CheckResult(exercise_id, title, PASSED, "")
+
+
+def summary(results=None) -> str:
+    """One line per exercise: the latest result of each, in the order first checked."""
+    latest: dict[str, CheckResult] = {}
+    for r in RESULTS if results is None else results:
+        latest[r.exercise] = r
+    return "\n".join(str(r) for r in latest.values())
+
+
+__all__ = ["CheckResult", "Mistake", "expect", "close", "is_number", "exercise", "record", "summary",
+           "RESULTS", "PASSED", "NOT_IMPLEMENTED", "FAILED"]
