@@ -102,6 +102,42 @@ def is_number(x) -> bool:
         return False
 
 
+def expect_value(got, expected, wrong: dict | None = None, what: str = "the result", **tolerance) -> None:
+    """Pass when ``got`` is close to ``expected``; otherwise name the mistake it matches.
+
+    ``wrong`` maps a hint to the value a known mistake would give: when the
+    student's answer equals one of those, that hint is the message.
+    """
+    if close(got, expected, **tolerance):
+        return
+    for hint, value in (wrong or {}).items():
+        if close(got, value, **tolerance):
+            raise Mistake(hint)
+    raise Mistake(f"{what} should be {_show(expected)}, got {_show(got)}")
+
+
+def expect_values(got: list, expected: list, wrong: dict | None = None, what: list[str] | None = None,
+                  **tolerance) -> None:
+    """``expect_value`` over several cases at once: a hint is given only when its
+    mistake explains every one of the student's answers, so two mistakes that agree
+    on one input are still told apart."""
+    if len(got) != len(expected):
+        raise ValueError(f"got has {len(got)} answers but expected has {len(expected)}")
+    if all(close(g, e, **tolerance) for g, e in zip(got, expected)):
+        return
+    for hint, values in (wrong or {}).items():
+        if all(close(g, v, **tolerance) for g, v in zip(got, values)):
+            raise Mistake(hint)
+    i = next(i for i, (g, e) in enumerate(zip(got, expected)) if not close(g, e, **tolerance))
+    label = what[i] if what else f"answer {i + 1}"
+    raise Mistake(f"{label} should be {_show(expected[i])}, got {_show(got[i])}")
+
+
+def _show(x) -> str:
+    text = repr(_to_numpy(x))
+    return text if len(text) < 200 else text[:200] + "..."
+
+
 def record(result: CheckResult) -> None:
     RESULTS.append(result)
     path = os.environ.get(RESULTS_ENV)
@@ -166,5 +202,5 @@ def summary(results=None) -> str:
     return "\n".join(str(r) for r in latest.values())
 
 
-__all__ = ["CheckResult", "Mistake", "expect", "close", "is_number", "exercise", "record", "summary",
+__all__ = ["CheckResult", "Mistake", "expect", "expect_value", "expect_values", "close", "is_number", "exercise", "record", "summary",
            "RESULTS", "PASSED", "NOT_IMPLEMENTED", "FAILED"]
