@@ -1,0 +1,285 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 01: language models, n-grams and perplexity
+#
+# **Learning goals.** After this lesson you can
+# 1. write a language model as $P(w_i \mid w_1, \dots, w_{i-1})$ and apply the chain rule;
+# 2. estimate n-gram probabilities from counts (maximum likelihood) and explain why unseen
+#    n-grams are a problem;
+# 3. fix that with add-k (Laplace), interpolation and Kneser-Ney smoothing;
+# 4. compute perplexity, in bits or in nats, and read it as an average branching factor;
+# 5. generate text from a model, as Shannon did in 1948.
+#
+# We work on real text: 2 million words of U.S. State of the Union addresses (1790 to today,
+# public domain), with a fixed split into training, validation and test addresses that every
+# later lesson reuses, so the numbers of lesson 07's transformer can sit next to these.
+
+# %%
+import math
+import warnings
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+from tqdm.auto import tqdm
+
+import course_lib
+from course_lib import viz
+from course_lib.corpora import load_sotu
+from course_lib.ngram import NGramLM, ZeroProbabilityWarning
+
+course_lib.setup(seed=0)
+
+# %% [markdown]
+# ## 1. A language model assigns probabilities to sequences
+#
+# A language model gives the probability of a sequence of words. By the **chain rule** it
+# factorises into next-word predictions:
+#
+# $$P(w_1, \dots, w_n) = \prod_{i=1}^{n} P(w_i \mid w_{1:i-1})$$
+#
+# The history $w_{1:i-1}$ grows without bound, and most long histories never occur twice. The
+# **Markov assumption** keeps only the last $n-1$ words:
+#
+# $$P(w_i \mid w_{1:i-1}) \approx P(w_i \mid w_{i-n+1:i-1})$$
+#
+# $n = 1$ is a unigram model, $n = 2$ a bigram model, $n = 3$ a trigram model.
+#
+# ## 2. The corpus
+
+# %%
+corpus = load_sotu(level="word")
+print(corpus.summary())
+total_words = sum(corpus.n_tokens(split) for split in ("train", "val", "test"))
+print(f"{total_words:,} tokens in all")
+assert total_words > 1.9e6  # "2 million words", as promised above
+print()
+for sentence in corpus.train[1000:1003]:
+    print(" ".join(sentence))
+
+# %% [markdown]
+# Each sentence is a list of lower-cased tokens (punctuation marks are tokens too). The split
+# is by address: every tenth address is validation, the next one test, so the held-out
+# addresses span all eras. Words seen only once in training become `<UNK>`
+# (`unk_cutoff=2`), so the model learns how likely an unknown word is, and test words it
+# never saw get that probability instead of zero.
+#
+# ## 3. Maximum likelihood: probabilities from counts
+#
+# Pad each sentence with $n-1$ start symbols `<s>` and $n-1$ end symbols `</s>` (the
+# convention of `nltk.lm`, which our models match exactly), count, and divide:
+#
+# $$P_{MLE}(w_i \mid w_{i-1}) = \frac{c(w_{i-1}\, w_i)}{c(w_{i-1})}$$
+
+# %%
+bigram = NGramLM(2, smoothing="mle", unk_cutoff=2).fit(corpus.train)
+print(bigram)
+c_pair, c_prev = bigram.count(("united", "states")), bigram.count(("united",))
+print(f"c(united states) = {c_pair:,}   c(united) = {c_prev:,}")
+print(f"P(states | united) = {c_pair} / {c_prev} = {c_pair / c_prev:.4f}; the model says {bigram.prob('states', ['united']):.4f}")
+assert math.isclose(bigram.prob("states", ["united"]), c_pair / c_prev)
+print("most likely words after 'the':",
+      [bigram.vocab[i] for i in np.argsort(-bigram.next_distribution(["the"]))[:8]])
+
+# %% [markdown]
+# ### Why zeros happen
+#
+# Language is creative: many bigrams of the test addresses never occur in training. MLE gives
+# each of them probability zero, so the probability of the whole test set is zero and its
+# perplexity (below) is infinite.
+
+# %%
+rng = np.random.default_rng(0)
+unseen_share = {}
+for n in (2, 3, 4):  # (every test word is in the vocabulary or is <UNK>, so no unigram is unseen)
+    model = NGramLM(n, smoothing="mle", unk_cutoff=2).fit(corpus.train)
+    sample = model.ngrams(corpus.test[:3000])
+    unseen_share[n] = np.mean([model.count(g) == 0 for g in sample])
+    print(f"{n}-grams of the test sentences never seen in training: {unseen_share[n]:.1%}")
+assert unseen_share[2] < unseen_share[3] < unseen_share[4]
+mle_ppl = bigram.perplexity(corpus.test)
+print("MLE bigram test perplexity:", mle_ppl)
+assert math.isinf(mle_ppl)
+
+# %% [markdown]
+# ## 4. Perplexity
+#
+# The lecture defines the cross-entropy of a model on a test set of $N$ predicted tokens,
+# and perplexity from it:
+#
+# $$J = -\frac{1}{N} \sum_{i=1}^{N} \log_2 P(w_i \mid h_i), \qquad \mathrm{PP} = 2^{J} = P(w_1 \dots w_N)^{-1/N}$$
+#
+# With natural logarithms (what PyTorch computes), $J$ is in nats and $\mathrm{PP} = e^{J}$:
+# the same number, since $J_{\text{nats}} = J_{\text{bits}} \ln 2$. We check it on a Laplace
+# bigram, computing both from the individual probabilities.
+
+# %%
+laplace = NGramLM(2, smoothing="laplace", unk_cutoff=2).fit(corpus.train)
+sample = laplace.ngrams(corpus.test[:200])
+probs = np.array([laplace.prob(g[-1], g[:-1]) for g in sample])
+J_bits = -np.mean(np.log2(probs))
+J_nats = -np.mean(np.log(probs))
+print(f"J = {J_bits:.4f} bits = {J_nats:.4f} nats;  2^J = {2 ** J_bits:.2f},  e^J = {math.exp(J_nats):.2f}")
+assert math.isclose(2 ** J_bits, math.exp(J_nats), rel_tol=1e-9)
+assert math.isclose(2 ** J_bits, laplace.perplexity(corpus.test[:200]), rel_tol=1e-9)
+
+# %% [markdown]
+# ### Perplexity as a branching factor
+#
+# Perplexity is the number of equally likely choices that would be as hard to predict.
+# The lecture's two examples:
+#
+# 1. a sequence of random digits: 10 equally likely choices at each step, perplexity 10;
+# 2. a switchboard where callers ask for the operator, sales or tech support (1 in 4 each)
+#    or one of 30,000 names (1 in 120,000 each): perplexity about 53.
+#
+# For the first, we train a unigram model on random digits and measure it on new ones; for
+# the second we compute $2^{H}$ with $H = -\sum_w p_w \log_2 p_w$.
+
+# %%
+digits = np.random.default_rng(1).integers(0, 10, size=(2000, 50)).astype(str).tolist()
+digit_model = NGramLM(1, smoothing="laplace").fit(digits[:1000])
+# Unigram perplexity also predicts '</s>' after every sentence; on long sentences that barely matters.
+digit_ppl = digit_model.perplexity(digits[1000:])
+print(f"random digits: perplexity {digit_ppl:.2f}")
+assert abs(digit_ppl - 10) < 0.5
+
+p_switchboard = np.array([1 / 4] * 3 + [1 / 120_000] * 30_000)
+assert math.isclose(p_switchboard.sum(), 1.0)
+H = -np.sum(p_switchboard * np.log2(p_switchboard))
+switchboard_ppl = 2 ** H
+print(f"switchboard: H = {H:.3f} bits, perplexity {switchboard_ppl:.1f}")
+assert round(switchboard_ppl) == 53
+
+# %% [markdown]
+# ## 5. Smoothing
+#
+# Smoothing moves a little probability from seen n-grams to unseen ones.
+#
+# * **Add-k** (Laplace for $k = 1$): $P(w \mid h) = \dfrac{c(h\,w) + k}{c(h) + kV}$, with $V$
+#   the vocabulary size. Simple, but with $V$ in the tens of thousands it gives far too much
+#   mass to unseen words.
+# * **Interpolation** (Jelinek-Mercer): $P(w \mid h) = \sum_j \lambda_j P_{MLE}(w \mid \text{last } j-1 \text{ words})$,
+#   with $\sum_j \lambda_j = 1$.
+# * **Interpolated Kneser-Ney**: subtract a discount $d = 0.75$ from every seen count and give
+#   the freed mass to a lower-order model built from *continuation counts* (in how many
+#   different contexts a word appears: "francisco" is frequent but only after "san"):
+#
+# $$P_{KN}(w \mid h) = \frac{\max(c(h\,w) - d, 0)}{c(h)} + \frac{d\, N_{1+}(h\,\bullet)}{c(h)}\, P_{KN}(w \mid h')$$
+#
+# where $h'$ is $h$ without its first word and $N_{1+}(h\,\bullet)$ counts the distinct words seen after $h$.
+#
+# Add-k's $k$ is a choice we make on the **validation** set, never on the test set:
+
+# %%
+k_grid = [1.0, 0.1, 0.01, 0.001]
+val_ppl = {k: NGramLM(2, smoothing="add-k", k=k, unk_cutoff=2).fit(corpus.train).perplexity(corpus.val) for k in k_grid}
+best_k = min(val_ppl, key=val_ppl.get)
+for k, ppl in val_ppl.items():
+    print(f"add-k bigram, k = {k:<6}: validation perplexity {ppl:8.1f}{'   <- best' if k == best_k else ''}")
+
+# %% [markdown]
+# ### The lecture's table, on our corpus
+#
+# The lecture quotes, for 38 million words of the Wall Street Journal, test perplexities of
+# 962 (unigram), 170 (bigram) and 109 (trigram). We train every order from 1 to 4 under every
+# smoothing on our training addresses and measure on the test addresses. (MLE's infinite
+perplexities raise a `ZeroProbabilityWarning`, which we silence here: we know why.)
+
+# %%
+SMOOTHINGS = ["mle", "laplace", "add-k", "interpolated", "kneser-ney"]
+ORDERS = [1, 2, 3, 4]
+models, test_ppl = {}, {}
+warnings.simplefilter("ignore", ZeroProbabilityWarning)
+for smoothing in tqdm(SMOOTHINGS, desc="smoothing"):
+    for n in ORDERS:
+        model = NGramLM(n, smoothing=smoothing, k=best_k, unk_cutoff=2).fit(corpus.train)
+        models[n, smoothing] = model
+        test_ppl[n, smoothing] = model.perplexity(corpus.test)
+
+names = {"add-k": f"add-k (k={best_k})"}
+print(viz.table([[names.get(s, s)] + [test_ppl[n, s] for n in ORDERS] for s in SMOOTHINGS],
+                header=["test perplexity"] + [f"{n}-gram" for n in ORDERS]))
+
+# %%
+ax = viz.line_plot(ORDERS, {names.get(s, s): [test_ppl[n, s] for n in ORDERS] for s in SMOOTHINGS if s != "mle"},
+                   xlabel="order n", ylabel="test perplexity (log scale)", logy=True,
+                   title="Perplexity of n-gram models on held-out addresses")
+ax.set_xticks(ORDERS)
+plt.show()
+
+# %% [markdown]
+# What the table shows (each claim is checked in the next cell):
+#
+# * A well-smoothed model gets better with every order, as in the lecture's table: Kneser-Ney
+#   trigram < bigram < unigram.
+# * MLE is infinite from the bigram on: the test set contains bigrams never seen in training.
+# * Laplace gets *worse* as $n$ grows: with $V$ words, every context hands out $V$ pseudo-counts,
+#   drowning the real counts of the sparse higher-order contexts.
+# * Kneser-Ney is the best at every order above 1.
+
+# %%
+kn = {n: test_ppl[n, "kneser-ney"] for n in ORDERS}
+assert kn[3] < kn[2] < kn[1], kn
+assert all(math.isinf(test_ppl[n, "mle"]) for n in (2, 3, 4))
+assert test_ppl[1, "laplace"] < test_ppl[2, "laplace"] < test_ppl[3, "laplace"]
+assert all(kn[n] <= min(test_ppl[n, s] for s in SMOOTHINGS) for n in (2, 3, 4))
+print(f"Kneser-Ney: unigram {kn[1]:.0f}, bigram {kn[2]:.0f}, trigram {kn[3]:.0f}, 4-gram {kn[4]:.0f}  "
+      f"(WSJ in the lecture: 962, 170, 109)")
+
+# %% [markdown]
+# Our unigram perplexity is lower than the WSJ's because our vocabulary is smaller (rare
+# words become `<UNK>`); the ratios between the orders are what carries over.
+#
+# ## 6. Shannon's approximations, from our models
+#
+# Shannon (1948) generated English from word frequencies alone (a "first-order word
+# approximation": a unigram model) and from word-to-word transitions (second order: a
+# bigram model). We do the same with our models.
+
+# %%
+for n, label in [(1, "First-order word approximation (unigram)"), (2, "Second-order word approximation (bigram)"),
+                 (3, "Third order (trigram, Kneser-Ney)")]:
+    words = models[n, "kneser-ney"].generate(n_words=30, seed=3)
+    print(f"{label}:\n  {' '.join(words).upper()}\n")
+
+# %% [markdown]
+# Try it yourself: change the order, the smoothing, the temperature ($q_w \propto p_w^{1/T}$:
+# below 1 the model plays safe, above 1 it takes risks) and the seed.
+
+# %%
+def show_generation(order, smoothing, temperature, seed):
+    model = models[order, smoothing]
+    for s in range(seed, seed + 3):
+        print("-", " ".join(model.generate(n_words=25, temperature=temperature, seed=s)))
+
+
+explorer = viz.interactive(
+    show_generation,
+    order=widgets.Dropdown(options=ORDERS, value=2, description="order"),
+    smoothing=widgets.Dropdown(options=["laplace", "add-k", "interpolated", "kneser-ney"], value="kneser-ney",
+                               description="smoothing"),
+    temperature=widgets.FloatSlider(value=1.0, min=0.2, max=2.0, step=0.1, description="temperature"),
+    seed=widgets.IntSlider(value=0, min=0, max=50, description="seed"),
+)
+
+# %% [markdown]
+# ## What to try
+#
+# * Character-level models: `load_sotu(level="char")` and orders up to 6. How does the best
+#   character perplexity compare with the word one, and why can you not compare them directly?
+# * Change Kneser-Ney's `discount` (0.5, 0.9) and look at the validation perplexity.
+# * Train on the addresses before 1900 only (`load_sotu(last_year=1899)`) and test on modern ones.
+# * Fit your own text with `course_lib.corpora.load_text_file("my.txt")`.
+# * Then do the exercises: `exercises/01_ngrams.ipynb`.
