@@ -1,0 +1,636 @@
+"""Build the course notebooks from their sources, and the exercises from the solutions.
+
+Run ``python -m course_lib.notebooks build`` (``make notebooks``) after editing a source, and
+``python -m course_lib.notebooks build --check`` (CI) to verify every built file is in sync.
+
+Layout
+------
+Paths are relative to the repository root (the directory holding ``pyproject.toml``)::
+
+    notebooks/NN_topic.py    lesson source (jupytext "percent" format)  -> notebooks/NN_topic.ipynb
+    solutions/NN_topic.py    solution source, with markers               -> solutions/NN_topic.ipynb
+                                                                          -> exercises/NN_topic.ipynb
+
+``NN`` is two digits. Only files named ``NN_topic.py`` / ``NN_topic.ipynb`` in these three
+folders are managed; anything else there is left alone. Only the ``.py`` files are edited by
+hand. The ``.ipynb`` files are committed without outputs, and building them is deterministic:
+fixed kernelspec (``python3``), nbformat 4.5, no outputs, ``execution_count`` None, and cell ids
+derived from the cell's content, so rebuilding from unchanged sources gives byte-identical files.
+
+Sources
+-------
+Cells start with ``# %%`` (code) or ``# %% [markdown]`` (markdown, each line commented with
+``# ``). No jupytext header is needed; if there is one it is ignored. Cell metadata written on
+the marker line (``# %% tags=["raises-exception"]``) is kept; jupytext's own layout keys are not.
+
+Solution markers (nbgrader-compatible)
+--------------------------------------
+In ``solutions/*.py``, each marker is a line of its own (indentation allowed)::
+
+    ### BEGIN SOLUTION        ...    ### END SOLUTION
+    ### BEGIN HIDDEN TESTS    ...    ### END HIDDEN TESTS
+
+The exercises notebook is the solutions notebook with, cell for cell:
+
+- in code cells, each solution block (markers included) replaced by one line at the indentation
+  of ``### BEGIN SOLUTION``::
+
+      raise NotImplementedError("Exercise 1.2: Laplace smoothing (about 3 lines)")
+
+  where 3 counts the block's lines that are neither blank nor comments;
+- in markdown cells, each solution block replaced by ``YOUR ANSWER HERE``;
+- each hidden-test block dropped entirely (markers included).
+
+Markers must be balanced and cannot nest; a line that mentions ``BEGIN SOLUTION``,
+``END SOLUTION``, ``BEGIN HIDDEN TESTS`` or ``END HIDDEN TESTS`` without being exactly the
+marker is a mistake too (nbgrader would treat it as one). Hidden tests go in a cell of their
+own (usually the check cell), never in a cell with a solution block. Every solution block must
+contain at least one line of code or text. Violations raise ``ValueError`` naming the source
+file and the cell index (0-based, as in ``nb.cells[i]``).
+
+Exercise ids
+------------
+Every solution block belongs to an exercise ``N.M``, named by the nearest line above its
+``### BEGIN SOLUTION`` that reads ``Exercise N.M: title`` after one or more ``#``:
+
+1. first in the same cell: a comment ``# Exercise 1.2: Laplace smoothing`` in a code cell, or a
+   heading ``### Exercise 1.2: Laplace smoothing`` in a markdown cell;
+2. otherwise in a markdown cell above: the latest heading ``## Exercise 1.2: Laplace smoothing``
+   (any level). Such a heading stays in force until a markdown heading of the same or a higher
+   level (fewer ``#``) that is not an exercise heading.
+
+The title is optional (``# Exercise 1.2``). A solution block with no exercise is a
+``ValueError``. Several blocks may share an exercise (e.g. two holes in one function).
+
+nbgrader metadata (schema version 3)
+------------------------------------
+Set on the same cells of both the solutions and the exercises notebook, so nbgrader can take
+either (``grade_id`` is unique in the notebook; a repeat gets ``-2``, ``-3``, ...):
+
+- code cell with a solution block ("autograded answer")::
+
+      {"grade": false, "grade_id": "ex-1-2", "locked": false, "schema_version": 3, "solution": true}
+
+- markdown cell with a solution block ("manually graded answer"; nbgrader requires ``grade``)::
+
+      {"grade": true, "grade_id": "ex-1-3", "locked": false, "points": 1, "schema_version": 3,
+       "solution": true}
+
+- any other code cell that calls a check (``check(...)``, ``check_laplace(...)``) or holds hidden
+  tests ("autograder tests"); its id names the latest exercise above it::
+
+      {"grade": true, "grade_id": "check-1-2", "locked": true, "points": 1, "schema_version": 3,
+       "solution": false}
+
+Never overwriting someone's work
+--------------------------------
+Each built notebook records, in ``metadata.course_lib``, the source it came from and two
+hashes of what was written: ``generated_hash`` (everything: cells, outputs, metadata) and
+``sources_hash`` (cell types and sources only). Before replacing an existing file the build
+recomputes them from the file on disk:
+
+- unchanged since it was built: replaced.
+- ``exercises/``: any change at all (a student's code, or outputs saved after running it):
+  **refused**, the file is left as it is, unless ``force=True`` (``--force``).
+- ``notebooks/`` and ``solutions/``: if only outputs, execution counts or metadata changed
+  (someone ran it in Jupyter and saved), it is rebuilt and the result line says that outputs
+  were discarded (they come back by running it). If any cell's code or text changed, or a cell
+  was added or removed: **refused** unless ``force=True``; edit the ``.py`` source instead.
+- a file that was not written by this module, or is not valid JSON: refused unless forced.
+
+Check mode writes nothing and reports as ``drift`` every built file that differs from what its
+source gives (content compared as parsed JSON, so line endings do not matter), is missing, or
+is an orphan (a managed ``.ipynb`` without its source). Build mode also reports orphans, and
+deletes nothing. Either way the exit code is 1 when anything is not in order, so a build that
+exits 0 is always followed by a passing check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbformat import NotebookNode
+
+__all__ = [
+    "BuildResult", "build", "make_exercise", "solution_notebook", "exercise_ids", "read_source", "find_root", "main",
+]
+
+LESSONS, SOLUTIONS, EXERCISES = "notebooks", "solutions", "exercises"
+NAME = re.compile(r"^\d{2}_[A-Za-z0-9_-]+$")  # the stem of a managed file: NN_topic
+
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+LANGUAGE_INFO = {"name": "python"}
+
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+MARKERS = {BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN}
+_MARKER_WORDS = re.compile(r"(BEGIN|END)\s+(SOLUTION|HIDDEN\s+TESTS)", re.IGNORECASE)
+MARKDOWN_STUB = "YOUR ANSWER HERE"
+
+_EXERCISE_LINE = re.compile(r"^\s*(#+)\s*Exercise\s+(\d+\.\d+)\b\s*(?::\s*(.*?))?\s*$")
+_HEADING = re.compile(r"^(#{1,6})\s")
+_CHECK_CALL = re.compile(r"\bcheck(?:_\w+)?\s*\(")  # check(...), check_laplace(...); not checkpoint(
+_STUB_ID = re.compile(r"NotImplementedError\(\s*[\"']Exercise\s+(\d+\.\d+)")
+_GRADE_ID = re.compile(r"^ex-(\d+)-(\d+)(?:-\d+)?$")
+
+# Layout hints jupytext adds to cell metadata; they mean nothing in a notebook.
+_JUPYTEXT_CELL_KEYS = {
+    "lines_to_next_cell", "lines_to_end_of_cell_marker", "cell_marker", "region_name", "skipline", "noskipline",
+}
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What happened to one built file. ``path`` is relative to the root, with ``/``."""
+
+    path: str
+    status: str  # "built" | "unchanged" | "refused" | "drift" | "orphan"
+    detail: str = ""
+    source: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("built", "unchanged")
+
+    def __str__(self) -> str:
+        return f"{self.status:<9} {self.path}" + (f"  ({self.detail})" if self.detail else "")
+
+
+# --------------------------------------------------------------------------- reading sources
+
+
+def find_root(start: str | os.PathLike | None = None) -> Path:
+    """The nearest directory at or above ``start`` (default: cwd) holding ``pyproject.toml``."""
+    here = Path(start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        if (directory / "pyproject.toml").is_file():
+            return directory
+    raise FileNotFoundError(f"no pyproject.toml in {here} or above it; pass root= (--root DIR)")
+
+
+def read_source(path: str | os.PathLike, name: str | None = None) -> NotebookNode:
+    """Read a jupytext percent ``.py`` file into a clean notebook (no outputs, stable ids).
+
+    ``name`` (default: the path) is recorded as ``metadata.course_lib.generated_from``.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    parsed = jupytext.reads(text, fmt="py:percent")
+    cells = []
+    for cell in parsed.cells:
+        metadata = {k: v for k, v in cell.metadata.items() if k not in _JUPYTEXT_CELL_KEYS}
+        if cell.cell_type == "code":
+            cells.append(nbformat.v4.new_code_cell(cell.source, metadata=metadata))
+        elif cell.cell_type == "markdown":
+            cells.append(nbformat.v4.new_markdown_cell(cell.source, metadata=metadata))
+        else:
+            cells.append(nbformat.v4.new_raw_cell(cell.source, metadata=metadata))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    nb.metadata = {
+        "kernelspec": dict(KERNELSPEC),
+        "language_info": dict(LANGUAGE_INFO),
+        "course_lib": {"generated_from": name or path.as_posix()},
+    }
+    _set_cell_ids(nb)
+    return nb
+
+
+def _set_cell_ids(nb: NotebookNode) -> None:
+    """Ids from each cell's type and source, so they survive rebuilds and insertions elsewhere."""
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        digest = hashlib.sha256(f"{cell.cell_type}\0{cell.source}".encode()).hexdigest()[:12]
+        seen[digest] = seen.get(digest, 0) + 1
+        cell.id = digest if seen[digest] == 1 else f"{digest}-{seen[digest]}"
+
+
+# --------------------------------------------------------------------------- exercises
+
+
+@dataclass
+class _Exercise:
+    id: str  # "1.2"
+    title: str
+    level: int  # number of '#' in the heading that named it
+
+    def stub(self, n_lines: int) -> str:
+        label = f"Exercise {self.id}: {self.title}" if self.title else f"Exercise {self.id}"
+        plural = "line" if n_lines == 1 else "lines"
+        message = f"{label} (about {n_lines} {plural})"
+        escaped = message.replace("\\", "\\\\").replace('"', '\\"')
+        return f'raise NotImplementedError("{escaped}")'
+
+
+@dataclass
+class _CellPlan:
+    """How one solution cell becomes an exercise cell."""
+
+    exercise_source: str
+    solution_ids: list[str]  # exercise ids of its solution blocks, in order
+    has_hidden_tests: bool
+    nbgrader: dict | None = None
+
+
+def _notebook_name(nb: NotebookNode, name: str | None) -> str:
+    return name or nb.get("metadata", {}).get("course_lib", {}).get("generated_from") or "<notebook>"
+
+
+def _plan_cell(cell, index: int, context: _Exercise | None, where: str) -> tuple[_CellPlan, _Exercise | None]:
+    """Replace the marked blocks of one cell; return the plan and the exercise context after it.
+
+    In markdown cells exercise headings persist into later cells; in code cells an
+    ``# Exercise N.M`` comment only applies to the rest of that cell.
+    """
+    is_markdown = cell.cell_type == "markdown"
+    out: list[str] = []
+    ids: list[str] = []
+    has_hidden = False
+    open_marker = None  # BEGIN_SOLUTION or BEGIN_HIDDEN while inside a block
+    open_line = 0
+    indent = ""
+    block: list[str] = []
+    exercise = None  # the exercise of the open solution block
+
+    def fail(lineno: int, problem: str) -> ValueError:
+        first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
+        return ValueError(f"{where}, cell index {index} (starting {first[:60]!r}), line {lineno} of the cell: {problem}")
+
+    for lineno, line in enumerate(cell.source.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped not in MARKERS and _MARKER_WORDS.search(line):
+            raise fail(lineno, f"{stripped!r} looks like a marker but is not exactly one of {sorted(MARKERS)}")
+
+        if stripped in (BEGIN_SOLUTION, BEGIN_HIDDEN):
+            if open_marker:
+                raise fail(lineno, f"{stripped} inside the {open_marker} of line {open_line}; markers cannot nest")
+            open_marker, open_line, indent, block = stripped, lineno, line[: len(line) - len(line.lstrip())], []
+            if stripped == BEGIN_SOLUTION:
+                if context is None:
+                    raise fail(lineno, f"{BEGIN_SOLUTION} with no exercise id: put '# Exercise N.M: title' "
+                                       "above it in the cell, or '### Exercise N.M: title' in a markdown cell above")
+                exercise = context
+            continue
+
+        if stripped in (END_SOLUTION, END_HIDDEN):
+            expected = END_SOLUTION if open_marker == BEGIN_SOLUTION else END_HIDDEN
+            if open_marker is None or stripped != expected:
+                raise fail(lineno, f"{stripped} without a matching {stripped.replace('END', 'BEGIN')}")
+            if open_marker == BEGIN_SOLUTION:
+                n_lines = sum(1 for b in block if b.strip() and not b.strip().startswith("#"))
+                if is_markdown:
+                    n_lines = sum(1 for b in block if b.strip())
+                if n_lines == 0:
+                    raise fail(open_line, f"empty solution block for Exercise {exercise.id}")
+                out.append(indent + (MARKDOWN_STUB if is_markdown else exercise.stub(n_lines)))
+                ids.append(exercise.id)
+            else:
+                has_hidden = True
+            open_marker = None
+            continue
+
+        if open_marker:
+            block.append(line)
+            continue
+
+        out.append(line)
+        named = _EXERCISE_LINE.match(line)
+        if named:
+            context = _Exercise(named.group(2), named.group(3) or "", len(named.group(1)))
+        elif is_markdown and context is not None:
+            heading = _HEADING.match(line)
+            if heading and len(heading.group(1)) <= context.level:
+                context = None  # a new section of the same or higher level ends the exercise
+
+    if open_marker:
+        raise fail(open_line, f"{open_marker} has no matching {open_marker.replace('BEGIN', 'END')}")
+    if ids and has_hidden:
+        raise fail(1, "hidden tests must go in a cell of their own (the check cell), not with a solution block")
+    source = "\n".join(out).rstrip() if (ids or has_hidden) else cell.source
+    return _CellPlan(source, ids, has_hidden), context
+
+
+def _plan_notebook(nb: NotebookNode, where: str) -> list[_CellPlan]:
+    """Plan every cell: exercise sources, exercise ids and nbgrader metadata."""
+    plans = []
+    markdown_context = None
+    last_exercise = None  # for naming check cells
+    used_ids: set[str] = set()
+
+    def unique(grade_id: str) -> str:
+        candidate, n = grade_id, 1
+        while candidate in used_ids:
+            n += 1
+            candidate = f"{grade_id}-{n}"
+        used_ids.add(candidate)
+        return candidate
+
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "raw":
+            plans.append(_CellPlan(cell.source, [], False))
+            continue
+        plan, after = _plan_cell(cell, index, markdown_context, where)
+        if cell.cell_type == "markdown":
+            markdown_context = after
+        if plan.solution_ids:
+            last_exercise = plan.solution_ids[-1]
+            grade_id = unique("ex-" + plan.solution_ids[0].replace(".", "-"))
+            if cell.cell_type == "markdown":
+                plan.nbgrader = _nbgrader(grade_id, grade=True, solution=True, locked=False, points=1)
+            else:
+                plan.nbgrader = _nbgrader(grade_id, grade=False, solution=True, locked=False)
+        elif cell.cell_type == "code" and (plan.has_hidden_tests or _calls_check(cell.source)):
+            suffix = last_exercise.replace(".", "-") if last_exercise else f"cell-{index}"
+            plan.nbgrader = _nbgrader(unique("check-" + suffix), grade=True, solution=False, locked=True, points=1)
+        plans.append(plan)
+    return plans
+
+
+def _nbgrader(grade_id: str, *, grade: bool, solution: bool, locked: bool, points: int | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def _calls_check(source: str) -> bool:
+    return any(_CHECK_CALL.search(line) for line in source.splitlines() if not line.lstrip().startswith("#"))
+
+
+def _with_nbgrader(nb: NotebookNode, plans: list[_CellPlan]) -> NotebookNode:
+    nb = copy.deepcopy(nb)
+    for cell, plan in zip(nb.cells, plans):
+        cell.metadata.pop("nbgrader", None)
+        if plan.nbgrader:
+            cell.metadata["nbgrader"] = dict(plan.nbgrader)
+    return nb
+
+
+def solution_notebook(solution_nb: NotebookNode, name: str | None = None) -> NotebookNode:
+    """The solutions notebook: markers kept, nbgrader metadata set. Validates the markers."""
+    return _with_nbgrader(solution_nb, _plan_notebook(solution_nb, _notebook_name(solution_nb, name)))
+
+
+def make_exercise(solution_nb: NotebookNode, name: str | None = None) -> NotebookNode:
+    """The exercises notebook generated from a solutions notebook (see the module docstring).
+
+    Cells correspond one to one (same ids, same nbgrader metadata); solution blocks become
+    stubs and hidden tests disappear. ``name`` is used in error messages (default: the
+    notebook's ``metadata.course_lib.generated_from``). Raises ``ValueError`` on bad markers.
+    """
+    plans = _plan_notebook(solution_nb, _notebook_name(solution_nb, name))
+    exercise = _with_nbgrader(solution_nb, plans)
+    for cell, plan in zip(exercise.cells, plans):
+        cell.source = plan.exercise_source
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return exercise
+
+
+def exercise_ids(nb: NotebookNode) -> list[str]:
+    """The exercise ids in a notebook, in order of first appearance, e.g. ``["1.1", "1.2"]``.
+
+    Works on a solutions notebook (from its solution blocks), on a freshly generated exercises
+    notebook (from its stubs) and on a student's submission (from the nbgrader ``grade_id`` of
+    its answer cells, which survives the student replacing the stub). Never raises on bad
+    markers (a student may type anything): those cells count by their stubs and metadata only.
+    """
+    found: list[str] = []
+    try:
+        plans = _plan_notebook(nb, _notebook_name(nb, None))
+    except ValueError:  # e.g. a student's text that looks like a marker: use stubs and metadata
+        plans = [_CellPlan(cell.source, [], False) for cell in nb.cells]
+    for cell, plan in zip(nb.cells, plans):
+        found += plan.solution_ids
+        found += _STUB_ID.findall(cell.source) if cell.cell_type == "code" else []
+        grader = cell.get("metadata", {}).get("nbgrader", {})
+        match = _GRADE_ID.match(grader.get("grade_id", "")) if grader.get("solution") else None
+        if match:
+            found.append(f"{match.group(1)}.{match.group(2)}")
+    return list(dict.fromkeys(found))
+
+
+# --------------------------------------------------------------------------- fingerprints and files
+
+
+def _hash(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+
+
+def _fingerprints(nb) -> tuple[str, str]:
+    """(hash of everything but ``metadata.course_lib``, hash of the cells' types and sources)."""
+    plain = json.loads(json.dumps(nb))
+    plain["metadata"] = {k: v for k, v in plain.get("metadata", {}).items() if k != "course_lib"}
+    sources = [[cell.get("cell_type"), _text(cell.get("source", ""))] for cell in plain.get("cells", [])]
+    return _hash(plain), _hash(sources)
+
+
+def _text(source) -> str:
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _finalize(nb: NotebookNode, generated_from: str) -> NotebookNode:
+    """Stamp a built notebook with its source and the hashes of what is about to be written."""
+    nb.metadata["course_lib"] = {"generated_from": generated_from}
+    generated, sources = _fingerprints(nb)
+    nb.metadata["course_lib"].update(generated_hash=generated, sources_hash=sources)
+    return nb
+
+
+def _serialize(nb: NotebookNode) -> bytes:
+    text = nbformat.writes(nb, version=4)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def _parse(data: bytes) -> dict | None:
+    """The notebook in ``data`` as plain JSON with sources joined, or None if it is not one."""
+    try:
+        nb = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None
+    for cell in nb["cells"]:
+        if isinstance(cell, dict):
+            cell["source"] = _text(cell.get("source", ""))
+            for output in cell.get("outputs", []) or []:
+                if isinstance(output, dict) and "text" in output:
+                    output["text"] = _text(output["text"])
+    return nb
+
+
+def _state(existing: dict | None) -> str:
+    """How a file on disk relates to what the build last wrote there.
+
+    "pristine" (exactly as written), "ran" (same cell sources; outputs or metadata changed),
+    "edited" (cell sources changed), or "foreign" (not written by this module / not a notebook).
+    """
+    stamp = (existing or {}).get("metadata", {}).get("course_lib", {})
+    if not isinstance(stamp, dict) or "generated_hash" not in stamp:
+        return "foreign"
+    try:
+        generated, sources = _fingerprints(existing)
+    except (AttributeError, TypeError):  # mangled by hand beyond recognition
+        return "edited"
+    if generated == stamp["generated_hash"]:
+        return "pristine"
+    if sources == stamp.get("sources_hash"):
+        return "ran"
+    return "edited"
+
+
+# --------------------------------------------------------------------------- build
+
+
+@dataclass
+class _Target:
+    path: Path  # the .ipynb to write
+    kind: str  # LESSONS, SOLUTIONS or EXERCISES
+    source: str | None  # relative path of the source, None for an orphan
+    notebook: NotebookNode | None = None
+
+
+def _sources(root: Path, folder: str) -> list[Path]:
+    directory = root / folder
+    return sorted(p for p in directory.glob("*.py") if NAME.match(p.stem)) if directory.is_dir() else []
+
+
+def _targets(root: Path) -> list[_Target]:
+    """Everything the sources give, computed in memory (so a bad source fails before any write)."""
+    targets = []
+    for path in _sources(root, LESSONS):
+        rel = path.relative_to(root).as_posix()
+        nb = read_source(path, rel)
+        targets.append(_Target(path.with_suffix(".ipynb"), LESSONS, rel, _finalize(nb, rel)))
+    for path in _sources(root, SOLUTIONS):
+        rel = path.relative_to(root).as_posix()
+        source_nb = read_source(path, rel)
+        solution = _finalize(solution_notebook(source_nb, rel), rel)
+        exercise = _finalize(make_exercise(source_nb, rel), rel)
+        targets.append(_Target(path.with_suffix(".ipynb"), SOLUTIONS, rel, solution))
+        targets.append(_Target(root / EXERCISES / f"{path.stem}.ipynb", EXERCISES, rel, exercise))
+    expected = {t.path for t in targets}
+    for folder in (LESSONS, SOLUTIONS, EXERCISES):
+        directory = root / folder
+        if directory.is_dir():
+            for path in sorted(directory.glob("*.ipynb")):
+                if NAME.match(path.stem) and path not in expected:
+                    targets.append(_Target(path, folder, None))
+    return targets
+
+
+def _refusal(rel: str, kind: str, state: str, source: str) -> str:
+    if kind == EXERCISES:
+        return (f"{rel} was changed since it was generated (by a student?); not overwriting. "
+                "Move it away or use --force")
+    if state == "foreign":
+        return f"{rel} was not generated by course_lib.notebooks; not overwriting. Move it away or use --force"
+    return (f"{rel} has cells edited since it was built; not overwriting. "
+            f"Edit {source} instead; move the notebook away or use --force")
+
+
+def _drift(state: str, source: str) -> str:
+    return {
+        "pristine": f"out of date: differs from what {source} gives",
+        "ran": "saved with outputs or metadata from a run",
+        "edited": f"edited by hand since it was built from {source}",
+        "foreign": f"not generated from {source}",
+    }[state]
+
+
+def build(root: str | os.PathLike | None = None, check: bool = False, force: bool = False) -> list[BuildResult]:
+    """Build every lesson, solutions and exercises notebook under ``root``; one result per file.
+
+    ``check=True`` writes nothing and reports each file that is not what its source gives as
+    ``drift``. ``force=True`` overwrites files changed since they were built (see the module
+    docstring). Raises ``ValueError`` for a source with bad solution markers, before writing.
+    """
+    root = Path(root).resolve() if root is not None else find_root()
+    results = []
+    for target in _targets(root):
+        rel = target.path.relative_to(root).as_posix()
+        if target.source is None:
+            folder_source = f"{LESSONS if target.kind == LESSONS else SOLUTIONS}/{target.path.stem}.py"
+            detail = f"orphan: no source {folder_source}; delete it or restore its source"
+            results.append(BuildResult(rel, "drift" if check else "orphan", detail))
+            continue
+
+        new = _serialize(target.notebook)
+        old = target.path.read_bytes() if target.path.exists() else None
+        if old is not None and (old == new or _parse(old) == _parse(new)):
+            results.append(BuildResult(rel, "unchanged", source=target.source))
+            continue
+
+        state = _state(_parse(old)) if old is not None else None
+        if check:
+            detail = "missing" if old is None else _drift(state, target.source)
+            results.append(BuildResult(rel, "drift", detail, target.source))
+            continue
+
+        if state in (None, "pristine"):  # new, or exactly as the build left it
+            detail = ""
+        elif state == "ran" and target.kind != EXERCISES:  # outputs come back by running it
+            detail = "discarded the outputs it was saved with"
+        elif force:
+            detail = "forced: overwrote changes made since it was built"
+        else:
+            refusal = _refusal(rel, target.kind, state, target.source)
+            results.append(BuildResult(rel, "refused", refusal, target.source))
+            continue
+        _write(target.path, new)
+        results.append(BuildResult(rel, "built", detail, target.source))
+    return results
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m course_lib.notebooks build [--check] [--force] [--root DIR]``; 0 when all is well."""
+    parser = argparse.ArgumentParser(prog="python -m course_lib.notebooks", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_cmd = commands.add_parser("build", help="build notebooks/, solutions/ and exercises/ from their sources")
+    build_cmd.add_argument("--check", action="store_true", help="write nothing; fail if any built file is out of date")
+    build_cmd.add_argument("--force", action="store_true", help="overwrite files changed since they were built")
+    build_cmd.add_argument("--root", default=None, help="repository root (default: where pyproject.toml is)")
+    args = parser.parse_args(argv)
+
+    try:
+        results = build(args.root, check=args.check, force=args.force)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for result in results:
+        print(result)
+    failed = [r for r in results if not r.ok]
+    if not results:
+        print("no notebook sources found", file=sys.stderr)
+    elif failed and args.check:
+        print(f"{len(failed)} file(s) out of date; run `python -m course_lib.notebooks build`", file=sys.stderr)
+    elif failed:
+        print(f"{len(failed)} file(s) not built; see above", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
