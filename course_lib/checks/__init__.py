@@ -95,6 +95,8 @@ def is_number(x) -> bool:
     try:
         import numpy as np
 
+        if isinstance(x, (str, bytes, bool)):
+            return False
         if hasattr(x, "detach"):
             x = x.detach().cpu().numpy()
         return not isinstance(x, bool) and np.ndim(x) == 0 and isinstance(float(x), float)
