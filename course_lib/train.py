@@ -73,7 +73,7 @@ def make_batches(*tensors: torch.Tensor, batch_size: int, shuffle: bool = True,
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
 
     def epoch():
-        order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
+        order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)  # cpu: indices into CPU data
         for start in range(0, n, batch_size):
             idx = order[start:start + batch_size]
             yield tuple(t[idx] for t in tensors)
