@@ -496,3 +496,12 @@ def test_main_prints_one_line_per_file(course, capsys, monkeypatch):
 def test_find_root_without_pyproject_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="pyproject.toml"):
         notebooks.find_root(tmp_path / "nowhere")
+
+
+def test_the_repository_notebooks_match_their_sources():
+    """The committed .ipynb files are exactly what their jupytext sources give (CI's sync check)."""
+    root = notebooks.find_root(Path(__file__).resolve().parent)
+    results = notebooks.build(root, check=True)
+    assert results, "no notebooks found in the repository"
+    bad = [f"{r.path}: {r.status} {r.detail}" for r in results if not r.ok]
+    assert not bad, "run `make notebooks`:\n" + "\n".join(bad)
