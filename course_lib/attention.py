@@ -144,7 +144,6 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        factory = {"device": device, "dtype": dtype}
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.head_dim = embed_dim // num_heads
         self.kdim = kdim if kdim is not None else embed_dim
@@ -155,23 +154,23 @@ class MultiHeadAttention(nn.Module):
         self.fused = True  # set to False to force the explicit path everywhere (for teaching or benchmarks)
         # Same parameter names and shapes as torch.nn.MultiheadAttention.
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = nn.Parameter(torch.empty(3 * embed_dim, embed_dim, **factory))  # [W^Q; W^K; W^V]
+            self.in_proj_weight = nn.Parameter(torch.empty(3 * embed_dim, embed_dim, device=device, dtype=dtype))  # [W^Q; W^K; W^V]
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         else:
-            self.q_proj_weight = nn.Parameter(torch.empty(embed_dim, embed_dim, **factory))
-            self.k_proj_weight = nn.Parameter(torch.empty(embed_dim, self.kdim, **factory))
-            self.v_proj_weight = nn.Parameter(torch.empty(embed_dim, self.vdim, **factory))
+            self.q_proj_weight = nn.Parameter(torch.empty(embed_dim, embed_dim, device=device, dtype=dtype))
+            self.k_proj_weight = nn.Parameter(torch.empty(embed_dim, self.kdim, device=device, dtype=dtype))
+            self.v_proj_weight = nn.Parameter(torch.empty(embed_dim, self.vdim, device=device, dtype=dtype))
             self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = nn.Parameter(torch.empty(3 * embed_dim, **factory))
+            self.in_proj_bias = nn.Parameter(torch.empty(3 * embed_dim, device=device, dtype=dtype))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)  # W^O
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)  # W^O
         if add_bias_kv:
-            self.bias_k = nn.Parameter(torch.empty(1, 1, embed_dim, **factory))
-            self.bias_v = nn.Parameter(torch.empty(1, 1, embed_dim, **factory))
+            self.bias_k = nn.Parameter(torch.empty(1, 1, embed_dim, device=device, dtype=dtype))
+            self.bias_v = nn.Parameter(torch.empty(1, 1, embed_dim, device=device, dtype=dtype))
         else:
             self.bias_k = self.bias_v = None
         self._reset_parameters()
