@@ -86,3 +86,52 @@ def table(rows: Sequence[Sequence], header: Sequence[str], floatfmt: str = "{:,.
     widths = [max(len(str(h)), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
     line = lambda r: "  ".join(s.rjust(w) if i else s.ljust(w) for i, (s, w) in enumerate(zip(r, widths)))  # noqa: E731
     return "\n".join([line([str(h) for h in header]), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+# --- lesson 06 ---
+
+
+def attention_heatmap(weights, keys: Sequence[str] | None = None, queries: Sequence[str] | None = None, *,
+                      mask=None, title: str = "", ax=None, annotate: bool = True, fmt: str = "{:.2f}"):
+    """Heatmap of a (T_q, T_k) attention matrix: row i is query i, column j is key j; returns the Axes.
+
+    ``mask`` (bool, True = may attend) greys out the masked cells, so a masked 0 looks
+    different from a weight that happens to be small. ``annotate`` writes each weight in its cell.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    w = np.asarray(weights.detach().cpu() if hasattr(weights, "detach") else weights, dtype=float)
+    if w.ndim != 2:
+        raise ValueError(f"weights must be a 2-D (queries, keys) matrix, got shape {w.shape}")
+    n_q, n_k = w.shape
+    for name, labels, n in (("queries", queries, n_q), ("keys", keys, n_k)):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"{name} has {len(labels)} labels but the matrix has {n} {name}")
+    allowed = None
+    if mask is not None:
+        allowed = np.asarray(mask.detach().cpu() if hasattr(mask, "detach") else mask)
+        if allowed.shape != w.shape or allowed.dtype != bool:
+            raise ValueError(f"mask must be a boolean matrix of shape {w.shape}, got {allowed.dtype} {allowed.shape}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.6 * n_k + 2, 0.5 * n_q + 1.5))
+    shown = w if allowed is None else np.ma.masked_where(~allowed, w)
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#d0d0d0")  # masked cells in grey
+    image = ax.imshow(shown, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(np.nanmax(w))) if w.size else 1.0)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    ax.set_xticks(range(n_k), keys if keys is not None else [str(j + 1) for j in range(n_k)],
+                  rotation=90 if keys is not None and max(map(len, keys), default=0) > 2 else 0)
+    ax.set_yticks(range(n_q), queries if queries is not None else [str(i + 1) for i in range(n_q)])
+    ax.set_xlabel("key j")
+    ax.set_ylabel("query i")
+    if annotate and n_q * n_k <= 400:
+        for i in range(n_q):
+            for j in range(n_k):
+                if allowed is not None and not allowed[i, j]:
+                    text, color = "-inf", "#555555"
+                else:
+                    text, color = fmt.format(w[i, j]), "white" if w[i, j] < 0.6 * np.nanmax(w) else "black"
+                ax.text(j, i, text, ha="center", va="center", fontsize=8, color=color)
+    if title:
+        ax.set_title(title)
+    return ax

@@ -349,3 +349,25 @@ def test_mha_forward_errors_name_the_argument():
         mha(x, x, x, attn_mask=torch.zeros(5, 5, dtype=torch.long))
     with pytest.raises(TypeError, match="module must be a torch.nn.MultiheadAttention"):
         MultiHeadAttention.from_torch(nn.Linear(2, 2))
+
+
+def test_attention_heatmap_greys_out_masked_cells_and_checks_its_input():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course_lib.viz import attention_heatmap
+
+    weights = masked_softmax(QUIZ, causal_mask(4))
+    ax = attention_heatmap(weights, keys=list("abcd"), mask=causal_mask(4), title="masked")
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("-inf") == 6 and "0.50" in texts and ax.get_title() == "masked"
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("abcd")
+    with pytest.raises(ValueError, match="weights must be a 2-D"):
+        attention_heatmap(weights[0])
+    with pytest.raises(ValueError, match="keys has 3 labels"):
+        attention_heatmap(weights, keys=list("abc"))
+    with pytest.raises(ValueError, match="mask must be a boolean matrix"):
+        attention_heatmap(weights, mask=causal_mask(3))
+    plt.close("all")
