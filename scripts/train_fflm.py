@@ -1,0 +1,82 @@
+"""Train lesson 02's feedforward language model longer than the notebook can, and save a checkpoint.
+
+    .venv/bin/python scripts/train_fflm.py --minutes 20
+
+The model, its hand-written backward pass and the optimizer are course_lib.backprop's, the
+same code the notebook trains live (no autograd here either). Data: the State of the Union
+training addresses with lesson 01's vocabulary (NGramLM, unk_cutoff=2). The checkpoint with
+the best validation perplexity is saved as float16 tensors only (read back with
+torch.load(..., weights_only=True)); the test split is never looked at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from course_lib import set_seed
+from course_lib.backprop import Adam, FeedForwardLM, ngram_windows
+from course_lib.corpora import load_sotu
+from course_lib.ngram import NGramLM
+
+CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "data" / "fflm_sotu.pt"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=20.0, help="wall-clock training budget")
+    parser.add_argument("--d", type=int, default=32, help="embedding size per context word")
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--eval-every", type=int, default=2000, help="steps between validation checks")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=CHECKPOINT)
+    args = parser.parse_args(argv)
+
+    set_seed(args.seed)
+    corpus = load_sotu()
+    vocab = NGramLM(4, smoothing="kneser-ney", unk_cutoff=2).fit(corpus.train).word_to_id  # lesson 01's vocabulary
+    train = ngram_windows(corpus.train, vocab, order=4)
+    val = ngram_windows(corpus.val, vocab, order=4)
+    model = FeedForwardLM(len(vocab), context=3, d=args.d, hidden=args.hidden, seed=args.seed)
+    print(model, f"\n{len(train):,} training windows, {len(val):,} validation windows")
+    optimizer = Adam(model.params, lr=args.lr)
+
+    deadline = time.time() + 60 * args.minutes
+    best, step, epoch = math.inf, 0, 0
+    total_steps = int(args.minutes * 60 * 20)  # a guess for the cosine schedule; refined below
+    start = time.time()
+    while time.time() < deadline:
+        epoch += 1
+        order = torch.randperm(len(train))
+        bar = tqdm(range(0, len(train), args.batch_size), desc=f"epoch {epoch}", mininterval=5)
+        for s in bar:
+            batch = train[order[s:s + args.batch_size]]
+            loss, grads = model.loss_and_grads(batch[:, :-1], batch[:, -1])
+            step += 1
+            if step == 200:  # measure the speed, then plan a cosine decay that ends at the deadline
+                total_steps = int(step / (time.time() - start) * 60 * args.minutes)
+            optimizer.lr = args.lr * 0.5 * (1 + math.cos(math.pi * min(step / total_steps, 1.0)))
+            optimizer.step(grads)
+            bar.set_postfix(loss=f"{loss:.3f}", lr=f"{optimizer.lr:.1e}")
+            if step % args.eval_every == 0 or time.time() >= deadline:
+                ppl = model.perplexity(val)
+                print(f"step {step}: validation perplexity {ppl:.1f}")
+                if ppl < best:
+                    best = ppl
+                    args.out.parent.mkdir(parents=True, exist_ok=True)
+                    torch.save(model.state_dict(dtype=torch.float16), args.out)
+                if time.time() >= deadline:
+                    break
+    print(f"best validation perplexity {best:.1f} after {step} steps ({(time.time() - start) / 60:.1f} min); "
+          f"saved to {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
