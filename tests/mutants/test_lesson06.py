@@ -1,0 +1,89 @@
+"""Lesson 06 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
+
+import pytest
+
+from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+from course_lib.checks import lesson06 as checks
+
+from .mutate import mutant, solution, stub
+
+LESSON = "06_masked_attention"
+EXERCISES = {
+    "causal_mask": checks.check_causal_mask,
+    "masked_row": checks.check_masked_row,
+    "alpha": checks.check_alpha,
+}
+
+MASK = "torch.ones(T, T, dtype=torch.bool).tril()"
+FILL = 'e_i = e_i.masked_fill(j > i, float("-inf"))'
+
+# (function, edit from, edit to, words the hint must contain)
+MUTANTS = [
+    ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool).triu()", "transposed"),
+    ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool).tril(-1)", "diagonal"),
+    ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool).triu(1)", "nn.MultiheadAttention's attn_mask convention"),
+    ("causal_mask", MASK, "torch.ones(T, T).tril()", "boolean tensor"),
+    ("causal_mask", MASK, 'torch.zeros(T, T).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))',
+     "additive float mask"),
+    ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool).tril(1)", "off by one"),
+    ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool)", "nothing is masked"),
+    ("masked_row", FILL, "pass", "softmax of the whole row"),
+    ("masked_row", FILL + "  # the future gets -inf, so exp(-inf) = 0\n    return torch.softmax(e_i, dim=0)",
+     "return torch.softmax(e_i, dim=0) * (j <= i)", "leaves the row summing to less than 1"),
+    ("masked_row", "j > i", "j >= i", "masked the diagonal"),
+    ("masked_row", "j > i", "j < i", "masked the past"),
+    ("masked_row", "torch.arange(1, n + 1, device=e_i.device)", "torch.arange(n, device=e_i.device)", "off by one"),
+    ("masked_row", 'float("-inf")', "0.0", "exp(0) = 1"),
+    ("alpha", "weights[i - 1, j - 1]", "weights[i, j]", "count from 1"),
+    ("alpha", "dim=-1", "dim=0", "wrong axis"),
+    ("alpha", "dtype=torch.bool, device=scores.device).tril()", "dtype=torch.bool, device=scores.device).triu()",
+     "transposed"),
+    ("alpha", 'scores.masked_fill(~allowed, float("-inf"))', "scores", "forgot the mask"),
+    ("alpha", "weights[i - 1, j - 1]", "weights[j - 1, i - 1]", "swapped i and j"),
+    ("alpha", "dtype=torch.bool, device=scores.device).tril()", "dtype=torch.bool, device=scores.device).tril(-1)",
+     "diagonal"),
+]
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_solution_passes(name):
+    for _ in range(5):  # fresh inputs every time
+        result = EXERCISES[name](solution(LESSON, name), quiet=True)
+        assert result.status == PASSED, result
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_stub_is_not_implemented(name):
+    result = EXERCISES[name](stub(LESSON, name), quiet=True)
+    assert result.status == NOT_IMPLEMENTED, result
+
+
+@pytest.mark.parametrize("name,old,new,hint", MUTANTS, ids=[f"{m[0]}-{i}" for i, m in enumerate(MUTANTS)])
+def test_mutant_is_rejected_with_a_targeted_hint(name, old, new, hint):
+    wrong = mutant(LESSON, name, old, new)
+    # Checks draw fresh inputs: a mistake must be caught, with its hint, every time.
+    for _ in range(8):
+        result = EXERCISES[name](wrong, quiet=True)
+        assert result.status == FAILED, result
+        assert hint in result.message, result.message
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_every_exercise_has_at_least_three_mutants(name):
+    assert sum(m[0] == name for m in MUTANTS) >= 3
+
+
+def test_the_checks_agree_with_course_lib_attention():
+    """The checks' own references and the library compute the same thing (two independent oracles)."""
+    import torch
+
+    from course_lib.attention import causal_mask, masked_softmax
+
+    for T in (1, 3, 6):
+        assert torch.equal(checks._lower(T), causal_mask(T))
+    e = torch.randint(-2, 3, (6, 6)).double()
+    weights = masked_softmax(e, causal_mask(6))
+    for i in range(1, 7):
+        assert torch.allclose(torch.tensor(checks._reference_row(e[i - 1].numpy(), i)), weights[i - 1])
+        for j in range(1, 7):
+            assert abs(checks._alpha(e.numpy(), i, j) - weights[i - 1, j - 1].item()) < 1e-12
