@@ -1,0 +1,110 @@
+"""Lesson 02 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
+
+import re
+
+import pytest
+
+from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+from course_lib.checks import lesson02 as checks
+
+from .mutate import ROOT, exercise_cells, load, mutant, solution
+
+LESSON = "02_backprop"
+EXERCISES = {
+    "softmax_jacobian": checks.check_softmax_jacobian,
+    "cross_entropy_grad": checks.check_cross_entropy_grad,
+    "linear_backward": checks.check_linear_backward,
+    "embedding_backward": checks.check_embedding_backward,
+    "bptt_step": checks.check_bptt_step,
+}
+
+# (function, edit from, edit to, words the hint must contain)
+MUTANTS = [
+    ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag(y * (1 - y))", "off-diagonal entries are missing"),
+    ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag(y) + torch.outer(y, y)", "signs"),
+    ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "-torch.outer(y, y)", "diagonal is missing"),
+    ("softmax_jacobian", "    y = y / y.sum()\n", "", "normalise"),
+    ("softmax_jacobian", "y = torch.exp(z - z.max())  # subtracting the max changes nothing and avoids overflow\n"
+     "    y = y / y.sum()", "y = z", "not the logits"),
+    ("softmax_jacobian", "torch.exp(z - z.max())", "torch.exp(z)", "subtract max(z)"),
+    ("cross_entropy_grad", "(y_hat - y)", "(y - y_hat)", "sign flipped"),
+    ("cross_entropy_grad", "torch.softmax(z, dim=1)", "torch.softmax(z, dim=0)", "wrong axis"),
+    ("cross_entropy_grad", "(y_hat - y) / z.shape[0]", "(y_hat - y)", "mean over the batch"),
+    ("cross_entropy_grad", "(y_hat - y) / z.shape[0]", "(y_hat - y) / z.shape[1]", "not by the number of classes"),
+    ("cross_entropy_grad", "(y_hat - y) / z.shape[0]", "y_hat / z.shape[0]", "subtract the one-hot"),
+    ("cross_entropy_grad", "torch.softmax(z, dim=1)", "torch.log_softmax(z, dim=1)", "not log_softmax"),
+    ("linear_backward", "dW = dz.T @ x", "dW = x.T @ dz", "transposed"),
+    ("linear_backward", "dx = dz @ W", "dx = dz @ W.T", "you used W^T"),
+    ("linear_backward", "db = dz.sum(dim=0)", "db = dz.mean(dim=0)", "not mean"),
+    ("linear_backward", "db = dz.sum(dim=0)", "db = dz.sum(dim=1)", "batch axis (dim=0)"),
+    ("linear_backward", "dW = dz.T @ x", "dW = dz.T @ x / x.shape[0]", "not an average"),
+    ("embedding_backward", "dE[i] += row", "dE[i] = row", "must accumulate"),
+    ("embedding_backward",
+     "    for i, row in zip(ids.reshape(-1).tolist(), de.reshape(-1, d)):\n"
+     "        dE[i] += row  # += : a repeated word accumulates the gradient of every use\n",
+     "    dE[ids.reshape(-1)] += de.reshape(-1, d)\n", "must accumulate"),
+    ("embedding_backward", "    return dE\n", "    return de.reshape(-1, d)\n", "shape of E"),
+    ("embedding_backward", "dE[i] += row", "dE[i] += row / (ids == i).sum()", "do not average"),
+    ("bptt_step", "da = dh * (1 - h ** 2)", "da = dh", "forgot the derivative of tanh"),
+    ("bptt_step", "da = dh * (1 - h ** 2)", "da = dh * (1 - h)", "squared"),
+    ("bptt_step", "dW_hh = da.T @ h_prev", "dW_hh = da.T @ h", "h_prev"),
+    ("bptt_step", "dh_prev = da @ W_hh", "dh_prev = da @ W_hh.T", "transposed"),
+    ("bptt_step", "dh_prev = da @ W_hh", "dh_prev = dh @ W_hh", "before W_hh"),
+]
+
+_SOLUTION = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n?", re.S | re.M)
+
+
+def stub(name):
+    """The function as students receive it: the exercises notebook if it was built, else the same
+    replacement the generator makes (solution block -> raise NotImplementedError)."""
+    if (ROOT / "exercises" / f"{LESSON}.ipynb").exists():
+        return load(exercise_cells(LESSON, "exercises"))[name]
+    sources = [_SOLUTION.sub(lambda m: f'{m["indent"]}raise NotImplementedError("Exercise 2.x")\n', s)
+               for s in exercise_cells(LESSON)]
+    return load(sources)[name]
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_solution_passes(name):
+    for _ in range(3):  # fresh inputs each time
+        result = EXERCISES[name](solution(LESSON, name), quiet=True)
+        assert result.status == PASSED, result
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_stub_is_not_implemented(name):
+    result = EXERCISES[name](stub(name), quiet=True)
+    assert result.status == NOT_IMPLEMENTED, result
+
+
+@pytest.mark.parametrize("name,old,new,hint", MUTANTS, ids=[f"{m[0]}-{i}" for i, m in enumerate(MUTANTS)])
+def test_mutant_is_rejected_with_a_targeted_hint(name, old, new, hint):
+    wrong = mutant(LESSON, name, old, new)
+    # Checks draw fresh inputs: a mistake must be caught, with its hint, every time.
+    for _ in range(5):
+        result = EXERCISES[name](wrong, quiet=True)
+        assert result.status == FAILED, result
+        assert hint in result.message, result.message
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_every_exercise_has_at_least_three_mutants(name):
+    assert sum(m[0] == name for m in MUTANTS) >= 3
+
+
+def test_a_crash_in_student_code_is_reported_not_raised():
+    def broken(*args):
+        return args[0] @ args[0]  # a shape error inside the student's code
+
+    result = checks.check_linear_backward(broken, quiet=True)
+    assert result.status == FAILED and "RuntimeError" in result.message
+
+
+def test_in_place_changes_to_inputs_are_caught():
+    def in_place(z, targets):
+        z -= z.max()  # changes the caller's tensor
+        return solution(LESSON, "cross_entropy_grad")(z, targets)
+
+    result = checks.check_cross_entropy_grad(in_place, quiet=True)
+    assert result.status == FAILED and "in place" in result.message
