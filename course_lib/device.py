@@ -109,7 +109,10 @@ def setup(seed: int = 0, threads: int | None = None, device: str | None = None) 
 
     print(f"course_lib {__version__}; seed {seed}")
     print(describe(dev))
-    print(f"running in: {where_am_i()}")
+    where = where_am_i()
+    print(f"running in: {where}")
+    for note in environment_notes(where):
+        print(f"note: {note}")
     return dev
 
 
@@ -129,3 +132,31 @@ def where_am_i() -> str:
     if type(shell).__name__ == "ZMQInteractiveShell":
         return "jupyter"
     return "ipython"
+
+
+def environment_notes(where: str) -> list[str]:
+    """What will not render in ``where`` (see ``where_am_i``), and what to do about it."""
+    import importlib.util
+
+    def missing(module: str) -> bool:
+        return importlib.util.find_spec(module) is None
+
+    notes = []
+    if missing("ipywidgets"):
+        notes.append("ipywidgets is not installed: explorers show their default settings only "
+                     "(fix: pip install ipywidgets)")
+    if where == "python":
+        notes.append("plain Python: no widgets and no inline plots; explorers print the result for their "
+                     "default settings. Open the notebooks in JupyterLab (make lab) for the interactive parts.")
+    elif where == "ipython":
+        notes.append("IPython terminal: widgets do not render; explorers print their default settings.")
+    elif where == "jupyter" and missing("jupyterlab_widgets"):
+        notes.append("jupyterlab_widgets is not installed in this environment: JupyterLab may show widgets as "
+                     "text (fix: pip install jupyterlab_widgets, then reload the page)")
+    elif where == "vscode":
+        notes.append("VS Code: widgets need the Jupyter extension; if one shows as plain text, update the extension "
+                     "and pick this environment's kernel.")
+    elif where == "colab":
+        notes.append("Colab: widgets and plots render; install the course with "
+                     "!pip install 'course-lib @ git+<repository URL>' in the first cell.")
+    return notes
