@@ -88,8 +88,14 @@ def widgets_available() -> bool:
 
 
 def _question_html(text: str) -> str:
-    # Keep line breaks and spacing (matrices), escape HTML; $...$ is still typeset by HTMLMath.
-    return f'<div style="white-space: pre-wrap; line-height: 1.5">{html.escape(text)}</div>'
+    """Escaped HTML that keeps the line breaks; lines indented by 4 spaces (a matrix) in a fixed-width font.
+    $...$ is still typeset by HTMLMath."""
+    lines = []
+    for line in html.escape(text).split("\n"):
+        if line.startswith("    "):
+            line = f'<span style="font-family: var(--jp-code-font-family, monospace)">{line}</span>'
+        lines.append(line)
+    return '<div style="white-space: pre-wrap; line-height: 1.5">' + "\n".join(lines) + "</div>"
 
 
 class _Question:
