@@ -62,8 +62,8 @@ course_lib.setup(seed=0)
 #
 # $$e_{i,j} = -\infty \quad \text{for } j > i$$
 #
-# The code below follows the equations with the same names, on a random sequence of
-# $n = 5$ vectors, and checks that the library's `scaled_dot_product_attention` (the explicit
+# The code below follows the equations with the same names, on a short random sequence,
+# and checks that the library's `scaled_dot_product_attention` (the explicit
 # path, which also returns the weights) agrees with it and with PyTorch's fused attention.
 
 # %%
