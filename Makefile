@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=600
 
-.PHONY: setup lab test test-unit test-notebooks notebooks exercises bench clean
+.PHONY: setup browser lab test test-unit test-notebooks notebooks exercises bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,11 +15,19 @@ $(STAMP): pyproject.toml constraints.txt
 
 setup: $(STAMP)
 
+# The real-browser tests need Debian's chromium and playwright (never a downloaded browser).
+BROWSER_STAMP := $(VENV)/.browser
+$(BROWSER_STAMP): $(STAMP) scripts/install_browser.sh
+	bash scripts/install_browser.sh
+	touch $(BROWSER_STAMP)
+
+browser: $(BROWSER_STAMP)
+
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
-# Everything CI runs: the build check, unit/property/mutant tests, then every notebook.
-test: $(STAMP)
+# Everything CI runs: the build check, unit/property/mutant/browser tests, then every notebook.
+test: $(STAMP) $(BROWSER_STAMP)
 	$(PY) -m course_lib.notebooks build --check
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PY) -m pytest $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
