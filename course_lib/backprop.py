@@ -68,7 +68,7 @@ def _ids(ids, name: str, upper: int | None = None) -> torch.Tensor:
         raise TypeError(f"{name} must be a torch.Tensor of integer ids, got {type(ids).__name__}")
     if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
         raise ValueError(f"{name} must hold integer ids (e.g. torch.long), got dtype {ids.dtype}")
-    if ids.numel() and upper is not None and (int(ids.min()) < 0 or int(ids.max()) >= upper):
+    if ids.numel() and upper is not None and ids.device.type != "meta" and (int(ids.min()) < 0 or int(ids.max()) >= upper):
         raise ValueError(f"{name} must be ids in [0, {upper}), got values in [{int(ids.min())}, {int(ids.max())}]")
     return ids.long()
 
@@ -102,11 +102,11 @@ def seed_example(W: torch.Tensor, x: torch.Tensor, target: int) -> dict[str, tor
         raise ValueError(f"target must be a class index in [0, {K}), got {target!r}")
     z = W @ x
     y_hat = softmax(z)
-    y = one_hot(torch.tensor([target]), K, dtype=W.dtype)[0]
+    y = one_hot(torch.tensor([target], device=W.device), K, dtype=W.dtype)[0]
     L = -(y * torch.log(y_hat)).sum()
     dL_dyhat = (-y / y_hat).unsqueeze(0)  # (1, K): a row vector, as on the slide
     dyhat_dz = softmax_jacobian(z)  # (K, K)
-    dz_dW = torch.zeros(K, K * n, dtype=W.dtype)
+    dz_dW = torch.zeros(K, K * n, dtype=W.dtype, device=W.device)
     for j in range(K):  # dz_j / dW_mn = x_n if j == m else 0
         dz_dW[j, j * n:(j + 1) * n] = x
     dL_dW = dL_dyhat @ dyhat_dz @ dz_dW  # (1, K*n): the chain rule as a product of Jacobians
@@ -431,7 +431,7 @@ class FeedForwardLM:
     PARAMS = ("E", "W", "b", "U", "c")
 
     def __init__(self, vocab_size: int, context: int = 3, d: int = 32, hidden: int = 64,
-                 activation: str = "tanh", seed: int = 0, dtype=torch.float32):
+                 activation: str = "tanh", seed: int = 0, dtype=torch.float32, device=None):
         for name, value in (("vocab_size", vocab_size), ("context", context), ("d", d), ("hidden", hidden)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -440,14 +440,15 @@ class FeedForwardLM:
         g = torch.Generator().manual_seed(seed)
 
         def init(*shape, fan_in):  # N(0, 1 / fan_in): every layer starts with outputs of size ~1
-            return torch.randn(*shape, generator=g, dtype=dtype) / math.sqrt(fan_in)
+            w = torch.randn(*shape, generator=g, dtype=dtype)  # cpu: the seeded generator lives there
+            return (w / math.sqrt(fan_in)).to(device)
 
         self.params = {
             "E": init(vocab_size, d, fan_in=1),  # as torch.nn.Embedding
             "W": init(hidden, context * d, fan_in=context * d),
-            "b": torch.zeros(hidden, dtype=dtype),
+            "b": torch.zeros(hidden, dtype=dtype, device=device),
             "U": init(vocab_size, hidden, fan_in=hidden),
-            "c": torch.zeros(vocab_size, dtype=dtype),
+            "c": torch.zeros(vocab_size, dtype=dtype, device=device),
         }
 
     def __repr__(self) -> str:
@@ -459,7 +460,7 @@ class FeedForwardLM:
         contexts = _ids(contexts, "contexts", self.vocab_size)
         if contexts.dim() != 2 or contexts.shape[1] != self.context:
             raise ValueError(f"contexts must be (B, {self.context}) word ids, got shape {tuple(contexts.shape)}")
-        return contexts
+        return contexts.to(self.params["E"].device)
 
     def forward(self, contexts: torch.Tensor):
         """Logits z (B, V) for contexts (B, n) of word ids, and the cache the backward pass needs."""
@@ -476,8 +477,8 @@ class FeedForwardLM:
         """Mean cross-entropy of the batch (nats) and its gradient for every parameter, by hand."""
         P = self.params
         z, cache = self.forward(contexts)
-        targets = _check_targets(z, targets, "contexts")
-        B, rows = z.shape[0], torch.arange(z.shape[0])
+        targets = _check_targets(z, targets, "contexts").to(z.device)
+        B, rows = z.shape[0], torch.arange(z.shape[0], device=z.device)
         # cross_entropy and cross_entropy_backward, sharing one softmax; torch's log_softmax
         # computes our log_softmax formula in a single pass (the softmax over V words is most
         # of the cost of a step, so this makes training several times faster).
@@ -510,7 +511,7 @@ class FeedForwardLM:
         total = 0.0
         starts = range(0, windows.shape[0], batch_size)
         for s in (progress(starts) if progress else starts):
-            batch = windows[s:s + batch_size]
+            batch = windows[s:s + batch_size].to(self.params["E"].device)
             z, _ = self.forward(batch[:, :-1])
             total -= float(torch.log_softmax(z, dim=1).gather(1, batch[:, -1:]).sum())  # = our log_softmax, faster
         return total
@@ -521,19 +522,20 @@ class FeedForwardLM:
 
     def state_dict(self, dtype=None) -> dict:
         """Parameters and sizes, as tensors only (so ``torch.load(..., weights_only=True)`` reads it)."""
-        sizes = torch.tensor([self.vocab_size, self.context, self.d, self.hidden, ACTIVATIONS.index(self.activation)])
+        sizes = torch.tensor([self.vocab_size, self.context, self.d, self.hidden,  # cpu: saved with the checkpoint
+                              ACTIVATIONS.index(self.activation)])
         return {"sizes": sizes, **{k: (v if dtype is None else v.to(dtype)).clone() for k, v in self.params.items()}}
 
     @classmethod
-    def from_state_dict(cls, state: Mapping[str, torch.Tensor], dtype=torch.float32) -> FeedForwardLM:
+    def from_state_dict(cls, state: Mapping[str, torch.Tensor], dtype=torch.float32, device=None) -> FeedForwardLM:
         missing = {"sizes", *cls.PARAMS} - set(state)
         if missing:
             raise ValueError(f"state is missing {sorted(missing)}; expected the keys of FeedForwardLM.state_dict()")
         V, n, d, H, act = (int(x) for x in state["sizes"])
-        model = cls(V, n, d, H, ACTIVATIONS[act], dtype=dtype)
+        model = cls(V, n, d, H, ACTIVATIONS[act], dtype=dtype, device=device)
         for k in cls.PARAMS:
             _same_shape(state[k], f"state[{k!r}]", model.params[k].shape, "as the sizes say")
-            model.params[k] = state[k].to(dtype).clone()
+            model.params[k] = state[k].to(device=model.params[k].device, dtype=dtype).clone()
         return model
 
 
@@ -659,5 +661,5 @@ def scaled_orthogonal(n: int, radius: float, seed: int = 0, dtype=torch.float64)
     if not radius >= 0:
         raise ValueError(f"radius must be >= 0, got {radius!r}")
     g = torch.Generator().manual_seed(seed)
-    Q, R = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=dtype))
+    Q, R = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=dtype))  # cpu: the seeded generator lives there
     return radius * Q * torch.sign(torch.diagonal(R))  # the sign fix makes Q uniformly distributed

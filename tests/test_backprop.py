@@ -574,3 +574,14 @@ def test_module_is_headless():
     import sys
     code = "import sys, course_lib.backprop; sys.exit(any(m in sys.modules for m in ('matplotlib', 'ipywidgets')))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+
+def test_feedforward_lm_runs_on_the_meta_device():
+    """Shapes and device placement without a GPU: a tensor made on the CPU by mistake fails loudly here."""
+    model = bp.FeedForwardLM(11, 3, 4, 5, device="meta")
+    assert all(p.device.type == "meta" for p in model.params.values())
+    z, cache = model.forward(torch.randint(0, 11, (6, 3)))  # ids are checked on the CPU, then moved
+    assert z.device.type == "meta" and z.shape == (6, 11)
+    dh, dU, dc = bp.linear_backward(torch.empty(6, 11, device="meta"), cache["h"], model.params["U"])
+    assert dh.device.type == dU.device.type == dc.device.type == "meta"
