@@ -37,6 +37,7 @@ def main(argv=None) -> None:
     parser.add_argument("--eval-every", type=int, default=2000, help="steps between validation checks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=CHECKPOINT)
+    parser.add_argument("--init", type=Path, default=None, help="continue from this checkpoint instead of from scratch")
     args = parser.parse_args(argv)
 
     set_seed(args.seed)
@@ -45,11 +46,16 @@ def main(argv=None) -> None:
     train = ngram_windows(corpus.train, vocab, order=4)
     val = ngram_windows(corpus.val, vocab, order=4)
     model = FeedForwardLM(len(vocab), context=3, d=args.d, hidden=args.hidden, seed=args.seed)
+    if args.init is not None:  # continue training (Adam's running averages start afresh)
+        model = FeedForwardLM.from_state_dict(torch.load(args.init, weights_only=True))
     print(model, f"\n{len(train):,} training windows, {len(val):,} validation windows")
     optimizer = Adam(model.params, lr=args.lr)
 
     deadline = time.time() + 60 * args.minutes
-    best, step, epoch = math.inf, 0, 0
+    best = model.perplexity(val) if args.init is not None else math.inf
+    if args.init is not None:
+        print(f"starting from {args.init}: validation perplexity {best:.1f}")
+    step, epoch = 0, 0
     total_steps = int(args.minutes * 60 * 20)  # a guess for the cosine schedule; refined below
     start = time.time()
     while time.time() < deadline:
@@ -60,8 +66,8 @@ def main(argv=None) -> None:
             batch = train[order[s:s + args.batch_size]]
             loss, grads = model.loss_and_grads(batch[:, :-1], batch[:, -1])
             step += 1
-            if step == 200:  # measure the speed, then plan a cosine decay that ends at the deadline
-                total_steps = int(step / (time.time() - start) * 60 * args.minutes)
+            if step % 100 == 0:  # measure the speed, and plan a cosine decay that ends at the deadline
+                total_steps = int(step + (deadline - time.time()) * step / (time.time() - start))
             optimizer.lr = args.lr * 0.5 * (1 + math.cos(math.pi * min(step / total_steps, 1.0)))
             optimizer.step(grads)
             bar.set_postfix(loss=f"{loss:.3f}", lr=f"{optimizer.lr:.1e}")
