@@ -100,7 +100,10 @@ def main(argv=None) -> None:
             if val_loss < best:
                 best = val_loss
                 save(model, vocab, args.out, {"steps": step, "tokens": step * args.batch_size * args.block_size})
-    print(f"trained for {(time.time() - start) / 60:.1f} min")
+    ckpt = torch.load(args.out, weights_only=True)
+    ckpt["minutes"] = (time.time() - start) / 60
+    torch.save(ckpt, args.out)
+    print(f"trained for {ckpt['minutes']:.1f} min")
     record(args.out)
 
 
