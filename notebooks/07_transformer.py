@@ -1,0 +1,504 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 07: the transformer, built up and trained on real text
+#
+# **Learning goals.** After this lesson you can
+# 1. build a transformer from its parts: embeddings, positions (sinusoidal or learned),
+#    multi-head self-attention with the causal mask, the feed-forward layer, residual
+#    connections and layer norm (pre and post);
+# 2. explain the three problems of plain self-attention and their fixes (no order: positions;
+#    no non-linearity: the FFN; looking into the future: the mask);
+# 3. train a decoder-only GPT on characters of real text and compare its perplexity with
+#    lesson 01's n-grams on the same split;
+# 4. decode from it: greedy, temperature, top-k and beam search;
+# 5. tell an encoder, a decoder and an encoder-decoder apart, and read attention heatmaps;
+# 6. measure the transformer's pros and cons: parallel over time, but memory growing as $T^2$.
+#
+# The code is `course_lib/transformer.py` (read it: it is short), on top of lesson 05/06's
+# `course_lib/attention.py`.
+
+# %%
+import math
+import time
+from pathlib import Path
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import course_lib
+from course_lib import viz
+from course_lib.attention import MultiHeadAttention, causal_mask
+from course_lib.corpora import load_sotu
+from course_lib.ngram import NGramLM
+from course_lib.train import fit
+from course_lib.transformer import (GPT, Block, EncoderBlock, GPTConfig, LayerNorm, Seq2SeqTransformer,
+                                    beam_search, char_vocab, encode_stream, evaluate_lm, generate, lm_batches,
+                                    reversal_task, sinusoidal_positions)
+
+device = course_lib.setup(seed=0, threads=1)
+
+# %% [markdown]
+# ## 1. Embeddings: one-hot times a matrix is a row lookup
+#
+# A token $x$ among $V$ is a one-hot vector $e_x \in \{0,1\}^V$; multiplying by the embedding
+# matrix $E \in \mathbb{R}^{V \times C}$ picks out row $x$: $e_x^\top E = E[x]$. So
+# `nn.Embedding` is a linear layer that skips the multiplication by zeros.
+
+# %%
+V, C = 10, 4
+embedding = nn.Embedding(V, C)
+x = torch.tensor([3, 7, 3])
+one_hot = F.one_hot(x, V).float()  # (3, V)
+print("one-hot @ E:\n", one_hot @ embedding.weight, "\nE[x]:\n", embedding(x))
+assert torch.allclose(one_hot @ embedding.weight, embedding(x))
+
+# %% [markdown]
+# ## 2. Order: self-attention alone cannot see it
+#
+# Self-attention computes weighted averages; shuffle the input tokens and the outputs are
+# shuffled the same way (it is *permutation-equivariant*): "dog bites man" and "man bites dog"
+# get the same vectors. The fix is to add a position vector to each token embedding. The
+# lecture's sinusoidal encoding, for position $pos$ and channel pair $i$:
+#
+# $$PE_{pos, 2i} = \sin\!\left(pos / 10000^{2i/d}\right), \qquad PE_{pos, 2i+1} = \cos\!\left(pos / 10000^{2i/d}\right)$$
+#
+# GPT learns its position vectors instead (`positions="learned"`, an `nn.Embedding` of the
+# positions); both are in `GPTConfig`.
+
+# %%
+block = EncoderBlock(16, 4).eval()  # no mask: every token sees every token
+tokens = torch.randn(1, 6, 16)
+perm = torch.tensor([3, 0, 5, 1, 4, 2])
+with torch.no_grad():
+    equivariant = torch.allclose(block(tokens[:, perm]), block(tokens)[:, perm], atol=1e-5)
+    pe = sinusoidal_positions(6, 16)
+    with_positions = torch.allclose(block(tokens[:, perm] + pe), (block(tokens + pe))[:, perm], atol=1e-5)
+print("without positions, shuffling the input shuffles the output the same way:", equivariant)
+print("with positions added:", with_positions)
+assert equivariant and not with_positions
+
+# %%
+pe = sinusoidal_positions(128, 64)
+fig, ax = plt.subplots(figsize=(9, 3.5))
+image = ax.imshow(pe.T, aspect="auto", cmap="RdBu")
+ax.set(xlabel="position pos", ylabel="channel (2i: sin, 2i+1: cos)",
+       title="Sinusoidal position encodings: each channel pair is a clock with its own period")
+fig.colorbar(image, ax=ax)
+plt.show()
+
+# %% [markdown]
+# ## 3. Multi-head attention via reshapes
+#
+# One head: $\mathrm{Attention}(Q, K, V) = \mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$ with
+# $Q = XW^Q$, $K = XW^K$, $V = XW^V$. Multi-head attention (seed 001, "in matrix form")
+# projects once with $C \times C$ matrices, then *reshapes* so that head $h$ owns features
+# $hD, \dots, (h+1)D-1$ ($D = C/H$), attends per head in one batched product, and
+# concatenates the heads back before $W^O$. Here it is written out and compared with
+# torch's `nn.MultiheadAttention` and our drop-in `course_lib.attention.MultiHeadAttention`.
+
+# %%
+B, T, C, H = 2, 5, 8, 2
+D = C // H
+torch_mha = nn.MultiheadAttention(C, H, batch_first=True)
+X = torch.randn(B, T, C)
+W_Q, W_K, W_V = torch_mha.in_proj_weight.split(C)  # each (C, C)
+b_Q, b_K, b_V = torch_mha.in_proj_bias.split(C)
+Q, K, V_ = X @ W_Q.T + b_Q, X @ W_K.T + b_K, X @ W_V.T + b_V  # (B, T, C)
+Q = Q.view(B, T, H, D).transpose(1, 2)  # (B, H, T, D): split the features into heads
+K = K.view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+V_ = V_.view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+scores = Q @ K.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, T)
+scores = scores.masked_fill(~causal_mask(T), float("-inf"))  # the causal mask: no peeking ahead
+alpha = torch.softmax(scores, dim=-1)  # (B, H, T, T), each row sums to 1
+heads = alpha @ V_  # (B, H, T, D)
+concat = heads.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads side by side again
+by_hand = torch_mha.out_proj(concat)  # W^O
+
+torch_mask = ~causal_mask(T)  # nn.MultiheadAttention: True = NOT allowed
+ours = MultiHeadAttention.from_torch(torch_mha)
+assert torch.allclose(by_hand, torch_mha(X, X, X, attn_mask=torch_mask)[0], atol=1e-6)
+assert torch.allclose(by_hand, ours(X, X, X, attn_mask=torch_mask)[0], atol=1e-6)
+print("by hand = torch's nn.MultiheadAttention = course_lib's MultiHeadAttention; masked weights of head 0:")
+print(alpha[0, 0].detach().numpy().round(2))
+
+# %% [markdown]
+# The causal mask means changing a *future* token never changes an earlier output. We check
+# it on a (random) GPT: change the token at position 6 and compare the logits.
+
+# %%
+tiny = GPT(GPTConfig(vocab_size=20, block_size=12, n_layer=2, n_head=2, n_embd=16)).eval()
+idx = torch.randint(0, 20, (1, 12))
+changed = idx.clone()
+changed[0, 6] = (idx[0, 6] + 1) % 20
+with torch.no_grad():
+    a, b = tiny(idx)[0], tiny(changed)[0]
+leak = (a[0, :6] - b[0, :6]).abs().max().item()
+print(f"largest change of the logits before position 6: {leak:.1e}; at 6 and after: "
+      f"{(a[0, 6:] - b[0, 6:]).abs().max().item():.2f}")
+assert leak == 0.0
+
+# %% [markdown]
+# ## 4. The block: feed-forward, residuals, layer norm
+#
+# Attention only averages; the **feed-forward layer** adds the non-linearity, at each position
+# separately: $\mathrm{FFN}(x) = W_2\,\mathrm{GELU}(W_1 x + b_1) + b_2$ with $d_{ff} = 4d$.
+# **Layer norm** normalises each token over its $C$ features,
+# $\mathrm{LN}(x) = \gamma \odot (x - \mu) / \sqrt{\sigma^2 + \epsilon} + \beta$, and
+# **residual connections** add each sub-layer's output to its input. Two orders:
+#
+# * post-norm (the 2017 paper): $x = \mathrm{LN}(x + \mathrm{Sublayer}(x))$;
+# * pre-norm (GPT-2 and later): $x = x + \mathrm{Sublayer}(\mathrm{LN}(x))$.
+#
+# Our `LayerNorm` is the formula written out; it equals torch's:
+
+# %%
+ln, torch_ln = LayerNorm(16), nn.LayerNorm(16)
+h = 3 * torch.randn(4, 7, 16) + 2
+assert torch.allclose(ln(h), torch_ln(h), atol=1e-5)
+print(f"mean {ln(h).mean(-1).abs().max().item():.1e}, std {ln(h).std(-1, unbiased=False).mean().item():.3f} per token")
+
+# %% [markdown]
+# Why pre-norm is said to train more easily: in a pre-norm block the residual path
+# $x + \dots$ is an identity from the input to the output, so gradients reach the lower layers
+# undamped; in post-norm every gradient passes through every layer norm, and deep post-norm
+# models need a learning-rate warm-up to train at all (Xiong et al., 2020). We train both for
+# the same number of steps on the characters of the State of the Union addresses (lesson
+# 01's corpus), with the same learning rate and no warm-up, and look at what happens at this
+# small scale.
+
+# %%
+corpus = load_sotu(level="char")
+vocab = char_vocab(corpus.train)
+train_stream, val_stream = encode_stream(corpus.train, vocab), encode_stream(corpus.val, vocab)
+print(corpus.summary())
+print(f"{len(vocab)} symbols (characters, <UNK> and the sentence separator)")
+
+
+def lm_loss(model, batch):
+    return model(*batch)[1]
+
+
+NORM_STEPS = 80
+norm_runs = {}
+for norm_first in (True, False):
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=len(vocab), block_size=64, n_layer=4, n_head=2, n_embd=64, norm_first=norm_first))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    batches = lm_batches(train_stream, 64, 16, steps=NORM_STEPS, generator=torch.Generator().manual_seed(0))
+    name = "pre-norm" if norm_first else "post-norm"
+    norm_runs[name] = fit(model, lm_loss, opt, batches, desc=name)
+ax = viz.line_plot(range(NORM_STEPS), {k: h.smoothed_loss(10) for k, h in norm_runs.items()}, xlabel="step",
+                   ylabel="training loss (nats/char)", marker="", title="Pre-norm vs post-norm, same learning rate")
+plt.show()
+final = {k: float(np.mean(h.loss[-10:])) for k, h in norm_runs.items()}
+print("mean loss of the last 10 steps:", {k: round(v, 3) for k, v in final.items()})
+print("lower here:", min(final, key=final.get))
+
+# %% [markdown]
+# At 4 layers and 80 steps the difference is small and can go either way (both first sit
+# on the plateau of the unigram distribution, and leave it at different times): the
+# advantage of pre-norm is a matter of depth and of large learning rates. Try it with
+# `n_layer=12` and `lr=1e-2` (What to try, below). The GPT below is pre-norm, like GPT-2.
+#
+# ## 5. A GPT on characters of real text
+#
+# `GPT` stacks `n_layer` pre-norm blocks with masked self-attention on token + position
+# embeddings, and a final layer norm and linear layer give the logits of the next character.
+# Training is self-supervised (seed 000): every position of every window predicts the next
+# character, with the cross-entropy loss. The text is one long stream: each sentence is
+# followed by a newline, which plays the part of the n-gram's `</s>`, so the model predicts
+# exactly the tokens that lesson 01's n-gram perplexity counts (every character plus one end
+# of sentence per sentence).
+#
+# The baseline: lesson 01's best character n-gram (Kneser-Ney). We fit orders 5 and 6.
+
+# %%
+ngram_val = {}
+for n in (5, 6):
+    ngram = NGramLM(n, smoothing="kneser-ney").fit(corpus.train)
+    ngram_val[n] = ngram.perplexity(corpus.val)
+    print(f"Kneser-Ney {n}-gram: validation perplexity {ngram_val[n]:.3f} per character")
+assert ngram_val[6] < ngram_val[5]
+
+# %% [markdown]
+# Now a small GPT, trained live for about a minute (`max_seconds` keeps the notebook in its
+# budget on a slow machine): 2 layers, 4 heads, $C = 64$, context 64 characters.
+
+# %%
+torch.manual_seed(0)
+live_config = GPTConfig(vocab_size=len(vocab), block_size=64, n_layer=2, n_head=4, n_embd=64)
+live = GPT(live_config)
+print(f"{live.num_params():,} parameters")
+optimizer = torch.optim.AdamW(live.parameters(), lr=3e-3, weight_decay=0.01)
+batches = lm_batches(train_stream, live_config.block_size, 32, steps=100_000, generator=torch.Generator().manual_seed(1))
+history = fit(live, lm_loss, optimizer, batches, max_seconds=45, clip_grad_norm=1.0, desc="live GPT")
+ax = viz.line_plot(history.step, {"training loss": history.smoothed_loss(25)}, xlabel="step",
+                   ylabel="loss (nats/char)", marker="", title="Training the GPT live")
+plt.show()
+print(f"{len(history.step)} steps, {len(history.step) * 32 * 64:,} characters seen in {history.seconds:.0f} s")
+
+# %% [markdown]
+# A minute is not much. `scripts/train_gpt.py` trained a larger GPT (4 layers, $C = 128$,
+# context 128) on the same data for longer; its weights ship with the course
+# (`course_lib/data/gpt_sotu_char.pt`, loaded with `weights_only=True`). We load it and
+# train it live a little more.
+
+# %%
+ckpt = torch.load(Path(course_lib.__file__).parent / "data" / "gpt_sotu_char.pt", weights_only=True)
+assert ckpt["vocab"] == vocab.itos  # same characters, same ids
+gpt = GPT(GPTConfig(**ckpt["config"]))
+gpt.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
+print(gpt.config)
+print(f"{gpt.num_params():,} parameters, trained for {ckpt['steps']:,} steps ({ckpt['tokens']:,} characters, "
+      f"{ckpt['minutes']:.0f} minutes); its validation loss then: {ckpt['val_loss']:.4f} nats/char")
+more = fit(gpt, lm_loss, torch.optim.AdamW(gpt.parameters(), lr=1e-4),
+           lm_batches(train_stream, gpt.config.block_size, 16, steps=20, generator=torch.Generator().manual_seed(2)),
+           max_seconds=15, desc="checkpoint, a few more steps")
+
+# %% [markdown]
+# ### The course-wide table
+#
+# Every model on the same validation text. Evaluating a transformer on the whole validation
+# split (1.3 million characters) takes minutes on a CPU, so the live comparison uses the first
+# validation sentences (about 20,000 characters), scored by every model on exactly the same
+# predicted characters; the last column is the whole validation split (for the checkpoint, as
+# measured by the training script).
+
+# %%
+head_sentences = []
+for sentence in corpus.val:
+    head_sentences.append(sentence)
+    if sum(len(s) + 1 for s in head_sentences) >= 20_000:
+        break
+head_stream = encode_stream(head_sentences, vocab)
+n_head_tokens = len(head_stream) - 1
+best_ngram = NGramLM(6, smoothing="kneser-ney").fit(corpus.train)
+rows = {
+    "Kneser-Ney 6-gram (lesson 01)": (math.log(best_ngram.perplexity(head_sentences)), math.log(ngram_val[6])),
+    "GPT, trained live": (evaluate_lm(live, head_stream), float("nan")),
+    "GPT, checkpoint (+ a few live steps)": (evaluate_lm(gpt, head_stream), ckpt["val_loss"]),
+}
+table = [[name, head, math.exp(head), math.exp(full) if not math.isnan(full) else "-"] for name, (head, full) in rows.items()]
+table.append(["character LSTM (lessons 03/04)", "-", "-", "-"])
+print(f"first {len(head_sentences)} validation sentences = {n_head_tokens:,} predicted characters\n")
+print(viz.table(table, header=["model", "loss (nats/char)", "perplexity", "perplexity, whole val split"],
+                floatfmt="{:.3f}"))
+print("\n(character LSTM: no character-level LSTM language model is in course_lib yet; lessons 03/04 train "
+      "their RNNs on parentheses.)")
+gpt_ppl, ngram_ppl = math.exp(rows["GPT, checkpoint (+ a few live steps)"][0]), math.exp(rows["Kneser-Ney 6-gram (lesson 01)"][0])
+print(f"\ncheckpoint GPT {gpt_ppl:.3f} vs best n-gram {ngram_ppl:.3f}: "
+      f"{'the transformer wins' if gpt_ppl < ngram_ppl else 'the n-gram still wins'} at this training budget")
+assert rows["GPT, checkpoint (+ a few live steps)"][0] < rows["GPT, trained live"][0]  # longer training helps
+
+# %% [markdown]
+# ## 6. Decoding: greedy, temperature, top-k, beam search
+#
+# Generation is autoregressive: predict, append, repeat. How to pick the next token:
+#
+# * **greedy**: the most likely one (temperature 0); repetitive;
+# * **temperature** $T$: sample from $\mathrm{softmax}(\text{logits}/T)$; low $T$ plays safe, high $T$ takes risks;
+# * **top-k**: sample only among the $k$ most likely;
+# * **beam search** (seed 000): keep the $k$ best partial sequences by total log-probability.
+
+# %%
+def encode_text(text):
+    return torch.tensor([[vocab.stoi["\n"]] + vocab.encode(list(text.lower()))], dtype=torch.long)
+
+
+def decode_ids(ids):
+    return "".join(vocab.decode(ids)).replace("\n", " / ")
+
+
+prompt = encode_text("the congress of the united states")
+g = torch.Generator().manual_seed(0)
+outputs = {
+    "greedy": generate(gpt, prompt, 80, temperature=0),
+    "temperature 0.8": generate(gpt, prompt, 80, temperature=0.8, generator=g),
+    "top-k (k=5)": generate(gpt, prompt, 80, top_k=5, generator=g),
+    "beam search (4 beams)": beam_search(gpt, prompt, 80, beam_width=4)[0],
+}
+for name, ids in outputs.items():
+    print(f"{name:>22}: {decode_ids(ids[0, prompt.shape[1]:].tolist())}")
+
+# %%
+def show_samples(prompt_text, temperature, k, seed):
+    p = encode_text(prompt_text)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(3):
+        out = generate(gpt, p, 80, temperature=temperature, top_k=k if k > 0 else None, generator=gen)
+        print("-", prompt_text + decode_ids(out[0, p.shape[1]:].tolist()))
+
+
+explorer = viz.interactive(
+    show_samples,
+    prompt_text=widgets.Text(value="we must", description="prompt"),
+    temperature=widgets.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.1, description="temperature"),
+    k=widgets.IntSlider(value=0, min=0, max=40, description="top-k (0: off)"),
+    seed=widgets.IntSlider(value=0, min=0, max=20, description="seed"),
+)
+
+# %% [markdown]
+# ## 7. What the heads look at
+#
+# The attention weights of every layer (rows) and head (columns) for a text you type: row $i$
+# of a map is the distribution of query position $i$ over key positions $j \le i$.
+
+# %%
+def attention_grid(text):
+    ids = encode_text(text)[:, -gpt.config.block_size:]
+    weights = gpt.attention_weights(ids)[:, 0]  # (n_layer, n_head, T, T)
+    labels = ["⏎" if c == "\n" else c for c in vocab.decode(ids[0].tolist())]
+    L, Hh = weights.shape[:2]
+    fig, axes = plt.subplots(L, Hh, figsize=(2.6 * Hh, 2.6 * L), squeeze=False)
+    for l in range(L):
+        for h in range(Hh):
+            ax = axes[l, h]
+            ax.imshow(weights[l, h], cmap="viridis", vmin=0, vmax=1)
+            ax.set_xticks(range(len(labels)), labels, fontsize=6)
+            ax.set_yticks(range(len(labels)), labels, fontsize=6)
+            ax.set_title(f"layer {l + 1}, head {h + 1}", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    return weights
+
+
+grid = viz.interactive(attention_grid, text=widgets.Text(value="the state of the union", description="text"))
+
+# %% [markdown]
+# ## 8. Encoder, decoder, encoder-decoder
+#
+# * an **encoder** (BERT) lets every token attend to every token: no mask;
+# * a **decoder** (GPT) masks the future, so it can generate;
+# * an **encoder-decoder** (the 2017 paper, T5) encodes the source with an encoder, and the
+#   decoder adds **cross-attention**: its queries come from the target, the keys and values
+#   from the encoder's output.
+#
+# A small task: write a sequence of symbols backwards. The right alignment is the
+# anti-diagonal (output position $t$ needs source position $S-1-t$), and cross-attention has
+# to find it on its own.
+
+# %%
+torch.manual_seed(0)
+s2s = Seq2SeqTransformer(vocab_size=11, d_model=32, nhead=2, num_layers=1, max_len=8)
+task_gen = torch.Generator().manual_seed(0)
+
+
+def reversal_batches():
+    for _ in range(400):
+        yield reversal_task(64, length=8, generator=task_gen)
+
+
+def s2s_loss(model, batch):
+    src, tgt_in, tgt = batch
+    return F.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt.flatten())
+
+
+s2s_history = fit(s2s, s2s_loss, torch.optim.Adam(s2s.parameters(), lr=3e-3), reversal_batches, max_seconds=25,
+                  desc="encoder-decoder")
+src, _, tgt = reversal_task(500, length=8, generator=task_gen)
+s2s.eval()
+reversal_accuracy = (s2s.greedy(src, bos=0, length=8) == tgt).float().mean().item()
+print(f"{len(s2s_history.step)} steps; greedy decoding gets {reversal_accuracy:.1%} of the test symbols right")
+assert reversal_accuracy > 0.9
+
+# %%
+example_src, example_tgt_in, _ = reversal_task(1, length=8, generator=task_gen)
+with torch.no_grad():
+    s2s(example_src, example_tgt_in, keep_weights=True)
+cross = s2s.decoder[0].cross_weights[0].mean(0)  # (T_target, T_source), averaged over heads
+enc_self = s2s.encoder[0].attn_weights[0].mean(0)  # (S, S)
+src_labels = [str(t) for t in example_src[0].tolist()]
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+viz.attention_heatmap(enc_self, keys=src_labels, queries=src_labels, ax=axes[0], title="encoder self-attention (no mask)")
+viz.attention_heatmap(cross, keys=src_labels, queries=["BOS"] + [str(t) for t in example_tgt_in[0, 1:].tolist()],
+                      ax=axes[1], title="decoder cross-attention: target -> source")
+plt.tight_layout()
+plt.show()
+anti_diagonal = cross.flip(1).diagonal().mean().item()
+print(f"average cross-attention weight on the anti-diagonal: {anti_diagonal:.2f} (uniform would be {1 / 8:.2f})")
+assert anti_diagonal > 2 / 8
+
+# %% [markdown]
+# ## 9. Pros and cons, measured
+#
+# The seeds' pros of the transformer: no recurrence, so all positions are computed in
+# parallel; every token reaches every other in one step. The cons: attention compares every
+# pair of positions, so its memory and compute grow as $T^2$. We time one forward pass per
+# sequence for an LSTM (torch's, $T$ sequential steps) and a GPT of similar size, and count
+# the bytes of the attention weights.
+
+# %%
+lengths = [32, 64, 128, 256, 512]
+lstm = nn.LSTM(64, 128, num_layers=2, batch_first=True).eval()
+bench_gpt = GPT(GPTConfig(vocab_size=len(vocab), block_size=512, n_layer=2, n_head=4, n_embd=64)).eval()
+
+
+def per_sequence_ms(fn, repeats=5):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1000 * float(np.median(times)) / 8  # batches of 8 sequences
+
+
+timings = {"LSTM (2 layers, 128)": [], "GPT (2 layers, 64)": []}
+attention_mb = []
+with torch.no_grad():
+    for T in lengths:
+        x_emb, ids = torch.randn(8, T, 64), torch.randint(0, len(vocab), (8, T))
+        timings["LSTM (2 layers, 128)"].append(per_sequence_ms(lambda: lstm(x_emb)))
+        timings["GPT (2 layers, 64)"].append(per_sequence_ms(lambda: bench_gpt(ids)))
+        w = bench_gpt.attention_weights(ids[:1])  # (n_layer, 1, n_head, T, T), made by the explicit path
+        attention_mb.append(w.numel() * w.element_size() / 1e6)
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+viz.line_plot(lengths, timings, xlabel="sequence length T", ylabel="ms per sequence (median)", ax=axes[0],
+              title="Forward time per sequence")
+viz.line_plot(lengths, {"attention weights, one sequence": attention_mb}, xlabel="sequence length T",
+              ylabel="MB", ax=axes[1], title="Memory of the attention weights")
+plt.show()
+print(viz.table([[T, *(timings[k][i] for k in timings), attention_mb[i]] for i, T in enumerate(lengths)],
+                header=["T", *timings, "attention MB"], floatfmt="{:.2f}"))
+growth = [attention_mb[i + 1] / attention_mb[i] for i in range(len(lengths) - 1)]
+print("doubling T multiplies the attention memory by", [round(r, 2) for r in growth])
+assert all(abs(r - 4) < 1e-9 for r in growth)  # T^2
+
+# %% [markdown]
+# ## What to try
+#
+# * Train the live GPT with `positions="sinusoidal"`, or without the causal mask (what
+#   happens to the training loss, and why is it a lie?).
+# * Pre- vs post-norm with `n_layer=12`, `lr=1e-2`, then with a learning-rate warm-up.
+# * Raise `max_seconds`, or run `scripts/train_gpt.py --minutes 60` and load your own checkpoint:
+#   how long until the GPT beats the 6-gram?
+# * Type texts into the attention explorer: which heads look at the previous character,
+#   which at the start of the word?
+# * In the reversal task, make the test sequences longer than the training ones.
+# * Then do the exercises: `exercises/07_transformer.ipynb`.
+
+# %% [markdown]
+# ## Closing note
+#
+# The numbers of this run, from the cells above:
+
+# %%
+print(f"best character n-gram (Kneser-Ney 6-gram): validation perplexity {ngram_val[6]:.3f} per character")
+print(f"GPT trained live for {history.seconds:.0f} s: {math.exp(rows['GPT, trained live'][0]):.3f} on the first "
+      f"{n_head_tokens:,} validation characters (the 6-gram: {ngram_ppl:.3f})")
+print(f"GPT checkpoint: {gpt_ppl:.3f} there, {math.exp(ckpt['val_loss']):.3f} on the whole validation split")
+print(f"encoder-decoder on reversal: {reversal_accuracy:.1%}; attention memory grows x{growth[-1]:.0f} per doubling of T")
