@@ -1,0 +1,95 @@
+"""Lesson 03 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
+
+import pytest
+
+from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+from course_lib.checks import lesson03 as checks
+
+from .mutate import mutant, solution, stub
+
+LESSON = "03_parentheses"
+EXERCISES = {
+    "is_balanced": checks.check_is_balanced,
+    "transpose_closers": checks.check_transpose_closers,
+    "elman_step": checks.check_elman_step,
+    "gated_step": checks.check_gated_step,
+}
+
+# (function, edit from, edit to, words the hint must contain)
+MUTANTS = [
+    # 3.1: ignoring colour, a closer on an empty stack, counting colours instead of a stack, ...
+    ("is_balanced", "elif not stack or stack.pop() != n_symbols - 1 - s:",
+     "elif not stack or not stack.pop() + 1:", "the colours matter"),
+    ("is_balanced", "elif not stack or stack.pop() != n_symbols - 1 - s:",
+     "elif stack and stack.pop() != n_symbols - 1 - s:", "nothing is open"),
+    ("is_balanced", "    return not stack\n", "    return True\n", "left open"),
+    ("is_balanced", "stack.pop() != n_symbols - 1 - s", "stack.pop() != s - n_symbols // 2", "not by i + n_symbols / 2"),
+    ("is_balanced", "if s < n_symbols // 2:", "if s < 5:", "the n_symbols you are given"),
+    ("is_balanced",
+     "    stack = []\n    for s in seq:\n        if s < n_symbols // 2:\n            stack.append(s)\n"
+     "        elif not stack or stack.pop() != n_symbols - 1 - s:\n            return False\n    return not stack\n",
+     "    counts, depth = [0] * (n_symbols // 2), 0\n    for s in seq:\n        c = min(s, n_symbols - 1 - s)\n"
+     "        counts[c] += 1 if s < n_symbols // 2 else -1\n        depth += 1 if s < n_symbols // 2 else -1\n"
+     "        if counts[c] < 0 or depth < 0:\n            return False\n    return not any(counts)\n",
+     "counting each colour is not enough"),
+    # 3.2: no stack condition, same colours, not random, in place, colour swap, openers
+    ("transpose_closers", " and opener_of[q] < p", "", "per-colour counter rejects"),
+    ("transpose_closers", "seq[p] != seq[q] and ", "", "changes nothing"),
+    ("transpose_closers", "p, q = pairs[rng.integers(len(pairs))]", "p, q = pairs[0]", "at random"),
+    ("transpose_closers", "out = list(seq)", "out = seq", "do not change the sequence"),
+    ("transpose_closers", "out[p], out[q] = out[q], out[p]", "out[p] = out[q]", "colour swap"),
+    ("transpose_closers", "out[p], out[q] = out[q], out[p]",
+     "out[opener_of[p]], out[opener_of[q]] = out[opener_of[q]], out[opener_of[p]]", "leave the openers"),
+    ("transpose_closers", '        raise ValueError(f"no hard transposition exists in {seq}")\n',
+     "        return None\n", "raise ValueError"),
+    # 3.3: tanh for ReLU, no bias, weights not transposed, ReLU in the wrong place, no recurrence
+    ("elman_step", "torch.relu(", "torch.tanh(", "not tanh"),
+    ("elman_step", " + b_h)", ")", "bias"),
+    ("elman_step", "x_t @ W_xh.T", "x_t @ W_xh", "x_t @ W_xh.T"),
+    ("elman_step", "torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
+     "torch.relu(x_t @ W_xh.T + b_h) + h_prev @ W_hh.T", "whole sum"),
+    ("elman_step", " + h_prev @ W_hh.T", "", "previous state"),
+    # 3.4: z and 1 - z swapped, no sigmoid, tanh candidate, the candidate alone
+    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return (1 - z_t) * h_prev + z_t * h_bar", "swapped"),
+    ("gated_step", "z_t = torch.sigmoid(x_t @ W_xz.T + h_prev @ W_hz.T + b_z)",
+     "z_t = x_t @ W_xz.T + h_prev @ W_hz.T + b_z", "sigmoid"),
+    ("gated_step", "h_bar = torch.relu(", "h_bar = torch.tanh(", "ReLU"),
+    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return h_bar", "candidate alone"),
+    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return z_t * h_bar", "previous state"),
+]
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_solution_passes(name):
+    for _ in range(3):  # fresh inputs every time
+        result = EXERCISES[name](solution(LESSON, name), quiet=True)
+        assert result.status == PASSED, result
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_stub_is_not_implemented(name):
+    result = EXERCISES[name](stub(LESSON, name), quiet=True)
+    assert result.status == NOT_IMPLEMENTED, result
+
+
+@pytest.mark.parametrize("name,old,new,hint", MUTANTS, ids=[f"{m[0]}-{i}" for i, m in enumerate(MUTANTS)])
+def test_mutant_is_rejected_with_a_targeted_hint(name, old, new, hint):
+    wrong = mutant(LESSON, name, old, new)
+    # Checks draw fresh inputs: a mistake must be caught, with its hint, every time.
+    for _ in range(5):
+        result = EXERCISES[name](wrong, quiet=True)
+        assert result.status == FAILED, result
+        assert hint in result.message, result.message
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_every_exercise_has_at_least_three_mutants(name):
+    assert sum(m[0] == name for m in MUTANTS) >= 3
+
+
+def test_a_crash_in_student_code_is_reported_not_raised():
+    def broken(*args, **kwargs):
+        return [][1]
+
+    result = checks.check_is_balanced(broken, quiet=True)
+    assert result.status == FAILED and "IndexError" in result.message
