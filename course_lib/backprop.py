@@ -502,8 +502,11 @@ class FeedForwardLM:
         return torch.nn.functional.cross_entropy(h @ U.T + c, targets)
 
     @torch.no_grad()
-    def total_nll(self, windows: torch.Tensor, batch_size: int = 4096, progress: Callable | None = None) -> float:
-        """Sum of -ln P(target | context) over the rows of ``windows`` (M, n + 1), in nats."""
+    def total_nll(self, windows: torch.Tensor, batch_size: int = 256, progress: Callable | None = None) -> float:
+        """Sum of -ln P(target | context) over the rows of ``windows`` (M, n + 1), in nats.
+
+        Small batches on purpose: a (batch, V) matrix of logits above ~32 MB is allocated afresh by
+        the operating system each time (slow), below that the memory is reused."""
         windows = _ids(windows, "windows", self.vocab_size)
         if windows.dim() != 2 or windows.shape[1] != self.context + 1:
             raise ValueError(f"windows must be (M, {self.context + 1}): {self.context} context ids then the target, "
@@ -516,7 +519,7 @@ class FeedForwardLM:
             total -= float(torch.log_softmax(z, dim=1).gather(1, batch[:, -1:]).sum())  # = our log_softmax, faster
         return total
 
-    def perplexity(self, windows: torch.Tensor, batch_size: int = 4096, progress: Callable | None = None) -> float:
+    def perplexity(self, windows: torch.Tensor, batch_size: int = 256, progress: Callable | None = None) -> float:
         """exp(mean -ln P) over the windows: the same as 2 ** J with J in bits."""
         return math.exp(self.total_nll(windows, batch_size, progress) / windows.shape[0])
 
