@@ -246,7 +246,7 @@ live = GPT(live_config)
 print(f"{live.num_params():,} parameters")
 optimizer = torch.optim.AdamW(live.parameters(), lr=3e-3, weight_decay=0.01)
 batches = lm_batches(train_stream, live_config.block_size, 32, steps=100_000, generator=torch.Generator().manual_seed(1))
-history = fit(live, lm_loss, optimizer, batches, max_seconds=45, clip_grad_norm=1.0, desc="live GPT")
+history = fit(live, lm_loss, optimizer, batches, max_seconds=35, clip_grad_norm=1.0, desc="live GPT")
 ax = viz.line_plot(history.step, {"training loss": history.smoothed_loss(25)}, xlabel="step",
                    ylabel="loss (nats/char)", marker="", title="Training the GPT live")
 plt.show()
@@ -268,7 +268,7 @@ print(f"{gpt.num_params():,} parameters, trained for {ckpt['steps']:,} steps ({c
       f"{ckpt['minutes']:.0f} minutes); its validation loss then: {ckpt['val_loss']:.4f} nats/char")
 more = fit(gpt, lm_loss, torch.optim.AdamW(gpt.parameters(), lr=1e-4),
            lm_batches(train_stream, gpt.config.block_size, 16, steps=20, generator=torch.Generator().manual_seed(2)),
-           max_seconds=15, desc="checkpoint, a few more steps")
+           max_seconds=10, desc="checkpoint, a few more steps")
 
 # %% [markdown]
 # ### The course-wide table
