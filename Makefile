@@ -44,8 +44,9 @@ notebooks: $(STAMP)
 
 exercises: notebooks
 
+# Every benchmark, one after the other (each writes its own section of benchmarks/RESULTS.md).
 bench: $(STAMP)
-	$(PY) benchmarks/bench_ngram.py
+	for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

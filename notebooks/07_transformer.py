@@ -236,7 +236,7 @@ for n in (5, 6):
 assert ngram_val[6] < ngram_val[5]
 
 # %% [markdown]
-# Now a small GPT, trained live for about a minute (`max_seconds` keeps the notebook in its
+# Now a small GPT, trained live for a fixed time budget (`max_seconds` keeps the notebook in its
 # budget on a slow machine): 2 layers, 4 heads, $C = 64$, context 64 characters.
 
 # %%
