@@ -70,6 +70,7 @@ class _Cell(nn.Module):
 
     n_blocks = 1
     state_is_pair = False  # LSTM carries (h, c)
+    torch_class: type | None = None  # the torch.nn cell this one mirrors (None: no twin)
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
@@ -123,15 +124,22 @@ class _Cell(nn.Module):
 
     @classmethod
     def from_torch(cls, module: nn.Module):
-        """A cell with the weights of ``module`` (see each subclass for the torch class it mirrors)."""
-        torch_class = cls._torch_class()
-        if not isinstance(module, torch_class):
-            raise TypeError(f"{cls.__name__}.from_torch expects a torch.nn.{torch_class.__name__}, "
+        """A cell with the weights of ``module``, an instance of ``cls.torch_class``."""
+        if cls.torch_class is None:
+            raise TypeError(f"torch has no twin of {cls.__name__}: it has no from_torch")
+        if not isinstance(module, cls.torch_class):
+            raise TypeError(f"{cls.__name__}.from_torch expects a torch.nn.{cls.torch_class.__name__}, "
                             f"got {type(module).__name__}")
         w = module.weight_ih
-        cell = cls(module.input_size, module.hidden_size, bias=module.bias, device=w.device, dtype=w.dtype)
+        cell = cls(module.input_size, module.hidden_size, bias=module.bias, device=w.device, dtype=w.dtype,
+                   **cls._options_from(module))
         cell._copy_from(module, "")
         return cell
+
+    @staticmethod
+    def _options_from(module: nn.Module) -> dict:
+        """Constructor options to read from the torch module (besides sizes and bias)."""
+        return {}
 
     def _copy_from(self, module: nn.Module, suffix: str) -> None:
         """Copy torch's weight_ih/weight_hh/bias_ih/bias_hh (+ suffix, e.g. '_l1') into W_xh/W_hh/b_xh/b_hh."""
@@ -153,6 +161,8 @@ class ElmanCell(_Cell):
     may be ``"relu"`` (the lecture's Elman network) or ``"tanh"`` (the "usual implementation").
     """
 
+    torch_class = nn.RNNCell
+
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "relu",
                  device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
@@ -171,28 +181,15 @@ class ElmanCell(_Cell):
         return _ACTIVATIONS[self.nonlinearity](xw_t + F.linear(h, self.W_hh))  # (B, H)
 
     @staticmethod
-    def _torch_class():
-        return nn.RNNCell
+    def _options_from(module: nn.Module) -> dict:
+        return {"nonlinearity": module.nonlinearity}
 
     def _copy_from(self, module, suffix):
-        if module.nonlinearity != self.nonlinearity:
-            raise ValueError(f"the torch module uses {module.nonlinearity!r}, this cell {self.nonlinearity!r}")
         with torch.no_grad():
             self.W_xh.copy_(getattr(module, "weight_ih" + suffix))
             self.W_hh.copy_(getattr(module, "weight_hh" + suffix))
             if self.bias:  # torch has two biases that are only ever added: b_h = b_ih + b_hh
                 self.b_h.copy_(getattr(module, "bias_ih" + suffix) + getattr(module, "bias_hh" + suffix))
-
-    @classmethod
-    def from_torch(cls, module: nn.Module):
-        """An Elman cell equal to ``torch.nn.RNNCell`` (same nonlinearity; its two biases are summed)."""
-        if not isinstance(module, nn.RNNCell):
-            raise TypeError(f"ElmanCell.from_torch expects a torch.nn.RNNCell, got {type(module).__name__}")
-        w = module.weight_ih
-        cell = cls(module.input_size, module.hidden_size, bias=module.bias, nonlinearity=module.nonlinearity,
-                   device=w.device, dtype=w.dtype)
-        cell._copy_from(module, "")
-        return cell
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", nonlinearity={self.nonlinearity!r}"
@@ -231,9 +228,6 @@ class GatedCell(_Cell):
         h_bar = torch.relu(xh_t + F.linear(h, self.W_hh))
         return z * h + (1 - z) * h_bar
 
-    @staticmethod
-    def _torch_class():
-        raise TypeError("torch has no gated RNN of this kind: GatedCell has no from_torch")
 
 
 class GRUCell(_Cell):
@@ -251,6 +245,7 @@ class GRUCell(_Cell):
     """
 
     n_blocks = 3
+    torch_class = nn.GRUCell
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
@@ -271,9 +266,6 @@ class GRUCell(_Cell):
         n = torch.tanh(x_n + r * h_n)
         return z * h + (1 - z) * n
 
-    @staticmethod
-    def _torch_class():
-        return nn.GRUCell
 
 
 class LSTMCell(_Cell):
@@ -292,6 +284,7 @@ class LSTMCell(_Cell):
 
     n_blocks = 4
     state_is_pair = True
+    torch_class = nn.LSTMCell
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
@@ -313,9 +306,6 @@ class LSTMCell(_Cell):
         h = o * torch.tanh(c)
         return h, c
 
-    @staticmethod
-    def _torch_class():
-        return nn.LSTMCell
 
 
 def _describe(x) -> str:
@@ -421,9 +411,9 @@ class _RecurrentLayers(nn.Module):
         if module.bidirectional or getattr(module, "proj_size", 0):
             raise ValueError(f"{cls.__name__}.from_torch: bidirectional and proj_size are not supported")
         w = module.weight_ih_l0
-        kwargs = {"nonlinearity": module.nonlinearity} if isinstance(module, nn.RNN) else {}
         net = cls(module.input_size, module.hidden_size, num_layers=module.num_layers, bias=module.bias,
-                  batch_first=module.batch_first, dropout=module.dropout, device=w.device, dtype=w.dtype, **kwargs)
+                  batch_first=module.batch_first, dropout=module.dropout, device=w.device, dtype=w.dtype,
+                  **cls.cell_class._options_from(module))
         for layer, cell in enumerate(net.cells):
             cell._copy_from(module, f"_l{layer}")
         net.train(module.training)

@@ -161,6 +161,8 @@ def test_from_torch_rejects_the_wrong_module():
         rnn.GRUCell.from_torch(nn.LSTMCell(2, 3))
     with pytest.raises(TypeError, match="no torch twin"):
         rnn.GatedRNN.from_torch(nn.RNN(2, 3))
+    with pytest.raises(TypeError, match="torch has no twin of GatedCell"):
+        rnn.GatedCell.from_torch(nn.RNNCell(2, 3))
     with pytest.raises(ValueError, match="bidirectional"):
         rnn.LSTM.from_torch(nn.LSTM(2, 3, bidirectional=True))
 

@@ -17,14 +17,6 @@ from course_lib.checks import Mistake, exercise, expect
 # --------------------------------------------------------------------------- 3.1 is_balanced
 
 
-def _colour_blind(seq, n):  # counts depth, ignores colours
-    return P.colour_blind_rule(seq, n)
-
-
-def _per_colour(seq, n):  # one counter per colour plus depth, no stack
-    return P.per_colour_rule(seq, n)
-
-
 def _empty_stack_ok(seq, n):  # a closer on an empty stack is skipped instead of rejected
     stack = []
     for s in seq:
@@ -77,9 +69,9 @@ def _battery(rng) -> list[tuple[list[int], int]]:
 _BALANCED_MISTAKES = {
     "the colours matter: a closer must close the most recent open parenthesis of its own colour, i.e. the "
     "top of the stack must be n_symbols - 1 - closer (your function accepts 0 8, a 0 closed by the closer of 1)":
-        _colour_blind,
+        P.colour_blind_rule,
     "counting each colour is not enough: in 1 0 9 8 every colour opens and closes once, but the 0 opened last "
-    "is closed last. Push openers on a stack and compare each closer with the top": _per_colour,
+    "is closed last. Push openers on a stack and compare each closer with the top": P.per_colour_rule,
     "a closer that arrives when nothing is open (empty stack) makes the sequence unbalanced: return False": _empty_stack_ok,
     "parentheses left open at the end (a non-empty stack) make the sequence unbalanced": _left_open_ok,
     "symbol i is closed by n_symbols - 1 - i (0 by 9, 4 by 5), not by i + n_symbols / 2": _shifted_pairs,
