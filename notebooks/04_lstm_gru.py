@@ -1,0 +1,504 @@
+# %% [markdown]
+# # Lesson 04: LSTM vs GRU, from the equations to the evidence
+#
+# **Learning goals.** After this lesson you can
+# 1. write one step of an LSTM and of a GRU from the lecture's equations, and show that
+#    given the same weights they compute what `torch.nn.LSTM` / `torch.nn.GRU` compute;
+# 2. tell the two GRU conventions of the lecture apart, say which one torch uses, and map
+#    one onto the other;
+# 3. count the parameters of both cells with a formula;
+# 4. measure, not assume: how far back can an Elman network, a GRU and an LSTM carry a
+#    symbol, how much gradient reaches the first step, and what the forget-gate bias does;
+# 5. read the gates of a trained network as heatmaps;
+# 6. hold Josefowicz et al. (2015) up against our own numbers, and know why slicing the input
+#    inside the loop is a performance trap.
+#
+# The lecture notes: seed 003 (Galerne, after Lelarge's dataflowr course: GRU and LSTM
+# equations, colah's LSTM walk-through, the Josefowicz et al. quote) and seed 000
+# (Fitzgibbon: gating, the cell state as a conveyor belt, highway connections).
+
+# %%
+import inspect
+import time
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm.auto import tqdm
+
+import course_lib
+from course_lib import memory, viz
+from course_lib import parentheses as P
+from course_lib.rnn import GRU, LSTM, GRUCell, LSTMCell, SequenceClassifier
+from course_lib.train import accuracy, fit, make_batches
+
+# One CPU thread: these networks are small, and on a shared 2-core machine one thread is
+# often faster than two (measure with threads=2 on yours).
+device = course_lib.setup(seed=0, threads=1)
+
+# %% [markdown]
+# ## 1. The LSTM: a cell state on a conveyor belt
+#
+# The Elman network of lesson 03 rewrites its whole state at every step,
+# $h_t = \mathrm{ReLU}(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$, so what it knew 20 steps ago has
+# been multiplied by $W_{hh}$ (and cut by ReLU) 20 times. The LSTM (Hochreiter and
+# Schmidhuber 1997) keeps a **cell state** $c_t$ that runs along the sequence like a conveyor
+# belt (seed 000): at each step a **forget gate** $f_t$ decides how much of it stays, an
+# **input gate** $i_t$ how much of a candidate $g_t$ (colah's $\tilde C_t$) is added, and an
+# **output gate** $o_t$ how much is shown as $h_t$:
+#
+# $$\begin{aligned}
+# i_t &= \sigma(W_{xi} x_t + W_{hi} h_{t-1} + b_i) &\qquad f_t &= \sigma(W_{xf} x_t + W_{hf} h_{t-1} + b_f)\\
+# g_t &= \tanh(W_{xg} x_t + W_{hg} h_{t-1} + b_g) &\qquad o_t &= \sigma(W_{xo} x_t + W_{ho} h_{t-1} + b_o)\\
+# c_t &= f_t \odot c_{t-1} + i_t \odot g_t &\qquad h_t &= o_t \odot \tanh(c_t)
+# \end{aligned}$$
+#
+# colah writes $W_f \cdot [h_{t-1}, x_t]$: one matrix on the concatenation, which is
+# $W_{hf} h_{t-1} + W_{xf} x_t$ with the matrix cut in two. `course_lib.rnn.LSTMCell` stacks the
+# four blocks in torch's order **i, f, g, o**, so one product `W_xh` serves all gates, and
+# names every gate in `step`:
+
+# %%
+print(inspect.getsource(LSTMCell.step))
+print(inspect.getsource(GRUCell.step))
+
+# %% [markdown]
+# A whole sequence is `LSTM` / `GRU`: the input terms $W_{xh} x_t + b$ for all steps in one
+# product, then a loop over the steps for the recurrence. They are drop-ins for torch's
+# modules. With torch's weights (`from_torch`), outputs, final states and every gradient agree
+# within $10^{-5}$ (tests/test_rnn.py and tests/test_lesson04_rnn.py check this for batches,
+# several layers and length 1); here for two layers and a batch of 8:
+
+# %%
+for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
+    theirs = torch_cls(5, 16, num_layers=2)
+    ours = ours_cls.from_torch(theirs)
+    x = torch.randn(12, 8, 5, device=device)
+    out_t, out_o = theirs(x)[0], ours(x)[0]
+    out_t.square().sum().backward()
+    out_o.square().sum().backward()
+    grad_diff = max((a.grad - b.grad).abs().max().item() for a, b in zip(ours.parameters(), theirs.parameters()))
+    out_diff = (out_t - out_o).abs().max().item()
+    print(f"{ours_cls.__name__}: max |output difference| {out_diff:.1e}, max |gradient difference| {grad_diff:.1e}")
+    assert out_diff < 1e-5 and grad_diff < 1e-5
+
+# %% [markdown]
+# ## 2. The GRU, and its two conventions
+#
+# The GRU (Cho et al. 2014) has no separate cell state: an **update gate** $z_t$ mixes the old
+# state with a candidate, and a **reset gate** $r_t$ decides how much of the old state the
+# candidate sees. The lecture shows it twice, in two conventions:
+#
+# | | lecture slide 1 (and **torch**) | lecture slide 2 (colah) |
+# | --- | --- | --- |
+# | mix | $h_t = z_t \odot h_{t-1} + (1 - z_t) \odot \bar h_t$ | $h_t = (1 - z_t) \odot h_{t-1} + z_t \odot \tilde h_t$ |
+# | $z_t \approx 1$ means | keep the old state | take the new candidate |
+#
+# Torch (`nn.GRU`, and cuDNN) uses the first: $z_t$ is a *keep* gate. The two are the same
+# family of cells: since $\sigma(-a) = 1 - \sigma(a)$, negating the update gate's weights and
+# bias turns one into the other. Proof by computation:
+
+# %%
+cell = nn.GRUCell(4, 6)
+x, h = torch.randn(5, 4, device=device), torch.randn(5, 6, device=device)
+W_xr, W_xz, W_xn = cell.weight_ih.chunk(3)   # torch's order: r, z, n
+W_hr, W_hz, W_hn = cell.weight_hh.chunk(3)
+b_xr, b_xz, b_xn = cell.bias_ih.chunk(3)
+b_hr, b_hz, b_hn = cell.bias_hh.chunk(3)
+
+
+def gru_colah(x, h, W_xz, W_hz, b_z):
+    """colah's convention: h_t = (1 - z_t) h_{t-1} + z_t h~_t (reset as in torch, see below)."""
+    z = torch.sigmoid(x @ W_xz.T + h @ W_hz.T + b_z)
+    r = torch.sigmoid(x @ W_xr.T + h @ W_hr.T + b_xr + b_hr)
+    h_tilde = torch.tanh(x @ W_xn.T + b_xn + r * (h @ W_hn.T + b_hn))
+    return (1 - z) * h + z * h_tilde
+
+
+with torch.no_grad():
+    torch_h = cell(x, h)
+    mapped = gru_colah(x, h, -W_xz, -W_hz, -(b_xz + b_hz))    # z' = 1 - z: negate the z block
+    unmapped = gru_colah(x, h, W_xz, W_hz, b_xz + b_hz)
+print(f"colah's form with the z block negated vs nn.GRUCell: max difference {(mapped - torch_h).abs().max():.1e}")
+print(f"colah's form with torch's weights as they are:       max difference {(unmapped - torch_h).abs().max():.1e}")
+assert torch.allclose(mapped, torch_h, atol=1e-6) and not torch.allclose(unmapped, torch_h, atol=1e-2)
+
+# %% [markdown]
+# A second difference hides in the candidate. The lecture's slide 1 resets **before** the
+# product, $\bar h_t = \tanh(W_{xh} x_t + W_{hh}(r_t \odot h_{t-1}) + b_h)$ (Cho et al.'s paper);
+# torch resets **after** it, $n_t = \tanh(W_{xn} x_t + b_{xn} + r_t \odot (W_{hn} h_{t-1} + b_{hn}))$
+# (cuDNN's form, faster: $W_{hn} h_{t-1}$ joins the other gates' product). These are different
+# functions, and no renaming of weights maps one onto the other. We use torch's, everywhere.
+
+# %%
+with torch.no_grad():
+    r = torch.sigmoid(x @ W_xr.T + b_xr + h @ W_hr.T + b_hr)
+    z = torch.sigmoid(x @ W_xz.T + b_xz + h @ W_hz.T + b_hz)
+    h_bar = torch.tanh(x @ W_xn.T + b_xn + (r * h) @ W_hn.T + b_hn)   # the lecture's reset before the product
+    lecture_h = z * h + (1 - z) * h_bar
+print(f"reset before vs after the product: max difference {(lecture_h - torch_h).abs().max():.3f}")
+assert not torch.allclose(lecture_h, torch_h, atol=1e-3)
+
+# %% [markdown]
+# ## 3. Parameter counts
+#
+# Per gate block, a layer has an input matrix ($H \times I$), a recurrent matrix
+# ($H \times H$) and, in torch, two bias vectors ($b_{xh}$ and $b_{hh}$, of which only the sum
+# matters). The LSTM has 4 blocks (i, f, g, o), the GRU 3 (r, z, n); layers above the first
+# read $h$ of size $H$:
+#
+# $$\#\text{LSTM} = 4\,(H I + H^2 + 2H) + (L - 1)\cdot 4\,(2H^2 + 2H), \qquad
+# \#\text{GRU} = 3\,(H I + H^2 + 2H) + (L - 1)\cdot 3\,(2H^2 + 2H)$$
+
+# %%
+def formula(blocks, I, H, L):
+    return blocks * (H * I + H * H + 2 * H) + (L - 1) * blocks * (2 * H * H + 2 * H)
+
+
+rows = []
+for I, H, L in [(8, 16, 1), (10, 64, 1), (128, 128, 2)]:
+    for name, cls, torch_cls, blocks in [("LSTM", LSTM, nn.LSTM, 4), ("GRU", GRU, nn.GRU, 3)]:
+        ours_n = sum(p.numel() for p in cls(I, H, num_layers=L).parameters())
+        torch_n = sum(p.numel() for p in torch_cls(I, H, num_layers=L).parameters())
+        assert ours_n == torch_n == formula(blocks, I, H, L)
+        rows.append([name, I, H, L, formula(blocks, I, H, L), ours_n])
+print(viz.table(rows, header=["cell", "I", "H", "layers", "formula", "counted in the code"], floatfmt="{:,}"))
+print(f"GRU / LSTM parameters: {formula(3, 8, 16, 1) / formula(4, 8, 16, 1):.2f} (3 blocks instead of 4)")
+
+# %% [markdown]
+# ## 4. Evidence: how far back can each network remember?
+#
+# The task: the first symbol is one of 4 **signals** (0 to 3), then come $T$ **distractors**
+# (symbols 4 to 7), and the network must say, at the end, which signal came first. Chance is
+# 1/4. Nothing in the distractors helps: the only way to succeed is to carry the first
+# symbol across $T$ steps. $T$ is the knob.
+
+# %%
+tokens, labels = memory.first_symbol_task(4, T=12, seed=0)
+for seq, label in zip(tokens.tolist(), labels.tolist()):
+    print(" ".join(map(str, seq)), "   -> answer", label)
+
+# %% [markdown]
+# We train an Elman network (ReLU, as in lesson 03), a GRU and an LSTM (torch's initialisation)
+# with the same recipe: hidden size 16, Adam, 250 steps of 32 sequences, gradients clipped to
+# norm 1, then measure accuracy on 1000 fresh sequences. Small and short, to fit the lesson's
+# time budget: the numbers are what a few seconds of training gives, not each model's best.
+
+# %%
+HIDDEN, STEPS, BATCH, LR = 16, 250, 32, 1e-2
+T_VALUES = [5, 10, 20, 40]
+KINDS = {"elman": "Elman", "gru": "GRU", "lstm": "LSTM"}
+
+
+def loss_fn(model, batch):
+    tokens, labels = batch
+    return F.cross_entropy(model(tokens), labels)
+
+
+def train_memory(kind, T, forget_bias=None, seed=0):
+    """Train a classifier on the first-symbol task at distance T; return (model, test accuracy)."""
+    torch.manual_seed(seed)
+    X, y = memory.first_symbol_task(STEPS * BATCH, T, seed=T, device=device)
+    X_test, y_test = memory.first_symbol_task(1000, T, seed=10_000 + T, device=device)
+    model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
+    if forget_bias is not None:
+        memory.set_forget_bias(model.rnn, forget_bias)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR)
+    fit(model, loss_fn, optimizer, make_batches(X, y, batch_size=BATCH), max_steps=STEPS, clip_grad_norm=1.0,
+        max_seconds=30, progress=False)
+    with torch.no_grad():
+        return model.eval(), accuracy(model(X_test), y_test)
+
+
+acc, trained = {}, {}
+started = time.perf_counter()
+for T in tqdm(T_VALUES, desc="distance T"):
+    for kind in KINDS:
+        trained[kind, T], acc[kind, T] = train_memory(kind, T)
+print(f"{len(acc)} runs in {time.perf_counter() - started:.0f} s")
+print(viz.table([[f"T = {T}"] + [acc[k, T] for k in KINDS] for T in T_VALUES], header=["accuracy"] + list(KINDS.values()),
+                floatfmt="{:.3f}"))
+
+# %%
+ax = viz.line_plot(T_VALUES, {KINDS[k]: [acc[k, T] for T in T_VALUES] for k in KINDS}, xlabel="distance T",
+                   ylabel="test accuracy", title=f"Recall the first symbol after T distractors ({STEPS} steps)")
+ax.axhline(0.25, color="grey", ls="--", label="chance")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# What the table says (each claim is checked in the next cell):
+# - at the shortest distance every network solves the task;
+# - the Elman network falls to about chance first, while the GRU still solves $T = 20$;
+# - at every distance the GRU does at least as well as the LSTM with torch's
+#   initialisation (section 4's forget-gate bias is the LSTM's answer).
+
+# %%
+assert all(acc[k, T_VALUES[0]] > 0.95 for k in KINDS)
+assert acc["elman", 20] < 0.4 and acc["gru", 20] > 0.9
+assert all(acc["gru", T] >= acc["lstm", T] - 0.02 for T in T_VALUES)
+first_fail = {k: next((T for T in T_VALUES if acc[k, T] < 0.5), None) for k in KINDS}
+print("first T below 0.5 accuracy:", {KINDS[k]: T for k, T in first_fail.items()})
+
+# %% [markdown]
+# ### Why: the gradient that reaches step 1
+#
+# To learn the task, the loss at the end must send a gradient back to the first input. For
+# networks at initialisation (before any training), we measure $\lVert \partial L / \partial x_1
+# \rVert$, averaged over 256 sequences, as $T$ grows (`memory.gradient_norms`, tested against
+# finite differences).
+
+# %%
+T_GRAD = [5, 10, 20, 40, 60]
+grad_at_1 = {k: [] for k in KINDS}
+for T in T_GRAD:
+    X, y = memory.first_symbol_task(256, T, seed=1, device=device)
+    for kind in KINDS:
+        torch.manual_seed(0)
+        model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
+        grad_at_1[kind].append(memory.gradient_norms(model, X, y)[0].item())
+grad_at_1["LSTM, b_f = 2"] = []
+for T in T_GRAD:
+    X, y = memory.first_symbol_task(256, T, seed=1, device=device)
+    torch.manual_seed(0)
+    model = SequenceClassifier("lstm", n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
+    memory.set_forget_bias(model.rnn, 2.0)
+    grad_at_1["LSTM, b_f = 2"].append(memory.gradient_norms(model, X, y)[0].item())
+series = {KINDS.get(k, k): v for k, v in grad_at_1.items()}
+viz.line_plot(T_GRAD, series, xlabel="distance T", ylabel="||dL/dx_1|| (log scale)", logy=True,
+              title="Gradient reaching step 1, at initialisation")
+plt.show()
+print(viz.table([[name] + v for name, v in series.items()], header=["||dL/dx_1||"] + [f"T={T}" for T in T_GRAD],
+                floatfmt="{:.1e}"))
+assert all(v[-1] < v[0] for v in series.values())              # every network's gradient vanishes with T
+assert series["LSTM, b_f = 2"][-1] > 100 * series["LSTM"][-1]   # a forget bias keeps it alive far longer
+
+# %% [markdown]
+# The gradient that reaches step 1 shrinks geometrically with $T$ for all three networks at
+# initialisation: each step multiplies it by a Jacobian whose gain is below one. For the LSTM
+# the path through the cell state multiplies by $f_t$ at each step, and at initialisation
+# $f_t \approx \sigma(0) = 0.5$. Raise $f_t$ and the conveyor belt carries the gradient further:
+# that is the forget-gate bias.
+#
+# ### The forget-gate bias
+#
+# Gers et al. (2000), and Josefowicz et al. (2015) after their search, recommend initialising
+# $b_f$ to 1 or more (`memory.set_forget_bias`; you write it in exercise 4.4). We train the
+# LSTM again at $T = 20$ with $b_f = 1$ and $b_f = 2$, same seed and data, and compare with
+# torch's initialisation ($b_f$ uniform around 0) above:
+
+# %%
+FORGET_BIASES = [1.0, 2.0]
+fb_acc = {0.0: acc["lstm", 20]}
+for b in tqdm(FORGET_BIASES, desc="forget bias"):
+    trained["lstm_fb", b], fb_acc[b] = train_memory("lstm", 20, forget_bias=b)
+print(viz.table([[f"b_f = {b:g}" if b else "torch's init (b_f near 0)", a] for b, a in fb_acc.items()],
+                header=["LSTM at T = 20", "accuracy"], floatfmt="{:.3f}"))
+print(f"GRU at T = 20 for comparison: {acc['gru', 20]:.3f}")
+assert fb_acc[2.0] > fb_acc[0.0] + 0.2
+
+# %% [markdown]
+# ## 5. Inside the gates
+#
+# Pick a network trained at $T = 20$ and type a sequence (a signal 0-3, then distractors 4-7).
+# Each heatmap row is one hidden unit, each column one time step. Watch for units whose
+# forget gate $f$ (LSTM) stays near 1, or whose update gate $z$ (GRU, torch's *keep* gate)
+# stays near 1, after the first symbol: those carry it. The last row of plots is the state.
+
+# %%
+gate_models = {"LSTM, b_f = 2 (T = 20)": trained["lstm_fb", 2.0], "GRU (T = 20)": trained["gru", 20],
+               "LSTM, torch's init (T = 20)": trained["lstm", 20]}
+example = " ".join(map(str, memory.first_symbol_task(1, 20, seed=3)[0][0].tolist()))
+GATE_NAMES = {"i": "input gate i", "f": "forget gate f", "g": "candidate g", "o": "output gate o",
+              "c": "cell state c", "h": "hidden state h", "r": "reset gate r", "z": "update gate z (keep)",
+              "n": "candidate n"}
+
+
+def show_gates(model_name, sequence):
+    model = gate_models[model_name]
+    try:
+        seq = [int(s) for s in sequence.replace(",", " ").split()]
+        if not seq or min(seq) < 0 or max(seq) > 7:
+            raise ValueError
+    except ValueError:
+        print("type symbols 0 to 7 separated by spaces, e.g. 2 5 6 4 7")
+        return
+    tokens = torch.tensor([seq], device=device)
+    x = F.one_hot(tokens.T, 8).float()   # (T, 1, 8)
+    trace = memory.gate_trace(model.rnn, x)
+    with torch.no_grad():
+        probs = torch.softmax(model(tokens), -1)[0]
+    names = list(trace)
+    fig, axes = plt.subplots(len(names), 1, figsize=(min(14, 3 + 0.35 * len(seq)), 1.3 * len(names)), sharex=True)
+    for ax, g in zip(axes, names):
+        values = trace[g][:, 0, :].T.cpu().numpy()   # (H, T)
+        lo, hi = (0, 1) if g in "ifozr" else (-1, 1)
+        im = ax.imshow(values, aspect="auto", cmap="viridis" if lo == 0 else "RdBu_r", vmin=lo, vmax=hi)
+        ax.set_ylabel(GATE_NAMES[g], rotation=0, ha="right", va="center", fontsize=8)
+        ax.set_yticks([])
+        fig.colorbar(im, ax=ax, fraction=0.02, pad=0.01)
+    axes[-1].set_xticks(range(len(seq)), [str(s) for s in seq])
+    axes[-1].set_xlabel("input symbol at each step")
+    fig.suptitle(f"{model_name}: answer {probs.argmax().item()} (p = {probs.max():.2f}); first symbol {seq[0]}")
+    plt.show()
+
+
+explorer = viz.interactive(show_gates, model_name=widgets.Dropdown(options=list(gate_models), description="network"),
+                           sequence=widgets.Text(value=example, description="sequence",
+                                                 layout=widgets.Layout(width="90%")))
+
+# %% [markdown]
+# With $b_f = 2$ the forget gates start near $\sigma(2) \approx 0.88$ and training pushes some of
+# them towards 1: the mean forget gate after the first step, per unit, for the example above:
+
+# %%
+x = F.one_hot(torch.tensor([[int(s) for s in example.split()]], device=device).T, 8).float()
+f_mean = memory.gate_trace(trained["lstm_fb", 2.0].rnn, x)["f"][1:, 0].mean(0)
+z_mean = memory.gate_trace(trained["gru", 20].rnn, x)["z"][1:, 0].mean(0)
+print("LSTM (b_f = 2), mean f_t per unit:", np.round(f_mean.cpu().numpy(), 2))
+print("GRU, mean z_t per unit:           ", np.round(z_mean.cpu().numpy(), 2))
+print(f"largest: LSTM f {f_mean.max():.3f}, GRU z {z_mean.max():.3f}")
+assert f_mean.max() > 0.9 and z_mean.max() > 0.9   # some unit of each keeps its state
+
+# %% [markdown]
+# ## 6. Evidence from lesson 03: colored parentheses
+#
+# Lesson 03 trained an Elman network, a gated RNN, a GRU and an LSTM (hidden size 64,
+# 12,000 steps, `scripts/train_parentheses.py`) to check balanced colored parentheses,
+# **with** and **without** transposition negatives (the ones only a stack catches) in training.
+# We load the checkpoints (weights only, `torch.load(..., weights_only=True)`) and read their
+# last evaluation on the held-out sets; we re-check one set (transpositions at lengths 22 to 40,
+# never seen in training) by running the models.
+
+# %%
+MODELS3 = {"elman": "Elman", "gated": "gated RNN", "gru": "GRU", "lstm": "LSTM"}
+REGIMES = ("with_transpositions", "no_transpositions")
+paren, paren_models = {}, {}
+for regime in REGIMES:
+    for name in MODELS3:
+        model, info = SequenceClassifier.load(P.checkpoint_path(name, regime), map_location=device)
+        paren_models[name, regime] = model
+        paren[name, regime] = info["history"]["evals"][-1]
+COLUMNS = ["colour_swap", "transposition", "colour_swap_long", "transposition_long"]
+for regime in REGIMES:
+    print(f"\ntrained {regime.replace('_', ' ')} (held-out accuracy; _long = lengths 22-40):")
+    print(viz.table([[MODELS3[n]] + [paren[n, regime][c] for c in COLUMNS] for n in MODELS3],
+                    header=["network"] + COLUMNS, floatfmt="{:.3f}"))
+
+# the transposition set at lengths 22-40, as scripts/train_parentheses.py builds it (kind index 3 of
+# test_sets' seeds 11, 12, ...), evaluated again now
+long_transpositions = P.test_sets(1000, P.LONG_LENGTHS, seed=11 + P.NEGATIVE_KINDS.index("transposition"),
+                                  kinds=("transposition",))
+for name in ("elman", "gru", "lstm"):
+    now = P.accuracies(paren_models[name, "with_transpositions"], long_transpositions)["transposition"]
+    assert abs(now - paren[name, "with_transpositions"]["transposition_long"]) <= 0.005, name
+print("\nre-evaluated: transposition_long matches the checkpoints' records for Elman, GRU and LSTM")
+
+# %%
+with_t = {n: paren[n, "with_transpositions"] for n in MODELS3}
+best_long = max(MODELS3, key=lambda n: with_t[n]["transposition_long"])
+gated_gap = min(with_t[n]["transposition_long"] for n in ("gru", "lstm")) - with_t["elman"]["transposition_long"]
+print(f"best on transpositions at lengths 22-40: {MODELS3[best_long]} ({with_t[best_long]['transposition_long']:.3f})")
+print(f"GRU vs LSTM there: {with_t['gru']['transposition_long']:.3f} vs {with_t['lstm']['transposition_long']:.3f}; "
+      f"the worse of the two beats Elman by {gated_gap:+.3f}")
+
+# %% [markdown]
+# ## 7. Speed: the same equations, fast or slow
+#
+# Our layers compute the input projection $W_{xh} x_t + b$ for **all** steps in one matrix
+# product, and keep only the recurrence in the Python loop. The tempting alternative slices
+# `x[t]` inside the loop (`memory.run_sliced`): the same numbers, but $T$ small products
+# instead of one, and, when the input needs its gradient (as it does after an embedding
+# layer), every slice's backward writes a full-size zero gradient. A quick measurement here
+# (batch 64, length 50, hidden 128, forward plus backward, median of 5; `benchmarks/bench_rnn.py`
+# is the careful version and writes `benchmarks/RESULTS.md`):
+
+# %%
+def median_time(fn, repeats=5):
+    fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+theirs = nn.LSTM(128, 128)
+ours = LSTM.from_torch(theirs)
+x = torch.randn(50, 64, 128, device=device)
+x_needs_grad = x.clone().requires_grad_()
+speed = {
+    "torch.nn.LSTM": median_time(lambda: theirs(x)[0].square().mean().backward()),
+    "ours (one input product, unbind loop)": median_time(lambda: ours(x)[0].square().mean().backward()),
+    "ours, sliced per step, input needs grad": median_time(
+        lambda: memory.run_sliced(ours, x_needs_grad)[0].square().mean().backward()),
+}
+base = speed["torch.nn.LSTM"]
+print(viz.table([[k, 1000 * v, v / base] for k, v in speed.items()], header=["LSTM, forward + backward", "ms", "x torch"],
+                floatfmt="{:.2f}"))
+
+# %% [markdown]
+# Timings on a shared machine are noisy (no assert here); the benchmark interleaves many runs.
+#
+# ## 8. Josefowicz et al. (2015), held against our numbers
+#
+# The lecture quotes their search over ten thousand architectures:
+#
+# > *"We have evaluated a variety of recurrent neural network architectures in order to find
+# > an architecture that reliably outperforms the LSTM. Though there were architectures that
+# > outperformed the LSTM on some problems, **we were unable to find an architecture that
+# > consistently beat the LSTM and the GRU in all experimental conditions.**"*
+#
+# They also found the GRU ahead of the LSTM on most of their tasks **unless** the LSTM's
+# forget-gate bias is initialised to 1, which closed most of the gap. What our own runs say:
+
+# %%
+print(f"memory task, T = 20: Elman {acc['elman', 20]:.2f}, GRU {acc['gru', 20]:.2f}, "
+      f"LSTM {acc['lstm', 20]:.2f} (torch's init), LSTM with b_f = 1: {fb_acc[1.0]:.2f}, b_f = 2: {fb_acc[2.0]:.2f}")
+print(f"parentheses, transpositions at lengths 22-40: " + ", ".join(
+    f"{MODELS3[n]} {with_t[n]['transposition_long']:.3f}" for n in MODELS3))
+gated_beat_elman_memory = min(acc["gru", 20], max(fb_acc.values())) > acc["elman", 20] + 0.3
+spread = max(v["transposition_long"] for v in with_t.values()) - min(v["transposition_long"] for v in with_t.values())
+print("gated cells beat Elman on the memory task by a wide margin:", gated_beat_elman_memory)
+print(f"parentheses after 12,000 steps: the four networks within {spread:.3f} of each other on long transpositions")
+print("GRU ahead of the LSTM with torch's init on the memory task:", acc["gru", 20] > acc["lstm", 20],
+      "| the forget bias narrows the gap:", max(fb_acc.values()) > acc["lstm", 20])
+assert gated_beat_elman_memory and spread < 0.05
+
+# %% [markdown]
+# Read the printout with the quote in mind. On the memory task the gated cells beat the Elman
+# network by far, the GRU leads the LSTM with torch's default initialisation, and the
+# forget-gate bias narrows that gap, as Josefowicz et al. report. On colored parentheses, after
+# long training, the four networks end up close, and the ranking differs between the two
+# training mixes. Neither gated cell wins everything: which one leads depends on the task, the
+# training budget and the initialisation. Our runs are tiny
+# (hidden 16, 250 steps, one seed): treat them as a demonstration of how to ask the question,
+# not as the answer. More seeds and longer runs are the first thing to try.
+#
+# ## What to try
+#
+# * Run the memory task with 3 seeds per setting (`train_memory(kind, T, seed=s)`) and plot the
+#   spread: which differences above survive?
+# * Train for 1000 steps instead of 250: how far does each network's frontier $T$ move?
+# * Give the GRU a "keep bias": set the z block of `b_xh` to 2 (torch's z is a keep gate) and
+#   repeat section 4 at $T = 30$.
+# * Type a sequence with a second signal symbol in the middle into the gate explorer: does the
+#   network overwrite its memory?
+# * Make the sliced loop faster without changing its results (hint: `x @ W_xh.T` once), then
+#   run `python benchmarks/bench_rnn.py`.
+# * Then do the exercises: `exercises/04_lstm_gru.ipynb` (LSTM step, GRU step, parameter
+#   count, forget-gate bias).
+#
+# ## Closing note: our numbers
+
+# %%
+print("accuracy vs T (first-symbol task, hidden 16, 250 steps):")
+for kind in KINDS:
+    print(f"  {KINDS[kind]:>6}: " + ", ".join(f"T={T} {acc[kind, T]:.2f}" for T in T_VALUES))
+print("  LSTM at T=20 with b_f = " + ", ".join(f"{b:g}: {a:.2f}" for b, a in fb_acc.items()))
+print("speed, LSTM forward + backward (batch 64, T 50, H 128), x torch.nn.LSTM: " + ", ".join(
+    f"{k} {v / base:.1f}x" for k, v in speed.items() if k != "torch.nn.LSTM"))
