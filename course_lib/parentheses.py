@@ -562,7 +562,7 @@ def length_batches(tokens: torch.Tensor, lengths: torch.Tensor, labels: torch.Te
             idx = idx[torch.argsort(lengths[idx], stable=True)]
             batches += [idx[i:i + batch_size] for i in range(0, len(idx), batch_size)]
         if shuffle:
-            batches = [batches[i] for i in torch.randperm(len(batches), generator=generator)]
+            batches = [batches[i] for i in torch.randperm(len(batches), generator=generator)]  # cpu: shuffles a Python list
         for idx in batches:
             T = int(lengths[idx].max())
             yield tokens[idx, :T], lengths[idx], labels[idx]

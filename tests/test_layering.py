@@ -1,7 +1,6 @@
 """The design's floors, enforced: lesson modules stay headless, tensors are made on the right device."""
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
@@ -38,19 +37,27 @@ def test_lesson_modules_import_nothing_from_higher_floors(module):
 
 
 # torch constructors that make a tensor on the CPU unless told otherwise
-CONSTRUCTOR = re.compile(r"torch\.(zeros|ones|empty|full|arange|linspace|randn|rand|randint|eye|tensor)\(")
+CONSTRUCTORS = {"zeros", "ones", "empty", "full", "arange", "linspace", "randn", "rand", "randint", "randperm", "eye",
+                "tensor"}
 
 
 @pytest.mark.parametrize("module", existing(LESSON_MODULES))
 def test_tensor_constructors_say_which_device(module):
     """A tensor made without device= lands on the CPU and breaks the model on a GPU.
 
-    Lines that are CPU-only on purpose say so with a `# cpu:` comment.
+    A call passes ``device=`` (or ``**factory_kwargs``, torch.nn's idiom); a call that is
+    CPU-only on purpose says so with a ``# cpu:`` comment on one of its lines.
     """
+    source = (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
+    lines = source.splitlines()
     offenders = []
-    for number, line in enumerate((PACKAGE / f"{module}.py").read_text(encoding="utf-8").splitlines(), 1):
-        code = line.split("#")[0]
-        says_device = "device=" in line or "**factory" in line  # torch.nn's factory_kwargs idiom counts
-        if CONSTRUCTOR.search(code) and not says_device and "# cpu:" not in line:
-            offenders.append(f"{module}.py:{number}: {line.strip()}")
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+                and node.func.attr in CONSTRUCTORS):
+            continue
+        says_device = any(k.arg == "device" or k.arg is None for k in node.keywords)
+        span = lines[node.lineno - 1:node.end_lineno]
+        if not says_device and not any("# cpu:" in line for line in span):
+            offenders.append(f"{module}.py:{node.lineno}: {span[0].strip()}")
     assert not offenders, "tensor constructors without device=:\n" + "\n".join(offenders)
