@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from course_lib.ngram import NGramLM  # noqa: E402
+from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
 
 SECTION = "## N-gram LM (lesson 01)"
 ORDER = 3
@@ -90,14 +91,6 @@ def machine_info() -> str:
         f"{os.cpu_count()} cores, {torch_info}, Python {platform.python_version()}, "
         f"numpy {np.__version__}, nltk {nltk.__version__}"
     )
-
-
-def write_section(text: str, path: Path) -> None:
-    """Replace (or append) our section of RESULTS.md, leaving the other sections alone."""
-    old = path.read_text() if path.exists() else "# Benchmarks\n\nWritten by the scripts in `benchmarks/`.\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    new = pattern.sub(lambda _: text, old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text
-    path.write_text(new)
 
 
 def main(argv=None):
@@ -234,7 +227,7 @@ counts, `np.searchsorted` look-ups) against `nltk.lm` (dicts of `FreqDist`s, one
     print()
     print(text)
     if not args.no_write:
-        write_section(text, args.results)
+        write_section(SECTION, text, args.results)
         print(f"wrote {args.results}")
 
 

@@ -20,7 +20,6 @@ import argparse
 import datetime
 import os
 import platform
-import re
 import statistics
 import sys
 import time
@@ -34,6 +33,7 @@ import torch  # noqa: E402
 from course_lib import parentheses as P  # noqa: E402
 from course_lib.rnn import SequenceClassifier  # noqa: E402
 from course_lib.train import fit  # noqa: E402
+from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
 
 SECTION = "## RNN batching (lesson 03)"
 GOAL = 15
@@ -60,14 +60,6 @@ def batched(model, data: P.ParenthesesSet, batch_size: int) -> float:
     started = time.perf_counter()
     fit(model, P.batch_loss, optimizer, batches, epochs=1, progress=False)
     return time.perf_counter() - started
-
-
-def write_section(path: Path, text: str) -> None:
-    """Replace (or append) our section of RESULTS.md, leaving the other sections alone."""
-    old = path.read_text() if path.exists() else "# Benchmarks\n\nWritten by the scripts in `benchmarks/`.\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    new = pattern.sub(lambda _: text, old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text
-    path.write_text(new)
 
 
 def main(argv=None):
@@ -118,7 +110,7 @@ def main(argv=None):
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section(args.results, text)
+        write_section(SECTION, text, args.results)
         print(f"wrote the section to {args.results}")
 
 
