@@ -44,3 +44,44 @@ def mutant(lesson: str, name: str, old: str, new: str):
     source = matching[0]
     assert source.count(old) == 1, f"mutant edit {old!r} must occur exactly once in {name}'s solution"
     return load([source.replace(old, new)])[name]
+
+
+def lesson_suite(lesson: str, exercises: dict, mutants: list, *, solution_repeats: int = 3, mutant_repeats: int = 5):
+    """The four tests every lesson's checks must pass; assign them at module level::
+
+        (test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
+         test_every_exercise_has_at_least_three_mutants) = lesson_suite(LESSON, EXERCISES, MUTANTS)
+
+    ``exercises`` maps a function name to its check; ``mutants`` lists
+    ``(function, edit from, edit to, words the hint must contain)``.
+    """
+    import pytest
+
+    from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+
+    @pytest.mark.parametrize("name", exercises)
+    def test_solution_passes(name):
+        for _ in range(solution_repeats):  # checks draw fresh inputs every time
+            result = exercises[name](solution(lesson, name), quiet=True)
+            assert result.status == PASSED, result
+
+    @pytest.mark.parametrize("name", exercises)
+    def test_stub_is_not_implemented(name):
+        result = exercises[name](stub(lesson, name), quiet=True)
+        assert result.status == NOT_IMPLEMENTED, result
+
+    @pytest.mark.parametrize("name,old,new,hint", mutants, ids=[f"{m[0]}-{i}" for i, m in enumerate(mutants)])
+    def test_mutant_is_rejected_with_a_targeted_hint(name, old, new, hint):
+        wrong = mutant(lesson, name, old, new)
+        # A mistake must be caught, with its hint, on every draw of fresh inputs.
+        for _ in range(mutant_repeats):
+            result = exercises[name](wrong, quiet=True)
+            assert result.status == FAILED, result
+            assert hint in result.message, result.message
+
+    @pytest.mark.parametrize("name", exercises)
+    def test_every_exercise_has_at_least_three_mutants(name):
+        assert sum(m[0] == name for m in mutants) >= 3
+
+    return (test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
+            test_every_exercise_has_at_least_three_mutants)
