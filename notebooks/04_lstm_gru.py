@@ -233,13 +233,13 @@ plt.show()
 # What the table says (each claim is checked in the next cell):
 # - at the shortest distance every network solves the task;
 # - the Elman network falls to about chance first, while the GRU still solves $T = 20$;
-# - at every distance the GRU does at least as well as the LSTM with torch's
-#   initialisation (section 4's forget-gate bias is the LSTM's answer).
+# - wherever either of them learns the task, the GRU does at least as well as the LSTM with
+#   torch's initialisation (the forget-gate bias below is the LSTM's answer).
 
 # %%
 assert all(acc[k, T_VALUES[0]] > 0.95 for k in KINDS)
 assert acc["elman", 20] < 0.4 and acc["gru", 20] > 0.9
-assert all(acc["gru", T] >= acc["lstm", T] - 0.02 for T in T_VALUES)
+assert all(acc["gru", T] >= acc["lstm", T] for T in T_VALUES if max(acc["gru", T], acc["lstm", T]) > 0.5)
 first_fail = {k: next((T for T in T_VALUES if acc[k, T] < 0.5), None) for k in KINDS}
 print("first T below 0.5 accuracy:", {KINDS[k]: T for k, T in first_fail.items()})
 
@@ -306,10 +306,11 @@ assert fb_acc[2.0] > fb_acc[0.0] + 0.2
 # Pick a network trained at $T = 20$ and type a sequence (a signal 0-3, then distractors 4-7).
 # Each heatmap row is one hidden unit, each column one time step. Watch for units whose
 # forget gate $f$ (LSTM) stays near 1, or whose update gate $z$ (GRU, torch's *keep* gate)
-# stays near 1, after the first symbol: those carry it. The last row of plots is the state.
+# stays near 1, after the first symbol: those carry it. The last rows are the states (the
+# LSTM's cell state $c$ has its own colour scale: it is not bounded by 1).
 
 # %%
-gate_models = {"LSTM, b_f = 2 (T = 20)": trained["lstm_fb", 2.0], "GRU (T = 20)": trained["gru", 20],
+gate_models = {"GRU (T = 20)": trained["gru", 20], "LSTM, b_f = 2 (T = 20)": trained["lstm_fb", 2.0],
                "LSTM, torch's init (T = 20)": trained["lstm", 20]}
 example = " ".join(map(str, memory.first_symbol_task(1, 20, seed=3)[0][0].tolist()))
 GATE_NAMES = {"i": "input gate i", "f": "forget gate f", "g": "candidate g", "o": "output gate o",
@@ -335,7 +336,8 @@ def show_gates(model_name, sequence):
     fig, axes = plt.subplots(len(names), 1, figsize=(min(14, 3 + 0.35 * len(seq)), 1.3 * len(names)), sharex=True)
     for ax, g in zip(axes, names):
         values = trace[g][:, 0, :].T.cpu().numpy()   # (H, T)
-        lo, hi = (0, 1) if g in "ifozr" else (-1, 1)
+        # gates live in (0, 1), tanh outputs in (-1, 1); the cell state c is unbounded
+        lo, hi = (0, 1) if g in "ifozr" else (-1, 1) if g != "c" else (-np.abs(values).max(), np.abs(values).max())
         im = ax.imshow(values, aspect="auto", cmap="viridis" if lo == 0 else "RdBu_r", vmin=lo, vmax=hi)
         ax.set_ylabel(GATE_NAMES[g], rotation=0, ha="right", va="center", fontsize=8)
         ax.set_yticks([])
@@ -351,10 +353,12 @@ explorer = viz.interactive(show_gates, model_name=widgets.Dropdown(options=list(
                                                  layout=widgets.Layout(width="90%")))
 
 # %% [markdown]
-# With $b_f = 2$ the forget gates start near $\sigma(2) \approx 0.88$ and training pushes some of
-# them towards 1: the mean forget gate after the first step, per unit, for the example above:
+# With $b_f = 2$ the forget gates start near $\sigma(2)$ instead of $\sigma(0) = 0.5$, and training
+# pushes some of them towards 1: the mean forget gate after the first step, per unit, for the
+# example above:
 
 # %%
+print(f"sigma(2) = {torch.sigmoid(torch.tensor(2.0)).item():.3f}")
 x = F.one_hot(torch.tensor([[int(s) for s in example.split()]], device=device).T, 8).float()
 f_mean = memory.gate_trace(trained["lstm_fb", 2.0].rnn, x)["f"][1:, 0].mean(0)
 z_mean = memory.gate_trace(trained["gru", 20].rnn, x)["z"][1:, 0].mean(0)
@@ -366,8 +370,8 @@ assert f_mean.max() > 0.9 and z_mean.max() > 0.9   # some unit of each keeps its
 # %% [markdown]
 # ## 6. Evidence from lesson 03: colored parentheses
 #
-# Lesson 03 trained an Elman network, a gated RNN, a GRU and an LSTM (hidden size 64,
-# 12,000 steps, `scripts/train_parentheses.py`) to check balanced colored parentheses,
+# Lesson 03 trained an Elman network, a gated RNN, a GRU and an LSTM
+# (`scripts/train_parentheses.py`, settings printed below) to check balanced colored parentheses,
 # **with** and **without** transposition negatives (the ones only a stack catches) in training.
 # We load the checkpoints (weights only, `torch.load(..., weights_only=True)`) and read their
 # last evaluation on the held-out sets; we re-check one set (transpositions at lengths 22 to 40,
@@ -382,6 +386,8 @@ for regime in REGIMES:
         model, info = SequenceClassifier.load(P.checkpoint_path(name, regime), map_location=device)
         paren_models[name, regime] = model
         paren[name, regime] = info["history"]["evals"][-1]
+        settings = {k: info[k] for k in ("steps", "n_train", "batch_size", "lr")}
+print(f"settings of the last run: {settings}, hidden size {model.rnn.hidden_size}")
 COLUMNS = ["colour_swap", "transposition", "colour_swap_long", "transposition_long"]
 for regime in REGIMES:
     print(f"\ntrained {regime.replace('_', ' ')} (held-out accuracy; _long = lengths 22-40):")
@@ -464,7 +470,7 @@ print(f"parentheses, transpositions at lengths 22-40: " + ", ".join(
 gated_beat_elman_memory = min(acc["gru", 20], max(fb_acc.values())) > acc["elman", 20] + 0.3
 spread = max(v["transposition_long"] for v in with_t.values()) - min(v["transposition_long"] for v in with_t.values())
 print("gated cells beat Elman on the memory task by a wide margin:", gated_beat_elman_memory)
-print(f"parentheses after 12,000 steps: the four networks within {spread:.3f} of each other on long transpositions")
+print(f"parentheses after {paren['lstm', REGIMES[0]]['step']:,} steps: the four networks within {spread:.3f} of each other on long transpositions")
 print("GRU ahead of the LSTM with torch's init on the memory task:", acc["gru", 20] > acc["lstm", 20],
       "| the forget bias narrows the gap:", max(fb_acc.values()) > acc["lstm", 20])
 assert gated_beat_elman_memory and spread < 0.05
@@ -476,7 +482,7 @@ assert gated_beat_elman_memory and spread < 0.05
 # long training, the four networks end up close, and the ranking differs between the two
 # training mixes. Neither gated cell wins everything: which one leads depends on the task, the
 # training budget and the initialisation. Our runs are tiny
-# (hidden 16, 250 steps, one seed): treat them as a demonstration of how to ask the question,
+# (the sizes of section 4, one seed): treat them as a demonstration of how to ask the question,
 # not as the answer. More seeds and longer runs are the first thing to try.
 #
 # ## What to try
@@ -496,7 +502,7 @@ assert gated_beat_elman_memory and spread < 0.05
 # ## Closing note: our numbers
 
 # %%
-print("accuracy vs T (first-symbol task, hidden 16, 250 steps):")
+print(f"accuracy vs T (first-symbol task, hidden {HIDDEN}, {STEPS} steps):")
 for kind in KINDS:
     print(f"  {KINDS[kind]:>6}: " + ", ".join(f"T={T} {acc[kind, T]:.2f}" for T in T_VALUES))
 print("  LSTM at T=20 with b_f = " + ", ".join(f"{b:g}: {a:.2f}" for b, a in fb_acc.items()))

@@ -9,7 +9,7 @@ from torch import nn
 
 from course_lib import memory, rnn
 
-from test_layering import CONSTRUCTOR, FORBIDDEN, PACKAGE, imported_modules
+import test_layering as layering  # the module, not its tests (pytest would collect them twice)
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 
@@ -222,10 +222,6 @@ def test_forward_on_the_meta_device():
 
 
 def test_memory_module_follows_the_layering_rules():
-    """tests/test_layering.py's rules, applied to this module too (it is a lesson module)."""
-    path = PACKAGE / "memory.py"
-    imports = imported_modules(path)
-    assert not [i for i in imports if any(i == f or i.startswith(f + ".") for f in FORBIDDEN)]
-    for line in path.read_text(encoding="utf-8").splitlines():
-        code = line.split("#")[0]
-        assert not CONSTRUCTOR.search(code) or "device=" in line or "# cpu:" in line, line
+    """tests/test_layering.py's rules, applied to this lesson module too (until its list names it)."""
+    layering.test_lesson_modules_import_nothing_from_higher_floors("memory")
+    layering.test_tensor_constructors_say_which_device("memory")
