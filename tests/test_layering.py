@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "course_lib"
-LESSON_MODULES = ["device", "corpora", "ngram", "backprop", "parentheses", "rnn", "attention", "seq2seq", "dates",
+LESSON_MODULES = ["device", "corpora", "ngram", "backprop", "parentheses", "rnn", "memory", "attention", "seq2seq", "dates",
                   "transformer", "train"]
 # What each floor may not import (never upward).
 FORBIDDEN = {"matplotlib", "ipywidgets", "IPython.display", "course_lib.viz", "course_lib.quiz", "course_lib.checks",

@@ -2,8 +2,8 @@
 
 JupyterLab runs on 127.0.0.1 with a free port, token auth, and config, data, runtime,
 settings and workspace directories in a temporary folder, so nothing of the user's setup is
-read or written. It serves a temporary copy of the notebooks, so running them in the browser
-never touches the committed files. Chromium is Debian's (/usr/bin/chromium), driven by
+read or written. It serves a temporary copy of notebooks/ and exercises/, so running them in
+the browser never touches the committed files. Chromium is Debian's (/usr/bin/chromium), driven by
 playwright; `scripts/install_browser.sh` installs both. Without them the tests are skipped,
 except in CI (the environment variable CI is set), where they must run.
 """
@@ -66,10 +66,11 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def jupyter_lab(browser_ready, tmp_path_factory):
-    """Start JupyterLab on a copy of notebooks/; yield (base_url, token, served_dir); stop it."""
+    """Start JupyterLab on a copy of notebooks/ and exercises/; yield (base_url, token, served_dir); stop it."""
     home = tmp_path_factory.mktemp("jupyter")
     served = home / "served"
-    shutil.copytree(ROOT / "notebooks", served, ignore=shutil.ignore_patterns("*.py", ".ipynb_checkpoints"))
+    for folder in ("notebooks", "exercises"):
+        shutil.copytree(ROOT / folder, served / folder, ignore=shutil.ignore_patterns("*.py", ".ipynb_checkpoints"))
     config = home / "config"
     for name, values in LAB_SETTINGS.items():
         path = config / "lab" / "user-settings" / name

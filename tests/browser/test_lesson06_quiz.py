@@ -6,7 +6,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "06_masked_attention.ipynb"
+NOTEBOOK = "notebooks/06_masked_attention.ipynb"
 
 
 def test_lesson06_runs_in_jupyterlab_and_the_quiz_answers(jupyter_lab, page, tmp_path):
