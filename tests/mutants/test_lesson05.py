@@ -1,11 +1,9 @@
 """Lesson 05 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
 
-import pytest
-
-from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+from course_lib.checks import FAILED
 from course_lib.checks import lesson05 as checks
 
-from .mutate import mutant, solution, stub
+from .mutate import lesson_suite
 
 LESSON = "05_attention"
 EXERCISES = {
@@ -49,32 +47,9 @@ MUTANTS = [
 ]
 
 
-@pytest.mark.parametrize("name", EXERCISES)
-def test_solution_passes(name):
-    for _ in range(3):  # fresh inputs each time
-        result = EXERCISES[name](solution(LESSON, name), quiet=True)
-        assert result.status == PASSED, result
-
-
-@pytest.mark.parametrize("name", EXERCISES)
-def test_stub_is_not_implemented(name):
-    result = EXERCISES[name](stub(LESSON, name), quiet=True)
-    assert result.status == NOT_IMPLEMENTED, result
-
-
-@pytest.mark.parametrize("name,old,new,hint", MUTANTS, ids=[f"{m[0]}-{i}" for i, m in enumerate(MUTANTS)])
-def test_mutant_is_rejected_with_a_targeted_hint(name, old, new, hint):
-    wrong = mutant(LESSON, name, old, new)
-    # Checks draw fresh inputs: a mistake must be caught, with its hint, every time.
-    for _ in range(5):
-        result = EXERCISES[name](wrong, quiet=True)
-        assert result.status == FAILED, result
-        assert hint in result.message, result.message
-
-
-@pytest.mark.parametrize("name", EXERCISES)
-def test_every_exercise_has_at_least_three_mutants(name):
-    assert sum(m[0] == name for m in MUTANTS) >= 3
+(test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
+ test_every_exercise_has_at_least_three_mutants) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3,
+                                                                mutant_repeats=5)
 
 
 def test_a_crash_in_student_code_is_reported_not_raised():
