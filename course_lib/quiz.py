@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Mapping
 
+from course_lib.viz import widgets_available  # one rule for "can a widget render here?"
+
 ANSWERS_ENV = "COURSE_LIB_QUIZ_ANSWERS"
 ANSWERS: list[dict] = []
 
@@ -74,17 +76,6 @@ def _record(key: str, answer, correct: bool, first_try: bool) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
-
-
-def widgets_available() -> bool:
-    """True inside a Jupyter kernel with ipywidgets importable (where a widget can render)."""
-    try:
-        import ipywidgets  # noqa: F401
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
 
 
 def _question_html(text: str) -> str:

@@ -1,8 +1,9 @@
 """Lesson 06 in a real browser: JupyterLab in headless Chromium runs the notebook and a student uses the quiz."""
 
-import re
 
 import pytest
+
+from .lab import error_outputs, open_and_run_all, save_and_read
 
 pytestmark = pytest.mark.browser
 
@@ -11,29 +12,11 @@ NOTEBOOK = "notebooks/06_masked_attention.ipynb"
 
 def test_lesson06_runs_in_jupyterlab_and_the_quiz_answers(jupyter_lab, page, tmp_path):
     base, token, served = jupyter_lab
-    page.set_default_timeout(60_000)
-    page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
-    notebook = page.locator(".jp-NotebookPanel-notebook")
-    notebook.wait_for()
-    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for(timeout=120_000)  # the kernel has started
+    notebook = open_and_run_all(page, base, token, NOTEBOOK, timeout_s=170)
+    assert notebook.locator(".jp-CodeCell").count() > 10
 
-    # Run > Run All Cells, from the menu bar as a student would.
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-
-    prompts = notebook.locator(".jp-CodeCell .jp-InputArea-prompt")
-    n_code = prompts.count()
-    assert n_code > 10
-    # Done when every code cell shows an execution count ("[12]:", not "[*]:" or "[ ]:").
-    page.wait_for_function(
-        """n => {
-            const p = [...document.querySelectorAll('.jp-NotebookPanel-notebook .jp-CodeCell .jp-InputArea-prompt')];
-            return p.length === n && p.every(e => /\\[\\d+\\]/.test(e.textContent));
-        }""", arg=n_code, timeout=170_000)
-    page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
-
-    errors = notebook.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
-    assert errors.count() == 0, "error output in the notebook:\n" + "\n---\n".join(errors.all_inner_texts())
+    errors = error_outputs(save_and_read(page, served, NOTEBOOK))
+    assert not errors, "error output in the notebook:\n" + "\n".join(errors)
     assert notebook.locator(".jp-OutputArea-output img").count() >= 2  # the heatmaps rendered
 
     # The lecture's quiz, as a widget: the one with radio buttons.
