@@ -1,6 +1,5 @@
 """Lesson 06 in a real browser: JupyterLab in headless Chromium runs the notebook and a student uses the quiz."""
 
-
 import pytest
 
 from .lab import error_outputs, open_and_run_all, save_and_read
