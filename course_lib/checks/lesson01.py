@@ -147,7 +147,9 @@ def check_perplexity(perplexity):
 @exercise("1.5", "sampling the next word with a temperature")
 def check_sample_next(sample_next):
     rng = np.random.default_rng()
-    cases = [(np.array([0.1, 0.2, 0.3, 0.4]), 1.0, 0.15), (np.array([0.1, 0.2, 0.3, 0.4]), 1.0, 0.05)]
+    fixed = np.array([0.1, 0.2, 0.3, 0.4])
+    # Hand-picked cases where p ** T and p ** (1 / T) give different words, then fresh random ones.
+    cases = [(fixed, 1.0, 0.15), (fixed, 1.0, 0.05), (fixed, 0.5, 0.5), (fixed, 2.0, 0.3)]
     for _ in range(14):
         p = rng.dirichlet(np.ones(int(rng.integers(3, 9))))
         cases.append((p, float(rng.choice([0.5, 1.0, 2.0])), float(rng.uniform(0, 1))))

@@ -51,6 +51,16 @@ def _always_ten(seq, n):  # ignores n_symbols
     return P.is_balanced(seq, 10) if max(seq, default=0) < 10 else False
 
 
+def _five_openers(seq, n):  # opens on s < 5 whatever n_symbols is, but closes with n_symbols - 1 - s
+    stack = []
+    for s in seq:
+        if s < 5:
+            stack.append(s)
+        elif not stack or stack.pop() != n - 1 - s:
+            return False
+    return not stack
+
+
 def _battery(rng) -> list[tuple[list[int], int]]:
     """(sequence, n_symbols) cases: the lecture's examples, hand-picked traps, and fresh random ones."""
     cases = [(P.from_signs(s), 2) for s, _ in P.SEED_BINARY] + [(s, 10) for s, _ in P.SEED_COLORED]
@@ -76,6 +86,8 @@ _BALANCED_MISTAKES = {
     "parentheses left open at the end (a non-empty stack) make the sequence unbalanced": _left_open_ok,
     "symbol i is closed by n_symbols - 1 - i (0 by 9, 4 by 5), not by i + n_symbols / 2": _shifted_pairs,
     "use the n_symbols you are given (2 for the binary task), not always 10": _always_ten,
+    "use the n_symbols you are given: openers are the symbols below n_symbols // 2 (0 for the binary task), "
+    "not below 5": _five_openers,
 }
 
 
