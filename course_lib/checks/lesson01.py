@@ -74,19 +74,23 @@ def check_mle_prob(mle_prob):
     rng = np.random.default_rng()
     for n in (2, 3, 2):
         counts = _corpus_counts(rng, n)
-        # a context that occurs, and a word that follows it
-        ngram = list(counts)[int(rng.integers(0, len(counts)))]
-        context, word = ngram[:-1], ngram[-1]
-        context_count = sum(c for g, c in counts.items() if g[:-1] == context)
-        expected = counts[ngram] / context_count
-        word_count = sum(c for g, c in counts.items() if g[-1] == word)
-        wrong = {
-            "divide by the count of the context c(w_{i-1}), not by the number of all n-grams: "
-            "that gives the joint probability P(w_{i-1}, w_i)": counts[ngram] / sum(counts.values()),
-            "the denominator counts the context (the words before), not the word itself": counts[ngram] / word_count,
-        }
-        wrong["off by one: the n-gram is the context followed by the word; you put the word first"] = (
-            counts.get((word,) + tuple(context), 0) / context_count)
+        # A seen n-gram (context, word), picked at random among those where every known mistake
+        # gives a different number, so the hint can tell them apart.
+        for index in rng.permutation(len(counts)):
+            ngram = list(counts)[index]
+            context, word = ngram[:-1], ngram[-1]
+            context_count = sum(c for g, c in counts.items() if g[:-1] == context)
+            expected = counts[ngram] / context_count
+            word_count = sum(c for g, c in counts.items() if g[-1] == word)
+            wrong = {
+                "divide by the count of the context c(w_{i-1}), not by the number of all n-grams: "
+                "that gives the joint probability P(w_{i-1}, w_i)": counts[ngram] / sum(counts.values()),
+                "the denominator counts the context (the words before), not the word itself": counts[ngram] / word_count,
+                "off by one: the n-gram is the context followed by the word; you put the word first":
+                    counts.get((word,) + tuple(context), 0) / context_count,
+            }
+            if all(not math.isclose(v, expected) for v in wrong.values()):
+                break
         got = mle_prob(counts, tuple(context), word)
         expect(is_number(got), f"return a single number (a float), got {type(got).__name__}")
         expect_value(got, expected, wrong, what=f"P({word!r} | {context})")

@@ -47,10 +47,11 @@ def mutant(lesson: str, name: str, old: str, new: str):
 
 
 def lesson_suite(lesson: str, exercises: dict, mutants: list, *, solution_repeats: int = 3, mutant_repeats: int = 5):
-    """The four tests every lesson's checks must pass; assign them at module level::
+    """The five tests every lesson's checks must pass; assign them at module level::
 
         (test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
-         test_every_exercise_has_at_least_three_mutants) = lesson_suite(LESSON, EXERCISES, MUTANTS)
+         test_every_exercise_has_at_least_three_mutants,
+         test_a_crash_in_student_code_is_reported_not_raised) = lesson_suite(LESSON, EXERCISES, MUTANTS)
 
     ``exercises`` maps a function name to its check; ``mutants`` lists
     ``(function, edit from, edit to, words the hint must contain)``.
@@ -83,5 +84,13 @@ def lesson_suite(lesson: str, exercises: dict, mutants: list, *, solution_repeat
     def test_every_exercise_has_at_least_three_mutants(name):
         assert sum(m[0] == name for m in mutants) >= 3
 
+    @pytest.mark.parametrize("name", exercises)
+    def test_a_crash_in_student_code_is_reported_not_raised(name):
+        def broken(*args, **kwargs):
+            return [][1]
+
+        result = exercises[name](broken, quiet=True)
+        assert result.status == FAILED and result.message, result  # reported (the hint may name the cause)
+
     return (test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
-            test_every_exercise_has_at_least_three_mutants)
+            test_every_exercise_has_at_least_three_mutants, test_a_crash_in_student_code_is_reported_not_raised)
