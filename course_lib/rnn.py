@@ -31,7 +31,9 @@ torch module's weights; tests check outputs, final states and gradients agree wi
 Weights are stored as torch stores them, gates stacked in torch's order (LSTM: i, f, g, o;
 GRU: r, z, n) so one product serves all gates; ``step`` names every gate.
 
-:class:`SequenceClassifier` puts a read-out ``y_T = W_hy h_T + b_y`` on top of any of them.
+:class:`SequenceClassifier` puts a read-out ``y_T = W_hy h_T + b_y`` on top of any of them;
+:class:`RNNLanguageModel` reads out ``y_t = W_hy h_t + b_y`` at every step to predict the next token
+(lesson 07 compares it with the GPT on characters).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import torch.nn.functional as F
 from torch import nn
 
 __all__ = ["ElmanCell", "GatedCell", "GRUCell", "LSTMCell", "ElmanRNN", "GatedRNN", "GRU", "LSTM",
-           "SequenceClassifier", "RNN_TYPES"]
+           "SequenceClassifier", "RNNLanguageModel", "RNN_TYPES"]
 
 _ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
 
@@ -554,3 +556,35 @@ class SequenceClassifier(nn.Module):
 
 
 CHECKPOINT_FORMAT = "course_lib.rnn.SequenceClassifier/1"
+
+
+class RNNLanguageModel(nn.Module):
+    """A recurrent language model: x_t = E[token_t], h_t from the recurrent network, and
+    y_t = W_hy h_t + b_y the logits of token t+1, so step t predicts the next token from tokens 1..t.
+
+    forward(idx (B, T) token ids, targets (B, T) or None) -> (logits (B, T, vocab_size), loss or None),
+    the interface of :class:`course_lib.transformer.GPT`: the same batches, training loop and
+    ``evaluate_lm`` serve both. ``rnn`` is a name from :data:`RNN_TYPES`; every window starts from
+    the zero state.
+    """
+
+    def __init__(self, vocab_size: int, embedding_dim: int, hidden_size: int, rnn: str = "lstm", num_layers: int = 1):
+        super().__init__()
+        if rnn not in RNN_TYPES:
+            raise ValueError(f"rnn must be one of {sorted(RNN_TYPES)}, got {rnn!r}")
+        self.vocab_size = _check_size("vocab_size", vocab_size)
+        self.embedding = nn.Embedding(vocab_size, _check_size("embedding_dim", embedding_dim))
+        self.rnn = RNN_TYPES[rnn](embedding_dim, _check_size("hidden_size", hidden_size), num_layers, batch_first=True)
+        self.W_hy = nn.Linear(hidden_size, vocab_size)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
+        if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.dtype != torch.long:
+            raise ValueError(f"idx must be a (B, T) tensor of token ids (torch.long), got {_describe(idx)}"
+                             + (f" of dtype {idx.dtype}" if isinstance(idx, torch.Tensor) else ""))
+        h, _ = self.rnn(self.embedding(idx))  # (B, T, H)
+        logits = self.W_hy(h)  # (B, T, vocab_size)
+        if targets is None:
+            return logits, None
+        if targets.shape != idx.shape:
+            raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {_describe(targets)}")
+        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())

@@ -546,26 +546,45 @@ def lm_batches(stream: torch.Tensor, block_size: int, batch_size: int, steps: in
 
 
 @torch.no_grad()
-def evaluate_lm(model: GPT, stream: torch.Tensor, batch_size: int = 64) -> float:
-    """Mean negative log-likelihood (nats) of every token of ``stream`` after the first.
+def evaluate_lm(model: nn.Module, stream: torch.Tensor, batch_size: int = 64, block_size: int | None = None,
+                stride: int | None = None) -> float:
+    """Mean negative log-likelihood (nats) of every token of ``stream`` after the first; e^result
+    is the perplexity. Works for any model with ``model(idx) -> (logits, _)`` (GPT, RNN LM).
 
-    The stream is cut into consecutive blocks of block_size tokens (the first token of a
-    block sees no earlier context, as in nanoGPT's evaluation); e^result is the perplexity.
+    The model reads windows of ``block_size`` tokens (default: the GPT's ``config.block_size``)
+    starting every ``stride`` tokens, and each token is scored once, by the first window that
+    predicts it. ``stride = block_size`` (the default) cuts the stream into consecutive blocks,
+    as in nanoGPT's evaluation: the first tokens of a block see almost no context. A smaller
+    stride (a sliding window) gives every token scored after the first window at least
+    ``block_size - stride`` tokens of context, at ``block_size / stride`` times the cost.
     """
     if not isinstance(stream, torch.Tensor) or stream.dim() != 1 or len(stream) < 2:
         raise ValueError(f"stream must be a 1-D tensor of at least 2 ids, got {getattr(stream, 'shape', stream)}")
+    if block_size is None:
+        if not hasattr(model, "config"):
+            raise ValueError("block_size is needed for a model without a config.block_size (e.g. an RNN LM)")
+        block_size = model.config.block_size
+    _positive_int("block_size", block_size)
+    _positive_int("batch_size", batch_size)
+    stride = block_size if stride is None else _positive_int("stride", stride)
+    if stride > block_size:
+        raise ValueError(f"stride must be at most block_size={block_size} (or tokens are skipped), got {stride}")
     was_training = model.training
     model.eval()
-    T = model.config.block_size
     n = len(stream) - 1  # predicted tokens
-    full = n // T
-    x, y = stream[:full * T].view(full, T), stream[1:full * T + 1].view(full, T)
-    total = 0.0
-    for i in range(0, full, batch_size):
-        logits, _ = model(x[i:i + batch_size])
-        total += F.cross_entropy(logits.flatten(0, 1), y[i:i + batch_size].flatten(), reduction="sum").item()
-    if n > full * T:  # the last, shorter block
-        logits, _ = model(stream[full * T:-1][None])
-        total += F.cross_entropy(logits[0], stream[full * T + 1:], reduction="sum").item()
+    T = min(block_size, n)
+    starts = list(range(0, n - T + 1, stride))
+    if starts[-1] + T < n:  # a last window, aligned with the end of the stream
+        starts.append(n - T)
+    offsets = torch.arange(T, device=stream.device)
+    total, scored = 0.0, 0  # the targets stream[1 : scored + 1] are counted
+    for i in range(0, len(starts), batch_size):
+        batch = torch.tensor(starts[i:i + batch_size], device=stream.device)[:, None]  # (b, 1)
+        logits, _ = model(stream[batch + offsets])  # (b, T, V)
+        nll = F.cross_entropy(logits.flatten(0, 1), stream[batch + offsets + 1].flatten(),
+                              reduction="none").view(len(batch), T)
+        for row, start in enumerate(starts[i:i + batch_size]):
+            total += nll[row, max(scored - start, 0):].sum().item()  # skip what earlier windows scored
+            scored = start + T
     model.train(was_training)
     return total / n

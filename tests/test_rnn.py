@@ -306,3 +306,44 @@ def test_classifier_checkpoint_round_trip(tmp_path):
     torch.save({"weights": torch.zeros(1)}, tmp_path / "other.pt")
     with pytest.raises(ValueError, match="is not a course_lib.rnn.SequenceClassifier/1 checkpoint"):
         rnn.SequenceClassifier.load(tmp_path / "other.pt")
+
+
+# --- the recurrent language model (lesson 07's character LSTM) -------------------------------------
+
+@pytest.mark.parametrize("kind, torch_cls", [("lstm", nn.LSTM), ("gru", nn.GRU)])
+def test_language_model_equals_embedding_torch_rnn_and_linear(kind, torch_cls):
+    torch.manual_seed(0)
+    lm = rnn.RNNLanguageModel(13, 5, 7, rnn=kind, num_layers=2)
+    oracle = torch_cls(5, 7, num_layers=2, batch_first=True)
+    ours = rnn.RNN_TYPES[kind].from_torch(oracle)
+    lm.rnn.load_state_dict(ours.state_dict())
+    idx = torch.randint(0, 13, (3, 9))
+    targets = torch.randint(0, 13, (3, 9))
+    logits, loss = lm(idx, targets)
+    expected = lm.W_hy(oracle(lm.embedding.weight[idx])[0])  # E[x_t], torch's RNN, W_hy h_t + b_y
+    torch.testing.assert_close(logits, expected, **TOL)
+    manual = -torch.log_softmax(expected, -1).gather(-1, targets[..., None]).mean()
+    torch.testing.assert_close(loss, manual, **TOL)
+
+
+def test_language_model_never_looks_ahead():
+    torch.manual_seed(1)
+    lm = rnn.RNNLanguageModel(11, 4, 6)
+    idx = torch.randint(0, 11, (2, 8))
+    changed = idx.clone()
+    changed[:, 5] = (changed[:, 5] + 1) % 11
+    before, after = lm(idx)[0], lm(changed)[0]
+    torch.testing.assert_close(before[:, :5], after[:, :5], rtol=0, atol=0)
+    assert not torch.allclose(before[:, 5:], after[:, 5:])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: rnn.RNNLanguageModel(10, 4, 6, rnn="transformer"), "rnn must be one of"),
+    (lambda: rnn.RNNLanguageModel(0, 4, 6), "vocab_size must be a positive integer"),
+    (lambda: rnn.RNNLanguageModel(10, 4, 6)(torch.zeros(2, 3)), r"idx must be a \(B, T\) tensor of token ids"),
+    (lambda: rnn.RNNLanguageModel(10, 4, 6)(torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 4, dtype=torch.long)),
+     "targets must have the shape of idx"),
+])
+def test_language_model_bad_input_is_a_clear_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

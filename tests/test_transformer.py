@@ -336,16 +336,43 @@ def test_lm_batches_targets_are_the_inputs_shifted_by_one():
         lm_batches(torch.arange(8), 8, 2, 1)
 
 
+def _nll_by_hand(model, stream, windows):
+    """Sum of -log p(stream[j + 1] | stream[start:j + 1]) for each (start, first j, last j) window."""
+    total = 0.0
+    for start, first, last in windows:
+        logp = torch.log_softmax(model(stream[start:last + 1][None])[0][0], -1)
+        total -= sum(logp[j - start, stream[j + 1]].item() for j in range(first, last + 1))
+    return total
+
+
 def test_evaluate_lm_is_the_mean_next_token_nll_of_the_stream():
     model = small_gpt(block_size=4)
-    stream = torch.randint(0, 11, (11,), generator=torch.Generator().manual_seed(0))
-    # by hand: blocks [0:4], [4:8], then the short one [8:10]; each predicts the token after it
-    total = 0.0
-    for start in (0, 4, 8):
-        x = stream[start:min(start + 4, 10)]
-        logp = torch.log_softmax(model(x[None])[0][0], -1)
-        total -= sum(logp[i, stream[start + i + 1]].item() for i in range(len(x)))
-    assert evaluate_lm(model, stream, batch_size=1) == pytest.approx(total / 10, abs=1e-5)
+    stream = torch.randint(0, 11, (11,), generator=torch.Generator().manual_seed(0))  # 10 tokens to predict
+    # consecutive blocks [0:4], [4:8], then a last window [6:10] aligned with the end that scores only 8 and 9
+    expected = _nll_by_hand(model, stream, [(0, 0, 3), (4, 4, 7), (6, 8, 9)]) / 10
+    assert evaluate_lm(model, stream, batch_size=1) == pytest.approx(expected, abs=1e-5)
+    assert evaluate_lm(model, stream, batch_size=3) == pytest.approx(expected, abs=1e-5)
+    # a sliding window of stride 2: every window after the first scores its last 2 tokens only
+    sliding = _nll_by_hand(model, stream, [(0, 0, 3), (2, 4, 5), (4, 6, 7), (6, 8, 9)]) / 10
+    assert evaluate_lm(model, stream, batch_size=2, stride=2) == pytest.approx(sliding, abs=1e-5)
+    # a stream shorter than the context: one window
+    assert evaluate_lm(model, stream[:3]) == pytest.approx(_nll_by_hand(model, stream, [(0, 0, 1)]) / 2, abs=1e-5)
+
+
+def test_evaluate_lm_serves_any_language_model_and_checks_its_arguments():
+    from course_lib.rnn import RNNLanguageModel
+
+    torch.manual_seed(0)
+    lstm = RNNLanguageModel(11, 4, 8)
+    stream = torch.randint(0, 11, (9,), generator=torch.Generator().manual_seed(1))
+    assert evaluate_lm(lstm, stream, block_size=8) == pytest.approx(_nll_by_hand(lstm, stream, [(0, 0, 7)]) / 8,
+                                                                    abs=1e-5)
+    with pytest.raises(ValueError, match="block_size is needed"):
+        evaluate_lm(lstm, stream)
+    with pytest.raises(ValueError, match="stride must be at most block_size=4"):
+        evaluate_lm(small_gpt(block_size=4), stream, stride=5)
+    with pytest.raises(ValueError, match="stride must be a positive int"):
+        evaluate_lm(small_gpt(block_size=4), stream, stride=0)
 
 
 def test_reversal_task():
