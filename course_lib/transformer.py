@@ -123,6 +123,24 @@ def _check_block_args(d_model, nhead, dim_feedforward, dropout):
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")
 
 
+def _init_sublayers(block, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms,
+                    cross_attention=False):
+    """The layers of an encoder or decoder block, with torch's names (so torch's weights load):
+    self_attn, [multihead_attn,] linear1 and linear2 (the FFN's W_1, W_2), norm1..n, dropout1..n."""
+    dim_feedforward = dim_feedforward or 4 * d_model
+    _check_block_args(d_model, nhead, dim_feedforward, dropout)
+    block.d_model, block.norm_first = d_model, norm_first
+    block.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=True)
+    if cross_attention:
+        block.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=True)
+    block.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)  # W_1
+    block.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias)  # W_2
+    block.dropout = nn.Dropout(dropout)  # inside the FFN
+    for i in range(1, n_norms + 1):  # one Add & Norm (and dropout) per sub-layer
+        setattr(block, f"norm{i}", LayerNorm(d_model, bias=bias))
+        setattr(block, f"dropout{i}", nn.Dropout(dropout))
+
+
 def _check_x(x, d_model, name="x"):
     if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != d_model:
         shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
@@ -144,15 +162,7 @@ class EncoderBlock(nn.Module):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int | None = None, dropout: float = 0.0,
                  norm_first: bool = True, bias: bool = True):
         super().__init__()
-        dim_feedforward = dim_feedforward or 4 * d_model
-        _check_block_args(d_model, nhead, dim_feedforward, dropout)
-        self.d_model, self.norm_first = d_model, norm_first
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=True)
-        self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)  # FFN's W_1 (torch's layer names)
-        self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias)  # FFN's W_2
-        self.norm1 = LayerNorm(d_model, bias=bias)
-        self.norm2 = LayerNorm(d_model, bias=bias)
-        self.dropout, self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout), nn.Dropout(dropout)
+        _init_sublayers(self, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms=2)
         self.attn_weights = None  # (B, H, T, T) of the last forward with keep_weights=True
 
     def _self_attention(self, x, keep_weights: bool):
@@ -198,16 +208,8 @@ class DecoderBlock(nn.Module):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int | None = None, dropout: float = 0.0,
                  norm_first: bool = True, bias: bool = True):
         super().__init__()
-        dim_feedforward = dim_feedforward or 4 * d_model
-        _check_block_args(d_model, nhead, dim_feedforward, dropout)
-        self.d_model, self.norm_first = d_model, norm_first
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=True)
-        self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=True)
-        self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)
-        self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias)
-        self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, bias=bias) for _ in range(3))
-        self.dropout = nn.Dropout(dropout)
-        self.dropout1, self.dropout2, self.dropout3 = (nn.Dropout(dropout) for _ in range(3))
+        _init_sublayers(self, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms=3,
+                        cross_attention=True)
         self.cross_weights = None  # (B, H, T_target, T_source) of the last forward with keep_weights=True
 
     def _self_attention(self, x):
