@@ -187,7 +187,8 @@ corpus = load_sotu(level="char")
 vocab = char_vocab(corpus.train)
 train_stream, val_stream = encode_stream(corpus.train, vocab), encode_stream(corpus.val, vocab)
 print(corpus.summary())
-print(f"{len(vocab)} symbols (characters, <UNK> and the sentence separator)")
+print(f"{len(vocab)} symbols (characters, <UNK> and the sentence separator); {len(train_stream):,} training and "
+      f"{len(val_stream):,} validation characters")
 
 
 def lm_loss(model, batch):
@@ -273,7 +274,7 @@ print(f"{len(lstm_history.step)} steps, {len(lstm_history.step) * 32 * 64:,} cha
       f"{lstm_history.seconds:.0f} s (the GPT: {len(history.step)} steps)")
 
 # %% [markdown]
-# A minute is not much. `scripts/train_gpt.py` trained a larger GPT on the same data for
+# Half a minute is not much. `scripts/train_gpt.py` trained a larger GPT on the same data for
 # longer; its weights ship with the course (`course_lib/data/gpt_sotu_char.pt`, loaded with
 # `weights_only=True`). We load it and train it live a little more.
 
@@ -293,10 +294,10 @@ more = fit(gpt, lm_loss, torch.optim.AdamW(gpt.parameters(), lr=1e-4),
 # ### The course-wide table
 #
 # Every model on the same validation text. Evaluating a transformer on the whole validation
-# split (1.3 million characters) takes minutes on a CPU, so the live comparison uses the first
-# validation sentences (about 20,000 characters), scored by every model on exactly the same
-# predicted characters; the last column is the whole validation split (for the checkpoint, as
-# measured by the training script, before the few live steps).
+# split (over a million characters, counted above) takes minutes on a CPU, so the live
+# comparison uses the first validation sentences (about 20,000 characters), scored by every
+# model on exactly the same predicted characters; the last column is the whole validation
+# split (for the checkpoint, as measured by the training script, before the few live steps).
 
 # %%
 head_sentences = []
