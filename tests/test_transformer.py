@@ -415,3 +415,21 @@ def test_checkpoint_loads_weights_only_and_reproduces_its_validation_loss():
     head = encode_stream(corpus.val, vocab)[:ckpt["val_head_tokens"] + 1]
     assert evaluate_lm(model, head) == pytest.approx(ckpt["val_head_loss"], abs=2e-3)
     assert ckpt["val_loss"] < math.log(len(vocab))  # far better than uniform: it was trained
+
+
+@pytest.mark.skipif(not CHECKPOINT.exists(), reason="no checkpoint trained yet (scripts/train_gpt.py)")
+def test_checkpoint_beats_the_best_character_ngram_on_validation_text():
+    """Lesson 07's goal, against lesson 01's Kneser-Ney 6-gram (itself tested against nltk) on the
+    same validation sentences and the same predicted tokens (each character and one end per sentence)."""
+    from course_lib.corpora import load_sotu
+    from course_lib.ngram import NGramLM
+
+    ckpt = torch.load(CHECKPOINT, weights_only=True)
+    model = GPT(GPTConfig(**ckpt["config"]))
+    model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
+    corpus = load_sotu(level="char")
+    head = corpus.val[:60]
+    ngram = NGramLM(6, smoothing="kneser-ney").fit(corpus.train)
+    stream = encode_stream(head, char_vocab(corpus.train))
+    assert len(stream) - 1 == sum(len(s) + 1 for s in head)  # the n-gram's tokens: characters + </s>
+    assert math.exp(evaluate_lm(model, stream)) < ngram.perplexity(head)
