@@ -44,6 +44,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from course_lib.train import check_token_ids, next_token_loss
+
 __all__ = ["ElmanCell", "GatedCell", "GRUCell", "LSTMCell", "ElmanRNN", "GatedRNN", "GRU", "LSTM",
            "SequenceClassifier", "RNNLanguageModel", "RNN_TYPES"]
 
@@ -578,13 +580,7 @@ class RNNLanguageModel(nn.Module):
         self.W_hy = nn.Linear(hidden_size, vocab_size)
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
-        if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.dtype != torch.long:
-            raise ValueError(f"idx must be a (B, T) tensor of token ids (torch.long), got {_describe(idx)}"
-                             + (f" of dtype {idx.dtype}" if isinstance(idx, torch.Tensor) else ""))
+        check_token_ids(idx, "idx")
         h, _ = self.rnn(self.embedding(idx))  # (B, T, H)
         logits = self.W_hy(h)  # (B, T, vocab_size)
-        if targets is None:
-            return logits, None
-        if targets.shape != idx.shape:
-            raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {_describe(targets)}")
-        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        return logits, None if targets is None else next_token_loss(logits, idx, targets)

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_lib.attention import padding_mask, scaled_dot_product_attention
+from course_lib.train import check_token_ids
 
 __all__ = ["ATTENTIONS", "Seq2SeqConfig", "Seq2Seq", "DotScore", "BilinearScore", "AdditiveScore", "attend",
            "encode_pairs", "trim", "seq2seq_loss", "translate", "exact_match_by_length", "save_checkpoint", "load_checkpoint", "DATA_DIR"]
@@ -150,9 +151,7 @@ class Seq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor):
         """Encoder states (B, T, H), the last real one h_n^e (B, H) of each sequence, and the padding mask (B, T)."""
-        if not isinstance(src, torch.Tensor) or src.dim() != 2 or src.dtype != torch.long:
-            raise ValueError(f"src must be a (B, T) tensor of token ids (long), got "
-                             f"{tuple(src.shape) if isinstance(src, torch.Tensor) else type(src).__name__}")
+        check_token_ids(src, "src")
         lengths = torch.as_tensor(src_lengths, device=src.device)
         if lengths.shape != src.shape[:1]:
             raise ValueError(f"src_lengths must have one length per sequence, shape ({src.shape[0]},), "

@@ -169,3 +169,19 @@ def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
 def perplexity(mean_nll_nats: float) -> float:
     """Perplexity e^J from a mean negative log-likelihood in nats (= 2^J with J in bits)."""
     return math.exp(mean_nll_nats)
+
+
+def check_token_ids(ids, name: str = "idx") -> None:
+    """A clear error naming ``name`` unless ``ids`` is a (B, T) tensor of token ids (torch.long)."""
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
+        got = f"shape {tuple(ids.shape)}, dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise ValueError(f"{name} must be a (B, T) tensor of token ids (torch.long), got {got}")
+
+
+def next_token_loss(logits: torch.Tensor, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """A language model's loss: the mean cross-entropy (nats) of every next-token prediction,
+    logits (B, T, V) for the inputs ``idx`` (B, T) against ``targets`` (B, T), idx shifted by one."""
+    if not isinstance(targets, torch.Tensor) or targets.shape != idx.shape:
+        got = tuple(targets.shape) if isinstance(targets, torch.Tensor) else type(targets).__name__
+        raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {got}")
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())

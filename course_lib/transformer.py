@@ -36,6 +36,7 @@ from torch import nn
 
 from course_lib.attention import MultiHeadAttention, causal_mask
 from course_lib.corpora import UNK, Vocab
+from course_lib.train import check_token_ids, next_token_loss
 
 __all__ = ["sinusoidal_positions", "LayerNorm", "FeedForward", "Block", "EncoderBlock", "DecoderBlock", "GPTConfig",
            "GPT", "sample_next", "generate", "beam_search", "Seq2SeqTransformer", "reversal_task",
@@ -320,9 +321,7 @@ class GPT(nn.Module):
 
     def embed(self, idx: torch.Tensor) -> torch.Tensor:
         """Token plus position embeddings: (B, T) ids -> (B, T, C)."""
-        if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.dtype != torch.long:
-            shape = (tuple(idx.shape), idx.dtype) if isinstance(idx, torch.Tensor) else type(idx).__name__
-            raise ValueError(f"idx must be a (B, T) tensor of token ids (torch.long), got {shape}")
+        check_token_ids(idx, "idx")
         T = idx.shape[1]
         if T > self.config.block_size:
             raise ValueError(f"idx has length T={T}, more than block_size={self.config.block_size}: "
@@ -338,10 +337,7 @@ class GPT(nn.Module):
         logits = self.lm_head(self.ln_f(x))  # (B, T, vocab_size)
         if targets is None:
             return logits, None
-        if targets.shape != idx.shape:
-            raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {tuple(targets.shape)}")
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        return logits, loss
+        return logits, next_token_loss(logits, idx, targets)
 
     @torch.no_grad()
     def attention_weights(self, idx: torch.Tensor) -> torch.Tensor:
@@ -445,9 +441,7 @@ class Seq2SeqTransformer(nn.Module):
         self.out = nn.Linear(d_model, vocab_size)
 
     def _embed(self, ids, name):
-        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
-            raise ValueError(f"{name} must be a (B, T) tensor of token ids (torch.long), got "
-                             f"{(tuple(ids.shape), ids.dtype) if isinstance(ids, torch.Tensor) else type(ids).__name__}")
+        check_token_ids(ids, name)
         if ids.shape[1] > self.max_len:
             raise ValueError(f"{name} has length {ids.shape[1]}, more than max_len={self.max_len}")
         return self.embed(ids) * math.sqrt(self.d_model) + self.pe[:ids.shape[1]]  # (B, T, C)

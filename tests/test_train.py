@@ -95,3 +95,19 @@ def test_smoothed_loss():
 def test_to_device_on_meta():
     moved = train.to_device({"x": torch.ones(2), "y": [torch.zeros(1), 3]}, torch.device("meta"))
     assert moved["x"].device.type == "meta" and moved["y"][0].device.type == "meta" and moved["y"][1] == 3
+
+
+def test_next_token_loss_is_the_mean_cross_entropy_and_checks_shapes():
+    from course_lib.train import check_token_ids, next_token_loss
+
+    g = torch.Generator().manual_seed(0)
+    logits, idx, targets = torch.randn(2, 3, 5, generator=g), torch.zeros(2, 3, dtype=torch.long), torch.tensor(
+        [[0, 4, 2], [1, 1, 3]])
+    by_hand = -sum(torch.log_softmax(logits[b, t], -1)[targets[b, t]] for b in range(2) for t in range(3)) / 6
+    assert next_token_loss(logits, idx, targets).item() == pytest.approx(by_hand.item(), abs=1e-6)
+    with pytest.raises(ValueError, match=r"targets must have the shape of idx \(2, 3\), got \(3, 2\)"):
+        next_token_loss(logits, idx, targets.T)
+    with pytest.raises(ValueError, match=r"src must be a \(B, T\) tensor of token ids \(torch.long\), got list"):
+        check_token_ids([[1, 2]], "src")
+    with pytest.raises(ValueError, match="got shape \\(2, 3\\), dtype torch.float32"):
+        check_token_ids(torch.zeros(2, 3))
