@@ -319,6 +319,18 @@ class GPT(nn.Module):
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    @classmethod
+    def load(cls, path, vocab: Vocab | None = None) -> tuple["GPT", dict]:
+        """(model, checkpoint) from a file of scripts/train_gpt.py: a dict with "config", "vocab",
+        "state_dict" (float16) and numbers, read with ``weights_only=True`` (no pickled code runs).
+        With ``vocab``, the checkpoint's characters and ids must be the same."""
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        if vocab is not None and ckpt["vocab"] != vocab.itos:
+            raise ValueError(f"{path} was trained with another vocabulary than the one given")
+        model = cls(GPTConfig(**ckpt["config"]))
+        model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
+        return model, ckpt
+
     def embed(self, idx: torch.Tensor) -> torch.Tensor:
         """Token plus position embeddings: (B, T) ids -> (B, T, C)."""
         check_token_ids(idx, "idx")

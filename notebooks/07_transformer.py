@@ -276,13 +276,11 @@ print(f"{len(lstm_history.step)} steps, {len(lstm_history.step) * 32 * 64:,} cha
 # %% [markdown]
 # Half a minute is not much. `scripts/train_gpt.py` trained a larger GPT on the same data for
 # longer; its weights ship with the course (`course_lib/data/gpt_sotu_char.pt`, loaded with
-# `weights_only=True`). We load it and train it live a little more.
+# `weights_only=True` by `GPT.load`, which also checks that its characters and ids are ours).
+# We load it and train it live a little more.
 
 # %%
-ckpt = torch.load(Path(course_lib.__file__).parent / "data" / "gpt_sotu_char.pt", weights_only=True)
-assert ckpt["vocab"] == vocab.itos  # same characters, same ids
-gpt = GPT(GPTConfig(**ckpt["config"]))
-gpt.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
+gpt, ckpt = GPT.load(Path(course_lib.__file__).parent / "data" / "gpt_sotu_char.pt", vocab)
 print(gpt.config)
 print(f"{gpt.num_params():,} parameters, trained for {ckpt['steps']:,} steps ({ckpt['tokens']:,} characters, "
       f"{ckpt['minutes']:.0f} minutes); its validation loss then: {ckpt['val_loss']:.4f} nats/char")

@@ -15,7 +15,7 @@ and a cosine decay that ends at the deadline). The checkpoint keeps the best val
 seen (measured on the first --eval-tokens of the validation stream); at the end the full
 validation loss of the saved (float16) weights is measured and stored with them.
 The checkpoint is a dict of tensors, numbers, strings and lists only: read it back with
-torch.load(..., weights_only=True). The test split is never looked at.
+course_lib.transformer.GPT.load (torch.load with weights_only=True). The test split is never looked at.
 """
 
 from __future__ import annotations
@@ -78,12 +78,8 @@ def main(argv=None) -> None:
     val_part = val[:args.eval_tokens + 1]
     done = {"steps": 0, "tokens": 0, "minutes": 0.0}  # training already in the weights we start from
     if args.init is not None:
-        init = torch.load(args.init, weights_only=True)
-        if init["vocab"] != vocab.itos:
-            raise ValueError(f"{args.init} has another vocabulary than the training split's")
-        config = GPTConfig(**init["config"])
-        model = GPT(config)
-        model.load_state_dict({k: v.float() for k, v in init["state_dict"].items()})
+        model, init = GPT.load(args.init, vocab)
+        config = model.config
         done = {k: init[k] for k in done}
     else:
         config = GPTConfig(vocab_size=len(vocab), block_size=args.block_size, n_layer=args.n_layer,
@@ -134,13 +130,9 @@ def main(argv=None) -> None:
 def record(path: Path, head_tokens: int = 20_000) -> None:
     """Reload the saved (float16) weights, measure them on the whole validation split and on its
     first ``head_tokens`` predicted tokens (what the test reproduces quickly), and store both."""
-    ckpt = torch.load(path, weights_only=True)
-    model = GPT(GPTConfig(**ckpt["config"]))
-    model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
     corpus = load_sotu(level="char")
     vocab = char_vocab(corpus.train)
-    if vocab.itos != ckpt["vocab"]:
-        raise ValueError("the checkpoint's vocabulary differs from the one built from the training split")
+    model, ckpt = GPT.load(path, vocab)
     val = encode_stream(corpus.val, vocab)
     ckpt["val_loss"] = evaluate_lm(model, val)
     ckpt["val_head_tokens"] = head_tokens

@@ -1,6 +1,7 @@
 """course_lib.transformer against PyTorch: nn.LayerNorm, nn.TransformerEncoderLayer,
 nn.TransformerDecoderLayer and nn.MultiheadAttention are the oracles; hypothesis for properties."""
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -405,13 +406,10 @@ def test_seq2seq_learns_to_reverse_in_a_few_steps():
 def test_checkpoint_loads_weights_only_and_reproduces_its_validation_loss():
     from course_lib.corpora import load_sotu
 
-    ckpt = torch.load(CHECKPOINT, weights_only=True)
     assert CHECKPOINT.stat().st_size < 5e6
-    model = GPT(GPTConfig(**ckpt["config"]))
-    model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
     corpus = load_sotu(level="char")
     vocab = char_vocab(corpus.train)
-    assert vocab.itos == ckpt["vocab"]  # the notebook rebuilds the same vocabulary from the same split
+    model, ckpt = GPT.load(CHECKPOINT, vocab)  # the notebook rebuilds the same vocabulary from the same split
     head = encode_stream(corpus.val, vocab)[:ckpt["val_head_tokens"] + 1]
     assert evaluate_lm(model, head) == pytest.approx(ckpt["val_head_loss"], abs=2e-3)
     assert ckpt["val_loss"] < math.log(len(vocab))  # far better than uniform: it was trained
@@ -424,12 +422,27 @@ def test_checkpoint_beats_the_best_character_ngram_on_validation_text():
     from course_lib.corpora import load_sotu
     from course_lib.ngram import NGramLM
 
-    ckpt = torch.load(CHECKPOINT, weights_only=True)
-    model = GPT(GPTConfig(**ckpt["config"]))
-    model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
     corpus = load_sotu(level="char")
+    vocab = char_vocab(corpus.train)
+    model, _ = GPT.load(CHECKPOINT, vocab)
     head = corpus.val[:60]
     ngram = NGramLM(6, smoothing="kneser-ney").fit(corpus.train)
-    stream = encode_stream(head, char_vocab(corpus.train))
+    stream = encode_stream(head, vocab)
     assert len(stream) - 1 == sum(len(s) + 1 for s in head)  # the n-gram's tokens: characters + </s>
     assert math.exp(evaluate_lm(model, stream)) < ngram.perplexity(head)
+
+
+def test_gpt_load_round_trips_and_refuses_another_vocabulary(tmp_path):
+    from course_lib.corpora import Vocab
+
+    model = small_gpt()
+    vocab = Vocab([list("abcdefgh")], min_count=1, specials=("<UNK>", "\n"))
+    path = tmp_path / "gpt.pt"
+    torch.save({"config": dataclasses.asdict(model.config), "vocab": list(vocab.itos),
+                "state_dict": {k: v.half() for k, v in model.state_dict().items()}, "steps": 3}, path)
+    loaded, ckpt = GPT.load(path, vocab)
+    assert ckpt["steps"] == 3 and loaded.config == model.config
+    idx = torch.randint(0, 11, (2, 5))
+    torch.testing.assert_close(loaded.eval()(idx)[0], model(idx)[0], rtol=0, atol=5e-3)  # float16 weights
+    with pytest.raises(ValueError, match="another vocabulary"):
+        GPT.load(path, Vocab([list("xyz")], min_count=1, specials=("<UNK>", "\n")))
