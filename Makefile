@@ -28,7 +28,9 @@ lab: $(STAMP)
 
 # Everything CI runs: the build check, unit/property/mutant/browser tests, then every notebook.
 test: $(STAMP) $(BROWSER_STAMP)
-	$(PY) -m course_lib.notebooks build --check
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m course_lib.instructor.build build --check
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PY) -m pytest $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
 
@@ -40,7 +42,7 @@ test-notebooks: $(STAMP)
 
 # Rebuild the .ipynb files from their jupytext sources, and exercises/ from solutions/.
 notebooks: $(STAMP)
-	$(PY) -m course_lib.notebooks build
+	$(PY) -m course_lib.instructor.build build
 
 exercises: notebooks
 

@@ -82,12 +82,23 @@ def main(argv=None):
         diff = (explicit - fused).abs().max().item()
         assert diff < 1e-5, diff
         with torch.no_grad():
-            t = interleaved_medians({
-                "explicit": lambda: scaled_dot_product_attention(q, k, v, mask=mask),
-                "fused": lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
-            }, args.repeats)
-        rows.append((f"scaled dot-product attention, T = {T}", "course_lib explicit", "torch fused",
-                     t["explicit"], t["fused"], diff))
+            t = interleaved_medians(
+                {
+                    "explicit": lambda: scaled_dot_product_attention(q, k, v, mask=mask),
+                    "fused": lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+                },
+                args.repeats,
+            )
+        rows.append(
+            (
+                f"scaled dot-product attention, T = {T}",
+                "course_lib explicit",
+                "torch fused",
+                t["explicit"],
+                t["fused"],
+                diff,
+            )
+        )
 
         x = torch.randn(B, T, C)
         theirs = torch.nn.MultiheadAttention(C, H, batch_first=True).eval()
@@ -99,19 +110,39 @@ def main(argv=None):
         diff_mha = max((ours_explicit - ref).abs().max().item(), (ours_fused - ref).abs().max().item())
         assert diff_mha < 1e-5, diff_mha
         with torch.no_grad():
-            t = interleaved_medians({
-                "ours explicit": lambda: ours(x, x, x, attn_mask=attn_mask, need_weights=True),
-                "ours fused": lambda: ours(x, x, x, attn_mask=attn_mask, need_weights=False),
-                "torch": lambda: theirs(x, x, x, attn_mask=attn_mask, need_weights=False),
-            }, args.repeats)
-        rows.append((f"multi-head attention, T = {T}", "MultiHeadAttention explicit", "nn.MultiheadAttention",
-                     t["ours explicit"], t["torch"], diff_mha))
-        rows.append((f"multi-head attention, T = {T}", "MultiHeadAttention fused", "nn.MultiheadAttention",
-                     t["ours fused"], t["torch"], diff_mha))
+            t = interleaved_medians(
+                {
+                    "ours explicit": lambda: ours(x, x, x, attn_mask=attn_mask, need_weights=True),
+                    "ours fused": lambda: ours(x, x, x, attn_mask=attn_mask, need_weights=False),
+                    "torch": lambda: theirs(x, x, x, attn_mask=attn_mask, need_weights=False),
+                },
+                args.repeats,
+            )
+        rows.append(
+            (
+                f"multi-head attention, T = {T}",
+                "MultiHeadAttention explicit",
+                "nn.MultiheadAttention",
+                t["ours explicit"],
+                t["torch"],
+                diff_mha,
+            )
+        )
+        rows.append(
+            (
+                f"multi-head attention, T = {T}",
+                "MultiHeadAttention fused",
+                "nn.MultiheadAttention",
+                t["ours fused"],
+                t["torch"],
+                diff_mha,
+            )
+        )
         print(rows[-3:], flush=True)
 
     lines = [
-        SECTION, "",
+        SECTION,
+        "",
         "`python benchmarks/bench_attention.py`: forward passes without gradients, causal mask, "
         f"B = {B}, {H} heads, d_k = {D_K} (multi-head: C = {C}). Median of {args.repeats} interleaved runs "
         "after a warm-up; the ratio is ours / peer (above 1: ours is slower).",
@@ -123,8 +154,10 @@ def main(argv=None):
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for what, ours_name, peer_name, t_ours, t_peer, diff in rows:
-        lines.append(f"| {what} | {ours_name} | {peer_name} | {ms(t_ours)} | {ms(t_peer)} | "
-                     f"**{t_ours / t_peer:.1f}x** | {diff:.1e} |")
+        lines.append(
+            f"| {what} | {ours_name} | {peer_name} | {ms(t_ours)} | {ms(t_peer)} | "
+            f"**{t_ours / t_peer:.1f}x** | {diff:.1e} |"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

@@ -28,8 +28,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from course_lib.ngram import NGramLM  # noqa: E402
 from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
+
+from course_lib.ngram import NGramLM  # noqa: E402
 
 SECTION = "## N-gram LM (lesson 01)"
 ORDER = 3
@@ -96,8 +97,9 @@ def machine_info() -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5, help="repeats for our timings (median)")
-    ap.add_argument("--nltk-ppl-sample", type=int, default=0,
-                    help="score only this many test n-grams with nltk's Laplace (0 = all)")
+    ap.add_argument(
+        "--nltk-ppl-sample", type=int, default=0, help="score only this many test n-grams with nltk's Laplace (0 = all)"
+    )
     ap.add_argument("--nltk-kn-sample", type=int, default=12, help="n-grams scored with nltk's Kneser-Ney")
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "RESULTS.md")
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch RESULTS.md")
@@ -109,8 +111,11 @@ def main(argv=None):
     train, test, source = load_corpus()
     n_train, n_test = sum(map(len, train)), sum(map(len, test))
     grams = nltk_test_ngrams(test, ORDER)
-    print(f"corpus: {source}: {len(train)} train sentences / {n_train:,} tokens, "
-          f"{len(test)} test sentences / {n_test:,} tokens, {len(grams):,} test trigrams", flush=True)
+    print(
+        f"corpus: {source}: {len(train)} train sentences / {n_train:,} tokens, "
+        f"{len(test)} test sentences / {n_test:,} tokens, {len(grams):,} test trigrams",
+        flush=True,
+    )
     assert n_train >= 1_000_000, "the benchmark needs at least 1M training tokens"
 
     # ---------------- Laplace trigram: ours --------------------------------------------
@@ -144,7 +149,10 @@ def main(argv=None):
     o_fit = statistics.median(r[0] for r in runs)
     o_ppl = statistics.median(r[1] for r in runs)
     lm, our_ppl = runs[-1][2], runs[-1][3]
-    print(f"ours  laplace: fit {o_fit:.2f} s, test perplexity {o_ppl:.3f} s (median of {len(runs)}) -> {our_ppl:.4f}", flush=True)
+    print(
+        f"ours  laplace: fit {o_fit:.2f} s, test perplexity {o_ppl:.3f} s (median of {len(runs)}) -> {our_ppl:.4f}",
+        flush=True,
+    )
     # the same n-grams scored by us, to check equality
     if sampled:
         ids = np.array([[lm.word_to_id.get(w, 0) for w in g] for g in sample])
@@ -152,9 +160,12 @@ def main(argv=None):
     else:
         same_ppl = our_ppl
     rel = abs(same_ppl - ref_ppl) / ref_ppl
-    print(f"nltk  laplace: fit {n_fit:.2f} s, perplexity {n_ppl:.2f} s"
-          f"{' (extrapolated from %d n-grams)' % len(sample) if sampled else ''} -> {ref_ppl:.4f}; "
-          f"relative difference {rel:.1e}", flush=True)
+    print(
+        f"nltk  laplace: fit {n_fit:.2f} s, perplexity {n_ppl:.2f} s"
+        f"{f' (extrapolated from {len(sample)} n-grams)' if sampled else ''} -> {ref_ppl:.4f}; "
+        f"relative difference {rel:.1e}",
+        flush=True,
+    )
     assert rel < 1e-9, f"perplexities differ: ours {same_ppl} nltk {ref_ppl}"
     assert len(ref.vocab) == lm.vocab_size
 
@@ -180,22 +191,40 @@ def main(argv=None):
         per.append(t)
     nkn_per = statistics.median(per)
     nkn_total = nkn_per * len(grams)
-    print(f"nltk  kneser-ney: {nkn_per * 1e3:.1f} ms per n-gram (median of {len(per)}), "
-          f"extrapolated {nkn_total / 3600:.1f} h for the test set", flush=True)
+    print(
+        f"nltk  kneser-ney: {nkn_per * 1e3:.1f} ms per n-gram (median of {len(per)}), "
+        f"extrapolated {nkn_total / 3600:.1f} h for the test set",
+        flush=True,
+    )
 
     # ---------------- report -------------------------------------------------------------
     o_total, n_total = o_fit + o_ppl, n_fit + n_ppl
-    ppl_note = (f"nltk scored {len(sample):,} sampled test n-grams; its time is extrapolated per n-gram"
-                if sampled else "nltk scored all test n-grams")
+    ppl_note = (
+        f"nltk scored {len(sample):,} sampled test n-grams; its time is extrapolated per n-gram"
+        if sampled
+        else "nltk scored all test n-grams"
+    )
     rows = [
         ("Laplace trigram: fit", f"{o_fit:.2f} s", f"{n_fit:.2f} s", f"{n_fit / o_fit:.0f}x"),
-        ("Laplace trigram: test perplexity", f"{o_ppl:.3f} s", f"{n_ppl:.2f} s" + (" (extrap.)" if sampled else ""),
-         f"{n_ppl / o_ppl:.0f}x"),
-        ("**Laplace trigram: fit + test perplexity**", f"**{o_total:.2f} s**", f"**{n_total:.2f} s**",
-         f"**{n_total / o_total:.0f}x** (goal >= 40x)"),
+        (
+            "Laplace trigram: test perplexity",
+            f"{o_ppl:.3f} s",
+            f"{n_ppl:.2f} s" + (" (extrap.)" if sampled else ""),
+            f"{n_ppl / o_ppl:.0f}x",
+        ),
+        (
+            "**Laplace trigram: fit + test perplexity**",
+            f"**{o_total:.2f} s**",
+            f"**{n_total:.2f} s**",
+            f"**{n_total / o_total:.0f}x** (goal >= 40x)",
+        ),
         ("Kneser-Ney trigram: fit", f"{k_fit:.2f} s", "(same counts as above)", ""),
-        ("**Kneser-Ney trigram: test perplexity**", f"**{k_ppl:.3f} s** (goal < 2 s)",
-         f"{nkn_per * 1e3:.0f} ms per n-gram, ~{nkn_total / 3600:.1f} h extrap.", f"~{nkn_total / k_ppl:,.0f}x"),
+        (
+            "**Kneser-Ney trigram: test perplexity**",
+            f"**{k_ppl:.3f} s** (goal < 2 s)",
+            f"{nkn_per * 1e3:.0f} ms per n-gram, ~{nkn_total / 3600:.1f} h extrap.",
+            f"~{nkn_total / k_ppl:,.0f}x",
+        ),
     ]
     table = "\n".join(
         ["| what | course_lib.ngram | nltk.lm | speed-up |", "| --- | --- | --- | --- |"]

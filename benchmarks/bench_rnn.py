@@ -72,31 +72,44 @@ def run(batch: int, length: int, hidden: int, repeats: int, threads: int) -> lis
                 times[k].append(timed(fn))
         med = {k: statistics.median(v) for k, v in times.items()}
         rows.append({"name": name, "median": med, "max_diff": max_diff})
-        print(f"{name}: " + ", ".join(f"{k} {1000 * v:.1f} ms (x{v / med['torch']:.2f})" for k, v in med.items()),
-              flush=True)
+        print(
+            f"{name}: " + ", ".join(f"{k} {1000 * v:.1f} ms (x{v / med['torch']:.2f})" for k, v in med.items()),
+            flush=True,
+        )
     return rows
 
 
 def markdown(rows, args) -> str:
-    lines = [SECTION, "",
-             f"`python benchmarks/bench_rnn.py --repeats {args.repeats}`: one training step's forward plus backward "
-             f"(`net(x)`, mean-square loss, `backward()`), batch {args.batch}, length {args.length}, input and hidden "
-             f"size {args.hidden}, float32. Medians of {args.repeats} interleaved runs after a warm-up; ratios are "
-             "against torch.nn in the same run (above 1: slower than torch).", "",
-             f"- Machine: {date.today().isoformat()}, {platform.machine()} {platform.system()}, torch {torch.__version__}, "
-             f"{args.threads} thread(s), Python {platform.python_version()}; a shared 2-core CPU with other jobs running.",
-             "", "| layer | torch.nn | ours (one input product, `unbind` loop) | ours, sliced per step, input needs grad "
-             "| ours, sliced per step, input needs no grad | max abs difference of outputs |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        SECTION,
+        "",
+        f"`python benchmarks/bench_rnn.py --repeats {args.repeats}`: one training step's forward plus backward "
+        f"(`net(x)`, mean-square loss, `backward()`), batch {args.batch}, length {args.length}, input and hidden "
+        f"size {args.hidden}, float32. Medians of {args.repeats} interleaved runs after a warm-up; ratios are "
+        "against torch.nn in the same run (above 1: slower than torch).",
+        "",
+        f"- Machine: {date.today().isoformat()}, {platform.machine()} {platform.system()}, torch {torch.__version__}, "
+        f"{args.threads} thread(s), Python {platform.python_version()}; a shared 2-core CPU with other jobs running.",
+        "",
+        "| layer | torch.nn | ours (one input product, `unbind` loop) | ours, sliced per step, input needs grad "
+        "| ours, sliced per step, input needs no grad | max abs difference of outputs |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         m, t = r["median"], r["median"]["torch"]
-        cells = [f"{1000 * m[k]:.1f} ms (**x{m[k] / t:.2f}**)" for k in
-                 ("ours", "sliced, input needs grad", "sliced, input needs no grad")]
+        cells = [
+            f"{1000 * m[k]:.1f} ms (**x{m[k] / t:.2f}**)"
+            for k in ("ours", "sliced, input needs grad", "sliced, input needs no grad")
+        ]
         lines.append(f"| {r['name']} | {1000 * t:.1f} ms | " + " | ".join(cells) + f" | {r['max_diff']:.1e} |")
-    lines += ["", "torch.nn's CPU kernels fuse the gate arithmetic; ours is the lecture's equations in eager PyTorch. "
-              "Slicing `x[t]` inside the loop costs T small products instead of one large one, and when the "
-              "input needs its gradient (after an embedding) each slice's backward allocates a full-size zero "
-              "gradient.", ""]
+    lines += [
+        "",
+        "torch.nn's CPU kernels fuse the gate arithmetic; ours is the lecture's equations in eager PyTorch. "
+        "Slicing `x[t]` inside the loop costs T small products instead of one large one, and when the "
+        "input needs its gradient (after an embedding) each slice's backward allocates a full-size zero "
+        "gradient.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -104,7 +117,9 @@ def write_section(text: str) -> None:
     path = ROOT / "benchmarks" / "RESULTS.md"
     current = path.read_text(encoding="utf-8")  # re-read right before editing: others write their sections
     pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    new = pattern.sub(lambda _: text + "\n", current) if pattern.search(current) else current.rstrip("\n") + "\n\n" + text
+    new = (
+        pattern.sub(lambda _: text + "\n", current) if pattern.search(current) else current.rstrip("\n") + "\n\n" + text
+    )
     path.write_text(new, encoding="utf-8")
 
 

@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
 
 from course_lib import parentheses as P  # noqa: E402
 from course_lib.rnn import SequenceClassifier  # noqa: E402
 from course_lib.train import fit  # noqa: E402
-from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
 
 SECTION = "## RNN batching (lesson 03)"
 GOAL = 15
@@ -87,22 +87,30 @@ def main(argv=None):
         rate = {k: len(data) / statistics.median(v) for k, v in times.items()}
         ratio = rate["batched"] / rate["per sample"]
         rows.append((kind, rate["per sample"], rate["batched"], ratio))
-        print(f"{kind}: per sample {rate['per sample']:,.0f} samples/s, batched {rate['batched']:,.0f} samples/s, "
-              f"speed-up {ratio:.1f}x", flush=True)
+        print(
+            f"{kind}: per sample {rate['per sample']:,.0f} samples/s, batched {rate['batched']:,.0f} samples/s, "
+            f"speed-up {ratio:.1f}x",
+            flush=True,
+        )
 
-    machine = (f"{datetime.date.today()}, {platform.machine()} {platform.system()}, {os.cpu_count()} cores, "
-               f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), Python {platform.python_version()}")
+    machine = (
+        f"{datetime.date.today()}, {platform.machine()} {platform.system()}, {os.cpu_count()} cores, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), Python {platform.python_version()}"
+    )
     lines = [
-        SECTION, "",
+        SECTION,
+        "",
         "`python benchmarks/bench_rnn_batching.py`: training samples per second, the lecture's loop (one",
         "sequence per forward, backward and Adam step) against `course_lib.train.fit` on batches of",
         f"{args.batch_size} sequences of similar length (`course_lib.parentheses.length_batches`: padding, each",
-        "prediction read at its sequence's own last step). Same model, data and optimizer.", "",
+        "prediction read at its sequence's own last step). Same model, data and optimizer.",
+        "",
         f"- Data: {len(data):,} colored-parenthesis sequences, lengths 2..20 (mean {mean_length:.1f}), the lesson's",
         "  training mix with transpositions. Model: one-hot input, hidden size "
         f"{args.hidden}, read-out W_hy h_T + b_y; Adam, lr 1e-3.",
         f"- Machine: {machine}.",
-        f"- Median of {args.repeats} interleaved runs of one epoch each.", "",
+        f"- Median of {args.repeats} interleaved runs of one epoch each.",
+        "",
         "| model | per sample (samples/s) | batched (samples/s) | speed-up |",
         "| --- | --- | --- | --- |",
     ]

@@ -30,8 +30,9 @@ class TorchStack(nn.Module):
     def __init__(self, c: GPTConfig):
         super().__init__()
         self.wte, self.wpe = nn.Embedding(c.vocab_size, c.n_embd), nn.Embedding(c.block_size, c.n_embd)
-        layer = nn.TransformerEncoderLayer(c.n_embd, c.n_head, c.d_ff, dropout=0.0, activation="gelu",
-                                           batch_first=True, norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            c.n_embd, c.n_head, c.d_ff, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+        )
         self.blocks = nn.TransformerEncoder(layer, c.n_layer, enable_nested_tensor=False)
         self.ln_f, self.lm_head = nn.LayerNorm(c.n_embd), nn.Linear(c.n_embd, c.vocab_size, bias=False)
         self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(c.block_size))
@@ -65,8 +66,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
-    for c, B in [(GPTConfig(vocab_size=71, block_size=128, n_layer=4, n_head=4, n_embd=128), 16),
-                 (GPTConfig(vocab_size=71, block_size=256, n_layer=2, n_head=4, n_embd=64), 16)]:
+    for c, B in [
+        (GPTConfig(vocab_size=71, block_size=128, n_layer=4, n_head=4, n_embd=128), 16),
+        (GPTConfig(vocab_size=71, block_size=256, n_layer=2, n_head=4, n_embd=64), 16),
+    ]:
         g = torch.Generator().manual_seed(0)
         batches = [(torch.randint(0, 71, (B, c.block_size), generator=g),) * 2 for _ in range(args.repeats + 2)]
         torch.manual_seed(0)

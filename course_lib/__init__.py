@@ -1,8 +1,15 @@
 """course_lib: the small, tested library behind the sequence-models course.
 
-Lessons import what they teach, e.g. ``from course_lib.ngram import NGramLM``.
-This top-level module stays light: it imports torch only when a device
-function is called, and never matplotlib or ipywidgets.
+Three floors, each a folder (see ARCHITECTURE.md):
+
+- ``course_lib/*.py``: what lessons teach (``ngram``, ``rnn``, ``transformer``, ...) and the
+  shared pieces they stand on (``device``, ``corpora``, ``train``, ``lm``, ``checkpoint``);
+- ``course_lib/notebook/``: what notebooks need at run time (``setup``, ``viz``, ``quiz``);
+- ``course_lib/checks/``: the exercise checks;
+- ``course_lib/instructor/``: the notebook builder, grading and the ``course-lib`` command.
+
+This top-level module stays light: it imports torch only when a device function is
+called, and never matplotlib or ipywidgets.
 """
 
 __version__ = "0.1.0"
@@ -12,8 +19,12 @@ __all__ = ["get_device", "set_seed", "describe", "setup", "__version__"]
 
 def __getattr__(name):
     # Lazy: `import course_lib` must not pay for torch until a device function is used.
-    if name in ("get_device", "set_seed", "describe", "setup"):
+    if name in ("get_device", "set_seed", "describe"):
         from course_lib import device
 
         return getattr(device, name)
+    if name == "setup":
+        from course_lib.notebook.setup import setup
+
+        return setup
     raise AttributeError(f"module 'course_lib' has no attribute {name!r}")

@@ -58,18 +58,24 @@ def padding_mask(lengths, T: int, device=None) -> torch.Tensor:
 
 def _check_mask(mask: torch.Tensor, scores_shape: torch.Size, name: str = "mask") -> None:
     if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor (bool: True = may attend; float: added to the scores), "
-                        f"got {type(mask).__name__}")
+        raise TypeError(
+            f"{name} must be a torch.Tensor (bool: True = may attend; float: added to the scores), "
+            f"got {type(mask).__name__}"
+        )
     if mask.dtype != torch.bool and not mask.dtype.is_floating_point:
         raise TypeError(f"{name} must be bool (True = may attend) or float (added to the scores), got {mask.dtype}")
     # A 1-D mask would be broadcast along the keys of every row: almost always a mistake.
     if mask.dim() < 2 or mask.dim() > len(scores_shape):
-        raise ValueError(f"{name} must have between 2 and {len(scores_shape)} dims, (..., T_q, T_k) = "
-                         f"(..., {scores_shape[-2]}, {scores_shape[-1]}), got shape {tuple(mask.shape)}")
+        raise ValueError(
+            f"{name} must have between 2 and {len(scores_shape)} dims, (..., T_q, T_k) = "
+            f"(..., {scores_shape[-2]}, {scores_shape[-1]}), got shape {tuple(mask.shape)}"
+        )
     for got, want in zip(reversed(mask.shape), reversed(scores_shape)):
         if got not in (1, want):
-            raise ValueError(f"{name} of shape {tuple(mask.shape)} does not fit the scores of shape "
-                             f"{tuple(scores_shape)} (..., T_q, T_k): each dim must match or be 1")
+            raise ValueError(
+                f"{name} of shape {tuple(mask.shape)} does not fit the scores of shape "
+                f"{tuple(scores_shape)} (..., T_q, T_k): each dim must match or be 1"
+            )
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -90,8 +96,9 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     return weights.masked_fill(empty, 0.0)
 
 
-def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
-                                 dropout_p: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+def scaled_dot_product_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None, dropout_p: float = 0.0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The explicit path: ``softmax(q k^T / sqrt(d_k) masked) v``; returns ``(output, weights)``.
 
     q: (..., T_q, d_k), k: (..., T_k, d_k), v: (..., T_k, d_v) -> output (..., T_q, d_v),
@@ -101,15 +108,23 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point or t.dim() < 2:
-            raise TypeError(f"{name} must be a floating-point tensor of shape (..., T, d), got "
-                            f"{type(t).__name__ if not isinstance(t, torch.Tensor) else (tuple(t.shape), t.dtype)}")
+            raise TypeError(
+                f"{name} must be a floating-point tensor of shape (..., T, d), got "
+                f"{type(t).__name__ if not isinstance(t, torch.Tensor) else (tuple(t.shape), t.dtype)}"
+            )
     if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
-        raise ValueError(f"q, k and v must have the same leading (batch, head) dims, got q {tuple(q.shape)}, "
-                         f"k {tuple(k.shape)}, v {tuple(v.shape)}")
+        raise ValueError(
+            f"q, k and v must have the same leading (batch, head) dims, got q {tuple(q.shape)}, "
+            f"k {tuple(k.shape)}, v {tuple(v.shape)}"
+        )
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dim d_k (their dot product), got {q.shape[-1]} and {k.shape[-1]}")
+        raise ValueError(
+            f"q and k must have the same last dim d_k (their dot product), got {q.shape[-1]} and {k.shape[-1]}"
+        )
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"k and v must have the same length T_k (one value per key), got {k.shape[-2]} and {v.shape[-2]}")
+        raise ValueError(
+            f"k and v must have the same length T_k (one value per key), got {k.shape[-2]} and {v.shape[-2]}"
+        )
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     d_k = q.shape[-1]
@@ -133,8 +148,20 @@ class MultiHeadAttention(nn.Module):
     and torch's fused ``F.scaled_dot_product_attention`` (``need_weights=False``).
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
-                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        dropout=0.0,
+        bias=True,
+        add_bias_kv=False,
+        add_zero_attn=False,
+        kdim=None,
+        vdim=None,
+        batch_first=False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if isinstance(embed_dim, bool) or not isinstance(embed_dim, int) or embed_dim < 1:
             raise ValueError(f"embed_dim must be a positive int, got {embed_dim!r}")
@@ -154,7 +181,9 @@ class MultiHeadAttention(nn.Module):
         self.fused = True  # set to False to force the explicit path everywhere (for teaching or benchmarks)
         # Same parameter names and shapes as torch.nn.MultiheadAttention.
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = nn.Parameter(torch.empty(3 * embed_dim, embed_dim, device=device, dtype=dtype))  # [W^Q; W^K; W^V]
+            self.in_proj_weight = nn.Parameter(
+                torch.empty(3 * embed_dim, embed_dim, device=device, dtype=dtype)
+            )  # [W^Q; W^K; W^V]
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
@@ -188,20 +217,32 @@ class MultiHeadAttention(nn.Module):
                 nn.init.xavier_normal_(b)
 
     @classmethod
-    def from_torch(cls, module: nn.MultiheadAttention) -> "MultiHeadAttention":
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
         """A copy of a ``torch.nn.MultiheadAttention`` with the same weights, configuration and mode."""
         if not isinstance(module, nn.MultiheadAttention):
             raise TypeError(f"module must be a torch.nn.MultiheadAttention, got {type(module).__name__}")
         p = next(module.parameters())
-        ours = cls(module.embed_dim, module.num_heads, dropout=module.dropout, bias=module.in_proj_bias is not None,
-                   add_bias_kv=module.bias_k is not None, add_zero_attn=module.add_zero_attn, kdim=module.kdim,
-                   vdim=module.vdim, batch_first=module.batch_first, device=p.device, dtype=p.dtype)
+        ours = cls(
+            module.embed_dim,
+            module.num_heads,
+            dropout=module.dropout,
+            bias=module.in_proj_bias is not None,
+            add_bias_kv=module.bias_k is not None,
+            add_zero_attn=module.add_zero_attn,
+            kdim=module.kdim,
+            vdim=module.vdim,
+            batch_first=module.batch_first,
+            device=p.device,
+            dtype=p.dtype,
+        )
         ours.load_state_dict(module.state_dict())
         return ours.train(module.training)
 
     def extra_repr(self) -> str:
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, head_dim={self.head_dim}, "
-                f"dropout={self.dropout}, batch_first={self.batch_first}")
+        return (
+            f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, head_dim={self.head_dim}, "
+            f"dropout={self.dropout}, batch_first={self.batch_first}"
+        )
 
     def _projections(self):
         E = self.embed_dim
@@ -214,8 +255,17 @@ class MultiHeadAttention(nn.Module):
             b_q, b_k, b_v = self.in_proj_bias.split(E)
         return (w_q, b_q), (w_k, b_k), (w_v, b_v)
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False):
+    def forward(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        need_weights=True,
+        attn_mask=None,
+        average_attn_weights=True,
+        is_causal=False,
+    ):
         """Shapes as in torch: query (L, N, E) (batch_first: (N, L, E); unbatched: (L, E)),
         key (S, N, kdim), value (S, N, vdim). ``attn_mask`` (L, S) or (N * num_heads, L, S),
         ``key_padding_mask`` (N, S): bool True = may NOT attend, or float added to the scores.
@@ -228,8 +278,10 @@ class MultiHeadAttention(nn.Module):
         B, L, _ = query.shape  # (B, L, E)
         S = key.shape[1]
         if is_causal and attn_mask is None:
-            raise ValueError("is_causal=True is only a hint, as in torch: also pass attn_mask, e.g. "
-                             "~causal_mask(L) (True = may NOT attend) or nn.Transformer.generate_square_subsequent_mask(L)")
+            raise ValueError(
+                "is_causal=True is only a hint, as in torch: also pass attn_mask, e.g. "
+                "~causal_mask(L) (True = may NOT attend) or nn.Transformer.generate_square_subsequent_mask(L)"
+            )
         mask = self._additive_mask(attn_mask, key_padding_mask, B, L, S, batched, query)  # (B, H, L, S) or None
 
         (w_q, b_q), (w_k, b_k), (w_v, b_v) = self._projections()
@@ -272,11 +324,15 @@ class MultiHeadAttention(nn.Module):
         """Check the inputs and return them as (B, T, features), and whether they were batched."""
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
-                raise TypeError(f"{name} must be a floating-point tensor, got "
-                                f"{type(t).__name__ if not isinstance(t, torch.Tensor) else t.dtype}")
+                raise TypeError(
+                    f"{name} must be a floating-point tensor, got "
+                    f"{type(t).__name__ if not isinstance(t, torch.Tensor) else t.dtype}"
+                )
         if query.dim() not in (2, 3) or key.dim() != query.dim() or value.dim() != query.dim():
-            raise ValueError("query, key and value must all be 3-D (batched) or all 2-D (unbatched), got "
-                             f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")
+            raise ValueError(
+                "query, key and value must all be 3-D (batched) or all 2-D (unbatched), got "
+                f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
+            )
         batched = query.dim() == 3
         if not batched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
@@ -285,11 +341,15 @@ class MultiHeadAttention(nn.Module):
         layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
         for name, t, dim in (("query", query, self.embed_dim), ("key", key, self.kdim), ("value", value, self.vdim)):
             if t.shape[-1] != dim:
-                raise ValueError(f"{name} must have {dim} features in its last dim {layout}, got shape {tuple(t.shape)}")
+                raise ValueError(
+                    f"{name} must have {dim} features in its last dim {layout}, got shape {tuple(t.shape)}"
+                )
         if query.shape[0] != key.shape[0] or key.shape[:2] != value.shape[:2]:
-            raise ValueError(f"query, key and value must share the batch size, and key and value the length: layout "
-                             f"{layout if batched else '(L, E)'}, got query {tuple(query.shape)}, "
-                             f"key {tuple(key.shape)}, value {tuple(value.shape)} (batch first)")
+            raise ValueError(
+                f"query, key and value must share the batch size, and key and value the length: layout "
+                f"{layout if batched else '(L, E)'}, got query {tuple(query.shape)}, "
+                f"key {tuple(key.shape)}, value {tuple(value.shape)} (batch first)"
+            )
         return query, key, value, batched
 
     def _additive_mask(self, attn_mask, key_padding_mask, B, L, S, batched, like):
@@ -303,14 +363,18 @@ class MultiHeadAttention(nn.Module):
             elif attn_mask.shape == (B * H, L, S):
                 merged = attn_mask.view(B, H, L, S)
             else:
-                raise ValueError(f"attn_mask must have shape (L, S) = ({L}, {S}) or (N * num_heads, L, S) = "
-                                 f"({B * H}, {L}, {S}), got {tuple(attn_mask.shape)}")
+                raise ValueError(
+                    f"attn_mask must have shape (L, S) = ({L}, {S}) or (N * num_heads, L, S) = "
+                    f"({B * H}, {L}, {S}), got {tuple(attn_mask.shape)}"
+                )
         if key_padding_mask is not None:
             key_padding_mask = _as_additive(key_padding_mask, "key_padding_mask", like)
             want = (B, S) if batched else (S,)
             if tuple(key_padding_mask.shape) != want:
-                raise ValueError(f"key_padding_mask must have shape {'(N, S)' if batched else '(S,)'} = {want}, "
-                                 f"got {tuple(key_padding_mask.shape)}")
+                raise ValueError(
+                    f"key_padding_mask must have shape {'(N, S)' if batched else '(S,)'} = {want}, "
+                    f"got {tuple(key_padding_mask.shape)}"
+                )
             padding = key_padding_mask.view(B, 1, 1, S)
             merged = padding if merged is None else merged + padding
         return None if merged is None else merged.expand(B, H, L, S)

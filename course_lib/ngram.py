@@ -70,9 +70,7 @@ def _check_sentences(sentences, name: str = "sentences") -> list[Sequence[str]]:
             f"Split it first, e.g. [text.split()] for words or [list(text)] for characters."
         )
     if not isinstance(sentences, Iterable):
-        raise ValueError(
-            f"{name} must be a list of sentences (lists of tokens), got {type(sentences).__name__}"
-        )
+        raise ValueError(f"{name} must be a list of sentences (lists of tokens), got {type(sentences).__name__}")
     sents = list(sentences)
     for i, sent in enumerate(sents):
         if type(sent) is list or type(sent) is tuple:  # the usual case, checked fast
@@ -86,9 +84,7 @@ def _check_sentences(sentences, name: str = "sentences") -> list[Sequence[str]]:
             if isinstance(sent, Iterable):
                 sents[i] = list(sent)
             else:
-                raise ValueError(
-                    f"{name}[{i}] must be a list of tokens, got {type(sent).__name__}"
-                )
+                raise ValueError(f"{name}[{i}] must be a list of tokens, got {type(sent).__name__}")
     return sents
 
 
@@ -178,9 +174,7 @@ class NGramLM:
         if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 1:
             raise ValueError(f"order must be an integer >= 1, got {order!r}")
         if not isinstance(smoothing, str) or smoothing not in SMOOTHINGS:
-            raise ValueError(
-                f"smoothing must be one of {', '.join(repr(s) for s in SMOOTHINGS)}, got {smoothing!r}"
-            )
+            raise ValueError(f"smoothing must be one of {', '.join(repr(s) for s in SMOOTHINGS)}, got {smoothing!r}")
         if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (0 < k < math.inf):
             raise ValueError(f"k (the add-k pseudo-count) must be a number > 0, got {k!r}")
         if isinstance(discount, bool) or not isinstance(discount, numbers.Real) or not (0 < discount < 1):
@@ -202,7 +196,7 @@ class NGramLM:
         if lambdas is None:
             # Default: weight 2**(j-1) for the j-gram, normalised (e.g. 1/7, 2/7, 4/7 for a
             # trigram): longer contexts are more specific, so they get more weight.
-            w = [2.0 ** j for j in range(order)]
+            w = [2.0**j for j in range(order)]
             return tuple(x / sum(w) for x in w)
         if isinstance(lambdas, str) or not isinstance(lambdas, Iterable):
             raise ValueError(f"lambdas must be a sequence of {order} numbers, got {lambdas!r}")
@@ -219,8 +213,11 @@ class NGramLM:
         return tuple(float(x) for x in lambdas)
 
     def __repr__(self) -> str:
-        extra = {"add-k": f", k={self.k}", "kneser-ney": f", discount={self.discount}",
-                 "interpolated": f", lambdas={tuple(round(x, 4) for x in self.lambdas)}"}
+        extra = {
+            "add-k": f", k={self.k}",
+            "kneser-ney": f", discount={self.discount}",
+            "interpolated": f", lambdas={tuple(round(x, 4) for x in self.lambdas)}",
+        }
         status = f"|V|={self.vocab_size}" if self._fitted else "not fitted"
         return f"NGramLM(order={self.order}, smoothing={self.smoothing!r}{extra.get(self.smoothing, '')}) [{status}]"
 
@@ -248,10 +245,10 @@ class NGramLM:
         self.vocab: list[str] = specials + words
         self.word_to_id: dict[str, int] = {w: i for i, w in enumerate(self.vocab)}
         V = len(self.vocab)
-        if V ** n > _INT64_MAX:
+        if V**n > _INT64_MAX:
             raise ValueError(
                 f"order={n} is too large for a vocabulary of {V} tokens: an n-gram key needs "
-                f"V**order = {V ** n:.3g} < 2**63. Use a smaller order or a larger unk_cutoff."
+                f"V**order = {V**n:.3g} < 2**63. Use a smaller order or a larger unk_cutoff."
             )
         self._V = V
         self._unk, self._bos, self._eos = 0, self.word_to_id.get(BOS, -1), self.word_to_id.get(EOS, -1)
@@ -281,7 +278,7 @@ class NGramLM:
         self._cont_keys, self._cont_counts, self._cont_ctx = [None], [None], [None]
         if self.smoothing == "kneser-ney":
             for j in range(1, n):
-                suffix = self._keys[j + 1] % (V ** j)  # drop the first word
+                suffix = self._keys[j + 1] % (V**j)  # drop the first word
                 keys, counts = np.unique(suffix, return_counts=True)
                 counts = counts.astype(np.int64)
                 self._cont_keys.append(keys)
@@ -393,7 +390,7 @@ class NGramLM:
         top = L + 1  # the order of the n-grams we score
 
         def level(j):  # keys of the context (last j-1 words) and of the j-gram (h, w)
-            h = self._fold(ctx[:, L - (j - 1):])
+            h = self._fold(ctx[:, L - (j - 1) :])
             return h, h * V + w
 
         if self.smoothing in ("mle", "laplace", "add-k"):
@@ -437,7 +434,10 @@ class NGramLM:
                 keys, counts, (ctx_keys, ctx_total, ctx_types) = self._keys[j], self._counts[j], self._ctx[j]
             else:
                 keys, counts, (ctx_keys, ctx_total, ctx_types) = (
-                    self._cont_keys[j], self._cont_counts[j], self._cont_ctx[j])
+                    self._cont_keys[j],
+                    self._cont_counts[j],
+                    self._cont_ctx[j],
+                )
             c = _lookup(keys, counts, hw)
             total = _lookup(ctx_keys, ctx_total, h)
             types = _lookup(ctx_keys, ctx_types, h)
@@ -447,7 +447,7 @@ class NGramLM:
 
     def _context_ids(self, context) -> np.ndarray:
         context = _check_context(context)
-        context = context[len(context) - (self.order - 1):] if self.order > 1 else []
+        context = context[len(context) - (self.order - 1) :] if self.order > 1 else []
         return self._ids(context)
 
     def prob(self, word: str, context: Sequence[str] = ()) -> float:
@@ -505,7 +505,8 @@ class NGramLM:
                 "MLE gives probability 0 to every n-gram it never saw in training (and to "
                 "every word after a context it never saw). Use smoothing: "
                 "'laplace', 'add-k', 'interpolated' or 'kneser-ney'."
-                if self.smoothing == "mle" else ""
+                if self.smoothing == "mle"
+                else ""
             )
             warnings.warn(
                 f"{int(counts[zero].sum())} of the {int(counts.sum())} test n-grams get probability 0 "
@@ -519,7 +520,7 @@ class NGramLM:
     def perplexity(self, sentences: Iterable[Sequence[str]]) -> float:
         """Perplexity 2 ** J of the test sentences (lists of tokens); inf if some P(w | h) = 0."""
         j = self.cross_entropy(sentences)
-        return math.inf if math.isinf(j) else float(2.0 ** j)
+        return math.inf if math.isinf(j) else float(2.0**j)
 
     # ----------------------------------------------------------------------------------
     # Generation.
@@ -539,13 +540,17 @@ class NGramLM:
         self._check_fitted()
         if isinstance(n_words, bool) or not isinstance(n_words, numbers.Integral) or n_words < 0:
             raise ValueError(f"n_words must be an integer >= 0, got {n_words!r}")
-        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not (0 < temperature < math.inf):
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, numbers.Real)
+            or not (0 < temperature < math.inf)
+        ):
             raise ValueError(f"temperature must be a number > 0, got {temperature!r}")
         history = [self._bos] * (self.order - 1) + self._ids(_check_context(context)).tolist()
         rng = np.random.default_rng(seed)
         out: list[str] = []
         for _ in range(n_words):
-            ctx = history[len(history) - (self.order - 1):] if self.order > 1 else []
+            ctx = history[len(history) - (self.order - 1) :] if self.order > 1 else []
             while True:
                 ctx_ids = np.array(ctx, dtype=np.int64)
                 p = self._prob_ids(np.broadcast_to(ctx_ids, (self._V, len(ctx))), np.arange(self._V))

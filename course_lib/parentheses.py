@@ -25,21 +25,52 @@ Every sequence has even length (an odd length alone would give a negative away).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from math import comb
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
 
-__all__ = ["is_balanced", "from_signs", "colour_of", "stack_depths", "stack_tops",
-           "colour_blind_rule", "per_colour_rule", "random_structure", "random_positive", "random_symbols",
-           "wrong_structure", "colour_swap", "transpose_closers", "transposition_pairs", "sample", "KINDS",
-           "NEGATIVE_KINDS", "ParenthesesSet", "make_dataset", "test_sets", "is_held_out", "pad", "length_batches",
-           "SEED_BINARY", "SEED_COLORED", "to_brackets", "parse", "SHORT_LENGTHS", "LONG_LENGTHS", "MIXES", "batch_loss", "predict",
-           "accuracies", "rule_accuracies", "checkpoint_path"]
+__all__ = [
+    "is_balanced",
+    "from_signs",
+    "colour_of",
+    "stack_depths",
+    "stack_tops",
+    "colour_blind_rule",
+    "per_colour_rule",
+    "random_structure",
+    "random_positive",
+    "random_symbols",
+    "wrong_structure",
+    "colour_swap",
+    "transpose_closers",
+    "transposition_pairs",
+    "sample",
+    "KINDS",
+    "NEGATIVE_KINDS",
+    "ParenthesesSet",
+    "make_dataset",
+    "test_sets",
+    "is_held_out",
+    "pad",
+    "length_batches",
+    "SEED_BINARY",
+    "SEED_COLORED",
+    "to_brackets",
+    "parse",
+    "SHORT_LENGTHS",
+    "LONG_LENGTHS",
+    "MIXES",
+    "batch_loss",
+    "predict",
+    "accuracies",
+    "rule_accuracies",
+    "checkpoint_path",
+]
 
 KINDS = ("positive", "random", "structure", "colour_swap", "transposition")
 NEGATIVE_KINDS = KINDS[1:]
@@ -67,8 +98,7 @@ SEED_COLORED = [
 
 
 def _check_n_symbols(n_symbols) -> int:
-    if isinstance(n_symbols, bool) or not isinstance(n_symbols, (int, np.integer)) or n_symbols < 2 \
-            or n_symbols % 2:
+    if isinstance(n_symbols, bool) or not isinstance(n_symbols, (int, np.integer)) or n_symbols < 2 or n_symbols % 2:
         raise ValueError(f"n_symbols must be an even integer >= 2 (half open, half close), got {n_symbols!r}")
     return int(n_symbols)
 
@@ -81,9 +111,10 @@ def _check_seq(seq, n_symbols: int) -> list[int]:
     out = []
     for s in seq:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < n_symbols:
-            raise ValueError(f"seq must hold integer symbols in 0..{n_symbols - 1} (n_symbols={n_symbols}), "
-                             f"got {s!r}" + (": for the lecture's 1 / -1 notation use from_signs(seq)"
-                                             if s == -1 else ""))
+            raise ValueError(
+                f"seq must hold integer symbols in 0..{n_symbols - 1} (n_symbols={n_symbols}), "
+                f"got {s!r}" + (": for the lecture's 1 / -1 notation use from_signs(seq)" if s == -1 else "")
+            )
         out.append(int(s))
     return out
 
@@ -153,8 +184,10 @@ def to_brackets(seq: Sequence[int], n_symbols: int = 10) -> str:
     n_symbols = _check_n_symbols(n_symbols)
     if n_symbols > 2 * len(OPEN_BRACKETS):
         raise ValueError(f"to_brackets draws at most {len(OPEN_BRACKETS)} colours, got n_symbols={n_symbols}")
-    return "".join(OPEN_BRACKETS[s] if s < n_symbols // 2 else CLOSE_BRACKETS[n_symbols - 1 - s]
-                   for s in _check_seq(seq, n_symbols))
+    return "".join(
+        OPEN_BRACKETS[s] if s < n_symbols // 2 else CLOSE_BRACKETS[n_symbols - 1 - s]
+        for s in _check_seq(seq, n_symbols)
+    )
 
 
 def parse(text: str, n_symbols: int = 10) -> list[int]:
@@ -169,13 +202,15 @@ def parse(text: str, n_symbols: int = 10) -> list[int]:
     for ch in text:
         if ch.isspace() or ch == ",":
             continue
-        if ch in OPEN_BRACKETS[:n_symbols // 2]:
+        if ch in OPEN_BRACKETS[: n_symbols // 2]:
             seq.append(OPEN_BRACKETS.index(ch))
-        elif ch in CLOSE_BRACKETS[:n_symbols // 2]:
+        elif ch in CLOSE_BRACKETS[: n_symbols // 2]:
             seq.append(n_symbols - 1 - CLOSE_BRACKETS.index(ch))
         else:
-            raise ValueError(f"cannot read {ch!r}: write symbols as numbers (0..{n_symbols - 1}) or brackets "
-                             f"{OPEN_BRACKETS[:n_symbols // 2]} {CLOSE_BRACKETS[:n_symbols // 2]}")
+            raise ValueError(
+                f"cannot read {ch!r}: write symbols as numbers (0..{n_symbols - 1}) or brackets "
+                f"{OPEN_BRACKETS[: n_symbols // 2]} {CLOSE_BRACKETS[: n_symbols // 2]}"
+            )
     return seq
 
 
@@ -220,7 +255,7 @@ def _check_length(length, minimum: int = 2) -> int:
     return int(length)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _n_completions(steps: int, height: int) -> int:
     """Number of ways to finish a balanced structure: ``steps`` symbols left, ``height`` parentheses open.
 
@@ -247,7 +282,7 @@ def random_structure(length: int, rng=None) -> list[bool]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _p_open(left: int, height: int) -> float:
     return _n_completions(left - 1, height + 1) / _n_completions(left, height)
 
@@ -426,8 +461,10 @@ class ParenthesesSet:
 
     def __post_init__(self):
         if not len(self.seqs) == len(self.labels) == len(self.kinds):
-            raise ValueError(f"seqs, labels and kinds must have equal lengths, got "
-                             f"{len(self.seqs)}, {len(self.labels)}, {len(self.kinds)}")
+            raise ValueError(
+                f"seqs, labels and kinds must have equal lengths, got "
+                f"{len(self.seqs)}, {len(self.labels)}, {len(self.kinds)}"
+            )
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -437,24 +474,30 @@ class ParenthesesSet:
         tokens, lengths = pad(self.seqs)
         return tokens, lengths, torch.tensor(self.labels, dtype=torch.long)  # cpu: fit moves batches
 
-    def where(self, kind: str) -> "ParenthesesSet":
+    def where(self, kind: str) -> ParenthesesSet:
         """Only the sequences of ``kind``."""
         keep = [i for i, k in enumerate(self.kinds) if k == kind]
-        return ParenthesesSet([self.seqs[i] for i in keep], [self.labels[i] for i in keep], [kind] * len(keep),
-                              self.n_symbols)
+        return ParenthesesSet(
+            [self.seqs[i] for i in keep], [self.labels[i] for i in keep], [kind] * len(keep), self.n_symbols
+        )
 
     def counts(self) -> dict[str, int]:
         return {k: self.kinds.count(k) for k in KINDS if k in self.kinds}
 
 
-SHORT_LENGTHS = range(2, 21, 2)   # what the models train on
-LONG_LENGTHS = range(22, 41, 2)   # length generalisation: never seen in training
+SHORT_LENGTHS = range(2, 21, 2)  # what the models train on
+LONG_LENGTHS = range(22, 41, 2)  # length generalisation: never seen in training
 
 # Training mixes: half positives; the negatives with or without the kind only a stack catches.
 MIXES = {
     "no_transpositions": {"positive": 0.5, "random": 0.5 / 3, "structure": 0.5 / 3, "colour_swap": 0.5 / 3},
-    "with_transpositions": {"positive": 0.5, "random": 0.0625, "structure": 0.0625, "colour_swap": 0.1875,
-                            "transposition": 0.1875},
+    "with_transpositions": {
+        "positive": 0.5,
+        "random": 0.0625,
+        "structure": 0.0625,
+        "colour_swap": 0.1875,
+        "transposition": 0.1875,
+    },
 }
 
 HELD_OUT_BUCKETS = 5  # one sequence in 5 (by a hash of its symbols) is reserved for held-out sets
@@ -466,8 +509,14 @@ def is_held_out(seq: Sequence[int]) -> bool:
     return zlib.crc32(",".join(map(str, seq)).encode()) % HELD_OUT_BUCKETS == 0
 
 
-def make_dataset(n: int, mix: dict[str, float] | None = None, lengths: Iterable[int] = SHORT_LENGTHS,
-                 n_symbols: int = 10, seed: int | None = 0, split: str = "train") -> ParenthesesSet:
+def make_dataset(
+    n: int,
+    mix: dict[str, float] | None = None,
+    lengths: Iterable[int] = SHORT_LENGTHS,
+    n_symbols: int = 10,
+    seed: int | None = 0,
+    split: str = "train",
+) -> ParenthesesSet:
     """``n`` sequences, each kind in the proportion ``mix`` gives it (exactly, up to rounding), in random
     order, each length uniform in ``lengths``.
 
@@ -494,7 +543,7 @@ def make_dataset(n: int, mix: dict[str, float] | None = None, lengths: Iterable[
     kinds_list = list(mix)
     share = np.array([mix[k] for k in kinds_list], dtype=float) * n / sum(mix.values())
     per_kind = np.floor(share).astype(int)  # exact proportions; the remainder by largest fraction
-    per_kind[np.argsort(per_kind - share, kind="stable")[:n - per_kind.sum()]] += 1
+    per_kind[np.argsort(per_kind - share, kind="stable")[: n - per_kind.sum()]] += 1
     drawn_kinds = rng.permutation(np.repeat(np.arange(len(kinds_list)), per_kind))
     held_out = split == "test"
     seqs, labels, kinds = [], [], []
@@ -515,11 +564,14 @@ def make_dataset(n: int, mix: dict[str, float] | None = None, lengths: Iterable[
     return ParenthesesSet(seqs, labels, kinds, n_symbols)
 
 
-def test_sets(n_per_set: int, lengths: Iterable[int], n_symbols: int = 10, seed: int = 1,
-              kinds: Sequence[str] = NEGATIVE_KINDS) -> dict[str, ParenthesesSet]:
+def test_sets(
+    n_per_set: int, lengths: Iterable[int], n_symbols: int = 10, seed: int = 1, kinds: Sequence[str] = NEGATIVE_KINDS
+) -> dict[str, ParenthesesSet]:
     """One held-out set per negative kind, each mixed 50/50 with positives, from the test split."""
-    return {kind: make_dataset(n_per_set, {"positive": 0.5, kind: 0.5}, lengths, n_symbols, seed=seed + i,
-                               split="test") for i, kind in enumerate(kinds)}
+    return {
+        kind: make_dataset(n_per_set, {"positive": 0.5, kind: 0.5}, lengths, n_symbols, seed=seed + i, split="test")
+        for i, kind in enumerate(kinds)
+    }
 
 
 test_sets.__test__ = False  # not a pytest test, despite its name
@@ -534,13 +586,19 @@ def pad(seqs: Sequence[Sequence[int]], value: int = 0) -> tuple[torch.Tensor, to
         raise ValueError("every sequence needs at least one symbol")
     tokens = torch.full((len(seqs), int(lengths.max())), value, dtype=torch.long)  # cpu: as above
     for i, s in enumerate(seqs):
-        tokens[i, :len(s)] = torch.as_tensor(s, dtype=torch.long)
+        tokens[i, : len(s)] = torch.as_tensor(s, dtype=torch.long)
     return tokens, lengths
 
 
-def length_batches(tokens: torch.Tensor, lengths: torch.Tensor, labels: torch.Tensor, batch_size: int,
-                   shuffle: bool = True, generator: torch.Generator | None = None,
-                   pool: int = 50) -> Callable[[], Iterable[tuple]]:
+def length_batches(
+    tokens: torch.Tensor,
+    lengths: torch.Tensor,
+    labels: torch.Tensor,
+    batch_size: int,
+    shuffle: bool = True,
+    generator: torch.Generator | None = None,
+    pool: int = 50,
+) -> Callable[[], Iterable[tuple]]:
     """Like ``course_lib.train.make_batches``, but batches hold sequences of similar lengths.
 
     Each epoch shuffles, sorts every pool of ``pool`` batches by length, cuts batches, shuffles
@@ -558,17 +616,17 @@ def length_batches(tokens: torch.Tensor, lengths: torch.Tensor, labels: torch.Te
         chunk = batch_size * pool
         batches = []
         for start in range(0, n, chunk):
-            idx = order[start:start + chunk]
+            idx = order[start : start + chunk]
             idx = idx[torch.argsort(lengths[idx], stable=True)]
-            batches += [idx[i:i + batch_size] for i in range(0, len(idx), batch_size)]
+            batches += [idx[i : i + batch_size] for i in range(0, len(idx), batch_size)]
         if shuffle:
-            batches = [batches[i] for i in torch.randperm(len(batches), generator=generator)]  # cpu: shuffles a Python list
+            shuffled = torch.randperm(len(batches), generator=generator)  # cpu: shuffles a Python list
+            batches = [batches[i] for i in shuffled]
         for idx in batches:
             T = int(lengths[idx].max())
             yield tokens[idx, :T], lengths[idx], labels[idx]
 
     return epoch
-
 
 
 # --------------------------------------------------------------------------- training and evaluation
@@ -587,26 +645,32 @@ def predict(model, data: ParenthesesSet, batch_size: int = 2000) -> torch.Tensor
     model.eval()
     device = next(model.parameters()).device
     tokens, lengths, _ = data.tensors()
-    probs = [torch.softmax(model(tokens[i:i + batch_size].to(device), lengths[i:i + batch_size].to(device)), -1)[:, 1]
-             for i in range(0, len(data), batch_size)]
+    probs = [
+        torch.softmax(model(tokens[i : i + batch_size].to(device), lengths[i : i + batch_size].to(device)), -1)[:, 1]
+        for i in range(0, len(data), batch_size)
+    ]
     model.train(was_training)
     return torch.cat(probs).cpu()
 
 
 def accuracies(model, sets: dict[str, ParenthesesSet]) -> dict[str, float]:
     """Accuracy on each named set (threshold 0.5 on P(balanced))."""
-    return {name: ((predict(model, s) > 0.5).long() == torch.tensor(s.labels)).float().mean().item()  # cpu: predict
-            for name, s in sets.items()}
+    return {
+        name: ((predict(model, s) > 0.5).long() == torch.tensor(s.labels)).float().mean().item()  # cpu: predict
+        for name, s in sets.items()
+    }
 
 
 def rule_accuracies(rule: Callable, sets: dict[str, ParenthesesSet]) -> dict[str, float]:
     """Accuracy of a hand-written rule (e.g. :func:`per_colour_rule`) on each named set."""
-    return {name: float(np.mean([rule(x, s.n_symbols) == bool(y) for x, y in zip(s.seqs, s.labels)]))
-            for name, s in sets.items()}
+    return {
+        name: float(np.mean([rule(x, s.n_symbols) == bool(y) for x, y in zip(s.seqs, s.labels)]))
+        for name, s in sets.items()
+    }
 
 
 def checkpoint_path(model: str, regime: str):
     """Where scripts/train_parentheses.py writes the checkpoint of ``model`` trained on ``MIXES[regime]``."""
     if regime not in MIXES:
         raise ValueError(f"regime must be one of {sorted(MIXES)}, got {regime!r}")
-    return Path(__file__).resolve().parent / "data" / f"parentheses_{model}_{regime}.pt"
+    return Path(__file__).resolve().parent / "weights" / f"parentheses_{model}_{regime}.pt"

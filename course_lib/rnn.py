@@ -46,8 +46,19 @@ from torch import nn
 
 from course_lib.train import check_token_ids, next_token_loss
 
-__all__ = ["ElmanCell", "GatedCell", "GRUCell", "LSTMCell", "ElmanRNN", "GatedRNN", "GRU", "LSTM",
-           "SequenceClassifier", "RNNLanguageModel", "RNN_TYPES"]
+__all__ = [
+    "ElmanCell",
+    "GatedCell",
+    "GRUCell",
+    "LSTMCell",
+    "ElmanRNN",
+    "GatedRNN",
+    "GRU",
+    "LSTM",
+    "SequenceClassifier",
+    "RNNLanguageModel",
+    "RNN_TYPES",
+]
 
 _ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
 
@@ -103,8 +114,10 @@ class _Cell(nn.Module):
     def forward(self, input: torch.Tensor, hx=None):
         """One step, as ``torch.nn.RNNCell``/``GRUCell``/``LSTMCell``: input (B, I) or (I,)."""
         if not isinstance(input, torch.Tensor) or input.dim() not in (1, 2):
-            raise ValueError(f"input must be a tensor of shape (batch, {self.input_size}) or ({self.input_size},), "
-                             f"got {_describe(input)}")
+            raise ValueError(
+                f"input must be a tensor of shape (batch, {self.input_size}) or ({self.input_size},), "
+                f"got {_describe(input)}"
+            )
         if input.shape[-1] != self.input_size:
             raise ValueError(f"input has {input.shape[-1]} features but input_size is {self.input_size}")
         unbatched = input.dim() == 1
@@ -132,11 +145,18 @@ class _Cell(nn.Module):
         if cls.torch_class is None:
             raise TypeError(f"torch has no twin of {cls.__name__}: it has no from_torch")
         if not isinstance(module, cls.torch_class):
-            raise TypeError(f"{cls.__name__}.from_torch expects a torch.nn.{cls.torch_class.__name__}, "
-                            f"got {type(module).__name__}")
+            raise TypeError(
+                f"{cls.__name__}.from_torch expects a torch.nn.{cls.torch_class.__name__}, got {type(module).__name__}"
+            )
         w = module.weight_ih
-        cell = cls(module.input_size, module.hidden_size, bias=module.bias, device=w.device, dtype=w.dtype,
-                   **cls._options_from(module))
+        cell = cls(
+            module.input_size,
+            module.hidden_size,
+            bias=module.bias,
+            device=w.device,
+            dtype=w.dtype,
+            **cls._options_from(module),
+        )
         cell._copy_from(module, "")
         return cell
 
@@ -167,8 +187,9 @@ class ElmanCell(_Cell):
 
     torch_class = nn.RNNCell
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "relu",
-                 device=None, dtype=None):
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "relu", device=None, dtype=None
+    ):
         super().__init__(input_size, hidden_size, bias, device, dtype)
         if nonlinearity not in _ACTIVATIONS:
             raise ValueError(f"nonlinearity must be one of {sorted(_ACTIVATIONS)}, got {nonlinearity!r}")
@@ -233,7 +254,6 @@ class GatedCell(_Cell):
         return z * h + (1 - z) * h_bar
 
 
-
 class GRUCell(_Cell):
     """Gated recurrent unit, in ``torch.nn.GRUCell``'s form (gates stacked r, z, n):
 
@@ -253,7 +273,7 @@ class GRUCell(_Cell):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
-        self.W_xh = self._weight(3 * hidden_size, input_size)   # [W_xr; W_xz; W_xn]
+        self.W_xh = self._weight(3 * hidden_size, input_size)  # [W_xr; W_xz; W_xn]
         self.W_hh = self._weight(3 * hidden_size, hidden_size)  # [W_hr; W_hz; W_hn]
         self.b_xh = self._vector(3 * hidden_size)
         self.b_hh = self._vector(3 * hidden_size)
@@ -269,7 +289,6 @@ class GRUCell(_Cell):
         z = torch.sigmoid(x_z + h_z)
         n = torch.tanh(x_n + r * h_n)
         return z * h + (1 - z) * n
-
 
 
 class LSTMCell(_Cell):
@@ -292,7 +311,7 @@ class LSTMCell(_Cell):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
-        self.W_xh = self._weight(4 * hidden_size, input_size)   # [W_xi; W_xf; W_xg; W_xo]
+        self.W_xh = self._weight(4 * hidden_size, input_size)  # [W_xi; W_xf; W_xg; W_xo]
         self.W_hh = self._weight(4 * hidden_size, hidden_size)  # [W_hi; W_hf; W_hg; W_ho]
         self.b_xh = self._vector(4 * hidden_size)
         self.b_hh = self._vector(4 * hidden_size)
@@ -311,7 +330,6 @@ class LSTMCell(_Cell):
         return h, c
 
 
-
 def _describe(x) -> str:
     if isinstance(x, torch.Tensor):
         return f"a tensor of shape {tuple(x.shape)}"
@@ -324,14 +342,27 @@ class _RecurrentLayers(nn.Module):
     cell_class: type = _Cell
     torch_class: type | None = None
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 proj_size: int = 0, device=None, dtype=None, **cell_kwargs):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+        **cell_kwargs,
+    ):
         super().__init__()
         _check_size("num_layers", num_layers)
         if bidirectional:
-            raise ValueError(f"bidirectional=True is not supported by course_lib.rnn.{type(self).__name__}; "
-                             "use torch.nn's module for that")
+            raise ValueError(
+                f"bidirectional=True is not supported by course_lib.rnn.{type(self).__name__}; "
+                "use torch.nn's module for that"
+            )
         if proj_size:
             raise ValueError(f"proj_size is not supported by course_lib.rnn.{type(self).__name__}")
         if not (isinstance(dropout, (int, float)) and 0.0 <= dropout <= 1.0) or isinstance(dropout, bool):
@@ -339,9 +370,16 @@ class _RecurrentLayers(nn.Module):
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bool(bias), bool(batch_first), float(dropout)
         self.cells = nn.ModuleList(
-            self.cell_class(input_size if layer == 0 else hidden_size, hidden_size, bias=bias,
-                            device=device, dtype=dtype, **cell_kwargs)
-            for layer in range(num_layers))
+            self.cell_class(
+                input_size if layer == 0 else hidden_size,
+                hidden_size,
+                bias=bias,
+                device=device,
+                dtype=dtype,
+                **cell_kwargs,
+            )
+            for layer in range(num_layers)
+        )
 
     def forward(self, input: torch.Tensor, hx=None):
         """``input``: (T, B, I), or (B, T, I) with ``batch_first``, or unbatched (T, I).
@@ -351,8 +389,10 @@ class _RecurrentLayers(nn.Module):
         ``output`` holds the last layer's h_t for every t, ``h_n`` every layer's last state.
         """
         if isinstance(input, nn.utils.rnn.PackedSequence):
-            raise TypeError(f"{type(self).__name__} does not take a PackedSequence: pad the batch and read "
-                            "each sequence's output at its own last step (see SequenceClassifier)")
+            raise TypeError(
+                f"{type(self).__name__} does not take a PackedSequence: pad the batch and read "
+                "each sequence's output at its own last step (see SequenceClassifier)"
+            )
         if not isinstance(input, torch.Tensor) or input.dim() not in (2, 3):
             shape = "(batch, seq_len, input_size)" if self.batch_first else "(seq_len, batch, input_size)"
             raise ValueError(f"input must be a 3-D tensor {shape} or 2-D (seq_len, input_size), got {_describe(input)}")
@@ -371,10 +411,10 @@ class _RecurrentLayers(nn.Module):
             xw = cell.input_projection(x)  # (T, B, n_blocks * H): every step's input term at once
             state = states[layer]
             outputs = []
-            for xw_t in xw.unbind(0):      # only the recurrence stays in the loop
+            for xw_t in xw.unbind(0):  # only the recurrence stays in the loop
                 state = cell.step(xw_t, state)
                 outputs.append(cell.output(state))
-            x = torch.stack(outputs)       # (T, B, H): this layer's h_t, the next layer's input
+            x = torch.stack(outputs)  # (T, B, H): this layer's h_t, the next layer's input
             finals.append(state)
 
         output = x.squeeze(1) if unbatched else (x.transpose(0, 1) if self.batch_first else x)
@@ -398,8 +438,10 @@ class _RecurrentLayers(nn.Module):
         expected = (self.num_layers, self.hidden_size) if unbatched else (self.num_layers, batch, self.hidden_size)
         for name, p in zip(("h_0", "c_0"), parts):
             if not isinstance(p, torch.Tensor) or tuple(p.shape) != expected:
-                raise ValueError(f"{name} must have shape {expected} (num_layers, "
-                                 f"{'' if unbatched else 'batch, '}hidden_size), got {_describe(p)}")
+                raise ValueError(
+                    f"{name} must have shape {expected} (num_layers, "
+                    f"{'' if unbatched else 'batch, '}hidden_size), got {_describe(p)}"
+                )
         if unbatched:
             parts = tuple(p.unsqueeze(1) for p in parts)
         if pair:
@@ -415,9 +457,17 @@ class _RecurrentLayers(nn.Module):
         if module.bidirectional or getattr(module, "proj_size", 0):
             raise ValueError(f"{cls.__name__}.from_torch: bidirectional and proj_size are not supported")
         w = module.weight_ih_l0
-        net = cls(module.input_size, module.hidden_size, num_layers=module.num_layers, bias=module.bias,
-                  batch_first=module.batch_first, dropout=module.dropout, device=w.device, dtype=w.dtype,
-                  **cls.cell_class._options_from(module))
+        net = cls(
+            module.input_size,
+            module.hidden_size,
+            num_layers=module.num_layers,
+            bias=module.bias,
+            batch_first=module.batch_first,
+            dropout=module.dropout,
+            device=w.device,
+            dtype=w.dtype,
+            **cls.cell_class._options_from(module),
+        )
         for layer, cell in enumerate(net.cells):
             cell._copy_from(module, f"_l{layer}")
         net.train(module.training)
@@ -446,11 +496,31 @@ class ElmanRNN(_RecurrentLayers):
     cell_class = ElmanCell
     torch_class = nn.RNN
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "relu",
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         device=device, dtype=dtype, nonlinearity=nonlinearity)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "relu",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
+            nonlinearity=nonlinearity,
+        )
         self.nonlinearity = nonlinearity
 
 
@@ -487,8 +557,9 @@ class SequenceClassifier(nn.Module):
     matters (padding + masking).
     """
 
-    def __init__(self, rnn: str | nn.Module, n_symbols: int, hidden_size: int | None = None, n_classes: int = 2,
-                 **rnn_kwargs):
+    def __init__(
+        self, rnn: str | nn.Module, n_symbols: int, hidden_size: int | None = None, n_classes: int = 2, **rnn_kwargs
+    ):
         super().__init__()
         self.n_symbols = _check_size("n_symbols", n_symbols)
         self.config = None  # what save() needs to rebuild the model: set when the rnn is given by name
@@ -497,8 +568,13 @@ class SequenceClassifier(nn.Module):
                 raise ValueError(f"rnn must be one of {sorted(RNN_TYPES)} or a module, got {rnn!r}")
             if hidden_size is None:
                 raise ValueError("hidden_size is needed to build the recurrent network by name")
-            self.config = {"rnn": rnn, "n_symbols": n_symbols, "hidden_size": hidden_size, "n_classes": n_classes,
-                           **rnn_kwargs}
+            self.config = {
+                "rnn": rnn,
+                "n_symbols": n_symbols,
+                "hidden_size": hidden_size,
+                "n_classes": n_classes,
+                **rnn_kwargs,
+            }
             rnn = RNN_TYPES[rnn](n_symbols, hidden_size, **rnn_kwargs)
         elif rnn_kwargs or hidden_size is not None:
             raise ValueError("give hidden_size and rnn options only when rnn is a name")
@@ -512,11 +588,15 @@ class SequenceClassifier(nn.Module):
     def hidden_states(self, tokens: torch.Tensor) -> torch.Tensor:
         """The last layer's h_t for every step: tokens (B, T) -> (T, B, H)."""
         if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be a (batch, seq_len) tensor of symbol ids (torch.long), got "
-                             f"{_describe(tokens)}" + (f" of dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor) else ""))
+            raise ValueError(
+                f"tokens must be a (batch, seq_len) tensor of symbol ids (torch.long), got "
+                f"{_describe(tokens)}" + (f" of dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "")
+            )
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.n_symbols):
-            raise ValueError(f"tokens must be symbol ids in [0, {self.n_symbols}), got values "
-                             f"{tokens.min().item()}..{tokens.max().item()}")
+            raise ValueError(
+                f"tokens must be symbol ids in [0, {self.n_symbols}), got values "
+                f"{tokens.min().item()}..{tokens.max().item()}"
+            )
         x = F.one_hot(tokens.T, self.n_symbols).to(self.W_hy.weight.dtype)  # (T, B, n_symbols)
         output, _ = self.rnn(x)
         return output
@@ -545,7 +625,7 @@ class SequenceClassifier(nn.Module):
         torch.save({"format": CHECKPOINT_FORMAT, "config": dict(self.config), "state_dict": state, **metadata}, path)
 
     @classmethod
-    def load(cls, path, map_location="cpu") -> tuple["SequenceClassifier", dict]:
+    def load(cls, path, map_location="cpu") -> tuple[SequenceClassifier, dict]:
         """(model in eval mode, the checkpoint's other entries) from a file written by :meth:`save`."""
         checkpoint = torch.load(path, map_location=map_location, weights_only=True)
         if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:

@@ -35,12 +35,27 @@ from torch import nn
 from course_lib.attention import padding_mask, scaled_dot_product_attention
 from course_lib.train import check_token_ids
 
-__all__ = ["ATTENTIONS", "Seq2SeqConfig", "Seq2Seq", "DotScore", "BilinearScore", "AdditiveScore", "attend",
-           "encode_pairs", "trim", "seq2seq_loss", "translate", "exact_match_by_length", "save_checkpoint", "load_checkpoint", "DATA_DIR"]
+__all__ = [
+    "ATTENTIONS",
+    "Seq2SeqConfig",
+    "Seq2Seq",
+    "DotScore",
+    "BilinearScore",
+    "AdditiveScore",
+    "attend",
+    "encode_pairs",
+    "trim",
+    "seq2seq_loss",
+    "translate",
+    "exact_match_by_length",
+    "save_checkpoint",
+    "load_checkpoint",
+    "DATA_DIR",
+]
 
 ATTENTIONS = ("none", "dot", "scaled", "bilinear", "additive")
 PAD, BOS, EOS = 0, 1, 2  # as in course_lib.dates.Vocab
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parent / "weights"
 
 
 class DotScore(nn.Module):
@@ -97,8 +112,10 @@ def attend(scores: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None
     """
     if mask is not None:
         if mask.shape != scores.shape or mask.dtype != torch.bool:
-            raise ValueError(f"mask must be a bool tensor shaped like the scores {tuple(scores.shape)}, "
-                             f"True at real positions; got {mask.dtype} {tuple(mask.shape)}")
+            raise ValueError(
+                f"mask must be a bool tensor shaped like the scores {tuple(scores.shape)}, "
+                f"True at real positions; got {mask.dtype} {tuple(mask.shape)}"
+            )
         scores = scores.masked_fill(~mask, float("-inf"))  # padding gets weight exp(-inf) = 0
     weights = torch.softmax(scores, dim=-1)  # every sequence has a real key, so no row is all -inf
     context = (weights.unsqueeze(-1) * values).sum(1)  # (B, T, 1) * (B, T, d), summed over T -> (B, d)
@@ -154,8 +171,9 @@ class Seq2Seq(nn.Module):
         check_token_ids(src, "src")
         lengths = torch.as_tensor(src_lengths, device=src.device)
         if lengths.shape != src.shape[:1]:
-            raise ValueError(f"src_lengths must have one length per sequence, shape ({src.shape[0]},), "
-                             f"got {tuple(lengths.shape)}")
+            raise ValueError(
+                f"src_lengths must have one length per sequence, shape ({src.shape[0]},), got {tuple(lengths.shape)}"
+            )
         B, T = src.shape
         states, _ = self.encoder(self.src_embed(src))  # (B, T, H); padding comes after the real tokens
         last = states[torch.arange(B, device=src.device), lengths - 1]  # h_n^e at each sequence's own length
@@ -190,8 +208,10 @@ class Seq2Seq(nn.Module):
         """Teacher forcing: ``tgt_in`` (B, T_out) is BOS + the target. Returns logits (B, T_out, V) and
         the attention weights (B, T_out, T_in) (None without attention)."""
         if not isinstance(tgt_in, torch.Tensor) or tgt_in.dim() != 2 or tgt_in.shape[0] != src.shape[0]:
-            raise ValueError(f"tgt_in must be a (B, T_out) tensor of ids with B = {src.shape[0]} like src, got "
-                             f"{tuple(tgt_in.shape) if isinstance(tgt_in, torch.Tensor) else type(tgt_in).__name__}")
+            raise ValueError(
+                f"tgt_in must be a (B, T_out) tensor of ids with B = {src.shape[0]} like src, got "
+                f"{tuple(tgt_in.shape) if isinstance(tgt_in, torch.Tensor) else type(tgt_in).__name__}"
+            )
         states, last, mask, projected = self._start(src, src_lengths)
         embedded = self.tgt_embed(tgt_in)  # (B, T_out, E): teacher forcing, all known in advance
         hidden = last  # h_0^d = h_n^e
@@ -265,14 +285,14 @@ def translate(model: Seq2Seq, sources, vocab, batch_size: int = 256, max_len: in
     model.eval()
     outputs, all_weights = [], []
     for start in range(0, len(sources), batch_size):
-        chunk = list(sources[start:start + batch_size])
+        chunk = list(sources[start : start + batch_size])
         src, lengths = vocab.batch(chunk, device=device)
         ids, weights = model.greedy_decode(src, lengths, max_len=max_len or 2 * src.shape[1] + 10)
         for b in range(len(chunk)):
             text = vocab.decode(ids[b])
             outputs.append(text)
             if weights is not None:
-                all_weights.append(weights[b, :len(text) + 1, :int(lengths[b])].cpu())  # + 1: the EOS step
+                all_weights.append(weights[b, : len(text) + 1, : int(lengths[b])].cpu())  # + 1: the EOS step
     model.train(was_training)
     return outputs, (all_weights if model.score is not None else None)
 
@@ -280,8 +300,10 @@ def translate(model: Seq2Seq, sources, vocab, batch_size: int = 256, max_len: in
 def exact_match_by_length(sources, predictions, targets, edges) -> list[tuple[int, int, float, int]]:
     """Exact-match accuracy per bin of source length: [(low, high, accuracy, count)] for low <= len < high."""
     if not len(sources) == len(predictions) == len(targets):
-        raise ValueError(f"sources, predictions and targets must have the same length, got "
-                         f"{len(sources)}, {len(predictions)}, {len(targets)}")
+        raise ValueError(
+            f"sources, predictions and targets must have the same length, got "
+            f"{len(sources)}, {len(predictions)}, {len(targets)}"
+        )
     edges = list(edges)
     if len(edges) < 2 or any(a >= b for a, b in zip(edges, edges[1:])):
         raise ValueError(f"edges must be at least two increasing numbers, got {edges}")
@@ -301,7 +323,7 @@ def save_checkpoint(model: Seq2Seq, path, info: dict) -> None:
 
 def load_checkpoint(name: str, device=None) -> tuple[Seq2Seq, dict]:
     """A model trained by scripts/train_seq2seq.py: ``name`` is e.g. "none" or "additive"
-    (course_lib/data/seq2seq_<name>.pt) or a path to a .pt file. Returns (model in eval mode, info)."""
+    (course_lib/weights/seq2seq_<name>.pt) or a path to a .pt file. Returns (model in eval mode, info)."""
     path = Path(name) if str(name).endswith(".pt") else DATA_DIR / f"seq2seq_{name}.pt"
     if not path.exists():
         known = sorted(p.stem.removeprefix("seq2seq_") for p in DATA_DIR.glob("seq2seq_*.pt"))

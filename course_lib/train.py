@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import torch
 
@@ -57,8 +57,9 @@ def to_device(batch, device: torch.device):
     return batch
 
 
-def make_batches(*tensors: torch.Tensor, batch_size: int, shuffle: bool = True,
-                 generator: torch.Generator | None = None) -> Callable[[], Iterable[tuple]]:
+def make_batches(
+    *tensors: torch.Tensor, batch_size: int, shuffle: bool = True, generator: torch.Generator | None = None
+) -> Callable[[], Iterable[tuple]]:
     """A function that yields one epoch of aligned minibatches of ``tensors``.
 
     The last batch may be smaller; no example is dropped.
@@ -75,18 +76,29 @@ def make_batches(*tensors: torch.Tensor, batch_size: int, shuffle: bool = True,
     def epoch():
         order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)  # cpu: indices into CPU data
         for start in range(0, n, batch_size):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             yield tuple(t[idx] for t in tensors)
 
     return epoch
 
 
-def fit(model: torch.nn.Module, loss_fn: Callable, optimizer: torch.optim.Optimizer,
-        batches: Callable[[], Iterable], *, epochs: int = 1, max_steps: int | None = None,
-        max_seconds: float | None = None, device: torch.device | None = None,
-        evaluate: Callable[[torch.nn.Module], dict] | None = None, eval_every: int | None = None,
-        clip_grad_norm: float | None = None, progress: bool = True, desc: str = "training",
-        history: History | None = None) -> History:
+def fit(
+    model: torch.nn.Module,
+    loss_fn: Callable,
+    optimizer: torch.optim.Optimizer,
+    batches: Callable[[], Iterable],
+    *,
+    epochs: int = 1,
+    max_steps: int | None = None,
+    max_seconds: float | None = None,
+    device: torch.device | None = None,
+    evaluate: Callable[[torch.nn.Module], dict] | None = None,
+    eval_every: int | None = None,
+    clip_grad_norm: float | None = None,
+    progress: bool = True,
+    desc: str = "training",
+    history: History | None = None,
+) -> History:
     """Train ``model`` and return its :class:`History`.
 
     Stops after ``epochs`` passes over ``batches()``, or earlier at ``max_steps`` steps or
@@ -130,8 +142,10 @@ def fit(model: torch.nn.Module, loss_fn: Callable, optimizer: torch.optim.Optimi
             batch = to_device(batch, device)
             loss = loss_fn(model, batch)
             if not torch.isfinite(loss):
-                raise FloatingPointError(f"the loss became {loss.item()} at step {step}: lower the learning rate "
-                                         "or clip the gradients (clip_grad_norm=1.0)")
+                raise FloatingPointError(
+                    f"the loss became {loss.item()} at step {step}: lower the learning rate "
+                    "or clip the gradients (clip_grad_norm=1.0)"
+                )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if clip_grad_norm is not None:
@@ -144,7 +158,8 @@ def fit(model: torch.nn.Module, loss_fn: Callable, optimizer: torch.optim.Optimi
             if eval_every and (step - start_step) % eval_every == 0:
                 run_eval()
             if (max_steps is not None and step - start_step >= max_steps) or (
-                    max_seconds is not None and time.perf_counter() - started >= max_seconds):
+                max_seconds is not None and time.perf_counter() - started >= max_seconds
+            ):
                 done = True
                 break
         if done:
@@ -161,8 +176,10 @@ def fit(model: torch.nn.Module, loss_fn: Callable, optimizer: torch.optim.Optimi
 def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
     """Share of rows whose arg-max class equals the target."""
     if logits.shape[:-1] != targets.shape:
-        raise ValueError(f"logits must have shape targets.shape + (classes,), got {tuple(logits.shape)} "
-                         f"and targets {tuple(targets.shape)}")
+        raise ValueError(
+            f"logits must have shape targets.shape + (classes,), got {tuple(logits.shape)} "
+            f"and targets {tuple(targets.shape)}"
+        )
     return (logits.argmax(-1) == targets).float().mean().item()
 
 

@@ -38,9 +38,26 @@ from course_lib.attention import MultiHeadAttention, causal_mask
 from course_lib.corpora import UNK, Vocab
 from course_lib.train import check_token_ids, next_token_loss
 
-__all__ = ["sinusoidal_positions", "LayerNorm", "FeedForward", "Block", "EncoderBlock", "DecoderBlock", "GPTConfig",
-           "GPT", "sample_next", "generate", "beam_search", "Seq2SeqTransformer", "reversal_task",
-           "SEP", "char_vocab", "encode_stream", "lm_batches", "evaluate_lm"]
+__all__ = [
+    "sinusoidal_positions",
+    "LayerNorm",
+    "FeedForward",
+    "Block",
+    "EncoderBlock",
+    "DecoderBlock",
+    "GPTConfig",
+    "GPT",
+    "sample_next",
+    "generate",
+    "beam_search",
+    "Seq2SeqTransformer",
+    "reversal_task",
+    "SEP",
+    "char_vocab",
+    "encode_stream",
+    "lm_batches",
+    "evaluate_lm",
+]
 
 
 def _positive_int(name: str, value) -> int:
@@ -86,7 +103,9 @@ class LayerNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1:] != self.normalized_shape:
-            raise ValueError(f"x must have {self.normalized_shape[0]} features in its last dim, got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have {self.normalized_shape[0]} features in its last dim, got shape {tuple(x.shape)}"
+            )
         mu = x.mean(dim=-1, keepdim=True)  # (..., 1)
         var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1): biased, as torch's LayerNorm
         y = (x - mu) / torch.sqrt(var + self.eps)
@@ -124,8 +143,7 @@ def _check_block_args(d_model, nhead, dim_feedforward, dropout):
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")
 
 
-def _init_sublayers(block, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms,
-                    cross_attention=False):
+def _init_sublayers(block, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms, cross_attention=False):
     """The layers of an encoder or decoder block, with torch's names (so torch's weights load):
     self_attn, [multihead_attn,] linear1 and linear2 (the FFN's W_1, W_2), norm1..n, dropout1..n."""
     dim_feedforward = dim_feedforward or 4 * d_model
@@ -160,8 +178,15 @@ class EncoderBlock(nn.Module):
 
     causal = False
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int | None = None, dropout: float = 0.0,
-                 norm_first: bool = True, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int | None = None,
+        dropout: float = 0.0,
+        norm_first: bool = True,
+        bias: bool = True,
+    ):
         super().__init__()
         _init_sublayers(self, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms=2)
         self.attn_weights = None  # (B, H, T, T) of the last forward with keep_weights=True
@@ -169,8 +194,9 @@ class EncoderBlock(nn.Module):
     def _self_attention(self, x, keep_weights: bool):
         T = x.shape[1]
         mask = ~causal_mask(T, device=x.device) if self.causal else None  # MultiHeadAttention: True = NOT allowed
-        out, weights = self.self_attn(x, x, x, attn_mask=mask, need_weights=keep_weights,
-                                      average_attn_weights=False, is_causal=self.causal)
+        out, weights = self.self_attn(
+            x, x, x, attn_mask=mask, need_weights=keep_weights, average_attn_weights=False, is_causal=self.causal
+        )
         self.attn_weights = weights.detach() if keep_weights else None
         return self.dropout1(out)
 
@@ -206,11 +232,19 @@ class DecoderBlock(nn.Module):
     ``nn.TransformerDecoderLayer(..., activation="gelu", batch_first=True)`` with a causal tgt_mask.
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int | None = None, dropout: float = 0.0,
-                 norm_first: bool = True, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int | None = None,
+        dropout: float = 0.0,
+        norm_first: bool = True,
+        bias: bool = True,
+    ):
         super().__init__()
-        _init_sublayers(self, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms=3,
-                        cross_attention=True)
+        _init_sublayers(
+            self, d_model, nhead, dim_feedforward, dropout, norm_first, bias, n_norms=3, cross_attention=True
+        )
         self.cross_weights = None  # (B, H, T_target, T_source) of the last forward with keep_weights=True
 
     def _self_attention(self, x):
@@ -290,8 +324,9 @@ class GPT(nn.Module):
         else:  # fixed: a buffer, saved with the weights but never trained
             self.register_buffer("pe", sinusoidal_positions(c.block_size, c.n_embd), persistent=False)
         self.drop = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(Block(c.n_embd, c.n_head, c.d_ff, c.dropout, c.norm_first, c.bias)
-                                    for _ in range(c.n_layer))
+        self.blocks = nn.ModuleList(
+            Block(c.n_embd, c.n_head, c.d_ff, c.dropout, c.norm_first, c.bias) for _ in range(c.n_layer)
+        )
         # Pre-norm leaves the residual stream unnormalised, so normalise once more at the end.
         self.ln_f = LayerNorm(c.n_embd, bias=c.bias) if c.norm_first else nn.Identity()
         self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
@@ -320,7 +355,7 @@ class GPT(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     @classmethod
-    def load(cls, path, vocab: Vocab | None = None) -> tuple["GPT", dict]:
+    def load(cls, path, vocab: Vocab | None = None) -> tuple[GPT, dict]:
         """(model, checkpoint) from a file of scripts/train_gpt.py: a dict with "config", "vocab",
         "state_dict" (float16) and numbers, read with ``weights_only=True`` (no pickled code runs).
         With ``vocab``, the checkpoint's characters and ids must be the same."""
@@ -336,8 +371,10 @@ class GPT(nn.Module):
         check_token_ids(idx, "idx")
         T = idx.shape[1]
         if T > self.config.block_size:
-            raise ValueError(f"idx has length T={T}, more than block_size={self.config.block_size}: "
-                             "crop the context to its last block_size tokens")
+            raise ValueError(
+                f"idx has length T={T}, more than block_size={self.config.block_size}: "
+                "crop the context to its last block_size tokens"
+            )
         tok = self.wte(idx)  # (B, T, C)
         pos = self.wpe(torch.arange(T, device=idx.device)) if self.config.positions == "learned" else self.pe[:T]
         return self.drop(tok + pos)  # (B, T, C) + (T, C) broadcast over the batch
@@ -361,8 +398,9 @@ class GPT(nn.Module):
         return torch.stack([b.attn_weights for b in self.blocks])
 
 
-def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
-                generator: torch.Generator | None = None) -> torch.Tensor:
+def sample_next(
+    logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """Draw the next token from (B, V) logits: (B,) ids.
 
     temperature 0 is greedy (arg-max); otherwise p = softmax(logits / temperature), with
@@ -386,13 +424,21 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
 
 def _check_prompt(idx):
     if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.dtype != torch.long or idx.shape[1] < 1:
-        raise ValueError(f"idx must be a (B, T) tensor of token ids with T >= 1, got "
-                         f"{(tuple(idx.shape), idx.dtype) if isinstance(idx, torch.Tensor) else type(idx).__name__}")
+        raise ValueError(
+            f"idx must be a (B, T) tensor of token ids with T >= 1, got "
+            f"{(tuple(idx.shape), idx.dtype) if isinstance(idx, torch.Tensor) else type(idx).__name__}"
+        )
 
 
 @torch.no_grad()
-def generate(model: GPT, idx: torch.Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
-             generator: torch.Generator | None = None) -> torch.Tensor:
+def generate(
+    model: GPT,
+    idx: torch.Tensor,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Autoregressive decoding (seed 004): append one sampled token at a time, feeding the output
     back in. Returns (B, T + max_new_tokens). ``temperature=0`` is greedy decoding."""
     _check_prompt(idx)
@@ -400,7 +446,7 @@ def generate(model: GPT, idx: torch.Tensor, max_new_tokens: int, temperature: fl
     was_training = model.training
     model.eval()
     for _ in range(max_new_tokens):
-        context = idx[:, -model.config.block_size:]  # the model sees at most block_size tokens
+        context = idx[:, -model.config.block_size :]  # the model sees at most block_size tokens
         logits, _ = model(context)
         idx = torch.cat([idx, sample_next(logits[:, -1], temperature, top_k, generator)[:, None]], dim=1)
     model.train(was_training)
@@ -422,7 +468,7 @@ def beam_search(model: GPT, idx: torch.Tensor, max_new_tokens: int, beam_width: 
     beams = idx  # (K, T): the live hypotheses
     scores = torch.zeros(1, device=idx.device)  # (K,): log P(continuation | prompt)
     for _ in range(max_new_tokens):
-        logits, _ = model(beams[:, -model.config.block_size:])
+        logits, _ = model(beams[:, -model.config.block_size :])
         logp = torch.log_softmax(logits[:, -1], dim=-1)  # (K, V)
         total = (scores[:, None] + logp).flatten()  # (K * V,): every hypothesis extended by every token
         scores, flat = torch.topk(total, min(beam_width, total.numel()))
@@ -440,8 +486,15 @@ class Seq2SeqTransformer(nn.Module):
     forward(src (B, S), tgt_in (B, T)) -> logits (B, T, vocab_size).
     """
 
-    def __init__(self, vocab_size: int, d_model: int = 64, nhead: int = 4, num_layers: int = 2,
-                 max_len: int = 64, dropout: float = 0.0):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 64,
+        nhead: int = 4,
+        num_layers: int = 2,
+        max_len: int = 64,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         _positive_int("vocab_size", vocab_size)
         self.d_model, self.max_len = d_model, _positive_int("max_len", max_len)
@@ -456,7 +509,7 @@ class Seq2SeqTransformer(nn.Module):
         check_token_ids(ids, name)
         if ids.shape[1] > self.max_len:
             raise ValueError(f"{name} has length {ids.shape[1]}, more than max_len={self.max_len}")
-        return self.embed(ids) * math.sqrt(self.d_model) + self.pe[:ids.shape[1]]  # (B, T, C)
+        return self.embed(ids) * math.sqrt(self.d_model) + self.pe[: ids.shape[1]]  # (B, T, C)
 
     def encode(self, src: torch.Tensor, keep_weights: bool = False) -> torch.Tensor:
         x = self._embed(src, "src")
@@ -486,8 +539,7 @@ class Seq2SeqTransformer(nn.Module):
         return out[:, 1:]
 
 
-def reversal_task(n: int, length: int = 8, n_symbols: int = 10, generator: torch.Generator | None = None,
-                  device=None):
+def reversal_task(n: int, length: int = 8, n_symbols: int = 10, generator: torch.Generator | None = None, device=None):
     """A tiny translation task for the encoder-decoder: write the source backwards.
 
     Tokens 0 (BOS, starts the decoder's input) and 1..n_symbols (the symbols). Returns
@@ -532,8 +584,9 @@ def encode_stream(sentences, vocab: Vocab, device=None) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.long, device=device)
 
 
-def lm_batches(stream: torch.Tensor, block_size: int, batch_size: int, steps: int,
-               generator: torch.Generator | None = None):
+def lm_batches(
+    stream: torch.Tensor, block_size: int, batch_size: int, steps: int, generator: torch.Generator | None = None
+):
     """For ``train.fit``: a function yielding ``steps`` batches (x, y) of random windows, each
     (batch_size, block_size), with y = x shifted by one token (the next token to predict)."""
     for name, value in (("block_size", block_size), ("batch_size", batch_size), ("steps", steps)):
@@ -546,16 +599,22 @@ def lm_batches(stream: torch.Tensor, block_size: int, batch_size: int, steps: in
 
     def epoch():
         for _ in range(steps):
-            starts = torch.randint(len(stream) - block_size, (batch_size, 1), generator=generator,
-                                   device="cpu").to(stream.device)  # cpu: the generator lives there
+            starts = torch.randint(len(stream) - block_size, (batch_size, 1), generator=generator, device="cpu").to(
+                stream.device
+            )  # cpu: the generator lives there
             yield stream[starts + offsets], stream[starts + offsets + 1]  # (B, T), (B, T)
 
     return epoch
 
 
 @torch.no_grad()
-def evaluate_lm(model: nn.Module, stream: torch.Tensor, batch_size: int = 64, block_size: int | None = None,
-                stride: int | None = None) -> float:
+def evaluate_lm(
+    model: nn.Module,
+    stream: torch.Tensor,
+    batch_size: int = 64,
+    block_size: int | None = None,
+    stride: int | None = None,
+) -> float:
     """Mean negative log-likelihood (nats) of every token of ``stream`` after the first; e^result
     is the perplexity. Works for any model with ``model(idx) -> (logits, _)`` (GPT, RNN LM).
 
@@ -587,12 +646,13 @@ def evaluate_lm(model: nn.Module, stream: torch.Tensor, batch_size: int = 64, bl
     offsets = torch.arange(T, device=stream.device)
     total, scored = 0.0, 0  # the targets stream[1 : scored + 1] are counted
     for i in range(0, len(starts), batch_size):
-        batch = torch.tensor(starts[i:i + batch_size], device=stream.device)[:, None]  # (b, 1)
+        batch = torch.tensor(starts[i : i + batch_size], device=stream.device)[:, None]  # (b, 1)
         logits, _ = model(stream[batch + offsets])  # (b, T, V)
-        nll = F.cross_entropy(logits.flatten(0, 1), stream[batch + offsets + 1].flatten(),
-                              reduction="none").view(len(batch), T)
-        for row, start in enumerate(starts[i:i + batch_size]):
-            total += nll[row, max(scored - start, 0):].sum().item()  # skip what earlier windows scored
+        nll = F.cross_entropy(logits.flatten(0, 1), stream[batch + offsets + 1].flatten(), reduction="none").view(
+            len(batch), T
+        )
+        for row, start in enumerate(starts[i : i + batch_size]):
+            total += nll[row, max(scored - start, 0) :].sum().item()  # skip what earlier windows scored
             scored = start + T
     model.train(was_training)
     return total / n

@@ -35,9 +35,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 import course_lib
-from course_lib import viz
 from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM, ZeroProbabilityWarning
+from course_lib.notebook import viz
 
 course_lib.setup(seed=0)
 
@@ -87,10 +87,11 @@ bigram = NGramLM(2, smoothing="mle", unk_cutoff=2).fit(corpus.train)
 print(bigram)
 c_pair, c_prev = bigram.count(("united", "states")), bigram.count(("united",))
 print(f"c(united states) = {c_pair:,}   c(united) = {c_prev:,}")
-print(f"P(states | united) = {c_pair} / {c_prev} = {c_pair / c_prev:.4f}; the model says {bigram.prob('states', ['united']):.4f}")
+print(
+    f"P(states | united) = {c_pair} / {c_prev} = {c_pair / c_prev:.4f}; the model says {bigram.prob('states', ['united']):.4f}"
+)
 assert math.isclose(bigram.prob("states", ["united"]), c_pair / c_prev)
-print("most likely words after 'the':",
-      [bigram.vocab[i] for i in np.argsort(-bigram.next_distribution(["the"]))[:8]])
+print("most likely words after 'the':", [bigram.vocab[i] for i in np.argsort(-bigram.next_distribution(["the"]))[:8]])
 
 # %% [markdown]
 # ### Why zeros happen
@@ -130,9 +131,9 @@ sample = laplace.ngrams(corpus.test[:200])
 probs = np.array([laplace.prob(g[-1], g[:-1]) for g in sample])
 J_bits = -np.mean(np.log2(probs))
 J_nats = -np.mean(np.log(probs))
-print(f"J = {J_bits:.4f} bits = {J_nats:.4f} nats;  2^J = {2 ** J_bits:.2f},  e^J = {math.exp(J_nats):.2f}")
-assert math.isclose(2 ** J_bits, math.exp(J_nats), rel_tol=1e-9)
-assert math.isclose(2 ** J_bits, laplace.perplexity(corpus.test[:200]), rel_tol=1e-9)
+print(f"J = {J_bits:.4f} bits = {J_nats:.4f} nats;  2^J = {2**J_bits:.2f},  e^J = {math.exp(J_nats):.2f}")
+assert math.isclose(2**J_bits, math.exp(J_nats), rel_tol=1e-9)
+assert math.isclose(2**J_bits, laplace.perplexity(corpus.test[:200]), rel_tol=1e-9)
 
 # %% [markdown]
 # ### Perplexity as a branching factor
@@ -158,7 +159,7 @@ assert abs(digit_ppl - 10) < 0.5
 p_switchboard = np.array([1 / 4] * 3 + [1 / 120_000] * 30_000)
 assert math.isclose(p_switchboard.sum(), 1.0)
 H = -np.sum(p_switchboard * np.log2(p_switchboard))
-switchboard_ppl = 2 ** H
+switchboard_ppl = 2**H
 print(f"switchboard: H = {H:.3f} bits, perplexity {switchboard_ppl:.1f}")
 assert round(switchboard_ppl) == 53
 
@@ -195,7 +196,7 @@ for k, ppl in val_ppl.items():
 # The lecture quotes, for 38 million words of the Wall Street Journal, test perplexities of
 # 962 (unigram), 170 (bigram) and 109 (trigram). We train every order from 1 to 4 under every
 # smoothing on our training addresses and measure on the test addresses. (MLE's infinite
-perplexities raise a `ZeroProbabilityWarning`, which we silence here: we know why.)
+# perplexities raise a `ZeroProbabilityWarning`, which we silence here: we know why.)
 
 # %%
 SMOOTHINGS = ["mle", "laplace", "add-k", "interpolated", "kneser-ney"]
@@ -209,13 +210,22 @@ for smoothing in tqdm(SMOOTHINGS, desc="smoothing"):
         test_ppl[n, smoothing] = model.perplexity(corpus.test)
 
 names = {"add-k": f"add-k (k={best_k})"}
-print(viz.table([[names.get(s, s)] + [test_ppl[n, s] for n in ORDERS] for s in SMOOTHINGS],
-                header=["test perplexity"] + [f"{n}-gram" for n in ORDERS]))
+print(
+    viz.table(
+        [[names.get(s, s)] + [test_ppl[n, s] for n in ORDERS] for s in SMOOTHINGS],
+        header=["test perplexity"] + [f"{n}-gram" for n in ORDERS],
+    )
+)
 
 # %%
-ax = viz.line_plot(ORDERS, {names.get(s, s): [test_ppl[n, s] for n in ORDERS] for s in SMOOTHINGS if s != "mle"},
-                   xlabel="order n", ylabel="test perplexity (log scale)", logy=True,
-                   title="Perplexity of n-gram models on held-out addresses")
+ax = viz.line_plot(
+    ORDERS,
+    {names.get(s, s): [test_ppl[n, s] for n in ORDERS] for s in SMOOTHINGS if s != "mle"},
+    xlabel="order n",
+    ylabel="test perplexity (log scale)",
+    logy=True,
+    title="Perplexity of n-gram models on held-out addresses",
+)
 ax.set_xticks(ORDERS)
 plt.show()
 
@@ -235,8 +245,10 @@ assert kn[3] < kn[2] < kn[1], kn
 assert all(math.isinf(test_ppl[n, "mle"]) for n in (2, 3, 4))
 assert test_ppl[1, "laplace"] < test_ppl[2, "laplace"] < test_ppl[3, "laplace"]
 assert all(kn[n] <= min(test_ppl[n, s] for s in SMOOTHINGS) for n in (2, 3, 4))
-print(f"Kneser-Ney: unigram {kn[1]:.0f}, bigram {kn[2]:.0f}, trigram {kn[3]:.0f}, 4-gram {kn[4]:.0f}  "
-      f"(WSJ in the lecture: 962, 170, 109)")
+print(
+    f"Kneser-Ney: unigram {kn[1]:.0f}, bigram {kn[2]:.0f}, trigram {kn[3]:.0f}, 4-gram {kn[4]:.0f}  "
+    f"(WSJ in the lecture: 962, 170, 109)"
+)
 
 # %% [markdown]
 # Our unigram perplexity is lower than the WSJ's because our vocabulary is smaller (rare
@@ -249,14 +261,18 @@ print(f"Kneser-Ney: unigram {kn[1]:.0f}, bigram {kn[2]:.0f}, trigram {kn[3]:.0f}
 # bigram model). We do the same with our models.
 
 # %%
-for n, label in [(1, "First-order word approximation (unigram)"), (2, "Second-order word approximation (bigram)"),
-                 (3, "Third order (trigram, Kneser-Ney)")]:
+for n, label in [
+    (1, "First-order word approximation (unigram)"),
+    (2, "Second-order word approximation (bigram)"),
+    (3, "Third order (trigram, Kneser-Ney)"),
+]:
     words = models[n, "kneser-ney"].generate(n_words=30, seed=3)
     print(f"{label}:\n  {' '.join(words).upper()}\n")
 
 # %% [markdown]
 # Try it yourself: change the order, the smoothing, the temperature ($q_w \propto p_w^{1/T}$:
 # below 1 the model plays safe, above 1 it takes risks) and the seed.
+
 
 # %%
 def show_generation(order, smoothing, temperature, seed):
@@ -268,8 +284,9 @@ def show_generation(order, smoothing, temperature, seed):
 explorer = viz.interactive(
     show_generation,
     order=widgets.Dropdown(options=ORDERS, value=2, description="order"),
-    smoothing=widgets.Dropdown(options=["laplace", "add-k", "interpolated", "kneser-ney"], value="kneser-ney",
-                               description="smoothing"),
+    smoothing=widgets.Dropdown(
+        options=["laplace", "add-k", "interpolated", "kneser-ney"], value="kneser-ney", description="smoothing"
+    ),
     temperature=widgets.FloatSlider(value=1.0, min=0.2, max=2.0, step=0.1, description="temperature"),
     seed=widgets.IntSlider(value=0, min=0, max=50, description="seed"),
 )

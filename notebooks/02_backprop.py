@@ -40,9 +40,9 @@ from tqdm.auto import tqdm
 
 import course_lib
 from course_lib import backprop as bp
-from course_lib import viz
 from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM
+from course_lib.notebook import viz
 
 course_lib.setup(seed=0)
 torch.set_default_dtype(torch.float64)  # float64 for gradient checks; the language model below picks float32
@@ -93,10 +93,14 @@ assert torch.allclose(numeric, r["formula"], atol=1e-8)
 # gradient that belongs to the true class: it is the only one with a negative sign (its logit
 # should go up), and every row is a multiple of $x^T$.
 
+
 # %%
 def show_example(x1, x2, true_class, w_seed):
-    W = torch.randn(3, 2, generator=torch.Generator().manual_seed(w_seed)) if w_seed else \
-        torch.tensor([[0.5, -0.3], [0.2, 0.8], [-0.6, 0.1]])
+    W = (
+        torch.randn(3, 2, generator=torch.Generator().manual_seed(w_seed))
+        if w_seed
+        else torch.tensor([[0.5, -0.3], [0.2, 0.8], [-0.6, 0.1]])
+    )
     r = bp.seed_example(W, torch.tensor([x1, x2]), true_class)
     print(f"W = {W.tolist()}")
     print(f"y_hat = {np.round(r['y_hat'].numpy(), 4)}   y = {r['y'].numpy()}   L = {float(r['L']):.4f}")
@@ -141,7 +145,11 @@ explorer = viz.interactive(
 # %%
 gen = torch.Generator().manual_seed(0)
 B, n_in, n_out, V, d = 4, 3, 5, 6, 2
-xb, Wb, bb = torch.randn(B, n_in, generator=gen), torch.randn(n_out, n_in, generator=gen), torch.randn(n_out, generator=gen)
+xb, Wb, bb = (
+    torch.randn(B, n_in, generator=gen),
+    torch.randn(n_out, n_in, generator=gen),
+    torch.randn(n_out, generator=gen),
+)
 targets = torch.tensor([0, 4, 4, 2])
 ids = torch.tensor([[1, 3], [1, 1]])  # word 1 is used three times
 E = torch.randn(V, d, generator=gen)
@@ -150,21 +158,32 @@ upstream = {"z": torch.randn(B, n_out, generator=gen), "e": torch.randn(2, 2, d,
 reports = {}
 # linear: the loss is <dz, z>, so dL/dz = dz
 dx, dW, db = bp.linear_backward(upstream["z"], xb, Wb)
-reports["linear"] = bp.compare_gradients({"x": dx, "W": dW, "b": db}, bp.autograd_gradients(
-    lambda x, W, b: (bp.linear_forward(x, W, b) * upstream["z"]).sum(), {"x": xb, "W": Wb, "b": bb}))
+reports["linear"] = bp.compare_gradients(
+    {"x": dx, "W": dW, "b": db},
+    bp.autograd_gradients(
+        lambda x, W, b: (bp.linear_forward(x, W, b) * upstream["z"]).sum(), {"x": xb, "W": Wb, "b": bb}
+    ),
+)
 for kind in ["tanh", "sigmoid", "relu"]:
     a = xb @ Wb.T
     h = bp.activation_forward(a, kind)
-    reports[kind] = bp.compare_gradients({"a": bp.activation_backward(upstream["z"], a, h, kind)}, bp.autograd_gradients(
-        lambda a: (bp.activation_forward(a, kind) * upstream["z"]).sum(), {"a": a}))
+    reports[kind] = bp.compare_gradients(
+        {"a": bp.activation_backward(upstream["z"], a, h, kind)},
+        bp.autograd_gradients(lambda a: (bp.activation_forward(a, kind) * upstream["z"]).sum(), {"a": a}),
+    )
 z = xb @ Wb.T
 y_hat = bp.softmax(z)
-reports["softmax"] = bp.compare_gradients({"z": bp.softmax_backward(upstream["z"], y_hat)}, bp.autograd_gradients(
-    lambda z: (torch.softmax(z, 1) * upstream["z"]).sum(), {"z": z}))
-reports["cross-entropy"] = bp.compare_gradients({"z": bp.cross_entropy_backward(z, targets)}, bp.autograd_gradients(
-    lambda z: F.cross_entropy(z, targets), {"z": z}))
-reports["embedding"] = bp.compare_gradients({"E": bp.embedding_backward(upstream["e"], ids, V)}, bp.autograd_gradients(
-    lambda E: (F.embedding(ids, E) * upstream["e"]).sum(), {"E": E}))
+reports["softmax"] = bp.compare_gradients(
+    {"z": bp.softmax_backward(upstream["z"], y_hat)},
+    bp.autograd_gradients(lambda z: (torch.softmax(z, 1) * upstream["z"]).sum(), {"z": z}),
+)
+reports["cross-entropy"] = bp.compare_gradients(
+    {"z": bp.cross_entropy_backward(z, targets)}, bp.autograd_gradients(lambda z: F.cross_entropy(z, targets), {"z": z})
+)
+reports["embedding"] = bp.compare_gradients(
+    {"E": bp.embedding_backward(upstream["e"], ids, V)},
+    bp.autograd_gradients(lambda E: (F.embedding(ids, E) * upstream["e"]).sum(), {"E": E}),
+)
 for layer, report in reports.items():
     print(f"== {layer}\n{report}\n")
 assert all(report.ok for report in reports.values())
@@ -208,9 +227,11 @@ print("logits z =", z_big.tolist(), "  softmax(z) =", y_big.tolist())
 for t in [0, 2]:
     t = torch.tensor([t])
     unfused_grad = bp.softmax_backward(bp.cross_entropy_from_probs_backward(y_big, t), y_big)
-    print(f"true class {int(t)}: L unfused = {float(bp.cross_entropy_from_probs(y_big, t)) + 0.0:g}, "
-          f"fused = {float(bp.cross_entropy(z_big, t)) + 0.0:g};  "
-          f"dL/dz unfused = {unfused_grad.tolist()}, fused = {(bp.cross_entropy_backward(z_big, t) + 0.0).tolist()}")
+    print(
+        f"true class {int(t)}: L unfused = {float(bp.cross_entropy_from_probs(y_big, t)) + 0.0:g}, "
+        f"fused = {float(bp.cross_entropy(z_big, t)) + 0.0:g};  "
+        f"dL/dz unfused = {unfused_grad.tolist()}, fused = {(bp.cross_entropy_backward(z_big, t) + 0.0).tolist()}"
+    )
 assert torch.isnan(bp.softmax_backward(bp.cross_entropy_from_probs_backward(y_big, torch.tensor([0])), y_big)).any()
 assert math.isinf(float(bp.cross_entropy_from_probs(bp.softmax(z_big), torch.tensor([2]))))
 assert float(bp.cross_entropy(z_big, torch.tensor([2]))) == 2000.0
@@ -250,7 +271,9 @@ for split, w in windows.items():
     print(f"{split:5s}: {len(w):9,d} windows (3 context words + the word to predict)")
 print(f"vocabulary: {len(vocab):,} words (lesson 01's, unk_cutoff=2)   [{time.time() - t0:.1f} s]")
 # the network sees exactly the n-grams the 4-gram model is scored on
-assert [tuple(kn4.vocab[i] for i in row) for row in windows["test"][:2000].tolist()] == kn4.ngrams(corpus.test[:60])[:2000]
+assert [tuple(kn4.vocab[i] for i in row) for row in windows["test"][:2000].tolist()] == kn4.ngrams(corpus.test[:60])[
+    :2000
+]
 print("first test window:", [kn4.vocab[i] for i in windows["test"][0].tolist()])
 
 # %% [markdown]
@@ -285,32 +308,43 @@ order = torch.randperm(len(train), generator=torch.Generator().manual_seed(0))
 losses = []
 t0 = time.time()
 for step in tqdm(range(STEPS), desc="training (hand-written gradients)"):
-    batch = train[order[step * BATCH:(step + 1) * BATCH]]
+    batch = train[order[step * BATCH : (step + 1) * BATCH]]
     loss, grads = model.loss_and_grads(batch[:, :-1], batch[:, -1])
     optimizer.step(grads)
     losses.append(loss)
 train_seconds = time.time() - t0
-print(f"{STEPS} steps of {BATCH} windows ({STEPS * BATCH:,} words, {STEPS * BATCH / len(train):.1%} of one pass) "
-      f"in {train_seconds:.1f} s")
-print(f"loss: first step {losses[0]:.2f} nats (ln V = {math.log(len(vocab)):.2f}: a uniform guess), last 20 steps {np.mean(losses[-20:]):.2f}")
+print(
+    f"{STEPS} steps of {BATCH} windows ({STEPS * BATCH:,} words, {STEPS * BATCH / len(train):.1%} of one pass) "
+    f"in {train_seconds:.1f} s"
+)
+print(
+    f"loss: first step {losses[0]:.2f} nats (ln V = {math.log(len(vocab)):.2f}: a uniform guess), last 20 steps {np.mean(losses[-20:]):.2f}"
+)
 assert abs(losses[0] - math.log(len(vocab))) < 1.0  # a fresh model is close to uniform
 assert np.mean(losses[-20:]) < losses[0] - 2  # it learns
 
 # %%
 smooth = np.convolve(losses, np.ones(10) / 10, mode="valid")
-ax = viz.line_plot(range(len(smooth)), {"training loss (moving average of 10 steps)": smooth},
-                   xlabel="step", ylabel="cross-entropy (nats)", marker="",
-                   title="Feedforward LM trained with hand-written gradients")
+ax = viz.line_plot(
+    range(len(smooth)),
+    {"training loss (moving average of 10 steps)": smooth},
+    xlabel="step",
+    ylabel="cross-entropy (nats)",
+    marker="",
+    title="Feedforward LM trained with hand-written gradients",
+)
 ax.axhline(math.log(len(vocab)), color="gray", ls=":", label="ln V (uniform guess)")
 ax.legend()
 plt.show()
 live_val = model.perplexity(windows["val"][:20_000])
-print(f"after {train_seconds:.0f} s of training: validation perplexity {live_val:.0f} (first 20,000 validation windows)")
+print(
+    f"after {train_seconds:.0f} s of training: validation perplexity {live_val:.0f} (first 20,000 validation windows)"
+)
 
 # %% [markdown]
 # A few seconds of training is far from enough. `scripts/train_fflm.py` trains the same model
 # with the same code (the same `loss_and_grads`, the same `Adam`; still no autograd) for longer
-# and saves the parameters with the best validation perplexity in `course_lib/data/` (float16
+# and saves the parameters with the best validation perplexity in `course_lib/weights/` (float16
 # tensors, loaded with `weights_only=True`). We load it and compute its test perplexity here,
 # on the same test 4-grams as lesson 01's models.
 #
@@ -325,7 +359,7 @@ print(f"after {train_seconds:.0f} s of training: validation perplexity {live_val
 # %%
 from pathlib import Path
 
-checkpoint = Path(bp.__file__).parent / "data" / "fflm_sotu.pt"
+checkpoint = Path(bp.__file__).parent / "weights" / "fflm_sotu.pt"
 trained = bp.FeedForwardLM.from_state_dict(torch.load(checkpoint, weights_only=True)) if checkpoint.exists() else model
 print("loaded", checkpoint.name, trained) if checkpoint.exists() else print("no checkpoint: using the live model")
 ff_test = trained.perplexity(windows["test"], progress=lambda it: tqdm(it, desc="FF LM on the test set"))
@@ -333,7 +367,11 @@ ff_test = trained.perplexity(windows["test"], progress=lambda it: tqdm(it, desc=
 test_ppl = {}
 for smoothing in ["interpolated", "kneser-ney"]:
     for n in tqdm([1, 2, 3, 4], desc=smoothing):
-        lm = kn4 if (n, smoothing) == (4, "kneser-ney") else NGramLM(n, smoothing=smoothing, unk_cutoff=2).fit(corpus.train)
+        lm = (
+            kn4
+            if (n, smoothing) == (4, "kneser-ney")
+            else NGramLM(n, smoothing=smoothing, unk_cutoff=2).fit(corpus.train)
+        )
         test_ppl[smoothing, n] = lm.perplexity(corpus.test)
 rows = [[s] + [test_ppl[s, n] for n in [1, 2, 3, 4]] for s in ["interpolated", "kneser-ney"]]
 rows.append(["feedforward LM (3 words)", "", "", "", ff_test])
@@ -353,13 +391,18 @@ print(viz.table(rows, header=["test perplexity", "1-gram", "2-gram", "3-gram", "
 assert ff_test < test_ppl["kneser-ney", 1] / 2
 n_params = sum(p.numel() for p in trained.params.values())
 train_ids = windows["train"].numpy()
-n_fourgrams = np.unique(((train_ids[:, 0] * len(vocab) + train_ids[:, 1]) * len(vocab) + train_ids[:, 2]) * len(vocab)
-                        + train_ids[:, 3]).size  # each 4-gram as one integer, as NGramLM keys them
+n_fourgrams = np.unique(
+    ((train_ids[:, 0] * len(vocab) + train_ids[:, 1]) * len(vocab) + train_ids[:, 2]) * len(vocab) + train_ids[:, 3]
+).size  # each 4-gram as one integer, as NGramLM keys them
 verdict = "beats" if ff_test < test_ppl["kneser-ney", 4] else "does not beat"
-print(f"feedforward LM: test perplexity {ff_test:.1f}; Kneser-Ney 4-gram {test_ppl['kneser-ney', 4]:.1f}, "
-      f"trigram {test_ppl['kneser-ney', 3]:.1f}: the neural model {verdict} Kneser-Ney 4-gram here.")
-print(f"sizes: {n_params:,} parameters vs {n_fourgrams:,} distinct training 4-grams that the 4-gram model stores "
-      "(plus its 1- to 3-grams)")
+print(
+    f"feedforward LM: test perplexity {ff_test:.1f}; Kneser-Ney 4-gram {test_ppl['kneser-ney', 4]:.1f}, "
+    f"trigram {test_ppl['kneser-ney', 3]:.1f}: the neural model {verdict} Kneser-Ney 4-gram here."
+)
+print(
+    f"sizes: {n_params:,} parameters vs {n_fourgrams:,} distinct training 4-grams that the 4-gram model stores "
+    "(plus its 1- to 3-grams)"
+)
 
 # %% [markdown]
 # ## 4. Backpropagation through time
@@ -392,6 +435,7 @@ def autograd_loss(truncate=None):
             h = torch.tanh(xs[t] @ W_xh.T + h @ W_hh.T + b_h)
             total = total + (h * dhs[t]).sum()
         return total
+
     return loss
 
 
@@ -418,9 +462,14 @@ last_only = torch.zeros_like(dhs)
 last_only[-1] = dhs[-1]
 norms_full = bp.rnn_backward(last_only, cache)["dh_total"].norm(dim=(1, 2))
 norms_cut = bp.rnn_backward(last_only, cache, truncate=4)["dh_total"].norm(dim=(1, 2))
-print(viz.table([[t + 1, float(a), float(b)] for t, (a, b) in enumerate(zip(norms_full, norms_cut))],
-                header=["step t", "||dL/dh_t|| full", "truncated (k=4)"], floatfmt="{:.2e}"))
-assert (norms_cut[:T - 4] == 0).all() and torch.allclose(norms_cut[T - 4:], norms_full[T - 4:])
+print(
+    viz.table(
+        [[t + 1, float(a), float(b)] for t, (a, b) in enumerate(zip(norms_full, norms_cut))],
+        header=["step t", "||dL/dh_t|| full", "truncated (k=4)"],
+        floatfmt="{:.2e}",
+    )
+)
+assert (norms_cut[: T - 4] == 0).all() and torch.allclose(norms_cut[T - 4 :], norms_full[T - 4 :])
 rel = float((truncated["W_hh"] - full["W_hh"]).norm() / full["W_hh"].norm())
 print(f"\nwith a loss at every step, truncation changes dW_hh by {rel:.1%} (relative norm)")
 
@@ -455,14 +504,24 @@ radii = [0.5, 0.9, 1.0, 1.1, 1.5]
 steps = np.arange(1, T_long + 1)
 fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
 for ax, activation in zip(axes, ["linear", "tanh"]):
-    viz.line_plot(steps, {f"rho = {r}": gradient_norms(r, activation) for r in radii}, xlabel="step t",
-                  ylabel="||dL/dh_t||  (log scale)", logy=True, ax=ax, marker="", title=f"{activation} RNN, loss at t = {T_long}")
+    viz.line_plot(
+        steps,
+        {f"rho = {r}": gradient_norms(r, activation) for r in radii},
+        xlabel="step t",
+        ylabel="||dL/dh_t||  (log scale)",
+        logy=True,
+        ax=ax,
+        marker="",
+        title=f"{activation} RNN, loss at t = {T_long}",
+    )
 plt.show()
 
 linear = {r: gradient_norms(r, "linear") for r in radii}
 tanh = {r: gradient_norms(r, "tanh") for r in radii}
 for r in radii:
-    print(f"rho = {r}: ||dL/dh_1|| = {linear[r][0]:.2e} (linear; rho^{T_long - 1} = {r ** (T_long - 1):.2e}),  {tanh[r][0]:.2e} (tanh)")
+    print(
+        f"rho = {r}: ||dL/dh_1|| = {linear[r][0]:.2e} (linear; rho^{T_long - 1} = {r ** (T_long - 1):.2e}),  {tanh[r][0]:.2e} (tanh)"
+    )
     assert np.allclose(linear[r], r ** (T_long - steps), rtol=1e-8)  # exactly rho^(T - t)
     assert np.all(tanh[r] <= linear[r] * (1 + 1e-9))  # tanh' <= 1 only shrinks it
 assert linear[1.5][0] > 1e9 and tanh[0.9][0] < 1e-3
@@ -472,13 +531,19 @@ assert linear[1.5][0] > 1e9 and tanh[0.9][0] < 1e-3
 # linear one, and why does a large radius not make a tanh RNN explode as much? (Hint: look at
 # how saturated the units are, $|h| \approx 1$ means $\tanh' \approx 0$.)
 
+
 # %%
 def explore_radius(radius, activation):
     norms = gradient_norms(radius, activation)
-    ax = viz.line_plot(steps, {f"{activation}, rho = {radius:.2f}": norms,
-                               f"rho^(T-t)": radius ** (T_long - steps)},
-                       xlabel="step t", ylabel="||dL/dh_t||  (log scale)", logy=True, marker="",
-                       title="Gradient reaching each step from a loss at the last step")
+    viz.line_plot(
+        steps,
+        {f"{activation}, rho = {radius:.2f}": norms, "rho^(T-t)": radius ** (T_long - steps)},
+        xlabel="step t",
+        ylabel="||dL/dh_t||  (log scale)",
+        logy=True,
+        marker="",
+        title="Gradient reaching each step from a loss at the last step",
+    )
     plt.show()
     print(f"||dL/dh_1|| / ||dL/dh_T|| = {norms[0] / norms[-1]:.3e}")
 

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 
 import course_lib
 from course_lib import parentheses as P
-from course_lib import viz
+from course_lib.notebook import viz
 from course_lib.rnn import GRU, LSTM, ElmanCell, ElmanRNN, GatedCell, LSTMCell, SequenceClassifier
 from course_lib.train import History, fit
 
@@ -101,8 +101,10 @@ counts = {}
 for _ in range(7000):
     s = "".join("(" if o else ")" for o in P.random_structure(8, rng))
     counts[s] = counts.get(s, 0) + 1
-print(f"\n{len(counts)} structures of length 8, each drawn {min(counts.values())} to {max(counts.values())} "
-      f"times out of 7000 (expected {7000 / 14:.0f})")
+print(
+    f"\n{len(counts)} structures of length 8, each drawn {min(counts.values())} to {max(counts.values())} "
+    f"times out of 7000 (expected {7000 / 14:.0f})"
+)
 assert len(counts) == 14 and max(counts.values()) < 1.25 * 7000 / 14
 
 # %% [markdown]
@@ -117,7 +119,7 @@ N_TEST = 1000
 test_short = P.test_sets(N_TEST, P.SHORT_LENGTHS, seed=1)
 test_long = P.test_sets(N_TEST, P.LONG_LENGTHS, seed=11)
 held_out = {**test_short, **{f"{k}_long": s for k, s in test_long.items()}}  # as scripts/train_parentheses.py
-for name, s in held_out.items():
+for s in held_out.values():
     assert all(P.is_held_out(x) for x in s.seqs) and sum(s.labels) == N_TEST // 2
 print({name: len(s) for name, s in held_out.items()})
 
@@ -130,12 +132,19 @@ print({name: len(s) for name, s in held_out.items()})
 # Neither uses a stack. Their accuracy on every held-out set:
 
 # %%
-baselines = {"colour-blind counting": P.colour_blind_rule, "per-colour counting": P.per_colour_rule,
-             "stack (is_balanced)": P.is_balanced}
+baselines = {
+    "colour-blind counting": P.colour_blind_rule,
+    "per-colour counting": P.per_colour_rule,
+    "stack (is_balanced)": P.is_balanced,
+}
 baseline_acc = {name: P.rule_accuracies(rule, held_out) for name, rule in baselines.items()}
-print(viz.table([[name] + [acc[k] for k in held_out] for name, acc in baseline_acc.items()],
-                header=["rule"] + [k.replace("colour_swap", "swap").replace("transposition", "transp") for k in held_out],
-                floatfmt="{:.3f}"))
+print(
+    viz.table(
+        [[name] + [acc[k] for k in held_out] for name, acc in baseline_acc.items()],
+        header=["rule"] + [k.replace("colour_swap", "swap").replace("transposition", "transp") for k in held_out],
+        floatfmt="{:.3f}",
+    )
+)
 cb, pc = baseline_acc["colour-blind counting"], baseline_acc["per-colour counting"]
 assert cb["random"] > 0.95 and cb["structure"] == 1.0  # random negatives barely test anything
 assert cb["colour_swap"] == 0.5 and pc["colour_swap"] == 1.0
@@ -188,8 +197,10 @@ for ours_cls, torch_net in [(LSTM, nn.LSTM(10, 16, num_layers=2)), (GRU, nn.GRU(
     (out_ours, state_ours), (out_torch, state_torch) = mine(x), torch_net(x)
     h_ours, h_torch = (state_ours[0], state_torch[0]) if ours_cls is LSTM else (state_ours, state_torch)
     diff = max((out_ours - out_torch).abs().max().item(), (h_ours - h_torch).abs().max().item())
-    print(f"{ours_cls.__name__}: output {tuple(out_ours.shape)}, h_n {tuple(h_ours.shape)}, largest difference "
-          f"from torch.nn.{ours_cls.__name__}: {diff:.1e}")
+    print(
+        f"{ours_cls.__name__}: output {tuple(out_ours.shape)}, h_n {tuple(h_ours.shape)}, largest difference "
+        f"from torch.nn.{ours_cls.__name__}: {diff:.1e}"
+    )
     assert diff < 1e-5
 
 # %% [markdown]
@@ -202,10 +213,11 @@ for ours_cls, torch_net in [(LSTM, nn.LSTM(10, 16, num_layers=2)), (GRU, nn.GRU(
 # verbatim, next to our batched `ElmanRNN` with the same weights, on the lecture's six
 # colored sequences padded into one batch:
 
+
 # %%
 class RecNet(nn.Module):  # the lecture's code
     def __init__(self, dim_input, dim_recurrent, dim_output):
-        super(RecNet, self).__init__()
+        super().__init__()
         self.fc_x2h = nn.Linear(dim_input, dim_recurrent)
         self.fc_h2h = nn.Linear(dim_recurrent, dim_recurrent, bias=False)
         self.fc_h2y = nn.Linear(dim_recurrent, dim_output)
@@ -252,8 +264,10 @@ per_sample_rate = 160 / (time.perf_counter() - started)
 batches = P.length_batches(*speed_data.tensors(), batch_size=64)
 h = fit(model, P.batch_loss, opt, batches, epochs=1, progress=False)
 batched_rate = len(speed_data) / h.seconds
-print(f"one sample at a time: {per_sample_rate:,.0f} sequences/s;  batches of 64: {batched_rate:,.0f} sequences/s "
-      f"({batched_rate / per_sample_rate:.0f}x)")
+print(
+    f"one sample at a time: {per_sample_rate:,.0f} sequences/s;  batches of 64: {batched_rate:,.0f} sequences/s "
+    f"({batched_rate / per_sample_rate:.0f}x)"
+)
 assert batched_rate > 5 * per_sample_rate
 
 # %% [markdown]
@@ -275,17 +289,32 @@ torch.manual_seed(0)
 live = SequenceClassifier("lstm", n_symbols=10, hidden_size=64).to(device)
 optimizer = torch.optim.Adam(live.parameters(), lr=3e-3)
 watch = {k: held_out[k] for k in ("colour_swap", "transposition")}
-live_history = fit(live, P.batch_loss, optimizer, P.length_batches(*train_set.tensors(), batch_size=64),
-                   epochs=10, max_steps=3000, max_seconds=50, clip_grad_norm=1.0, eval_every=100,
-                   evaluate=lambda m: P.accuracies(m, watch), desc="LSTM, live")
+live_history = fit(
+    live,
+    P.batch_loss,
+    optimizer,
+    P.length_batches(*train_set.tensors(), batch_size=64),
+    epochs=10,
+    max_steps=3000,
+    max_seconds=50,
+    clip_grad_norm=1.0,
+    eval_every=100,
+    evaluate=lambda m: P.accuracies(m, watch),
+    desc="LSTM, live",
+)
 
 # %%
 fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 3.6))
 ax_loss.plot(live_history.step, live_history.smoothed_loss(50))
 ax_loss.set(xlabel="step", ylabel="training loss (running mean)", title="live LSTM: loss")
-viz.line_plot([e["step"] for e in live_history.evals],
-              {k: [e[k] for e in live_history.evals] for k in watch}, xlabel="step",
-              ylabel="held-out accuracy", title="live LSTM: accuracy, lengths 2-20", ax=ax_acc)
+viz.line_plot(
+    [e["step"] for e in live_history.evals],
+    {k: [e[k] for e in live_history.evals] for k in watch},
+    xlabel="step",
+    ylabel="held-out accuracy",
+    title="live LSTM: accuracy, lengths 2-20",
+    ax=ax_acc,
+)
 plt.tight_layout()
 plt.show()
 live_steps = live_history.step[-1] + 1
@@ -324,12 +353,24 @@ for key, acc in results.items():  # the checkpoints' last evaluation: the same s
 short_names = [k for k in held_out if not k.endswith("_long")]
 for regime in REGIMES:
     print(f"\ntrained {regime.replace('_', ' ')}:")
-    rows = [[MODELS[n]] + [results[n, regime][k] for k in short_names] + [results[n, regime][k + "_long"]
-                                                                          for k in short_names] for n in MODELS]
-    rows += [[name] + [acc[k] for k in short_names] + [acc[k + "_long"] for k in short_names]
-             for name, acc in baseline_acc.items() if name != "stack (is_balanced)"]
-    print(viz.table(rows, header=["lengths 2-20 / 22-40:"] + [k[:6] for k in short_names] + [k[:6] + "_L" for k in short_names],
-                    floatfmt="{:.3f}"))
+    rows = [
+        [MODELS[n]]
+        + [results[n, regime][k] for k in short_names]
+        + [results[n, regime][k + "_long"] for k in short_names]
+        for n in MODELS
+    ]
+    rows += [
+        [name] + [acc[k] for k in short_names] + [acc[k + "_long"] for k in short_names]
+        for name, acc in baseline_acc.items()
+        if name != "stack (is_balanced)"
+    ]
+    print(
+        viz.table(
+            rows,
+            header=["lengths 2-20 / 22-40:"] + [k[:6] for k in short_names] + [k[:6] + "_L" for k in short_names],
+            floatfmt="{:.3f}",
+        )
+    )
 
 # %% [markdown]
 # ### Does the network learn a stack, or only counting?
@@ -342,18 +383,28 @@ no_t, with_t = "no_transpositions", "with_transpositions"
 swap_no = {n: R[n, no_t]["colour_swap"] for n in MODELS}
 trans_no = {n: R[n, no_t]["transposition"] for n in MODELS}
 print("trained WITHOUT transpositions: colour swaps " + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in swap_no.items()))
-print("                                 transpositions " + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in trans_no.items()))
-print("                     transpositions, 22-40 long " + ", ".join(f"{MODELS[n]} {R[n, no_t]['transposition_long']:.3f}" for n in MODELS))
+print(
+    "                                 transpositions " + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in trans_no.items())
+)
+print(
+    "                     transpositions, 22-40 long "
+    + ", ".join(f"{MODELS[n]} {R[n, no_t]['transposition_long']:.3f}" for n in MODELS)
+)
 lstm_t, lstm_t_long = R["lstm", with_t]["transposition"], R["lstm", with_t]["transposition_long"]
 trans_with = {n: R[n, with_t]["transposition"] for n in MODELS}
 trans_with_long = {n: R[n, with_t]["transposition_long"] for n in MODELS}
-print("trained WITH transpositions:    transpositions " + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in trans_with.items()))
-print("                     transpositions, 22-40 long " + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in trans_with_long.items()))
+print(
+    "trained WITH transpositions:    transpositions " + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in trans_with.items())
+)
+print(
+    "                     transpositions, 22-40 long "
+    + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in trans_with_long.items())
+)
 
-assert min(swap_no.values()) > 0.97                    # colour swaps: caught without transpositions in training
+assert min(swap_no.values()) > 0.97  # colour swaps: caught without transpositions in training
 assert 0.6 < min(trans_no.values()) and max(trans_no.values()) < 0.95  # transpositions: better than chance, not solved
-assert lstm_t >= 0.99                                  # the goal: the LSTM learns the stack
-assert min(trans_with.values()) >= 0.99                # ... and so do the three others, at lengths 2-20
+assert lstm_t >= 0.99  # the goal: the LSTM learns the stack
+assert min(trans_with.values()) >= 0.99  # ... and so do the three others, at lengths 2-20
 assert max(trans_with_long, key=trans_with_long.get) == "lstm"  # beyond them, the LSTM holds up best
 assert all(trans_with_long[n] > R[n, no_t]["transposition_long"] for n in MODELS)
 
@@ -374,16 +425,24 @@ assert all(trans_with_long[n] > R[n, no_t]["transposition_long"] for n in MODELS
 # is the most accurate. None learned the exact algorithm: a stack good enough for the
 # depths and lengths they saw.
 
+
 # %%
 def first_step(history, metric, level):
     """The first evaluation step at which `metric` reached `level` (None if never)."""
     return next((e["step"] for e in history.evals if e[metric] >= level), None)
 
 
-rows = [[MODELS[n]] + [first_step(histories[n, with_t], "transposition", level) for level in (0.95, 0.99)]
-        + [histories[n, with_t].seconds / histories[n, with_t].step[-1] * 1000] for n in MODELS]
-print(viz.table(rows, header=["trained with transpositions", "steps to 0.95", "steps to 0.99", "ms per step"],
-                floatfmt="{:.1f}"))
+rows = [
+    [MODELS[n]]
+    + [first_step(histories[n, with_t], "transposition", level) for level in (0.95, 0.99)]
+    + [histories[n, with_t].seconds / histories[n, with_t].step[-1] * 1000]
+    for n in MODELS
+]
+print(
+    viz.table(
+        rows, header=["trained with transpositions", "steps to 0.95", "steps to 0.99", "ms per step"], floatfmt="{:.1f}"
+    )
+)
 steps_to_99 = {n: first_step(histories[n, with_t], "transposition", 0.99) for n in MODELS}
 assert max(steps_to_99.values()) <= 1.5 * min(steps_to_99.values())  # about as many steps
 assert rows[0][-1] < rows[-1][-1] / 2  # an Elman step costs less than half an LSTM step
@@ -416,7 +475,9 @@ for ax, suffix in zip(axes[2, 2:], ["", "_long"]):
         hist = histories[name, no_t]
         ax.plot([e["step"] for e in hist.evals], [e["transposition" + suffix] for e in hist.evals], label=label)
     ax.axhline(0.5, color="grey", lw=0.8, ls=":")
-    ax.set(title=f"transposition {'22-40' if suffix else '2-20'}, trained WITHOUT them", xlabel="step", ylim=(0.45, 1.01))
+    ax.set(
+        title=f"transposition {'22-40' if suffix else '2-20'}, trained WITHOUT them", xlabel="step", ylim=(0.45, 1.01)
+    )
     ax.grid(alpha=0.3)
 plt.tight_layout()
 plt.show()
@@ -429,12 +490,20 @@ plt.show()
 
 # %%
 by_length = list(range(8, 61, 4))
-length_sets = {L: P.make_dataset(600, {"positive": 0.5, "transposition": 0.5}, [L], seed=100 + L, split="test")
-               for L in tqdm(by_length, desc="test sets by length")}
-acc_by_length = {name: [P.accuracies(trained[name, with_t], {"t": length_sets[L]})["t"] for L in by_length]
-                 for name in MODELS}
-ax = viz.line_plot(by_length, {MODELS[n]: acc for n, acc in acc_by_length.items()}, xlabel="sequence length",
-                   ylabel="accuracy (transpositions vs positives)", title="Trained on lengths 2-20, tested up to 60")
+length_sets = {
+    L: P.make_dataset(600, {"positive": 0.5, "transposition": 0.5}, [L], seed=100 + L, split="test")
+    for L in tqdm(by_length, desc="test sets by length")
+}
+acc_by_length = {
+    name: [P.accuracies(trained[name, with_t], {"t": length_sets[L]})["t"] for L in by_length] for name in MODELS
+}
+ax = viz.line_plot(
+    by_length,
+    {MODELS[n]: acc for n, acc in acc_by_length.items()},
+    xlabel="sequence length",
+    ylabel="accuracy (transpositions vs positives)",
+    title="Trained on lengths 2-20, tested up to 60",
+)
 ax.axvspan(0, 20, color="grey", alpha=0.12, label="training lengths")
 ax.axhline(0.5, color="grey", lw=0.8, ls=":")
 plt.show()
@@ -469,9 +538,11 @@ def states_and_targets(model):
     with torch.no_grad():
         h = model.hidden_states(probe_tokens.to(device)).transpose(0, 1).cpu()  # (N, T, H)
     mask = torch.arange(probe_tokens.shape[1])[None, :] < probe_lengths[:, None]
-    targets = {"depth": [d for s in probe_data.seqs for d in P.stack_depths(s)],
-               "top colour": [c for s in probe_data.seqs for c in P.stack_tops(s)],
-               "colour below the top": [c for s in probe_data.seqs for c in P.stack_tops(s, position=1)]}
+    targets = {
+        "depth": [d for s in probe_data.seqs for d in P.stack_depths(s)],
+        "top colour": [c for s in probe_data.seqs for c in P.stack_tops(s)],
+        "colour below the top": [c for s in probe_data.seqs for c in P.stack_tops(s, position=1)],
+    }
     seq_id = torch.arange(len(probe_data))[:, None].expand_as(mask)[mask]
     return h[mask], {k: torch.tensor(v) for k, v in targets.items()}, seq_id
 
@@ -480,20 +551,32 @@ H_lstm, targets, seq_id = states_and_targets(trained["lstm", with_t])
 centred = H_lstm - H_lstm.mean(0)
 _, S, V = torch.linalg.svd(centred, full_matrices=False)
 pcs = centred @ V[:2].T
-explained = (S[:2] ** 2).sum() / (S ** 2).sum()
+explained = (S[:2] ** 2).sum() / (S**2).sum()
 
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
 for ax, (what, cmap) in zip(axes, [("depth", "viridis"), ("top colour", "tab10")]):
     values = targets[what]
-    sc = ax.scatter(pcs[:, 0], pcs[:, 1], c=values, cmap=cmap, s=3, alpha=0.6,
-                    vmin=-1 if what == "top colour" else None, vmax=8 if what == "top colour" else None)
+    sc = ax.scatter(
+        pcs[:, 0],
+        pcs[:, 1],
+        c=values,
+        cmap=cmap,
+        s=3,
+        alpha=0.6,
+        vmin=-1 if what == "top colour" else None,
+        vmax=8 if what == "top colour" else None,
+    )
     ax.set(title=f"LSTM hidden states, coloured by {what}", xlabel="PC 1", ylabel="PC 2")
     if what == "depth":
         plt.colorbar(sc, ax=ax, label="depth")
     else:
         for c in range(-1, 5):
-            ax.scatter([], [], color=plt.get_cmap("tab10")((c + 1) / 9), label="empty" if c < 0 else
-                       f"{P.OPEN_BRACKETS[c]} (colour {c})")
+            ax.scatter(
+                [],
+                [],
+                color=plt.get_cmap("tab10")((c + 1) / 9),
+                label="empty" if c < 0 else f"{P.OPEN_BRACKETS[c]} (colour {c})",
+            )
         ax.legend(markerscale=2, fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -504,6 +587,7 @@ print(f"{len(H_lstm):,} hidden states; the two main directions explain {explaine
 # the stack from $h_t$. It is trained on the states of two thirds of the sequences and
 # tested on the rest. If a linear read-out finds the property, the network represents it
 # (whether it *uses* it is another question). Chance is the share of the most frequent value.
+
 
 # %%
 def probe(H, y, seq_id, steps=150):
@@ -531,8 +615,10 @@ probe_results = {}
 for key in tqdm(probed, desc="probes"):
     H, tg, sid = probed[key]
     probe_results[key] = {what: probe(H, tg[what], sid) for what in tg}
-rows = [[f"{MODELS[n]} ({r.replace('_transpositions', '')} transp.)"] + [probe_results[n, r][w][0] for w in targets]
-        for n, r in probe_results]
+rows = [
+    [f"{MODELS[n]} ({r.replace('_transpositions', '')} transp.)"] + [probe_results[n, r][w][0] for w in targets]
+    for n, r in probe_results
+]
 rows.append(["chance"] + [probe_results["lstm", with_t][w][1] for w in targets])
 print(viz.table(rows, header=["probe accuracy (held-out)"] + list(targets), floatfmt="{:.3f}"))
 top_lstm = probe_results["lstm", with_t]["top colour"][0]
@@ -557,6 +643,7 @@ assert probe_results["lstm", no_t]["depth"][0] > probe_results["lstm", with_t]["
 # symbol $t$ is exactly what the model would have for the prefix alone); green marks the
 # prefixes that really are balanced. Try a transposition: `{[(]})`, or a deep one.
 
+
 # %%
 def show_prediction(sequence="{[()]}[()]", model_name="lstm", regime=with_t):
     seq = P.parse(sequence)
@@ -566,14 +653,17 @@ def show_prediction(sequence="{[()]}[()]", model_name="lstm", regime=with_t):
     model = trained[model_name, regime]
     with torch.no_grad():
         probs = torch.softmax(model.step_logits(torch.tensor([seq], device=device)), -1)[0, :, 1].cpu()
-    truth = [P.is_balanced(seq[:t + 1]) for t in range(len(seq))]
+    truth = [P.is_balanced(seq[: t + 1]) for t in range(len(seq))]
     fig, ax = plt.subplots(figsize=(max(5, 0.45 * len(seq)), 2.8))
     ax.bar(range(len(seq)), probs, color=["tab:green" if b else "tab:grey" for b in truth])
     ax.axhline(0.5, color="black", lw=0.8, ls=":")
     ax.set_xticks(range(len(seq)), list(P.to_brackets(seq)), fontsize=13)
-    ax.set(ylim=(0, 1), ylabel="P(balanced)",
-           title=f"{MODELS[model_name]} ({regime.replace('_', ' ')}): {P.to_brackets(seq)} is "
-                 f"{'balanced' if truth[-1] else 'not balanced'}; model says {probs[-1]:.3f}")
+    ax.set(
+        ylim=(0, 1),
+        ylabel="P(balanced)",
+        title=f"{MODELS[model_name]} ({regime.replace('_', ' ')}): {P.to_brackets(seq)} is "
+        f"{'balanced' if truth[-1] else 'not balanced'}; model says {probs[-1]:.3f}",
+    )
     plt.show()
 
 
@@ -590,13 +680,13 @@ explorer = viz.interactive(
 # The numbers of this run (computed above, printed here):
 
 # %%
-print(f"""* Baselines on transpositions: colour-blind {cb['transposition']:.2f}, per-colour {pc['transposition']:.2f} (chance).
+print(f"""* Baselines on transpositions: colour-blind {cb["transposition"]:.2f}, per-colour {pc["transposition"]:.2f} (chance).
 * Trained without transpositions: colour swaps {min(swap_no.values()):.3f}-{max(swap_no.values()):.3f}, \
-transpositions {min(trans_no.values()):.3f}-{max(trans_no.values()):.3f} (LSTM {trans_no['lstm']:.3f}).
+transpositions {min(trans_no.values()):.3f}-{max(trans_no.values()):.3f} (LSTM {trans_no["lstm"]:.3f}).
 * Trained with transpositions: LSTM {lstm_t:.3f} on held-out transpositions at lengths 2-20 (goal >= 0.99), \
-{lstm_t_long:.3f} at lengths 22-40; GRU {R['gru', with_t]['transposition']:.3f} / {R['gru', with_t]['transposition_long']:.3f}, \
-gated RNN {R['gated', with_t]['transposition']:.3f} / {R['gated', with_t]['transposition_long']:.3f}, \
-Elman {R['elman', with_t]['transposition']:.3f} / {R['elman', with_t]['transposition_long']:.3f}.
+{lstm_t_long:.3f} at lengths 22-40; GRU {R["gru", with_t]["transposition"]:.3f} / {R["gru", with_t]["transposition_long"]:.3f}, \
+gated RNN {R["gated", with_t]["transposition"]:.3f} / {R["gated", with_t]["transposition_long"]:.3f}, \
+Elman {R["elman", with_t]["transposition"]:.3f} / {R["elman", with_t]["transposition_long"]:.3f}.
 * Probe on the LSTM's h_t (held-out): top colour {top_lstm:.3f}, colour below the top {below_lstm:.3f}.
 * Live run: {live_steps} steps in {live_history.seconds:.0f} s, transposition accuracy {first:.3f} -> {last:.3f}.""")
 

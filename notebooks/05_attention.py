@@ -29,11 +29,18 @@ import torch.nn.functional as F
 from torch import nn
 
 import course_lib
-from course_lib import viz
 from course_lib.attention import MultiHeadAttention, scaled_dot_product_attention
 from course_lib.dates import build_vocab, make_pairs, split_dates
-from course_lib.seq2seq import (Seq2Seq, Seq2SeqConfig, encode_pairs, exact_match_by_length, load_checkpoint,
-                                seq2seq_loss, translate)
+from course_lib.notebook import viz
+from course_lib.seq2seq import (
+    Seq2Seq,
+    Seq2SeqConfig,
+    encode_pairs,
+    exact_match_by_length,
+    load_checkpoint,
+    seq2seq_loss,
+    translate,
+)
 from course_lib.train import fit, make_batches
 
 device = course_lib.setup(seed=0, threads=1)  # one thread: on small shared CPUs it is often the fastest
@@ -75,6 +82,7 @@ assert words[int(alpha.argmax())] == "month"  # the best-matching key gets the l
 # $\beta$ and the weights concentrate on the best key, so $c$ moves from the mean towards the
 # single best value. Move the slider.
 
+
 # %%
 def show_soft_lookup(beta):
     weights = torch.softmax(beta * e, dim=0)
@@ -96,8 +104,9 @@ def show_soft_lookup(beta):
     return weights
 
 
-lookup_explorer = viz.interactive(show_soft_lookup, beta=widgets.FloatLogSlider(value=1.0, min=-2, max=1.5,
-                                                                                 description="beta"))
+lookup_explorer = viz.interactive(
+    show_soft_lookup, beta=widgets.FloatLogSlider(value=1.0, min=-2, max=1.5, description="beta")
+)
 
 # %%
 flat, sharp = torch.softmax(0.01 * e, dim=0), torch.softmax(30 * e, dim=0)
@@ -177,8 +186,10 @@ for attention in ("dot", "scaled", "bilinear", "additive"):
         context, weights = model._context(last, states, projected, mask, last)
     variants[attention] = weights[0]
     n_params = sum(p.numel() for p in model.score.parameters())
-    print(f"{attention:>9}: {n_params:5d} score parameters; weights sum to {weights.sum().item():.4f}, "
-          f"largest {weights.max().item():.3f}")
+    print(
+        f"{attention:>9}: {n_params:5d} score parameters; weights sum to {weights.sum().item():.4f}, "
+        f"largest {weights.max().item():.3f}"
+    )
     if attention == "scaled":
         fused = F.scaled_dot_product_attention(last[:, None], states, states, attn_mask=mask[:, None])[:, 0]
         assert torch.allclose(context, fused, atol=1e-5)
@@ -201,8 +212,9 @@ for attention in ("none", "dot"):
     model = Seq2Seq(Seq2SeqConfig(len(vocab), attention=attention), device=device)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     batches = make_batches(*live_tensors, batch_size=64, generator=torch.Generator().manual_seed(0))
-    live_runs[attention] = fit(model, seq2seq_loss, optimizer, batches, epochs=5, max_seconds=12, clip_grad_norm=1.0,
-                               desc=f"live: {attention}")
+    live_runs[attention] = fit(
+        model, seq2seq_loss, optimizer, batches, epochs=5, max_seconds=12, clip_grad_norm=1.0, desc=f"live: {attention}"
+    )
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -213,8 +225,10 @@ ax.set(xlabel="step", ylabel="cross-entropy per character (nats)", title="A few 
 ax.legend()
 plt.show()
 for attention, history in live_runs.items():
-    print(f"{attention:>5}: {len(history.step)} steps in {history.seconds:.0f} s, loss {history.loss[0]:.2f} -> "
-          f"{history.smoothed_loss(5)[-1]:.2f}")
+    print(
+        f"{attention:>5}: {len(history.step)} steps in {history.seconds:.0f} s, loss {history.loss[0]:.2f} -> "
+        f"{history.smoothed_loss(5)[-1]:.2f}"
+    )
     assert history.smoothed_loss(5)[-1] < history.loss[0]
 
 # %% [markdown]
@@ -228,8 +242,10 @@ models, infos = {}, {}
 for name in ("none", "dot"):
     models[name], infos[name] = load_checkpoint(name, device=device)
     info = infos[name]
-    print(f"attention = {name:>4}: {info['examples_seen']:,} training examples in {len(info['runs'])} run(s), "
-          f"{info['train_minutes']} min; final training loss {info['final_loss']}")
+    print(
+        f"attention = {name:>4}: {info['examples_seen']:,} training examples in {len(info['runs'])} run(s), "
+        f"{info['train_minutes']} min; final training loss {info['final_loss']}"
+    )
     assert info["task"] == TASK
 assert infos["none"]["examples_seen"] >= infos["dot"]["examples_seen"]
 
@@ -248,18 +264,26 @@ for name, model in models.items():
     predictions[name], weights[name] = translate(model, test.sources, vocab)
     by_length[name] = exact_match_by_length(test.sources, predictions[name], test.targets, EDGES)
 labels = [f"{low}-{high - 1}" for low, high in zip(EDGES, EDGES[1:])]
-rows = [[label, count] + [by_length[name][i][2] for name in models] for i, (label, count) in
-        enumerate(zip(labels, [r[3] for r in by_length["dot"]]))]
+rows = [
+    [label, count] + [by_length[name][i][2] for name in models]
+    for i, (label, count) in enumerate(zip(labels, [r[3] for r in by_length["dot"]]))
+]
 print(viz.table(rows, header=["source length", "examples", "without attention", "with attention"], floatfmt="{:.1%}"))
 overall = {name: np.mean([p == t for p, t in zip(predictions[name], test.targets)]) for name in models}
 print({name: f"{acc:.1%}" for name, acc in overall.items()}, "exact match on all", len(test), "test sentences")
 
 # %%
 centres = [np.mean([n for n in source_lengths if low <= n < high]) for low, high in zip(EDGES, EDGES[1:])]
-ax = viz.line_plot(centres, {"without attention (RNNenc)": [r[2] for r in by_length["none"]],
-                             "with dot-product attention (RNNsearch)": [r[2] for r in by_length["dot"]]},
-                   xlabel="source length (characters)", ylabel="exact-match accuracy",
-                   title="Held-out dates: accuracy against input length")
+ax = viz.line_plot(
+    centres,
+    {
+        "without attention (RNNenc)": [r[2] for r in by_length["none"]],
+        "with dot-product attention (RNNsearch)": [r[2] for r in by_length["dot"]],
+    },
+    xlabel="source length (characters)",
+    ylabel="exact-match accuracy",
+    title="Held-out dates: accuracy against input length",
+)
 ax.set_ylim(-0.02, 1.02)
 plt.show()
 
@@ -281,7 +305,9 @@ counts = [r[3] for r in by_length["dot"]]
 longer = [i for i in range(2, len(labels)) if counts[i] >= 20]  # the bins beyond one date
 print(f"without attention: {acc['none'][0]:.1%} on the shortest inputs, {acc['none'][-1]:.1%} on the longest")
 print(f"with attention:    {acc['dot'][0]:.1%} on the shortest inputs, {acc['dot'][-1]:.1%} on the longest")
-print("with minus without attention, by length:", [f"{labels[i]}: {acc['dot'][i] - acc['none'][i]:+.1%}" for i in longer])
+print(
+    "with minus without attention, by length:", [f"{labels[i]}: {acc['dot'][i] - acc['none'][i]:+.1%}" for i in longer]
+)
 assert acc["none"][0] - acc["none"][-1] > 0.5
 assert all(acc["dot"][i] > acc["none"][i] for i in longer)
 assert acc["dot"][2] > acc["none"][2] + 0.3 and overall["dot"] > overall["none"]
@@ -294,6 +320,7 @@ assert acc["dot"][2] > acc["none"][2] + 0.3 and overall["dot"] > overall["none"]
 # test sentence. The weekday and month names are read where they stand, the digits are copied
 # one by one, and the day and the month **cross**: French writes the day first.
 
+
 # %%
 def show(ch):
     return "␣" if ch == " " else ch
@@ -305,8 +332,14 @@ def alignment(i, step=None, ax=None):
     out_chars = list(output) + ["</s>"]
     if ax is None:
         _, ax = plt.subplots(figsize=(min(0.22 * len(source) + 2, 18), min(0.22 * len(out_chars) + 1.5, 14)))
-    viz.attention_heatmap(w, keys=[show(c) for c in source + "⏎"], queries=[show(c) for c in out_chars],
-                          annotate=False, ax=ax, title=f"test sentence {i}: attention weights")
+    viz.attention_heatmap(
+        w,
+        keys=[show(c) for c in source + "⏎"],
+        queries=[show(c) for c in out_chars],
+        annotate=False,
+        ax=ax,
+        title=f"test sentence {i}: attention weights",
+    )
     ax.set_xlabel("source character j (English; ⏎ = end)")
     ax.set_ylabel("output character i (French)")
     if step is not None:
@@ -324,6 +357,7 @@ plt.show()
 # The crossing, checked: in the source the month comes before the day; the French output writes
 # the day first, and the decoder looks at the day's digits to write it, then back at the month.
 
+
 # %%
 def argmax_source(i, out_pos):
     return int(weights["dot"][i][out_pos].argmax())
@@ -335,12 +369,18 @@ def crossing(i):
     source, output = test.sources[i], predictions["dot"][i]
     day_out, month_out = output.index(f" {d.day} ") + 1, output.index(" ", output.index(f" {d.day} ") + 1) + 1
     looks_day, looks_month = argmax_source(i, day_out), argmax_source(i, month_out)
-    return looks_month < looks_day, (day_out, looks_day, source[looks_day]), (month_out, looks_month, source[looks_month])
+    return (
+        looks_month < looks_day,
+        (day_out, looks_day, source[looks_day]),
+        (month_out, looks_month, source[looks_month]),
+    )
 
 
 crosses, day_info, month_info = crossing(one_date)
-print(f"output position {day_info[0]} (the day) looks most at source position {day_info[1]} ({day_info[2]!r}); "
-      f"output position {month_info[0]} (the month) at source position {month_info[1]} ({month_info[2]!r})")
+print(
+    f"output position {day_info[0]} (the day) looks most at source position {day_info[1]} ({day_info[2]!r}); "
+    f"output position {month_info[0]} (the month) at source position {month_info[1]} ({month_info[2]!r})"
+)
 correct_single = [i for i, d in enumerate(test.dates) if len(d) == 1 and predictions["dot"][i] == test.targets[i]]
 share = np.mean([crossing(i)[0] for i in correct_single])
 print(f"crossing alignments in {share:.0%} of the {len(correct_single)} correctly translated single dates")
@@ -349,6 +389,7 @@ assert crosses and share > 0.9
 # %% [markdown]
 # Explore: pick a test sentence and a decoding step. The bar chart is row `step` of the heatmap:
 # the weights $\alpha_{ij}$ that step spreads over the source characters.
+
 
 # %%
 def explore(example, step):
@@ -369,8 +410,9 @@ def explore(example, step):
 
 explorer = viz.interactive(
     explore,
-    example=widgets.Dropdown(options=[(s[:60], i) for i, s in enumerate(test.sources[:40])], value=one_date,
-                             description="sentence"),
+    example=widgets.Dropdown(
+        options=[(s[:60], i) for i, s in enumerate(test.sources[:40])], value=one_date, description="sentence"
+    ),
     step=widgets.IntSlider(value=2, min=0, max=90, description="step"),
 )
 
@@ -390,12 +432,18 @@ ours = MultiHeadAttention.from_torch(theirs).eval()
 out_theirs, w_theirs = theirs(x, x, x)
 out_ours, w_ours = ours(x, x, x)  # need_weights=True: the explicit path
 out_fused, _ = ours(x, x, x, need_weights=False)  # torch's fused kernel
-print("largest difference, ours vs torch:", (out_ours - out_theirs).abs().max().item(),
-      "  explicit vs fused:", (out_ours - out_fused).abs().max().item())
+print(
+    "largest difference, ours vs torch:",
+    (out_ours - out_theirs).abs().max().item(),
+    "  explicit vs fused:",
+    (out_ours - out_fused).abs().max().item(),
+)
 assert torch.allclose(out_ours, out_theirs, atol=1e-5) and torch.allclose(w_ours, w_theirs, atol=1e-5)
 assert torch.allclose(out_ours, out_fused, atol=1e-5)
 q_, k_, v_ = torch.randn(3, 2, 4, 128, 16, device=device)
-assert torch.allclose(scaled_dot_product_attention(q_, k_, v_)[0], F.scaled_dot_product_attention(q_, k_, v_), atol=1e-5)
+assert torch.allclose(
+    scaled_dot_product_attention(q_, k_, v_)[0], F.scaled_dot_product_attention(q_, k_, v_), atol=1e-5
+)
 
 # %% [markdown]
 # How much faster is the fused path? `python benchmarks/bench_attention.py` times both at

@@ -38,9 +38,14 @@ import torch.nn.functional as F
 from torch import nn
 
 import course_lib
-from course_lib import quiz, viz
-from course_lib.attention import (MultiHeadAttention, causal_mask, masked_softmax, padding_mask,
-                                  scaled_dot_product_attention)
+from course_lib.attention import (
+    MultiHeadAttention,
+    causal_mask,
+    masked_softmax,
+    padding_mask,
+    scaled_dot_product_attention,
+)
+from course_lib.notebook import quiz, viz
 
 course_lib.setup(seed=0)
 
@@ -98,35 +103,38 @@ print("weights alpha:\n", alpha.numpy().round(3))
 # Every option, right or wrong, explains itself.
 
 # %%
-E = torch.tensor([[1, 0, -1, -1],
-                  [1, 1, -1, 0],
-                  [0, 1, 1, -1],
-                  [-1, -1, 2, 1]], dtype=torch.float64)  # the lecture's matrix, E[i-1, j-1] = e_ij
+E = torch.tensor(
+    [[1, 0, -1, -1], [1, 1, -1, 0], [0, 1, 1, -1], [-1, -1, 2, 1]], dtype=torch.float64
+)  # the lecture's matrix, E[i-1, j-1] = e_ij
 n = E.shape[0]
 e_ = math.e
 options = {"A": "0", "B": "0.5", "C": "e / (2e + e⁻¹ + 1)", "D": "1"}
-option_values = {"A": 0.0, "B": 0.5, "C": e_ / (2 * e_ + e_ ** -1 + 1), "D": 1.0}  # the same four, as numbers
+option_values = {"A": 0.0, "B": 0.5, "C": e_ / (2 * e_ + e_**-1 + 1), "D": 1.0}  # the same four, as numbers
 
 masked_weights = masked_softmax(E, causal_mask(n))
 unmasked_weights = masked_softmax(E)
 answer = next(label for label, value in option_values.items() if math.isclose(value, masked_weights[1, 1].item()))
 row2 = E[1].tolist()
 feedback = {
-    "A": f"0 is the weight of a masked key, e.g. α(2,3). Tempting if you think the mask hides the current token too, "
-         f"but it hides only the future j > i: query 2 attends to keys 1 and 2.",
+    "A": "0 is the weight of a masked key, e.g. α(2,3). Tempting if you think the mask hides the current token too, "
+    "but it hides only the future j > i: query 2 attends to keys 1 and 2.",
     "B": f"Row 2 is {row2}. The mask keeps e(2,1) = {row2[0]:g} and e(2,2) = {row2[1]:g} and sets the future to -inf; "
-         f"two equal scores share the weight: e^1 / (e^1 + e^1) = {masked_weights[1, 1].item():g}.",
+    f"two equal scores share the weight: e^1 / (e^1 + e^1) = {masked_weights[1, 1].item():g}.",
     "C": f"Tempting: this is α(2,2) without the mask, the softmax of the whole row 2, "
-         f"e^1 / (e^1 + e^1 + e^-1 + e^0) = {unmasked_weights[1, 1].item():.4f}. Masked attention first sets "
-         f"e(2,3) and e(2,4) to -inf, so they drop out of the denominator.",
+    f"e^1 / (e^1 + e^1 + e^-1 + e^0) = {unmasked_weights[1, 1].item():.4f}. Masked attention first sets "
+    f"e(2,3) and e(2,4) to -inf, so they drop out of the denominator.",
     "D": f"Tempting because the first token always puts weight {masked_weights[0, 0].item():g} on itself (it sees "
-         f"nothing else), or if you think a token attends only to itself. Token 2 also sees token 1, with an equal score.",
+    f"nothing else), or if you think a token attends only to itself. Token 2 also sees token 1, with an equal score.",
 }
 matrix_text = "\n".join("    " + "  ".join(f"{x:3.0f}" for x in row) for row in E.tolist())
 lecture_quiz = quiz.MultipleChoice(
     f"The matrix holds q_i · k_j / √d_k for 1 ≤ i, j ≤ 4 (row i, column j):\n\n{matrix_text}\n\n"
     f"What is $\\alpha_{{2,2}}$ in masked attention?",
-    options, answer=answer, feedback=feedback, key="lecture quiz: alpha_22")
+    options,
+    answer=answer,
+    feedback=feedback,
+    key="lecture quiz: alpha_22",
+)
 lecture_quiz.show()
 
 # %% [markdown]
@@ -151,7 +159,9 @@ assert masked_weights[1, 2].item() == 0.0  # A is a masked weight
 # Counting from 0 by mistake would ask for Python's [2, 2]: a number that is none of the options.
 zero_based = masked_weights[2, 2].item()
 print(f"with 0-based indices by mistake: {zero_based:.4f} (e / (1 + 2e) = {e_ / (1 + 2 * e_):.4f}), no option")
-assert math.isclose(zero_based, e_ / (1 + 2 * e_)) and not any(math.isclose(zero_based, v) for v in option_values.values())
+assert math.isclose(zero_based, e_ / (1 + 2 * e_)) and not any(
+    math.isclose(zero_based, v) for v in option_values.values()
+)
 
 # %% [markdown]
 # The whole matrix of weights, without and with the mask. Masked cells are grey: they are
@@ -187,13 +197,19 @@ ways = {
     "5. -1e9 instead of -inf": torch.softmax(E.masked_fill(~allowed, -1e9), dim=-1),
 }
 right = ways["1. -inf before the softmax"]
-rows = [[name] + [f"{w:.3f}" for w in weights[1].tolist()] + [f"{weights[1].sum().item():.3f}",
-        "yes" if torch.allclose(weights, right) else "NO"] for name, weights in ways.items()]
+rows = [
+    [name]
+    + [f"{w:.3f}" for w in weights[1].tolist()]
+    + [f"{weights[1].sum().item():.3f}", "yes" if torch.allclose(weights, right) else "NO"]
+    for name, weights in ways.items()
+]
 print(viz.table(rows, header=["row 2 of the quiz", "α(2,1)", "α(2,2)", "α(2,3)", "α(2,4)", "sum", "right?"]))
 
 assert torch.allclose(ways["3. zero after, renormalised"], right)  # the same: softmax restricted to the kept keys
 assert torch.allclose(ways["5. -1e9 instead of -inf"], right)  # the same here (e^-1e9 underflows to 0)
-assert not torch.allclose(ways["2. zero after, no renormalising"].sum(-1), torch.ones(n, dtype=E.dtype))  # rows no longer sum to 1
+assert not torch.allclose(
+    ways["2. zero after, no renormalising"].sum(-1), torch.ones(n, dtype=E.dtype)
+)  # rows no longer sum to 1
 assert not torch.allclose(ways["4. score 0 instead of -inf"], right)  # the future still gets weight e^0 / Z
 assert torch.all(ways["4. score 0 instead of -inf"][~allowed] > 0)  # ... so it leaks
 
@@ -264,20 +280,40 @@ keep_keys = padding_mask(lengths, T)  # (B, T): True at real tokens
 both = causal_mask(T)[None, :, :] & keep_keys[:, None, :]  # (B, T, T): causal AND a real key
 print("padding mask (B, T):\n", keep_keys.int().numpy())
 assert torch.equal(both[0], causal_mask(T))  # the full-length sentence needs only the causal mask
-assert both[1, :, lengths[1]:].any().item() is False  # nobody attends to padding
+assert both[1, :, lengths[1] :].any().item() is False  # nobody attends to padding
 
 torch.manual_seed(1)
 x = torch.randn(2, T, 8)
 weights_causal = scaled_dot_product_attention(x, x, x, mask=causal_mask(T))[1]
 weights_both = scaled_dot_product_attention(x, x, x, mask=both)[1]
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-viz.attention_heatmap(weights_causal[1], keys=tokens[1], queries=tokens[1], mask=causal_mask(T), ax=axes[0],
-                      title="causal mask only", annotate=False)
-viz.attention_heatmap(scaled_dot_product_attention(x, x, x, mask=keep_keys[:, None, :])[1][1], keys=tokens[1],
-                      queries=tokens[1], mask=keep_keys[1][None, :].expand(T, T), ax=axes[1],
-                      title="padding mask only", annotate=False)
-viz.attention_heatmap(weights_both[1], keys=tokens[1], queries=tokens[1], mask=both[1], ax=axes[2],
-                      title="causal AND padding", annotate=False)
+viz.attention_heatmap(
+    weights_causal[1],
+    keys=tokens[1],
+    queries=tokens[1],
+    mask=causal_mask(T),
+    ax=axes[0],
+    title="causal mask only",
+    annotate=False,
+)
+viz.attention_heatmap(
+    scaled_dot_product_attention(x, x, x, mask=keep_keys[:, None, :])[1][1],
+    keys=tokens[1],
+    queries=tokens[1],
+    mask=keep_keys[1][None, :].expand(T, T),
+    ax=axes[1],
+    title="padding mask only",
+    annotate=False,
+)
+viz.attention_heatmap(
+    weights_both[1],
+    keys=tokens[1],
+    queries=tokens[1],
+    mask=both[1],
+    ax=axes[2],
+    title="causal AND padding",
+    annotate=False,
+)
 plt.tight_layout()
 plt.show()
 
@@ -304,13 +340,19 @@ blocked = ~causal_mask(T)  # nn.MultiheadAttention's convention: True = may NOT 
 padded = ~keep_keys
 out_theirs, w_theirs = theirs(x, x, x, attn_mask=blocked, key_padding_mask=padded)
 out_ours, w_ours = ours(x, x, x, attn_mask=blocked, key_padding_mask=padded)
-print("largest difference, outputs:", (out_theirs - out_ours).abs().max().item(),
-      " weights:", (w_theirs - w_ours).abs().max().item())
+print(
+    "largest difference, outputs:",
+    (out_theirs - out_ours).abs().max().item(),
+    " weights:",
+    (w_theirs - w_ours).abs().max().item(),
+)
 assert torch.allclose(out_theirs[0], out_ours[0], atol=1e-5) and torch.allclose(w_theirs, w_ours, atol=1e-5)
 wrong_convention = ours(x, x, x, attn_mask=causal_mask(T))[1][0]  # F.sdpa's convention given to the module
 print("with the inverted mask, query 1 of sentence 1 attends to:", [round(w, 2) for w in wrong_convention[0].tolist()])
 assert torch.all(wrong_convention.tril() == 0)  # now every query sees only the future...
-assert torch.allclose(wrong_convention[:-1].sum(-1), torch.ones(T - 1)) and wrong_convention[-1].sum() == 0  # ...the last nothing
+assert (
+    torch.allclose(wrong_convention[:-1].sum(-1), torch.ones(T - 1)) and wrong_convention[-1].sum() == 0
+)  # ...the last nothing
 
 # %% [markdown]
 # ### The mask never leaks the future
@@ -325,7 +367,7 @@ before, _ = ours(x, x, x, attn_mask=blocked)
 after, _ = ours(changed, changed, changed, attn_mask=blocked)
 moved = (before - after).abs().amax(dim=-1)[0]
 print("how much each output of sentence 1 moved:", [round(m, 3) for m in moved.tolist()])
-assert torch.all(moved[: position - 1] == 0) and torch.all(moved[position - 1:] > 0)
+assert torch.all(moved[: position - 1] == 0) and torch.all(moved[position - 1 :] > 0)
 unmasked_after, _ = ours(changed, changed, changed)
 assert (ours(x, x, x)[0] - unmasked_after)[0, : position - 1].abs().max() > 0  # without the mask it leaks
 
@@ -338,6 +380,7 @@ assert (ours(x, x, x)[0] - unmasked_after)[0, : position - 1].abs().max() > 0  #
 # each question counts in the running score. A known mistake (no mask, masked diagonal,
 # $i$ and $j$ swapped, counting from 0) gets its own hint.
 
+
 # %%
 def make_variant(rng, n=4):
     """A random quiz: integer scores in -2..2, a random (i, j), 1-based; its answer and its tempting mistakes."""
@@ -345,22 +388,32 @@ def make_variant(rng, n=4):
     i, j = rng.randint(1, n), rng.randint(1, n)
     weights = masked_softmax(scores, causal_mask(n))
     mistakes = {
-        "That is the weight without the mask: the keys j > i must drop out of the softmax.":
-            masked_softmax(scores)[i - 1, j - 1].item(),
+        "That is the weight without the mask: the keys j > i must drop out of the softmax.": masked_softmax(scores)[
+            i - 1, j - 1
+        ].item(),
         "You swapped i and j: i is the query (the row), j is the key (the column).": weights[j - 1, i - 1].item(),
-        "Only the future j > i is masked: the diagonal j = i stays.":
-            masked_softmax(scores, causal_mask(n).tril(-1))[i - 1, j - 1].item(),
+        "Only the future j > i is masked: the diagonal j = i stays.": masked_softmax(scores, causal_mask(n).tril(-1))[
+            i - 1, j - 1
+        ].item(),
     }
     if i < n and j < n:
-        mistakes["Count from 1, as the lecture does: that is the entry one row and one column further."] = (
-            weights[i, j].item())
+        mistakes["Count from 1, as the lecture does: that is the entry one row and one column further."] = weights[
+            i, j
+        ].item()
     rows = "\n".join("    " + "  ".join(f"{x:3.0f}" for x in row) for row in scores.tolist())
-    why = ("j > i: the future is masked, its weight is exactly 0." if j > i else
-           f"Row {i} keeps the scores {scores[i - 1, :i].tolist()} (keys 1..{i}); "
-           f"softmax of those, entry {j}.")
-    return quiz.NumericQuestion(f"Scores e_ij (row i, column j):\n\n{rows}\n\nWhat is α_{i},{j} in masked attention?",
-                                weights[i - 1, j - 1].item(), tol=1e-3, mistakes=mistakes, explanation=why,
-                                key=f"variant alpha_{i}{j}")
+    why = (
+        "j > i: the future is masked, its weight is exactly 0."
+        if j > i
+        else f"Row {i} keeps the scores {scores[i - 1, :i].tolist()} (keys 1..{i}); softmax of those, entry {j}."
+    )
+    return quiz.NumericQuestion(
+        f"Scores e_ij (row i, column j):\n\n{rows}\n\nWhat is α_{i},{j} in masked attention?",
+        weights[i - 1, j - 1].item(),
+        tol=1e-3,
+        mistakes=mistakes,
+        explanation=why,
+        key=f"variant alpha_{i}{j}",
+    )
 
 
 practice = quiz.Practice(make_variant, seed=0)
@@ -390,13 +443,20 @@ print("answer:", round(example.answer, 4), "|", example.explanation)
 # Pick a query $i$ and see its scores, which of them the mask removes, and the weights that
 # come out, with and without the mask. Matrix 0 is the lecture's; the others are random.
 
+
 # %%
 def show_row(matrix, i, masked):
-    scores = E if matrix == 0 else torch.randint(-2, 3, (4, 4), generator=torch.Generator().manual_seed(matrix)).double()
+    scores = (
+        E if matrix == 0 else torch.randint(-2, 3, (4, 4), generator=torch.Generator().manual_seed(matrix)).double()
+    )
     weights = masked_softmax(scores, causal_mask(4) if masked else None)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    viz.attention_heatmap(weights, mask=causal_mask(4) if masked else None, ax=axes[0],
-                          title=f"matrix {matrix}, {'masked' if masked else 'unmasked'}")
+    viz.attention_heatmap(
+        weights,
+        mask=causal_mask(4) if masked else None,
+        ax=axes[0],
+        title=f"matrix {matrix}, {'masked' if masked else 'unmasked'}",
+    )
     axes[0].axhline(i - 1 - 0.5, color="red")
     axes[0].axhline(i - 1 + 0.5, color="red")
     keys = list(range(1, 5))

@@ -41,15 +41,27 @@ import torch.nn.functional as F
 from torch import nn
 
 import course_lib
-from course_lib import viz
 from course_lib.attention import MultiHeadAttention, causal_mask
 from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM
+from course_lib.notebook import viz
 from course_lib.rnn import RNNLanguageModel
 from course_lib.train import fit
-from course_lib.transformer import (GPT, Block, EncoderBlock, GPTConfig, LayerNorm, Seq2SeqTransformer,
-                                    beam_search, char_vocab, encode_stream, evaluate_lm, generate, lm_batches,
-                                    reversal_task, sinusoidal_positions)
+from course_lib.transformer import (
+    GPT,
+    EncoderBlock,
+    GPTConfig,
+    LayerNorm,
+    Seq2SeqTransformer,
+    beam_search,
+    char_vocab,
+    encode_stream,
+    evaluate_lm,
+    generate,
+    lm_batches,
+    reversal_task,
+    sinusoidal_positions,
+)
 
 device = course_lib.setup(seed=0, threads=1)
 
@@ -97,8 +109,11 @@ assert equivariant and not with_positions
 pe = sinusoidal_positions(128, 64)
 fig, ax = plt.subplots(figsize=(9, 3.5))
 image = ax.imshow(pe.T, aspect="auto", cmap="RdBu")
-ax.set(xlabel="position pos", ylabel="channel (2i: sin, 2i+1: cos)",
-       title="Sinusoidal position encodings: each channel pair is a clock with its own period")
+ax.set(
+    xlabel="position pos",
+    ylabel="channel (2i: sin, 2i+1: cos)",
+    title="Sinusoidal position encodings: each channel pair is a clock with its own period",
+)
 fig.colorbar(image, ax=ax)
 plt.show()
 
@@ -149,8 +164,10 @@ changed[0, 6] = (idx[0, 6] + 1) % 20
 with torch.no_grad():
     a, b = tiny(idx)[0], tiny(changed)[0]
 leak = (a[0, :6] - b[0, :6]).abs().max().item()
-print(f"largest change of the logits before position 6: {leak:.1e}; at 6 and after: "
-      f"{(a[0, 6:] - b[0, 6:]).abs().max().item():.2f}")
+print(
+    f"largest change of the logits before position 6: {leak:.1e}; at 6 and after: "
+    f"{(a[0, 6:] - b[0, 6:]).abs().max().item():.2f}"
+)
 assert leak == 0.0
 
 # %% [markdown]
@@ -187,8 +204,10 @@ corpus = load_sotu(level="char")
 vocab = char_vocab(corpus.train)
 train_stream, val_stream = encode_stream(corpus.train, vocab), encode_stream(corpus.val, vocab)
 print(corpus.summary())
-print(f"{len(vocab)} symbols (characters, <UNK> and the sentence separator); {len(train_stream):,} training and "
-      f"{len(val_stream):,} validation characters")
+print(
+    f"{len(vocab)} symbols (characters, <UNK> and the sentence separator); {len(train_stream):,} training and "
+    f"{len(val_stream):,} validation characters"
+)
 
 
 def lm_loss(model, batch):
@@ -204,8 +223,14 @@ for norm_first in (True, False):
     batches = lm_batches(train_stream, 64, 16, steps=NORM_STEPS, generator=torch.Generator().manual_seed(0))
     name = "pre-norm" if norm_first else "post-norm"
     norm_runs[name] = fit(model, lm_loss, opt, batches, desc=name)
-ax = viz.line_plot(range(NORM_STEPS), {k: h.smoothed_loss(10) for k, h in norm_runs.items()}, xlabel="step",
-                   ylabel="training loss (nats/char)", marker="", title="Pre-norm vs post-norm, same learning rate")
+ax = viz.line_plot(
+    range(NORM_STEPS),
+    {k: h.smoothed_loss(10) for k, h in norm_runs.items()},
+    xlabel="step",
+    ylabel="training loss (nats/char)",
+    marker="",
+    title="Pre-norm vs post-norm, same learning rate",
+)
 plt.show()
 final = {k: float(np.mean(h.loss[-10:])) for k, h in norm_runs.items()}
 print("mean loss of the last 10 steps:", {k: round(v, 3) for k, v in final.items()})
@@ -250,10 +275,18 @@ live_config = GPTConfig(vocab_size=len(vocab), block_size=64, n_layer=2, n_head=
 live = GPT(live_config)
 print(f"{live.num_params():,} parameters")
 optimizer = torch.optim.AdamW(live.parameters(), lr=3e-3, weight_decay=0.01)
-batches = lm_batches(train_stream, live_config.block_size, 32, steps=100_000, generator=torch.Generator().manual_seed(1))
+batches = lm_batches(
+    train_stream, live_config.block_size, 32, steps=100_000, generator=torch.Generator().manual_seed(1)
+)
 history = fit(live, lm_loss, optimizer, batches, max_seconds=35, clip_grad_norm=1.0, desc="live GPT")
-ax = viz.line_plot(history.step, {"training loss": history.smoothed_loss(25)}, xlabel="step",
-                   ylabel="loss (nats/char)", marker="", title="Training the GPT live")
+ax = viz.line_plot(
+    history.step,
+    {"training loss": history.smoothed_loss(25)},
+    xlabel="step",
+    ylabel="loss (nats/char)",
+    marker="",
+    title="Training the GPT live",
+)
 plt.show()
 print(f"{len(history.step)} steps, {len(history.step) * 32 * 64:,} characters seen in {history.seconds:.0f} s")
 
@@ -267,26 +300,41 @@ print(f"{len(history.step)} steps, {len(history.step) * 32 * 64:,} characters se
 torch.manual_seed(0)
 char_lstm = RNNLanguageModel(len(vocab), embedding_dim=32, hidden_size=128, rnn="lstm")
 print(f"{sum(p.numel() for p in char_lstm.parameters()):,} parameters")
-lstm_history = fit(char_lstm, lm_loss, torch.optim.Adam(char_lstm.parameters(), lr=3e-3),
-                   lm_batches(train_stream, 64, 32, steps=100_000, generator=torch.Generator().manual_seed(1)),
-                   max_seconds=history.seconds, clip_grad_norm=1.0, desc="live character LSTM")
-print(f"{len(lstm_history.step)} steps, {len(lstm_history.step) * 32 * 64:,} characters seen in "
-      f"{lstm_history.seconds:.0f} s (the GPT: {len(history.step)} steps)")
+lstm_history = fit(
+    char_lstm,
+    lm_loss,
+    torch.optim.Adam(char_lstm.parameters(), lr=3e-3),
+    lm_batches(train_stream, 64, 32, steps=100_000, generator=torch.Generator().manual_seed(1)),
+    max_seconds=history.seconds,
+    clip_grad_norm=1.0,
+    desc="live character LSTM",
+)
+print(
+    f"{len(lstm_history.step)} steps, {len(lstm_history.step) * 32 * 64:,} characters seen in "
+    f"{lstm_history.seconds:.0f} s (the GPT: {len(history.step)} steps)"
+)
 
 # %% [markdown]
 # Half a minute is not much. `scripts/train_gpt.py` trained a larger GPT on the same data for
-# longer; its weights ship with the course (`course_lib/data/gpt_sotu_char.pt`, loaded with
+# longer; its weights ship with the course (`course_lib/weights/gpt_sotu_char.pt`, loaded with
 # `weights_only=True` by `GPT.load`, which also checks that its characters and ids are ours).
 # We load it and train it live a little more.
 
 # %%
-gpt, ckpt = GPT.load(Path(course_lib.__file__).parent / "data" / "gpt_sotu_char.pt", vocab)
+gpt, ckpt = GPT.load(Path(course_lib.__file__).parent / "weights" / "gpt_sotu_char.pt", vocab)
 print(gpt.config)
-print(f"{gpt.num_params():,} parameters, trained for {ckpt['steps']:,} steps ({ckpt['tokens']:,} characters, "
-      f"{ckpt['minutes']:.0f} minutes); its validation loss then: {ckpt['val_loss']:.4f} nats/char")
-more = fit(gpt, lm_loss, torch.optim.AdamW(gpt.parameters(), lr=1e-4),
-           lm_batches(train_stream, gpt.config.block_size, 16, steps=20, generator=torch.Generator().manual_seed(2)),
-           max_seconds=10, desc="checkpoint, a few more steps")
+print(
+    f"{gpt.num_params():,} parameters, trained for {ckpt['steps']:,} steps ({ckpt['tokens']:,} characters, "
+    f"{ckpt['minutes']:.0f} minutes); its validation loss then: {ckpt['val_loss']:.4f} nats/char"
+)
+more = fit(
+    gpt,
+    lm_loss,
+    torch.optim.AdamW(gpt.parameters(), lr=1e-4),
+    lm_batches(train_stream, gpt.config.block_size, 16, steps=20, generator=torch.Generator().manual_seed(2)),
+    max_seconds=10,
+    desc="checkpoint, a few more steps",
+)
 
 # %% [markdown]
 # ### The course-wide table
@@ -312,18 +360,29 @@ rows = {
     "character LSTM (lessons 03/04), trained live": (evaluate_lm(char_lstm, head_stream, block_size=64), float("nan")),
     "GPT, checkpoint (+ a few live steps)": (evaluate_lm(gpt, head_stream), ckpt["val_loss"]),
 }
-table = [[name, head, math.exp(head), math.exp(full) if not math.isnan(full) else "-"] for name, (head, full) in rows.items()]
+table = [
+    [name, head, math.exp(head), math.exp(full) if not math.isnan(full) else "-"] for name, (head, full) in rows.items()
+]
 print(f"first {len(head_sentences)} validation sentences = {n_head_tokens:,} predicted characters\n")
-print(viz.table(table, header=["model", "loss (nats/char)", "perplexity", "perplexity, whole val split"],
-                floatfmt="{:.3f}"))
+print(
+    viz.table(
+        table, header=["model", "loss (nats/char)", "perplexity", "perplexity, whole val split"], floatfmt="{:.3f}"
+    )
+)
 gpt_ppl, ngram_ppl = math.exp(rows["GPT, checkpoint (+ a few live steps)"][0]), math.exp(rows[best_ngram_name][0])
-for where, gpt_value, ngram_value in [("first sentences", gpt_ppl, ngram_ppl),
-                                      ("whole split", math.exp(ckpt["val_loss"]), ngram_val[best_order])]:
-    print(f"{where}: checkpoint GPT {gpt_value:.3f} vs best n-gram {ngram_value:.3f}: "
-          f"{'the transformer wins' if gpt_value < ngram_value else 'the n-gram still wins'}")
+for where, gpt_value, ngram_value in [
+    ("first sentences", gpt_ppl, ngram_ppl),
+    ("whole split", math.exp(ckpt["val_loss"]), ngram_val[best_order]),
+]:
+    print(
+        f"{where}: checkpoint GPT {gpt_value:.3f} vs best n-gram {ngram_value:.3f}: "
+        f"{'the transformer wins' if gpt_value < ngram_value else 'the n-gram still wins'}"
+    )
 live_gpt, live_lstm = rows["GPT, trained live"][0], rows["character LSTM (lessons 03/04), trained live"][0]
-print(f"same live budget: {'the LSTM' if live_lstm < live_gpt else 'the GPT'} is ahead "
-      f"({math.exp(live_lstm):.3f} vs {math.exp(live_gpt):.3f})")
+print(
+    f"same live budget: {'the LSTM' if live_lstm < live_gpt else 'the GPT'} is ahead "
+    f"({math.exp(live_lstm):.3f} vs {math.exp(live_gpt):.3f})"
+)
 assert rows["GPT, checkpoint (+ a few live steps)"][0] < rows["GPT, trained live"][0]  # longer training helps
 
 # %% [markdown]
@@ -343,6 +402,7 @@ assert rows["GPT, checkpoint (+ a few live steps)"][0] < rows["GPT, trained live
 # * **top-k**: sample only among the $k$ most likely;
 # * **beam search** (seed 000): keep the $k$ best partial sequences by total log-probability.
 
+
 # %%
 def encode_text(text):
     return torch.tensor([[vocab.stoi["\n"]] + vocab.encode(list(text.lower()))], dtype=torch.long)
@@ -361,7 +421,8 @@ outputs = {
     "beam search (4 beams)": beam_search(gpt, prompt, 80, beam_width=4)[0],
 }
 for name, ids in outputs.items():
-    print(f"{name:>22}: {decode_ids(ids[0, prompt.shape[1]:].tolist())}")
+    print(f"{name:>22}: {decode_ids(ids[0, prompt.shape[1] :].tolist())}")
+
 
 # %%
 def show_samples(prompt_text, temperature, k, seed):
@@ -369,7 +430,7 @@ def show_samples(prompt_text, temperature, k, seed):
     gen = torch.Generator().manual_seed(seed)
     for _ in range(3):
         out = generate(gpt, p, 80, temperature=temperature, top_k=k if k > 0 else None, generator=gen)
-        print("-", prompt_text + decode_ids(out[0, p.shape[1]:].tolist()))
+        print("-", prompt_text + decode_ids(out[0, p.shape[1] :].tolist()))
 
 
 explorer = viz.interactive(
@@ -386,9 +447,10 @@ explorer = viz.interactive(
 # The attention weights of every layer (rows) and head (columns) for a text you type: row $i$
 # of a map is the distribution of query position $i$ over key positions $j \le i$.
 
+
 # %%
 def attention_grid(text):
-    ids = encode_text(text)[:, -gpt.config.block_size:]
+    ids = encode_text(text)[:, -gpt.config.block_size :]
     weights = gpt.attention_weights(ids)[:, 0]  # (n_layer, n_head, T, T)
     labels = ["⏎" if c == "\n" else c for c in vocab.decode(ids[0].tolist())]
     L, Hh = weights.shape[:2]
@@ -436,8 +498,9 @@ def s2s_loss(model, batch):
     return F.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt.flatten())
 
 
-s2s_history = fit(s2s, s2s_loss, torch.optim.Adam(s2s.parameters(), lr=3e-3), reversal_batches, max_seconds=25,
-                  desc="encoder-decoder")
+s2s_history = fit(
+    s2s, s2s_loss, torch.optim.Adam(s2s.parameters(), lr=3e-3), reversal_batches, max_seconds=25, desc="encoder-decoder"
+)
 src, _, tgt = reversal_task(500, length=8, generator=task_gen)
 s2s.eval()
 reversal_accuracy = (s2s.greedy(src, bos=0, length=8) == tgt).float().mean().item()
@@ -452,9 +515,16 @@ cross = s2s.decoder[0].cross_weights[0].mean(0)  # (T_target, T_source), average
 enc_self = s2s.encoder[0].attn_weights[0].mean(0)  # (S, S)
 src_labels = [str(t) for t in example_src[0].tolist()]
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-viz.attention_heatmap(enc_self, keys=src_labels, queries=src_labels, ax=axes[0], title="encoder self-attention (no mask)")
-viz.attention_heatmap(cross, keys=src_labels, queries=["BOS"] + [str(t) for t in example_tgt_in[0, 1:].tolist()],
-                      ax=axes[1], title="decoder cross-attention: target -> source")
+viz.attention_heatmap(
+    enc_self, keys=src_labels, queries=src_labels, ax=axes[0], title="encoder self-attention (no mask)"
+)
+viz.attention_heatmap(
+    cross,
+    keys=src_labels,
+    queries=["BOS"] + [str(t) for t in example_tgt_in[0, 1:].tolist()],
+    ax=axes[1],
+    title="decoder cross-attention: target -> source",
+)
 plt.tight_layout()
 plt.show()
 anti_diagonal = cross.flip(1).diagonal().mean().item()
@@ -495,13 +565,30 @@ with torch.no_grad():
         w = bench_gpt.attention_weights(ids[:1])  # (n_layer, 1, n_head, T, T), made by the explicit path
         attention_mb.append(w.numel() * w.element_size() / 1e6)
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-viz.line_plot(lengths, timings, xlabel="sequence length T", ylabel="ms per sequence (median)", ax=axes[0],
-              title="Forward time per sequence")
-viz.line_plot(lengths, {"attention weights, one sequence": attention_mb}, xlabel="sequence length T",
-              ylabel="MB", ax=axes[1], title="Memory of the attention weights")
+viz.line_plot(
+    lengths,
+    timings,
+    xlabel="sequence length T",
+    ylabel="ms per sequence (median)",
+    ax=axes[0],
+    title="Forward time per sequence",
+)
+viz.line_plot(
+    lengths,
+    {"attention weights, one sequence": attention_mb},
+    xlabel="sequence length T",
+    ylabel="MB",
+    ax=axes[1],
+    title="Memory of the attention weights",
+)
 plt.show()
-print(viz.table([[T, *(timings[k][i] for k in timings), attention_mb[i]] for i, T in enumerate(lengths)],
-                header=["T", *timings, "attention MB"], floatfmt="{:.2f}"))
+print(
+    viz.table(
+        [[T, *(timings[k][i] for k in timings), attention_mb[i]] for i, T in enumerate(lengths)],
+        header=["T", *timings, "attention MB"],
+        floatfmt="{:.2f}",
+    )
+)
 growth = [attention_mb[i + 1] / attention_mb[i] for i in range(len(lengths) - 1)]
 print("doubling T multiplies the attention memory by", [round(r, 2) for r in growth])
 assert all(abs(r - 4) < 1e-9 for r in growth)  # T^2
@@ -535,10 +622,18 @@ assert all(abs(r - 4) < 1e-9 for r in growth)  # T^2
 # The numbers of this run, from the cells above:
 
 # %%
-print(f"best character n-gram (Kneser-Ney {best_order}-gram): validation perplexity {ngram_val[best_order]:.3f} per character")
-print(f"GPT trained live for {history.seconds:.0f} s: {math.exp(rows['GPT, trained live'][0]):.3f} on the first "
-      f"{n_head_tokens:,} validation characters (the n-gram: {ngram_ppl:.3f}); the character LSTM, same budget: "
-      f"{math.exp(rows['character LSTM (lessons 03/04), trained live'][0]):.3f}")
-print(f"GPT checkpoint: {gpt_ppl:.3f} there, {math.exp(ckpt['val_loss']):.3f} on the whole validation split "
-      f"(the n-gram: {ngram_val[best_order]:.3f})")
-print(f"encoder-decoder on reversal: {reversal_accuracy:.1%}; attention memory grows x{growth[-1]:.0f} per doubling of T")
+print(
+    f"best character n-gram (Kneser-Ney {best_order}-gram): validation perplexity {ngram_val[best_order]:.3f} per character"
+)
+print(
+    f"GPT trained live for {history.seconds:.0f} s: {math.exp(rows['GPT, trained live'][0]):.3f} on the first "
+    f"{n_head_tokens:,} validation characters (the n-gram: {ngram_ppl:.3f}); the character LSTM, same budget: "
+    f"{math.exp(rows['character LSTM (lessons 03/04), trained live'][0]):.3f}"
+)
+print(
+    f"GPT checkpoint: {gpt_ppl:.3f} there, {math.exp(ckpt['val_loss']):.3f} on the whole validation split "
+    f"(the n-gram: {ngram_val[best_order]:.3f})"
+)
+print(
+    f"encoder-decoder on reversal: {reversal_accuracy:.1%}; attention memory grows x{growth[-1]:.0f} per doubling of T"
+)

@@ -25,8 +25,10 @@ def main() -> None:
             rejected += result.status == "failed"
             hinted += result.status == "failed" and hint in result.message
         n = len(module.MUTANTS)
-        print(f"| {module.LESSON} | {len(module.EXERCISES)} | {n} | {rejected} ({rejected / n:.0%}) | "
-              f"{hinted} ({hinted / n:.0%}) |")
+        print(
+            f"| {module.LESSON} | {len(module.EXERCISES)} | {n} | {rejected} ({rejected / n:.0%}) | "
+            f"{hinted} ({hinted / n:.0%}) |"
+        )
 
 
 if __name__ == "__main__":

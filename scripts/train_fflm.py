@@ -24,7 +24,7 @@ from course_lib.backprop import Adam, FeedForwardLM, ngram_windows
 from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM
 
-CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "data" / "fflm_sotu.pt"
+CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "weights" / "fflm_sotu.pt"
 
 
 def main(argv=None) -> None:
@@ -63,7 +63,7 @@ def main(argv=None) -> None:
         order = torch.randperm(len(train))
         bar = tqdm(range(0, len(train), args.batch_size), desc=f"epoch {epoch}", mininterval=5)
         for s in bar:
-            batch = train[order[s:s + args.batch_size]]
+            batch = train[order[s : s + args.batch_size]]
             loss, grads = model.loss_and_grads(batch[:, :-1], batch[:, -1])
             step += 1
             if step % 100 == 0:  # measure the speed, and plan a cosine decay that ends at the deadline
@@ -80,8 +80,10 @@ def main(argv=None) -> None:
                     torch.save(model.state_dict(dtype=torch.float16), args.out)
                 if time.time() >= deadline:
                     break
-    print(f"best validation perplexity {best:.1f} after {step} steps ({(time.time() - start) / 60:.1f} min); "
-          f"saved to {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    print(
+        f"best validation perplexity {best:.1f} after {step} steps ({(time.time() - start) / 60:.1f} min); "
+        f"saved to {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)"
+    )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ The shipped checkpoint (4 layers, 6 heads, C = 192: 1.83M parameters; 45M charac
 4.7 epochs) came from
 
     .venv/bin/python scripts/train_gpt.py --minutes 80 --threads 2 --bf16
-    .venv/bin/python scripts/train_gpt.py --minutes 30 --init course_lib/data/gpt_sotu_char.pt  # train on
+    .venv/bin/python scripts/train_gpt.py --minutes 30 --init course_lib/weights/gpt_sotu_char.pt  # train on
 
 The model is course_lib.transformer.GPT, the same code the notebook trains live, on the State
 of the Union training addresses at the character level (lesson 01's corpus and split), with
@@ -33,14 +33,15 @@ from course_lib.corpora import load_sotu
 from course_lib.train import History, fit
 from course_lib.transformer import GPT, GPTConfig, char_vocab, encode_stream, evaluate_lm, lm_batches
 
-CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "data" / "gpt_sotu_char.pt"
+CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "weights" / "gpt_sotu_char.pt"
 
 
 def save(model: GPT, vocab, path: Path, extra: dict) -> None:
     state = {k: v.to(torch.float16) for k, v in model.state_dict().items()}  # half the size; fine for inference
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"config": dataclasses.asdict(model.config), "vocab": list(vocab.itos), "state_dict": state, **extra},
-               path)
+    torch.save(
+        {"config": dataclasses.asdict(model.config), "vocab": list(vocab.itos), "state_dict": state, **extra}, path
+    )
 
 
 def main(argv=None) -> None:
@@ -57,14 +58,24 @@ def main(argv=None) -> None:
     parser.add_argument("--eval-every", type=int, default=500, help="steps between validation checks")
     parser.add_argument("--eval-tokens", type=int, default=100_000, help="validation tokens per check")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--bf16", action="store_true",
-                        help="autocast matrix products to bfloat16 (faster on CPUs with AVX-512 BF16; weights stay float32)")
+    parser.add_argument(
+        "--bf16",
+        action="store_true",
+        help="autocast matrix products to bfloat16 (faster on CPUs with AVX-512 BF16; weights stay float32)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--init", type=Path, default=None,
-                        help="continue from this checkpoint (its size; the size options are ignored; Adam starts afresh)")
+    parser.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="continue from this checkpoint (its size; the size options are ignored; Adam starts afresh)",
+    )
     parser.add_argument("--out", type=Path, default=CHECKPOINT)
-    parser.add_argument("--record", action="store_true",
-                        help="do not train: measure the saved checkpoint again and store its validation losses")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="do not train: measure the saved checkpoint again and store its validation losses",
+    )
     args = parser.parse_args(argv)
     if args.record:
         record(args.out)
@@ -75,15 +86,20 @@ def main(argv=None) -> None:
     corpus = load_sotu(level="char")
     vocab = char_vocab(corpus.train)
     train, val = encode_stream(corpus.train, vocab), encode_stream(corpus.val, vocab)
-    val_part = val[:args.eval_tokens + 1]
+    val_part = val[: args.eval_tokens + 1]
     done = {"steps": 0, "tokens": 0, "minutes": 0.0}  # training already in the weights we start from
     if args.init is not None:
         model, init = GPT.load(args.init, vocab)
         config = model.config
         done = {k: init[k] for k in done}
     else:
-        config = GPTConfig(vocab_size=len(vocab), block_size=args.block_size, n_layer=args.n_layer,
-                           n_head=args.n_head, n_embd=args.n_embd)
+        config = GPTConfig(
+            vocab_size=len(vocab),
+            block_size=args.block_size,
+            n_layer=args.n_layer,
+            n_head=args.n_head,
+            n_embd=args.n_embd,
+        )
         model = GPT(config)
     print(config, f"\n{model.num_params():,} parameters; {len(train):,} training and {len(val):,} validation tokens")
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.99), weight_decay=0.01)
@@ -106,20 +122,37 @@ def main(argv=None) -> None:
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
         for group in optimizer.param_groups:
             group["lr"] = lr
-        fit(model, loss_fn, optimizer, batches, max_steps=args.chunk, history=history, clip_grad_norm=1.0,
-            progress=False)
+        fit(
+            model,
+            loss_fn,
+            optimizer,
+            batches,
+            max_steps=args.chunk,
+            history=history,
+            clip_grad_norm=1.0,
+            progress=False,
+        )
         step = len(history.step)
         if step % args.eval_every < args.chunk or time.time() >= deadline:
             val_loss = evaluate_lm(model, val_part)
-            train_loss = sum(history.loss[-args.chunk:]) / args.chunk
-            print(f"step {step} ({(time.time() - start) / 60:.1f} min, {step * args.batch_size * args.block_size:,} "
-                  f"tokens): train {train_loss:.4f}, val {val_loss:.4f} (ppl {math.exp(val_loss):.3f}), lr {lr:.1e}",
-                  flush=True)
+            train_loss = sum(history.loss[-args.chunk :]) / args.chunk
+            print(
+                f"step {step} ({(time.time() - start) / 60:.1f} min, {step * args.batch_size * args.block_size:,} "
+                f"tokens): train {train_loss:.4f}, val {val_loss:.4f} (ppl {math.exp(val_loss):.3f}), lr {lr:.1e}",
+                flush=True,
+            )
             if val_loss < best:
                 best = val_loss
-                save(model, vocab, args.out, {"steps": done["steps"] + step,
-                                              "tokens": done["tokens"] + step * args.batch_size * args.block_size,
-                                              "minutes": done["minutes"] + (time.time() - start) / 60})
+                save(
+                    model,
+                    vocab,
+                    args.out,
+                    {
+                        "steps": done["steps"] + step,
+                        "tokens": done["tokens"] + step * args.batch_size * args.block_size,
+                        "minutes": done["minutes"] + (time.time() - start) / 60,
+                    },
+                )
                 saved = True
     if not saved:
         raise SystemExit(f"nothing saved to {args.out}: no validation check improved on {best:.4f}")
@@ -136,10 +169,12 @@ def record(path: Path, head_tokens: int = 20_000) -> None:
     val = encode_stream(corpus.val, vocab)
     ckpt["val_loss"] = evaluate_lm(model, val)
     ckpt["val_head_tokens"] = head_tokens
-    ckpt["val_head_loss"] = evaluate_lm(model, val[:head_tokens + 1])
+    ckpt["val_head_loss"] = evaluate_lm(model, val[: head_tokens + 1])
     torch.save(ckpt, path)
-    print(f"saved {path} ({path.stat().st_size / 1e6:.1f} MB) after {ckpt['steps']} steps: full validation "
-          f"loss {ckpt['val_loss']:.4f} nats/char, perplexity {math.exp(ckpt['val_loss']):.3f}")
+    print(
+        f"saved {path} ({path.stat().st_size / 1e6:.1f} MB) after {ckpt['steps']} steps: full validation "
+        f"loss {ckpt['val_loss']:.4f} nats/char, perplexity {math.exp(ckpt['val_loss']):.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 For each model ("elman", "gated", "gru", "lstm") and each mix of course_lib.parentheses.MIXES
 ("no_transpositions", "with_transpositions") it trains a SequenceClassifier (one-hot input,
 hidden size 64) with Adam and a cosine learning-rate decay, using course_lib.train.fit on
-length-grouped batches, and writes course_lib/data/parentheses_<model>_<regime>.pt: the
+length-grouped batches, and writes course_lib/weights/parentheses_<model>_<regime>.pt: the
 weights, the training history (loss at every step; accuracy on every held-out set every
 --eval-every steps) and the settings. The held-out sets are the ones the lesson evaluates on
 (test split, 1000 sequences per negative kind, 50/50 with positives, lengths 2..20 and
@@ -35,7 +35,7 @@ from course_lib import parentheses as P  # noqa: E402
 from course_lib.rnn import RNN_TYPES, SequenceClassifier  # noqa: E402
 from course_lib.train import History, fit  # noqa: E402
 
-N_TEST = 1000   # sequences per held-out set (the lesson uses the same sets)
+N_TEST = 1000  # sequences per held-out set (the lesson uses the same sets)
 TEST_SEEDS = {"short": 1, "long": 11}
 
 
@@ -53,8 +53,9 @@ def train_one(model_name: str, regime: str, args) -> dict:
     train = P.make_dataset(args.n_train, P.MIXES[regime], P.SHORT_LENGTHS, seed=args.seed)
     sets = held_out_sets()
     tokens, lengths, labels = train.tensors()
-    batches = P.length_batches(tokens, lengths, labels, args.batch_size,
-                               generator=torch.Generator().manual_seed(args.seed))
+    batches = P.length_batches(
+        tokens, lengths, labels, args.batch_size, generator=torch.Generator().manual_seed(args.seed)
+    )
     model = SequenceClassifier(model_name, n_symbols=10, hidden_size=args.hidden)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     history = History()
@@ -62,19 +63,39 @@ def train_one(model_name: str, regime: str, args) -> dict:
         lr = args.lr_min + 0.5 * (args.lr - args.lr_min) * (1 + math.cos(math.pi * start / args.steps))
         for group in optimizer.param_groups:
             group["lr"] = lr
-        history = fit(model, P.batch_loss, optimizer, batches, epochs=10_000,
-                      max_steps=min(args.eval_every, args.steps - start), clip_grad_norm=1.0, progress=False,
-                      evaluate=lambda m: P.accuracies(m, sets), history=history)
+        history = fit(
+            model,
+            P.batch_loss,
+            optimizer,
+            batches,
+            epochs=10_000,
+            max_steps=min(args.eval_every, args.steps - start),
+            clip_grad_norm=1.0,
+            progress=False,
+            evaluate=lambda m: P.accuracies(m, sets),
+            history=history,
+        )
         e = history.evals[-1]
-        print(f"{model_name:>5} {regime:<19} step {e['step']:>6}  lr {lr:.1e}  loss {history.smoothed_loss()[-1]:.4f}  "
-              + " ".join(f"{k[:5]}{'_L' if k.endswith('_long') else ''} {v:.3f}" for k, v in e.items() if k != "step"),
-              flush=True)
+        print(
+            f"{model_name:>5} {regime:<19} step {e['step']:>6}  lr {lr:.1e}  loss {history.smoothed_loss()[-1]:.4f}  "
+            + " ".join(f"{k[:5]}{'_L' if k.endswith('_long') else ''} {v:.3f}" for k, v in e.items() if k != "step"),
+            flush=True,
+        )
     path = Path(args.out) / P.checkpoint_path(model_name, regime).name
-    model.save(path, regime=regime, mix=P.MIXES[regime], n_train=args.n_train, steps=args.steps,
-               batch_size=args.batch_size, lr=args.lr, lr_min=args.lr_min, seed=args.seed,
-               torch_version=str(torch.__version__), seconds=time.perf_counter() - started,
-               history={"step": history.step, "loss": history.loss, "evals": history.evals,
-                        "seconds": history.seconds})
+    model.save(
+        path,
+        regime=regime,
+        mix=P.MIXES[regime],
+        n_train=args.n_train,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        lr_min=args.lr_min,
+        seed=args.seed,
+        torch_version=str(torch.__version__),
+        seconds=time.perf_counter() - started,
+        history={"step": history.step, "loss": history.loss, "evals": history.evals, "seconds": history.seconds},
+    )
     print(f"wrote {path} after {time.perf_counter() - started:.0f} s", flush=True)
     return {"model": model_name, "regime": regime, **history.evals[-1]}
 
@@ -86,7 +107,9 @@ def _run(job):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=["lstm", "gru", "gated", "elman"], choices=sorted(RNN_TYPES))
-    ap.add_argument("--regimes", nargs="+", default=["with_transpositions", "no_transpositions"], choices=sorted(P.MIXES))
+    ap.add_argument(
+        "--regimes", nargs="+", default=["with_transpositions", "no_transpositions"], choices=sorted(P.MIXES)
+    )
     ap.add_argument("--steps", type=int, default=12_000)
     ap.add_argument("--eval-every", type=int, default=500)
     ap.add_argument("--n-train", type=int, default=200_000)
@@ -97,7 +120,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2, help="runs in parallel (processes)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per run")
-    ap.add_argument("--out", default=str(ROOT / "course_lib" / "data"))
+    ap.add_argument("--out", default=str(ROOT / "course_lib" / "weights"))
     args = ap.parse_args(argv)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     jobs = [(m, r, args) for r in args.regimes for m in args.models]

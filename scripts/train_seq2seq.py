@@ -6,7 +6,7 @@
 Task: course_lib.dates (English lists of 1 to 3 dates -> French, character level), seed 0.
 Model: course_lib.seq2seq.Seq2Seq, the same code the notebook trains live, with
 course_lib.train.fit. Batches hold examples of similar length (less padding, same loss).
-Saved: course_lib/data/seq2seq_<attention>.pt (a state dict of tensors: read it back with
+Saved: course_lib/weights/seq2seq_<attention>.pt (a state dict of tensors: read it back with
 torch.load(..., weights_only=True)) and a .json beside it with the config, the task and the
 exact-match accuracy on the first CHECK_N test examples, which tests/test_seq2seq.py recomputes.
 """
@@ -21,8 +21,17 @@ import torch
 
 import course_lib
 from course_lib.dates import build_vocab, make_pairs
-from course_lib.seq2seq import (DATA_DIR, Seq2Seq, Seq2SeqConfig, encode_pairs, exact_match_by_length,
-                                load_checkpoint, save_checkpoint, seq2seq_loss, translate)
+from course_lib.seq2seq import (
+    DATA_DIR,
+    Seq2Seq,
+    Seq2SeqConfig,
+    encode_pairs,
+    exact_match_by_length,
+    load_checkpoint,
+    save_checkpoint,
+    seq2seq_loss,
+    translate,
+)
 from course_lib.train import fit
 
 TASK = {"seed": 0, "max_dates": 3, "source_locale": "en_US", "target_locale": "fr_FR", "format": "full"}
@@ -87,8 +96,18 @@ def main(argv=None) -> None:
     generator = torch.Generator().manual_seed(len(earlier["runs"]))  # a continued run sees a new order
     batches = length_sorted_batches(encode_pairs(train.sources, train.targets, vocab), args.batch_size, generator)
     started = time.perf_counter()
-    history = fit(model, loss_fn, optimizer, batches, epochs=100, max_steps=args.steps, evaluate=evaluate,
-                  eval_every=500, clip_grad_norm=1.0, desc=f"seq2seq ({args.attention})")
+    history = fit(
+        model,
+        loss_fn,
+        optimizer,
+        batches,
+        epochs=100,
+        max_steps=args.steps,
+        evaluate=evaluate,
+        eval_every=500,
+        clip_grad_norm=1.0,
+        desc=f"seq2seq ({args.attention})",
+    )
     minutes = (time.perf_counter() - started) / 60
 
     model.eval()
@@ -98,12 +117,21 @@ def main(argv=None) -> None:
     print(f"test exact match {exact:.3f};", rows)
     out = args.out or DATA_DIR / f"seq2seq_{args.attention}.pt"
     runs = earlier["runs"] + [{"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr}]
-    save_checkpoint(model, out, {
-        "task": TASK, "train_examples": args.n_train, "runs": runs,
-        "examples_seen": earlier["examples_seen"] + args.steps * args.batch_size,
-        "train_minutes": round(earlier["train_minutes"] + minutes, 1), "final_loss": round(history.loss[-1], 4),
-        "val_exact": history.last("val_exact"), "check_n": CHECK_N, "test_exact": exact,
-    })
+    save_checkpoint(
+        model,
+        out,
+        {
+            "task": TASK,
+            "train_examples": args.n_train,
+            "runs": runs,
+            "examples_seen": earlier["examples_seen"] + args.steps * args.batch_size,
+            "train_minutes": round(earlier["train_minutes"] + minutes, 1),
+            "final_loss": round(history.loss[-1], 4),
+            "val_exact": history.last("val_exact"),
+            "check_n": CHECK_N,
+            "test_exact": exact,
+        },
+    )
     print("saved", out, f"({out.stat().st_size / 1e6:.2f} MB)")
 
 

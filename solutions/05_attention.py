@@ -63,7 +63,6 @@ assert result.passed, result
 
 # %%
 # Exercise 5.2: attention weights, a masked softmax
-import torch
 
 
 def attention_weights(scores, mask=None):
@@ -95,7 +94,6 @@ assert result.passed, result
 
 # %%
 # Exercise 5.3: the context vector
-import torch
 
 
 def context_vector(weights, values):
@@ -126,7 +124,6 @@ assert result.passed, result
 
 # %%
 # Exercise 5.4: additive (Bahdanau) attention scores
-import torch
 
 
 def additive_scores(query, keys, W_q, W_k, v):

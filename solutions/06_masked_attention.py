@@ -72,7 +72,6 @@ assert result.passed, result
 
 # %%
 # Exercise 6.2: one row of masked attention weights
-import torch
 
 
 def masked_row(e_i, i):
@@ -101,7 +100,6 @@ assert result.passed, result
 
 # %%
 # Exercise 6.3: the quiz for any score matrix
-import torch
 
 
 def alpha(scores, i, j):

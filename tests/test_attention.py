@@ -10,8 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from course_lib.attention import (MultiHeadAttention, causal_mask, masked_softmax, padding_mask,
-                                  scaled_dot_product_attention)
+from course_lib.attention import (
+    MultiHeadAttention,
+    causal_mask,
+    masked_softmax,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 
 ATOL = 1e-5
 
@@ -31,12 +36,13 @@ def test_quiz_alpha_22_is_one_half_with_the_mask_and_option_c_without():
     assert masked[1, 1].item() == pytest.approx(0.5, abs=1e-7)  # softmax([1, 1]) by hand
     e = math.e
     unmasked = masked_softmax(QUIZ)
-    assert unmasked[1, 1].item() == pytest.approx(e / (2 * e + e ** -1 + 1), abs=1e-7)  # option (C)
+    assert unmasked[1, 1].item() == pytest.approx(e / (2 * e + e**-1 + 1), abs=1e-7)  # option (C)
     assert masked[0, 0].item() == 1.0  # the first token sees only itself
     assert torch.all(masked.triu(1) == 0)
 
 
 # --- causal_mask, padding_mask -------------------------------------------------------------------
+
 
 def test_causal_mask_matches_the_definition_and_torch():
     for T in (1, 2, 5):
@@ -66,6 +72,7 @@ def test_padding_mask():
 
 # --- scaled_dot_product_attention ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", [(5, 8), (2, 5, 8), (2, 3, 5, 8)])
 def test_sdpa_equals_torch_without_mask(shape):
     q, k, v = randn(*shape, seed=1), randn(*shape, seed=2), randn(*shape[:-1], 6, seed=3)
@@ -87,8 +94,9 @@ def test_sdpa_equals_torch_with_causal_bool_and_float_masks_and_cross_lengths():
         assert torch.allclose(out, expected, atol=ATOL)
         assert torch.all(w[..., ~bool_mask] == 0)
     causal = scaled_dot_product_attention(q[..., :4, :], k[..., :4, :], v[..., :4, :], mask=causal_mask(4))[0]
-    assert torch.allclose(causal, F.scaled_dot_product_attention(q[..., :4, :], k[..., :4, :], v[..., :4, :],
-                                                                 is_causal=True), atol=ATOL)
+    assert torch.allclose(
+        causal, F.scaled_dot_product_attention(q[..., :4, :], k[..., :4, :], v[..., :4, :], is_causal=True), atol=ATOL
+    )
 
 
 def test_sdpa_fully_masked_row_gives_zeros_like_torch_not_nan():
@@ -142,21 +150,40 @@ def test_multi_head_attention_with_causal_mask_never_leaks_the_future(T, t, seed
         assert torch.allclose(a[0, :t], b[0, :t], atol=1e-6)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(q=torch.randn(3, 4), k=torch.randn(3, 5), v=torch.randn(3, 4)), "same last dim d_k"),
-    (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(2, 4)), "same length T_k"),
-    (dict(q=torch.randn(2, 3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4)), "same leading"),
-    (dict(q=torch.ones(3, 4, dtype=torch.long), k=torch.randn(3, 4), v=torch.randn(3, 4)), "q must be a floating"),
-    (dict(q=torch.randn(4), k=torch.randn(3, 4), v=torch.randn(3, 4)), "q must be a floating-point tensor of shape"),
-    (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=torch.ones(3, dtype=torch.bool)),
-     "mask must have between 2"),
-    (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=torch.ones(2, 3, dtype=torch.bool)),
-     "does not fit the scores"),
-    (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=torch.ones(3, 3, dtype=torch.long)),
-     "mask must be bool"),
-    (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=[[True] * 3] * 3), "mask must be a torch.Tensor"),
-    (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), dropout_p=1.5), "dropout_p"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(q=torch.randn(3, 4), k=torch.randn(3, 5), v=torch.randn(3, 4)), "same last dim d_k"),
+        (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(2, 4)), "same length T_k"),
+        (dict(q=torch.randn(2, 3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4)), "same leading"),
+        (dict(q=torch.ones(3, 4, dtype=torch.long), k=torch.randn(3, 4), v=torch.randn(3, 4)), "q must be a floating"),
+        (
+            dict(q=torch.randn(4), k=torch.randn(3, 4), v=torch.randn(3, 4)),
+            "q must be a floating-point tensor of shape",
+        ),
+        (
+            dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=torch.ones(3, dtype=torch.bool)),
+            "mask must have between 2",
+        ),
+        (
+            dict(
+                q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=torch.ones(2, 3, dtype=torch.bool)
+            ),
+            "does not fit the scores",
+        ),
+        (
+            dict(
+                q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=torch.ones(3, 3, dtype=torch.long)
+            ),
+            "mask must be bool",
+        ),
+        (
+            dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), mask=[[True] * 3] * 3),
+            "mask must be a torch.Tensor",
+        ),
+        (dict(q=torch.randn(3, 4), k=torch.randn(3, 4), v=torch.randn(3, 4), dropout_p=1.5), "dropout_p"),
+    ],
+)
 def test_sdpa_bad_input_is_a_clear_error(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=re.escape(message)):
         scaled_dot_product_attention(**kwargs)
@@ -185,8 +212,11 @@ def inputs(config, L=5, S=7, N=3, E=8, seed=0):
     g = torch.Generator().manual_seed(seed)
     kdim, vdim = config.get("kdim", E), config.get("vdim", E)
     shape = (lambda T, d: (N, T, d)) if config.get("batch_first") else (lambda T, d: (T, N, d))
-    return (torch.randn(*shape(L, E), generator=g), torch.randn(*shape(S, kdim), generator=g),
-            torch.randn(*shape(S, vdim), generator=g))
+    return (
+        torch.randn(*shape(L, E), generator=g),
+        torch.randn(*shape(S, kdim), generator=g),
+        torch.randn(*shape(S, vdim), generator=g),
+    )
 
 
 def assert_same(a, b):
@@ -204,9 +234,13 @@ def test_mha_equals_torch(config, need_weights, average):
     g = torch.Generator().manual_seed(1)
     kpm = torch.zeros(N, S, dtype=torch.bool)
     kpm[1, 4:] = True  # sequence 1 has 4 real keys
-    masks = [dict(), dict(key_padding_mask=kpm), dict(attn_mask=torch.rand(L, S, generator=g) > 0.7),
-             dict(attn_mask=torch.randn(N * 2, L, S, generator=g)),  # float: added to the scores
-             dict(attn_mask=torch.rand(L, S, generator=g) > 0.7, key_padding_mask=kpm)]
+    masks = [
+        dict(),
+        dict(key_padding_mask=kpm),
+        dict(attn_mask=torch.rand(L, S, generator=g) > 0.7),
+        dict(attn_mask=torch.randn(N * 2, L, S, generator=g)),  # float: added to the scores
+        dict(attn_mask=torch.rand(L, S, generator=g) > 0.7, key_padding_mask=kpm),
+    ]
     for mask in masks:
         if "attn_mask" in mask and mask["attn_mask"].dtype == torch.bool:
             mask["attn_mask"][:, 0] = False  # keep every row attending to something (see fully masked test)
@@ -321,12 +355,15 @@ def test_runs_on_the_meta_device():
     assert padding_mask(torch.tensor([2, 3], device="meta"), 4).device.type == "meta"
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(embed_dim=10, num_heads=3), "divisible by num_heads"),
-    (dict(embed_dim=0, num_heads=1), "embed_dim must be a positive int"),
-    (dict(embed_dim=8, num_heads=0), "num_heads must be a positive int"),
-    (dict(embed_dim=8, num_heads=2, dropout=1.0), "dropout must be in"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(embed_dim=10, num_heads=3), "divisible by num_heads"),
+        (dict(embed_dim=0, num_heads=1), "embed_dim must be a positive int"),
+        (dict(embed_dim=8, num_heads=0), "num_heads must be a positive int"),
+        (dict(embed_dim=8, num_heads=2, dropout=1.0), "dropout must be in"),
+    ],
+)
 def test_mha_constructor_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         MultiHeadAttention(**kwargs)
@@ -357,7 +394,7 @@ def test_attention_heatmap_greys_out_masked_cells_and_checks_its_input():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from course_lib.viz import attention_heatmap
+    from course_lib.notebook.viz import attention_heatmap
 
     weights = masked_softmax(QUIZ, causal_mask(4))
     ax = attention_heatmap(weights, keys=list("abcd"), mask=causal_mask(4), title="masked")

@@ -158,11 +158,17 @@ def test_seed_example_against_finite_differences():
     assert torch.allclose(num, r["formula"], atol=1e-8)
 
 
-@pytest.mark.parametrize("bad,match", [
-    (dict(W=torch.zeros(3, 2, dtype=D64), x=torch.zeros(3, dtype=D64), target=0), "x must have 2 entries"),
-    (dict(W=torch.zeros(3, 2, dtype=D64), x=torch.zeros(2, dtype=D64), target=3), r"target must be a class index in \[0, 3\)"),
-    (dict(W=torch.zeros(6, dtype=D64), x=torch.zeros(2, dtype=D64), target=0), "W must be 2-D"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (dict(W=torch.zeros(3, 2, dtype=D64), x=torch.zeros(3, dtype=D64), target=0), "x must have 2 entries"),
+        (
+            dict(W=torch.zeros(3, 2, dtype=D64), x=torch.zeros(2, dtype=D64), target=3),
+            r"target must be a class index in \[0, 3\)",
+        ),
+        (dict(W=torch.zeros(6, dtype=D64), x=torch.zeros(2, dtype=D64), target=0), "W must be 2-D"),
+    ],
+)
 def test_seed_example_bad_input(bad, match):
     with pytest.raises(ValueError, match=match):
         bp.seed_example(**bad)
@@ -179,21 +185,35 @@ def test_linear_gradcheck():
 @SETTINGS
 @given(B=dims, n_in=dims, n_out=dims, seed=st.integers(0, 1000))
 def test_linear_matches_autograd(B, n_in, n_out, seed):
-    x, W, b, dz = rand(B, n_in, seed=seed), rand(n_out, n_in, seed=seed + 1), rand(n_out, seed=seed + 2), rand(B, n_out, seed=seed + 3)
+    x, W, b, dz = (
+        rand(B, n_in, seed=seed),
+        rand(n_out, n_in, seed=seed + 1),
+        rand(n_out, seed=seed + 2),
+        rand(B, n_out, seed=seed + 3),
+    )
     assert torch.allclose(bp.linear_forward(x, W, b), F.linear(x, W, b))
     dx, dW, db = bp.linear_backward(dz, x, W)
     ref = autograd(lambda x, W, b: (F.linear(x, W, b) * dz).sum(), x=x, W=W, b=b)
     assert bp.compare_gradients({"x": dx, "W": dW, "b": db}, ref).ok
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: bp.linear_forward(torch.zeros(3), torch.zeros(2, 3)), "x must be 2-D"),
-    (lambda: bp.linear_forward(torch.zeros(4, 2), torch.zeros(2, 3)), r"x must have W.shape\[1\] = 3 columns"),
-    (lambda: bp.linear_forward(torch.zeros(4, 3), torch.zeros(2, 3), torch.zeros(3)), r"b must have shape \(2,\)"),
-    (lambda: bp.linear_backward(torch.zeros(4, 3), torch.zeros(4, 3), torch.zeros(2, 3)), r"dz must have shape \(4, 2\)"),
-    (lambda: bp.linear_forward(torch.zeros(4, 3, dtype=torch.long), torch.zeros(2, 3)), "x must be a floating-point"),
-    (lambda: bp.linear_forward([[1.0]], torch.zeros(1, 1)), "x must be a torch.Tensor"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: bp.linear_forward(torch.zeros(3), torch.zeros(2, 3)), "x must be 2-D"),
+        (lambda: bp.linear_forward(torch.zeros(4, 2), torch.zeros(2, 3)), r"x must have W.shape\[1\] = 3 columns"),
+        (lambda: bp.linear_forward(torch.zeros(4, 3), torch.zeros(2, 3), torch.zeros(3)), r"b must have shape \(2,\)"),
+        (
+            lambda: bp.linear_backward(torch.zeros(4, 3), torch.zeros(4, 3), torch.zeros(2, 3)),
+            r"dz must have shape \(4, 2\)",
+        ),
+        (
+            lambda: bp.linear_forward(torch.zeros(4, 3, dtype=torch.long), torch.zeros(2, 3)),
+            "x must be a floating-point",
+        ),
+        (lambda: bp.linear_forward([[1.0]], torch.zeros(1, 1)), "x must be a torch.Tensor"),
+    ],
+)
 def test_linear_bad_shapes(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
@@ -262,14 +282,17 @@ def test_fused_cross_entropy_is_stable_where_unfused_is_not():
     assert not torch.isfinite(bp.cross_entropy_from_probs_backward(bp.softmax(z), t)).all()
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: bp.cross_entropy(torch.zeros(3, 4), torch.tensor([0, 1])), "one class index per row of z"),
-    (lambda: bp.cross_entropy(torch.zeros(3, 4), torch.tensor([0, 1, 4])), r"targets must be ids in \[0, 4\)"),
-    (lambda: bp.cross_entropy(torch.zeros(3, 4), torch.tensor([0.0, 1.0, 2.0])), "targets must hold integer ids"),
-    (lambda: bp.cross_entropy(torch.zeros(4), torch.tensor([0])), "z must be 2-D"),
-    (lambda: bp.softmax_backward(torch.zeros(2, 3), torch.zeros(2, 4)), "dy_hat must have shape"),
-    (lambda: bp.softmax_jacobian(torch.zeros(2, 3, 4)), "z must be 1-D or 2-D"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: bp.cross_entropy(torch.zeros(3, 4), torch.tensor([0, 1])), "one class index per row of z"),
+        (lambda: bp.cross_entropy(torch.zeros(3, 4), torch.tensor([0, 1, 4])), r"targets must be ids in \[0, 4\)"),
+        (lambda: bp.cross_entropy(torch.zeros(3, 4), torch.tensor([0.0, 1.0, 2.0])), "targets must hold integer ids"),
+        (lambda: bp.cross_entropy(torch.zeros(4), torch.tensor([0])), "z must be 2-D"),
+        (lambda: bp.softmax_backward(torch.zeros(2, 3), torch.zeros(2, 4)), "dy_hat must have shape"),
+        (lambda: bp.softmax_jacobian(torch.zeros(2, 3, 4)), "z must be 1-D or 2-D"),
+    ],
+)
 def test_softmax_and_cross_entropy_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -290,7 +313,9 @@ def test_activation_gradcheck(kind):
 def test_relu_gradient_at_zero_is_zero_as_in_torch():
     a = torch.zeros(3, dtype=D64, requires_grad=True)
     torch.relu(a).sum().backward()
-    assert torch.equal(bp.activation_backward(torch.ones(3, dtype=D64), a.detach(), torch.zeros(3, dtype=D64), "relu"), a.grad)
+    assert torch.equal(
+        bp.activation_backward(torch.ones(3, dtype=D64), a.detach(), torch.zeros(3, dtype=D64), "relu"), a.grad
+    )
 
 
 def test_unknown_activation():
@@ -334,10 +359,19 @@ def test_numerical_gradient_matches_autograd():
 
 
 def test_compare_gradients_statuses():
-    ref = {"a": torch.ones(2, dtype=D64), "b": torch.ones(2, dtype=D64), "c": torch.ones(2, dtype=D64),
-           "d": torch.ones(2, dtype=D64), "e": torch.ones(2, dtype=D64)}
-    mine = {"a": torch.ones(2, dtype=D64), "b": torch.ones(2, dtype=D64) + 1e-9, "c": -torch.ones(2, dtype=D64),
-            "d": torch.ones(3, dtype=D64)}
+    ref = {
+        "a": torch.ones(2, dtype=D64),
+        "b": torch.ones(2, dtype=D64),
+        "c": torch.ones(2, dtype=D64),
+        "d": torch.ones(2, dtype=D64),
+        "e": torch.ones(2, dtype=D64),
+    }
+    mine = {
+        "a": torch.ones(2, dtype=D64),
+        "b": torch.ones(2, dtype=D64) + 1e-9,
+        "c": -torch.ones(2, dtype=D64),
+        "d": torch.ones(3, dtype=D64),
+    }
     report = bp.compare_gradients(mine, ref)
     assert [r.status for r in report.rows] == ["exact", "close", "WRONG", "WRONG (shape (3,))", "WRONG (missing)"]
     assert report["c"].max_abs_diff == 2.0 and not report.ok
@@ -370,8 +404,15 @@ def test_ngram_windows_bad_input():
 
 
 @SETTINGS
-@given(V=st.integers(1, 12), context=st.integers(1, 4), d=dims, hidden=dims, B=dims,
-       activation=st.sampled_from(["tanh", "sigmoid", "relu"]), seed=st.integers(0, 1000))
+@given(
+    V=st.integers(1, 12),
+    context=st.integers(1, 4),
+    d=dims,
+    hidden=dims,
+    B=dims,
+    activation=st.sampled_from(["tanh", "sigmoid", "relu"]),
+    seed=st.integers(0, 1000),
+)
 def test_feedforward_lm_gradients_match_autograd(V, context, d, hidden, B, activation, seed):
     model = bp.FeedForwardLM(V, context, d, hidden, activation, seed=seed, dtype=D64)
     g = torch.Generator().manual_seed(seed)
@@ -458,7 +499,7 @@ def test_training_with_hand_written_gradients_learns_a_tiny_language():
     assert model.perplexity(windows) < 1.05
 
 
-CHECKPOINT = Path(bp.__file__).parent / "data" / "fflm_sotu.pt"
+CHECKPOINT = Path(bp.__file__).parent / "weights" / "fflm_sotu.pt"
 
 
 @pytest.mark.skipif(not CHECKPOINT.exists(), reason="no checkpoint trained yet (scripts/train_fflm.py)")
@@ -473,8 +514,13 @@ def test_checkpoint_is_small_and_loads_as_weights_only():
 # Elman RNN and BPTT.
 # --------------------------------------------------------------------------------------
 def rnn_inputs(T, B, D, H, seed=0):
-    return rand(T, B, D, seed=seed), rand(B, H, seed=seed + 1), rand(H, D, seed=seed + 2) * 0.7, \
-        rand(H, H, seed=seed + 3) * 0.5, rand(H, seed=seed + 4)
+    return (
+        rand(T, B, D, seed=seed),
+        rand(B, H, seed=seed + 1),
+        rand(H, D, seed=seed + 2) * 0.7,
+        rand(H, H, seed=seed + 3) * 0.5,
+        rand(H, seed=seed + 4),
+    )
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
@@ -500,12 +546,20 @@ def autograd_rnn_loss(dhs, truncate, activation="tanh"):
             h = bp.activation_forward(xs[t] @ W_xh.T + h @ W_hh.T + b_h, activation)
             out.append(h)
         return (torch.stack(out) * dhs).sum()
+
     return loss
 
 
 @SETTINGS
-@given(T=dims, B=dims, D=dims, H=dims, truncate=st.sampled_from([None, 1, 2, 3]),
-       activation=st.sampled_from(["tanh", "sigmoid", "linear"]), seed=st.integers(0, 1000))
+@given(
+    T=dims,
+    B=dims,
+    D=dims,
+    H=dims,
+    truncate=st.sampled_from([None, 1, 2, 3]),
+    activation=st.sampled_from(["tanh", "sigmoid", "linear"]),
+    seed=st.integers(0, 1000),
+)
 def test_bptt_matches_autograd(T, B, D, H, truncate, activation, seed):
     xs, h0, W_xh, W_hh, b_h = rnn_inputs(T, B, D, H, seed)
     dhs = rand(T, B, H, seed=seed + 9)
@@ -543,14 +597,23 @@ def test_bptt_step_is_one_iteration_of_rnn_backward():
         assert torch.allclose(mine, full[key].reshape(mine.shape))
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda a: bp.rnn_forward(a[0][0], *a[1:]), "xs must be 3-D"),
-    (lambda a: bp.rnn_forward(a[0], a[1][:1], *a[2:]), r"h0 must have shape \(2, 4\)"),
-    (lambda a: bp.rnn_forward(a[0], a[1], a[2].T, *a[3:]), r"W_xh must have shape \(4, 3\)"),
-    (lambda a: bp.rnn_forward(a[0], a[1], a[2], a[3][:, :3], a[4]), r"W_hh must have shape \(4, 4\)"),
-    (lambda a: bp.rnn_backward(torch.zeros(5, 2, 3, dtype=D64), bp.rnn_forward(*a)[1]), r"dhs must have shape \(5, 2, 4\)"),
-    (lambda a: bp.rnn_backward(torch.zeros(5, 2, 4, dtype=D64), bp.rnn_forward(*a)[1], truncate=0), "truncate must be"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda a: bp.rnn_forward(a[0][0], *a[1:]), "xs must be 3-D"),
+        (lambda a: bp.rnn_forward(a[0], a[1][:1], *a[2:]), r"h0 must have shape \(2, 4\)"),
+        (lambda a: bp.rnn_forward(a[0], a[1], a[2].T, *a[3:]), r"W_xh must have shape \(4, 3\)"),
+        (lambda a: bp.rnn_forward(a[0], a[1], a[2], a[3][:, :3], a[4]), r"W_hh must have shape \(4, 4\)"),
+        (
+            lambda a: bp.rnn_backward(torch.zeros(5, 2, 3, dtype=D64), bp.rnn_forward(*a)[1]),
+            r"dhs must have shape \(5, 2, 4\)",
+        ),
+        (
+            lambda a: bp.rnn_backward(torch.zeros(5, 2, 4, dtype=D64), bp.rnn_forward(*a)[1], truncate=0),
+            "truncate must be",
+        ),
+    ],
+)
 def test_rnn_bad_shapes(call, match):
     with pytest.raises(ValueError, match=match):
         call(rnn_inputs(5, 2, 3, 4))
@@ -563,8 +626,14 @@ def test_scaled_orthogonal_has_the_spectral_radius_and_linear_gradients_scale_by
     T = 10
     dhs = torch.zeros(T, 1, 6, dtype=D64)
     dhs[-1, 0, 0] = 1.0
-    _, cache = bp.rnn_forward(torch.zeros(T, 1, 2, dtype=D64), torch.zeros(1, 6, dtype=D64),
-                              torch.zeros(6, 2, dtype=D64), W_hh, torch.zeros(6, dtype=D64), "linear")
+    _, cache = bp.rnn_forward(
+        torch.zeros(T, 1, 2, dtype=D64),
+        torch.zeros(1, 6, dtype=D64),
+        torch.zeros(6, 2, dtype=D64),
+        W_hh,
+        torch.zeros(6, dtype=D64),
+        "linear",
+    )
     norms = bp.rnn_backward(dhs, cache)["dh_total"].norm(dim=(1, 2))
     assert torch.allclose(norms, radius ** torch.arange(T - 1, -1, -1, dtype=D64))
 
@@ -572,9 +641,9 @@ def test_scaled_orthogonal_has_the_spectral_radius_and_linear_gradients_scale_by
 def test_module_is_headless():
     import subprocess
     import sys
+
     code = "import sys, course_lib.backprop; sys.exit(any(m in sys.modules for m in ('matplotlib', 'ipywidgets')))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
-
 
 
 def test_feedforward_lm_runs_on_the_meta_device():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from course_lib import checks
-from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, Mistake, exercise, expect, expect_value, expect_values
+from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, Mistake, exercise, expect_value, expect_values
 
 
 @exercise("9.1", "double")
@@ -35,7 +35,7 @@ def test_crash_is_reported_with_the_students_line():
         return {}["missing"]
 
     r = check_double(student, quiet=True)
-    assert r.status == FAILED and "KeyError" in r.message and "{}[\"missing\"]" in r.message.replace("'", '"')
+    assert r.status == FAILED and "KeyError" in r.message and '{}["missing"]' in r.message.replace("'", '"')
 
 
 def test_not_a_function():

@@ -17,12 +17,26 @@ def test_clean_drops_transcribers_notes_and_speaker_labels():
 def test_sentences_respect_abbreviations_and_initials():
     text = "Mr. Speaker, the U.S. Congress met. John F. Kennedy spoke! Did it work? 1812 was a year."
     assert corpora.split_sentences(text) == [
-        "Mr. Speaker, the U.S. Congress met.", "John F. Kennedy spoke!", "Did it work?", "1812 was a year."]
+        "Mr. Speaker, the U.S. Congress met.",
+        "John F. Kennedy spoke!",
+        "Did it work?",
+        "1812 was a year.",
+    ]
 
 
 def test_word_tokens_keep_contractions_hyphens_numbers_and_punctuation():
     assert corpora.word_tokenize("Fellow-citizens, we can't spend $1,000.50 -- ever...") == [
-        "fellow-citizens", ",", "we", "can't", "spend", "$", "1,000.50", "--", "ever", "..."]
+        "fellow-citizens",
+        ",",
+        "we",
+        "can't",
+        "spend",
+        "$",
+        "1,000.50",
+        "--",
+        "ever",
+        "...",
+    ]
     assert corpora.word_tokenize("The Nation", lower=False) == ["The", "Nation"]
     assert corpora.char_tokenize("Ab c") == ["a", "b", " ", "c"]
 
@@ -95,8 +109,10 @@ def test_vocab_cutoff_and_ids():
         v.decode([3])
 
 
-@pytest.mark.parametrize("kwargs,match", [({"min_count": 0}, "min_count"), ({"specials": ("<pad>",)}, "specials"),
-                                          ({"max_size": 0}, "max_size")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"min_count": 0}, "min_count"), ({"specials": ("<pad>",)}, "specials"), ({"max_size": 0}, "max_size")],
+)
 def test_vocab_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         Vocab([["a"]], **kwargs)

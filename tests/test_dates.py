@@ -25,12 +25,17 @@ def test_the_lessons_example_by_hand():
 def test_lists_are_joined_as_each_locale_joins_them():
     a, b, c = datetime.date(1969, 2, 15), MOON, datetime.date(2000, 1, 1)
     assert format_dates([a, b], "en_US") == "Saturday, February 15, 1969 and Sunday, July 20, 1969"
-    assert format_dates([a, b, c], "fr_FR") == "samedi 15 février 1969, dimanche 20 juillet 1969 et samedi 1 janvier 2000"
+    assert (
+        format_dates([a, b, c], "fr_FR") == "samedi 15 février 1969, dimanche 20 juillet 1969 et samedi 1 janvier 2000"
+    )
     assert format_dates([a, b, c], "en_US").endswith(", and Saturday, January 1, 2000")  # the serial comma
 
 
-@given(st.lists(DAYS, min_size=1, max_size=3), st.sampled_from(["en_US", "fr_FR", "de_DE"]),
-       st.sampled_from(["full", "long", "medium", "short"]))
+@given(
+    st.lists(DAYS, min_size=1, max_size=3),
+    st.sampled_from(["en_US", "fr_FR", "de_DE"]),
+    st.sampled_from(["full", "long", "medium", "short"]),
+)
 @settings(max_examples=60, deadline=None)
 def test_every_date_is_written_as_babel_writes_it(days, locale, fmt):
     text = format_dates(days, locale, fmt)
@@ -93,19 +98,22 @@ def test_vocab_batch_pads_on_the_right_and_reports_lengths():
     assert vocab.decode(ids[1]) == "c" and vocab.decode(torch.tensor([3, 2, 4])) == "a"
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda: make_pairs(0), "n must be a positive int"),
-    (lambda: make_pairs(5, split="dev"), "split must be one of"),
-    (lambda: make_pairs(5, max_dates=0), "max_dates"),
-    (lambda: make_pairs(5, n_dates=0), "n_dates"),
-    (lambda: make_pairs(5, target_locale="xx_QQ"), "target_locale='xx_QQ'"),
-    (lambda: make_pairs(5, format="huge"), "format must be one of"),
-    (lambda: format_dates([]), "non-empty sequence of datetime.date"),
-    (lambda: format_dates(["1969-02-15"]), "datetime.date"),
-    (lambda: split_dates(0, held_out=0.6), "held_out"),
-    (lambda: build_vocab().encode("15. März"), "outside the vocabulary"),
-    (lambda: Vocab("aa"), "distinct"),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: make_pairs(0), "n must be a positive int"),
+        (lambda: make_pairs(5, split="dev"), "split must be one of"),
+        (lambda: make_pairs(5, max_dates=0), "max_dates"),
+        (lambda: make_pairs(5, n_dates=0), "n_dates"),
+        (lambda: make_pairs(5, target_locale="xx_QQ"), "target_locale='xx_QQ'"),
+        (lambda: make_pairs(5, format="huge"), "format must be one of"),
+        (lambda: format_dates([]), "non-empty sequence of datetime.date"),
+        (lambda: format_dates(["1969-02-15"]), "datetime.date"),
+        (lambda: split_dates(0, held_out=0.6), "held_out"),
+        (lambda: build_vocab().encode("15. März"), "outside the vocabulary"),
+        (lambda: Vocab("aa"), "distinct"),
+    ],
+)
 def test_bad_input_is_a_clear_error(call, words):
     with pytest.raises((ValueError, TypeError), match=words):
         call()

@@ -8,6 +8,7 @@ import torch
 
 import course_lib
 from course_lib import device as dev
+from course_lib.notebook import setup as nbsetup
 
 
 @pytest.fixture(autouse=True)
@@ -97,21 +98,25 @@ def test_import_is_light():
     import subprocess
     import sys
 
-    code = ("import sys, course_lib, course_lib.corpora, course_lib.checks; "
-            "print(any(m.split('.')[0] in ('matplotlib', 'ipywidgets') for m in sys.modules))")
+    code = (
+        "import sys, course_lib, course_lib.corpora, course_lib.checks; "
+        "print(any(m.split('.')[0] in ('matplotlib', 'ipywidgets') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
 
-@pytest.mark.parametrize("where,expected", [("python", "no widgets"), ("ipython", "do not render"),
-                                            ("vscode", "Jupyter extension"), ("colab", "pip install")])
+@pytest.mark.parametrize(
+    "where,expected",
+    [("python", "no widgets"), ("ipython", "do not render"), ("vscode", "Jupyter extension"), ("colab", "pip install")],
+)
 def test_environment_notes_say_what_will_not_render(where, expected):
-    assert any(expected in note for note in dev.environment_notes(where))
+    assert any(expected in note for note in nbsetup.environment_notes(where))
 
 
 def test_environment_notes_for_jupyter_with_everything_installed():
-    assert dev.environment_notes("jupyter") == []
+    assert nbsetup.environment_notes("jupyter") == []
 
 
 def test_where_am_i_outside_ipython():
-    assert dev.where_am_i() in ("python", "vscode")  # pytest is not a kernel
+    assert nbsetup.where_am_i() in ("python", "vscode")  # pytest is not a kernel

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import cli, grading
+from course_lib.instructor import cli, grading
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT / "exercises" / "01_ngrams.ipynb"
@@ -16,7 +16,9 @@ SOLUTION = ROOT / "solutions" / "01_ngrams.ipynb"
 
 
 def exercise_cell(nb, exercise):
-    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"ex-{exercise.replace('.', '-')}")
+    return next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"ex-{exercise.replace('.', '-')}"
+    )
 
 
 def solved(nb, *exercises):
@@ -93,8 +95,13 @@ def test_good_and_untouched(graded):
 
 def test_partial(graded):
     _, _, rows, _ = graded
-    assert statuses(rows["partial"]) == ["passed", "not implemented yet", "passed", "not implemented yet",
-                                         "not implemented yet"]
+    assert statuses(rows["partial"]) == [
+        "passed",
+        "not implemented yet",
+        "passed",
+        "not implemented yet",
+        "not implemented yet",
+    ]
 
 
 def test_broken_cell_is_reported_and_the_rest_still_graded(graded):

@@ -24,8 +24,11 @@ def _leaves(state):
 
 
 def _clone(state):
-    return tuple(s.detach().clone().requires_grad_() for s in state) if isinstance(state, tuple) \
+    return (
+        tuple(s.detach().clone().requires_grad_() for s in state)
+        if isinstance(state, tuple)
         else state.detach().clone().requires_grad_()
+    )
 
 
 @pytest.mark.parametrize("ours_cls,torch_cls", PAIRS, ids=["LSTM", "GRU"])
@@ -54,7 +57,12 @@ def test_outputs_states_and_every_gradient_equal_torch(ours_cls, torch_cls, T, B
     for a, b in zip(_leaves(s_ours), _leaves(s_theirs)):
         torch.testing.assert_close(a.grad, b.grad, **TOL)
     for layer, cell in enumerate(ours.cells):
-        for mine, name in [(cell.W_xh, "weight_ih"), (cell.W_hh, "weight_hh"), (cell.b_xh, "bias_ih"), (cell.b_hh, "bias_hh")]:
+        for mine, name in [
+            (cell.W_xh, "weight_ih"),
+            (cell.W_hh, "weight_hh"),
+            (cell.b_xh, "bias_ih"),
+            (cell.b_hh, "bias_hh"),
+        ]:
             torch.testing.assert_close(mine.grad, getattr(theirs, f"{name}_l{layer}").grad, **TOL)
 
 

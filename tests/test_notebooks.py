@@ -1,4 +1,4 @@
-"""course_lib.notebooks: building notebooks, generating exercises, never overwriting work.
+"""course_lib.instructor.build: building notebooks, generating exercises, never overwriting work.
 
 Every test builds a tiny synthetic course in tmp_path, so it does not depend on the real lessons.
 """
@@ -11,10 +11,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import notebooks
-from course_lib.notebooks import build, exercise_ids, main, make_exercise
+from course_lib.instructor import build as notebooks
+from course_lib.instructor.build import build, exercise_ids, main, make_exercise
 
-LESSON = '''\
+LESSON = """\
 # %% [markdown]
 # # Lesson 1: counting
 #
@@ -26,7 +26,7 @@ print(counts)
 
 # %% tags=["raises-exception"]
 raise RuntimeError("shown on purpose")
-'''
+"""
 
 SOLUTION = '''\
 # %% [markdown]
@@ -234,7 +234,7 @@ def test_solution_block_becomes_a_stub_with_id_title_and_size(built):
     exercise = read(built, "exercises/01_counting.ipynb")
     add = cell_with(exercise, "def add")
     assert add.source == (
-        'def add(a, b):\n'
+        "def add(a, b):\n"
         '    """Return a + b."""\n'
         '    raise NotImplementedError("Exercise 1.1: Add two numbers (about 2 lines)")'
     )
@@ -266,15 +266,22 @@ def test_solutions_keep_markers(built):
 
 def test_nbgrader_metadata(built):
     for rel in BUILT[1:]:
-        grader = {c.metadata["nbgrader"]["grade_id"]: (c.cell_type, c.metadata["nbgrader"])
-                  for c in read(built, rel).cells if "nbgrader" in c.metadata}
+        grader = {
+            c.metadata["nbgrader"]["grade_id"]: (c.cell_type, c.metadata["nbgrader"])
+            for c in read(built, rel).cells
+            if "nbgrader" in c.metadata
+        }
         assert grader == {
             "ex-1-1": ("code", dict(grade=False, grade_id="ex-1-1", locked=False, schema_version=3, solution=True)),
-            "check-1-1": ("code", dict(grade=True, grade_id="check-1-1", locked=True, points=1,
-                                       schema_version=3, solution=False)),
+            "check-1-1": (
+                "code",
+                dict(grade=True, grade_id="check-1-1", locked=True, points=1, schema_version=3, solution=False),
+            ),
             "ex-1-2": ("code", dict(grade=False, grade_id="ex-1-2", locked=False, schema_version=3, solution=True)),
-            "ex-1-3": ("markdown", dict(grade=True, grade_id="ex-1-3", locked=False, points=1,
-                                        schema_version=3, solution=True)),
+            "ex-1-3": (
+                "markdown",
+                dict(grade=True, grade_id="ex-1-3", locked=False, points=1, schema_version=3, solution=True),
+            ),
         }
         assert_nbgrader_v3(read(built, rel))
 
@@ -300,7 +307,7 @@ def assert_nbgrader_v3(nb):
 
 
 def test_grade_ids_stay_unique(tmp_path):
-    source = textwrap.dedent('''\
+    source = textwrap.dedent("""\
         # %%
         # Exercise 2.1: first half
         def f():
@@ -320,28 +327,44 @@ def test_grade_ids_stay_unique(tmp_path):
 
         # %%
         check_g(g)
-        ''')
+        """)
     exercise = make_exercise(solution_nb(source, tmp_path=tmp_path))
-    assert [c.metadata["nbgrader"]["grade_id"] for c in exercise.cells] == ["ex-2-1", "ex-2-1-2", "check-2-1", "check-2-1-2"]
+    assert [c.metadata["nbgrader"]["grade_id"] for c in exercise.cells] == [
+        "ex-2-1",
+        "ex-2-1-2",
+        "check-2-1",
+        "check-2-1-2",
+    ]
     assert_nbgrader_v3(exercise)
 
 
-@pytest.mark.parametrize("source,expected", [
-    # an in-cell comment wins over the markdown heading above
-    ("# %% [markdown]\n# ## Exercise 3.1: outer\n\n# %%\n# Exercise 3.2: inner\n"
-     "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",
-     'raise NotImplementedError("Exercise 3.2: inner (about 1 line)")'),
-    # the title is optional; comments and blank lines are not counted; indentation is kept
-    ("# %%\n# Exercise 3.3\nclass A:\n    def f(self):\n        ### BEGIN SOLUTION\n        a = 1\n\n"
-     "        # why\n        b = 2\n        return a + b\n        ### END SOLUTION\n",
-     '        raise NotImplementedError("Exercise 3.3 (about 3 lines)")'),
-    # quotes in a title are escaped
-    ('# %%\n# Exercise 3.4: the "best" answer\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n',
-     r'raise NotImplementedError("Exercise 3.4: the \"best\" answer (about 1 line)")'),
-    # a markdown exercise heading stays in force past lower-level headings
-    ("# %% [markdown]\n# ## Exercise 3.5: deep\n# ### Hint\n\n# %%\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",
-     'raise NotImplementedError("Exercise 3.5: deep (about 1 line)")'),
-])
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        # an in-cell comment wins over the markdown heading above
+        (
+            "# %% [markdown]\n# ## Exercise 3.1: outer\n\n# %%\n# Exercise 3.2: inner\n"
+            "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",
+            'raise NotImplementedError("Exercise 3.2: inner (about 1 line)")',
+        ),
+        # the title is optional; comments and blank lines are not counted; indentation is kept
+        (
+            "# %%\n# Exercise 3.3\nclass A:\n    def f(self):\n        ### BEGIN SOLUTION\n        a = 1\n\n"
+            "        # why\n        b = 2\n        return a + b\n        ### END SOLUTION\n",
+            '        raise NotImplementedError("Exercise 3.3 (about 3 lines)")',
+        ),
+        # quotes in a title are escaped
+        (
+            '# %%\n# Exercise 3.4: the "best" answer\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n',
+            r'raise NotImplementedError("Exercise 3.4: the \"best\" answer (about 1 line)")',
+        ),
+        # a markdown exercise heading stays in force past lower-level headings
+        (
+            "# %% [markdown]\n# ## Exercise 3.5: deep\n# ### Hint\n\n# %%\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",
+            'raise NotImplementedError("Exercise 3.5: deep (about 1 line)")',
+        ),
+    ],
+)
 def test_exercise_id_rules(tmp_path, source, expected):
     exercise = make_exercise(solution_nb(source, tmp_path=tmp_path))
     assert expected in exercise.cells[-1].source.split("\n")
@@ -355,25 +378,41 @@ def test_a_stub_string_is_valid_python(tmp_path):
 
 
 BAD_SOURCES = {
-    "no end": ("# %%\n# Exercise 1.1: x\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n",
-               "### BEGIN SOLUTION has no matching ### END SOLUTION"),
+    "no end": (
+        "# %%\n# Exercise 1.1: x\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n",
+        "### BEGIN SOLUTION has no matching ### END SOLUTION",
+    ),
     "no begin": ("# %%\nx = 1\n### END SOLUTION\n", "### END SOLUTION without a matching ### BEGIN SOLUTION"),
-    "nested": ("# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n"
-               "### END SOLUTION\n", "cannot nest"),
-    "hidden in solution": ("# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\n### BEGIN HIDDEN TESTS\n"
-                           "### END HIDDEN TESTS\n### END SOLUTION\n", "cannot nest"),
-    "crossed": ("# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\nx = 1\n### END HIDDEN TESTS\n",
-                "### END HIDDEN TESTS without a matching ### BEGIN HIDDEN TESTS"),
-    "near miss": ("# %%\n# Exercise 1.1: x\n## BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",
-                  "looks like a marker"),
-    "no exercise id": ("# %%\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n",
-                       "no exercise id"),
-    "exercise section ended": ("# %% [markdown]\n# ## Exercise 1.1: x\n# ## Summary\n\n# %%\n"
-                               "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n", "no exercise id"),
-    "empty block": ("# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\n# only a comment\n### END SOLUTION\n",
-                    "empty solution block"),
-    "hidden tests beside a solution": ("# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n"
-                                       "### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS\n", "own"),
+    "nested": (
+        "# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n### END SOLUTION\n",
+        "cannot nest",
+    ),
+    "hidden in solution": (
+        "# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\n### BEGIN HIDDEN TESTS\n### END HIDDEN TESTS\n### END SOLUTION\n",
+        "cannot nest",
+    ),
+    "crossed": (
+        "# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\nx = 1\n### END HIDDEN TESTS\n",
+        "### END HIDDEN TESTS without a matching ### BEGIN HIDDEN TESTS",
+    ),
+    "near miss": ("# %%\n# Exercise 1.1: x\n## BEGIN SOLUTION\nx = 1\n### END SOLUTION\n", "looks like a marker"),
+    "no exercise id": (
+        "# %%\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n",
+        "no exercise id",
+    ),
+    "exercise section ended": (
+        "# %% [markdown]\n# ## Exercise 1.1: x\n# ## Summary\n\n# %%\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",
+        "no exercise id",
+    ),
+    "empty block": (
+        "# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\n# only a comment\n### END SOLUTION\n",
+        "empty solution block",
+    ),
+    "hidden tests beside a solution": (
+        "# %%\n# Exercise 1.1: x\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n"
+        "### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS\n",
+        "own",
+    ),
 }
 
 
@@ -407,8 +446,10 @@ def test_exercise_ids(built, tmp_path):
 def test_exercises_run_until_a_stub_is_called(tmp_path):
     """Defining a function with a stub is fine; calling it raises NotImplementedError."""
     nbclient = pytest.importorskip("nbclient")
-    source = ("# %%\n# Exercise 1.1: double\ndef double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
-              "    ### END SOLUTION\n\n# %%\nprint('defined')\n\n# %%\ndouble(3)\n")
+    source = (
+        "# %%\n# Exercise 1.1: double\ndef double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
+        "    ### END SOLUTION\n\n# %%\nprint('defined')\n\n# %%\ndouble(3)\n"
+    )
     exercise = make_exercise(solution_nb(source, tmp_path=tmp_path))
     nbclient.NotebookClient(exercise, timeout=60, allow_errors=True).execute()
     defined, printed, called = exercise.cells
@@ -434,8 +475,9 @@ def test_student_changes_to_exercises_are_never_overwritten(built, capsys):
     write(built / "solutions" / "01_counting.py", SOLUTION.replace("Write `add(a, b)`.", "Write `add`."))
     results = {r.path: r for r in build(built)}
     assert results[rel].status == "refused"
-    assert results[rel].detail == (f"{rel} was changed since it was generated (by a student?); not overwriting. "
-                                   "Move it away or use --force")
+    assert results[rel].detail == (
+        f"{rel} was changed since it was generated (by a student?); not overwriting. Move it away or use --force"
+    )
     assert results["solutions/01_counting.ipynb"].status == "built"
     assert (built / rel).read_bytes() == mine
     assert main(["build", "--root", str(built)]) == 1
@@ -479,7 +521,7 @@ def test_hand_edits_to_lessons_and_solutions_are_not_overwritten(built):
 def test_a_notebook_not_written_by_the_builder_is_not_overwritten(course):
     write(course / "notebooks" / "01_counting.ipynb", nbformat.writes(nbformat.v4.new_notebook()))
     (result, *_) = build(course)
-    assert result.status == "refused" and "not generated by course_lib.notebooks" in result.detail
+    assert result.status == "refused" and "not generated by course_lib.instructor.build" in result.detail
 
 
 # --------------------------------------------------------------------------- command line

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from course_lib import parentheses as P
 
-
 # --------------------------------------------------------------------------- the lecture's examples
 
 
@@ -28,10 +27,22 @@ def test_the_lectures_colored_examples(seq, label):
 
 def test_the_test_vectors_are_the_lectures_tables():
     # seed 003: "Sequence / Class" tables, binary then 10 colours
-    assert P.SEED_BINARY == [([1, 1, -1, -1, 1, -1], 1), ([1, -1, 1, -1], 1), ([1, -1, 1, 1, -1, 1, -1, -1], 1),
-                             ([1, 1, -1, -1, -1, 1, -1, 1], 0), ([1, -1, -1, 1, 1, -1], 0), ([1, -1, -1, 1], 0)]
-    assert P.SEED_COLORED == [([2, 0, 9, 7, 0, 9], 1), ([1, 8, 3, 6], 1), ([0, 9, 2, 4, 5, 2, 7, 7], 1),
-                              ([0, 2, 7, 9, 7, 2, 7, 3], 0), ([1, 8, 9, 0, 1, 9], 0), ([1, 8, 7, 1], 0)]
+    assert P.SEED_BINARY == [
+        ([1, 1, -1, -1, 1, -1], 1),
+        ([1, -1, 1, -1], 1),
+        ([1, -1, 1, 1, -1, 1, -1, -1], 1),
+        ([1, 1, -1, -1, -1, 1, -1, 1], 0),
+        ([1, -1, -1, 1, 1, -1], 0),
+        ([1, -1, -1, 1], 0),
+    ]
+    assert P.SEED_COLORED == [
+        ([2, 0, 9, 7, 0, 9], 1),
+        ([1, 8, 3, 6], 1),
+        ([0, 9, 2, 4, 5, 2, 7, 7], 1),
+        ([0, 2, 7, 9, 7, 2, 7, 3], 0),
+        ([1, 8, 9, 0, 1, 9], 0),
+        ([1, 8, 7, 1], 0),
+    ]
 
 
 def _brute_force_balanced(seq, n_symbols):
@@ -40,7 +51,7 @@ def _brute_force_balanced(seq, n_symbols):
     while True:
         for i in range(len(seq) - 1):
             if seq[i] < n_symbols // 2 and seq[i + 1] == n_symbols - 1 - seq[i]:
-                del seq[i:i + 2]
+                del seq[i : i + 2]
                 break
         else:
             return not seq
@@ -63,21 +74,24 @@ def test_is_balanced_rules():
     assert P.is_balanced([0, 3], n_symbols=4) and not P.is_balanced([0, 2], n_symbols=4)
 
 
-@pytest.mark.parametrize("call,error,message", [
-    (lambda: P.is_balanced([0, 10]), ValueError, r"symbols in 0..9"),
-    (lambda: P.is_balanced([1, -1], n_symbols=2), ValueError, "from_signs"),
-    (lambda: P.is_balanced([0, 1], n_symbols=3), ValueError, "even integer"),
-    (lambda: P.is_balanced("()"), TypeError, "integer symbols"),
-    (lambda: P.is_balanced([0.0, 9]), ValueError, "integer symbols"),
-    (lambda: P.from_signs([1, 0]), ValueError, "1 \\(open\\) and -1"),
-    (lambda: P.random_positive(7), ValueError, "even integer"),
-    (lambda: P.sample("transposition", 2), ValueError, ">= 4"),
-    (lambda: P.sample("nonsense", 4), ValueError, "kind must be one of"),
-    (lambda: P.transpose_closers([0, 9, 0, 9], 0), ValueError, "no two closers"),
-    (lambda: P.transposition_pairs([9, 0]), ValueError, "balanced"),
-    (lambda: P.make_dataset(10, {"positive": 1, "odd": 1}), ValueError, "unknown kinds"),
-    (lambda: P.make_dataset(10, split="val"), ValueError, "split must be"),
-])
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda: P.is_balanced([0, 10]), ValueError, r"symbols in 0..9"),
+        (lambda: P.is_balanced([1, -1], n_symbols=2), ValueError, "from_signs"),
+        (lambda: P.is_balanced([0, 1], n_symbols=3), ValueError, "even integer"),
+        (lambda: P.is_balanced("()"), TypeError, "integer symbols"),
+        (lambda: P.is_balanced([0.0, 9]), ValueError, "integer symbols"),
+        (lambda: P.from_signs([1, 0]), ValueError, "1 \\(open\\) and -1"),
+        (lambda: P.random_positive(7), ValueError, "even integer"),
+        (lambda: P.sample("transposition", 2), ValueError, ">= 4"),
+        (lambda: P.sample("nonsense", 4), ValueError, "kind must be one of"),
+        (lambda: P.transpose_closers([0, 9, 0, 9], 0), ValueError, "no two closers"),
+        (lambda: P.transposition_pairs([9, 0]), ValueError, "balanced"),
+        (lambda: P.make_dataset(10, {"positive": 1, "odd": 1}), ValueError, "unknown kinds"),
+        (lambda: P.make_dataset(10, split="val"), ValueError, "split must be"),
+    ],
+)
 def test_bad_input_is_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call()

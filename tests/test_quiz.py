@@ -1,24 +1,32 @@
 """course_lib.quiz: feedback for every option, numeric tolerance, running score, recording, fallbacks."""
 
 import json
-import random
 
 import pytest
 
-from course_lib import quiz
-from course_lib.quiz import MultipleChoice, NumericQuestion, Practice, Score, parse_number
+from course_lib.notebook import quiz
+from course_lib.notebook.quiz import MultipleChoice, NumericQuestion, Practice, Score, parse_number
 
 
 def make_mc(score=None):
-    return MultipleChoice("What is 1 + 1?", {"A": "1", "B": "2", "C": "11"}, answer="B",
-                          feedback={"A": "that is 1 + 0", "B": "one plus one", "C": "that is string concatenation"},
-                          key="sum", score=score)
+    return MultipleChoice(
+        "What is 1 + 1?",
+        {"A": "1", "B": "2", "C": "11"},
+        answer="B",
+        feedback={"A": "that is 1 + 0", "B": "one plus one", "C": "that is string concatenation"},
+        key="sum",
+        score=score,
+    )
 
 
 def test_multiple_choice_gives_each_options_feedback():
     q = make_mc()
-    for choice, correct, words in [("A", False, "1 + 0"), ("c", False, "concatenation"), ("(B)", True, "one plus one"),
-                                   ("(B) 2", True, "one plus one")]:
+    for choice, correct, words in [
+        ("A", False, "1 + 0"),
+        ("c", False, "concatenation"),
+        ("(B)", True, "one plus one"),
+        ("(B) 2", True, "one plus one"),
+    ]:
         fb = q.check(choice)
         assert fb.correct is correct and bool(fb) is correct
         assert words in fb.message
@@ -60,7 +68,9 @@ def test_answers_are_recorded_for_grading(tmp_path, monkeypatch):
     q.check("B")
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(e["quiz"], e["answer"], e["correct"], e["first_try"]) for e in lines] == [
-        ("sum", "C", False, True), ("sum", "B", True, False)]
+        ("sum", "C", False, True),
+        ("sum", "B", True, False),
+    ]
     assert quiz.ANSWERS[before:] == lines
 
 
@@ -76,10 +86,14 @@ def test_parse_number_rejects_non_numbers(bad):
 
 
 def test_numeric_question_tolerance_mistakes_and_reveal():
-    q = NumericQuestion("alpha?", 0.5, tol=1e-3, mistakes={"you forgot the mask": 0.4223}, explanation="two equal scores")
+    q = NumericQuestion(
+        "alpha?", 0.5, tol=1e-3, mistakes={"you forgot the mask": 0.4223}, explanation="two equal scores"
+    )
     assert q.check("0.5004").correct
     assert not q.check(0.502).correct
-    q = NumericQuestion("alpha?", 0.5, tol=1e-3, mistakes={"you forgot the mask": 0.4223}, explanation="two equal scores")
+    q = NumericQuestion(
+        "alpha?", 0.5, tol=1e-3, mistakes={"you forgot the mask": 0.4223}, explanation="two equal scores"
+    )
     first = q.check(0.4223)
     assert not first.correct and "you forgot the mask" in first.message and "0.5000" not in first.message
     second = q.check(0.9)

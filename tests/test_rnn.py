@@ -14,8 +14,11 @@ PAIRS = [  # (ours, torch's, extra constructor arguments)
     (rnn.ElmanRNN, nn.RNN, {"nonlinearity": "relu"}),
     (rnn.ElmanRNN, nn.RNN, {"nonlinearity": "tanh"}),
 ]
-CELLS = [(rnn.LSTMCell, nn.LSTMCell, {}), (rnn.GRUCell, nn.GRUCell, {}),
-         (rnn.ElmanCell, nn.RNNCell, {"nonlinearity": "relu"})]
+CELLS = [
+    (rnn.LSTMCell, nn.LSTMCell, {}),
+    (rnn.GRUCell, nn.GRUCell, {}),
+    (rnn.ElmanCell, nn.RNNCell, {"nonlinearity": "relu"}),
+]
 
 
 def _first(state):
@@ -35,7 +38,11 @@ def _param_map(ours, theirs):
         prefix = f"cells.{layer}." if hasattr(ours, "cells") else ""
         pairs += [(prefix + "W_xh", "weight_ih" + suffix), (prefix + "W_hh", "weight_hh" + suffix)]
         if theirs.bias:
-            if hasattr(ours, "cells") and isinstance(ours.cells[layer], rnn.ElmanCell) or isinstance(ours, rnn.ElmanCell):
+            if (
+                hasattr(ours, "cells")
+                and isinstance(ours.cells[layer], rnn.ElmanCell)
+                or isinstance(ours, rnn.ElmanCell)
+            ):
                 pairs += [(prefix + "b_h", "bias_ih" + suffix), (prefix + "b_h", "bias_hh" + suffix)]
             else:
                 pairs += [(prefix + "b_xh", "bias_ih" + suffix), (prefix + "b_hh", "bias_hh" + suffix)]
@@ -61,9 +68,16 @@ def _flatten(output, state):
 
 
 @pytest.mark.parametrize("ours_cls,torch_cls,kwargs", PAIRS, ids=lambda p: getattr(p, "__name__", str(p)))
-@pytest.mark.parametrize("num_layers,T,B,batch_first,with_state", [
-    (1, 7, 4, False, False), (2, 5, 3, False, True), (3, 1, 2, False, True), (2, 6, 1, True, False),
-    (1, 1, 5, True, True)])
+@pytest.mark.parametrize(
+    "num_layers,T,B,batch_first,with_state",
+    [
+        (1, 7, 4, False, False),
+        (2, 5, 3, False, True),
+        (3, 1, 2, False, True),
+        (2, 6, 1, True, False),
+        (1, 1, 5, True, True),
+    ],
+)
 def test_layers_equal_torch(ours_cls, torch_cls, kwargs, num_layers, T, B, batch_first, with_state):
     torch.manual_seed(num_layers * 100 + T * 10 + B)
     theirs = torch_cls(4, 6, num_layers=num_layers, batch_first=batch_first, **kwargs)
@@ -109,7 +123,7 @@ def test_defaults_and_parameter_counts_match_torch(ours_cls, torch_cls, kwargs):
         # the lecture's Elman network has one bias b_h where torch has two (b_ih + b_hh)
         merged = layers * 16 if ours_cls is rnn.ElmanRNN else 0
         assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in theirs.parameters()) - merged
-        bound = 1 / 16 ** 0.5  # torch's initialisation: U(-1/sqrt(H), 1/sqrt(H))
+        bound = 1 / 16**0.5  # torch's initialisation: U(-1/sqrt(H), 1/sqrt(H))
         assert all(p.abs().max() <= bound for p in ours.parameters())
 
 
@@ -167,18 +181,24 @@ def test_from_torch_rejects_the_wrong_module():
         rnn.LSTM.from_torch(nn.LSTM(2, 3, bidirectional=True))
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: rnn.LSTM(3, 4)(torch.randn(5, 2, 7)), "7 features but input_size is 3"),
-    (lambda: rnn.LSTM(3, 4)(torch.randn(5, 3)[None, None]), "3-D tensor"),
-    (lambda: rnn.LSTM(3, 4)(torch.randn(5, 2, 3), torch.zeros(1, 2, 4)), "pair"),
-    (lambda: rnn.GRU(3, 4, num_layers=2)(torch.randn(5, 2, 3), torch.zeros(1, 2, 4)), r"h_0 must have shape \(2, 2, 4\)"),
-    (lambda: rnn.GRU(3, 4)(torch.randn(0, 2, 3)), "0 time steps"),
-    (lambda: rnn.GRU(3, 4, bidirectional=True), "bidirectional"),
-    (lambda: rnn.GRU(3, 0), "hidden_size must be a positive integer"),
-    (lambda: rnn.ElmanRNN(3, 4, nonlinearity="sigmoid"), "nonlinearity must be one of"),
-    (lambda: rnn.LSTMCell(3, 4)(torch.randn(2, 3), torch.zeros(2, 4)), "pair"),
-    (lambda: rnn.GRUCell(3, 4)(torch.randn(2, 3), torch.zeros(3, 4)), r"h_0 must have shape \(2, 4\)"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: rnn.LSTM(3, 4)(torch.randn(5, 2, 7)), "7 features but input_size is 3"),
+        (lambda: rnn.LSTM(3, 4)(torch.randn(5, 3)[None, None]), "3-D tensor"),
+        (lambda: rnn.LSTM(3, 4)(torch.randn(5, 2, 3), torch.zeros(1, 2, 4)), "pair"),
+        (
+            lambda: rnn.GRU(3, 4, num_layers=2)(torch.randn(5, 2, 3), torch.zeros(1, 2, 4)),
+            r"h_0 must have shape \(2, 2, 4\)",
+        ),
+        (lambda: rnn.GRU(3, 4)(torch.randn(0, 2, 3)), "0 time steps"),
+        (lambda: rnn.GRU(3, 4, bidirectional=True), "bidirectional"),
+        (lambda: rnn.GRU(3, 0), "hidden_size must be a positive integer"),
+        (lambda: rnn.ElmanRNN(3, 4, nonlinearity="sigmoid"), "nonlinearity must be one of"),
+        (lambda: rnn.LSTMCell(3, 4)(torch.randn(2, 3), torch.zeros(2, 4)), "pair"),
+        (lambda: rnn.GRUCell(3, 4)(torch.randn(2, 3), torch.zeros(3, 4)), r"h_0 must have shape \(2, 4\)"),
+    ],
+)
 def test_bad_input_is_a_clear_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()
@@ -252,7 +272,7 @@ def test_batched_classifier_equals_the_lectures_per_sample_network(kind, lecture
     seqs = [[2, 0, 9, 7, 0, 9], [1, 8, 3, 6], [0, 9, 2, 4, 5, 2, 7, 7], [1, 8]]
     tokens = torch.zeros(len(seqs), 8, dtype=torch.long)
     for i, s in enumerate(seqs):
-        tokens[i, :len(s)] = torch.tensor(s)
+        tokens[i, : len(s)] = torch.tensor(s)
     lengths = torch.tensor([len(s) for s in seqs])
     batched = ours(tokens, lengths)
     for i, s in enumerate(seqs):
@@ -310,6 +330,7 @@ def test_classifier_checkpoint_round_trip(tmp_path):
 
 # --- the recurrent language model (lesson 07's character LSTM) -------------------------------------
 
+
 @pytest.mark.parametrize("kind, torch_cls", [("lstm", nn.LSTM), ("gru", nn.GRU)])
 def test_language_model_equals_embedding_torch_rnn_and_linear(kind, torch_cls):
     torch.manual_seed(0)
@@ -337,13 +358,20 @@ def test_language_model_never_looks_ahead():
     assert not torch.allclose(before[:, 5:], after[:, 5:])
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: rnn.RNNLanguageModel(10, 4, 6, rnn="transformer"), "rnn must be one of"),
-    (lambda: rnn.RNNLanguageModel(0, 4, 6), "vocab_size must be a positive integer"),
-    (lambda: rnn.RNNLanguageModel(10, 4, 6)(torch.zeros(2, 3)), r"idx must be a \(B, T\) tensor of token ids"),
-    (lambda: rnn.RNNLanguageModel(10, 4, 6)(torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 4, dtype=torch.long)),
-     "targets must have the shape of idx"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: rnn.RNNLanguageModel(10, 4, 6, rnn="transformer"), "rnn must be one of"),
+        (lambda: rnn.RNNLanguageModel(0, 4, 6), "vocab_size must be a positive integer"),
+        (lambda: rnn.RNNLanguageModel(10, 4, 6)(torch.zeros(2, 3)), r"idx must be a \(B, T\) tensor of token ids"),
+        (
+            lambda: rnn.RNNLanguageModel(10, 4, 6)(
+                torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 4, dtype=torch.long)
+            ),
+            "targets must have the shape of idx",
+        ),
+    ],
+)
 def test_language_model_bad_input_is_a_clear_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()

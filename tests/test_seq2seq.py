@@ -1,7 +1,6 @@
 """course_lib.seq2seq: scores, weights and contexts against hand-written formulas and torch's
 attention; padding never leaks; teacher forcing agrees with greedy decoding; checkpoints load."""
 
-import json
 import math
 
 import pytest
@@ -11,10 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_lib.dates import build_vocab, make_pairs
-from course_lib.seq2seq import (ATTENTIONS, DATA_DIR, AdditiveScore, BilinearScore, DotScore, Seq2Seq, Seq2SeqConfig,
-                                attend, encode_pairs, exact_match_by_length, load_checkpoint, save_checkpoint,
-                                seq2seq_loss, translate)
-
+from course_lib.seq2seq import (
+    ATTENTIONS,
+    DATA_DIR,
+    AdditiveScore,
+    BilinearScore,
+    DotScore,
+    Seq2Seq,
+    Seq2SeqConfig,
+    attend,
+    encode_pairs,
+    exact_match_by_length,
+    load_checkpoint,
+    save_checkpoint,
+    seq2seq_loss,
+    translate,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -25,11 +36,11 @@ def float64():
     torch.set_default_dtype(torch.float32)
 
 
-
-
 def small(attention, vocab_size=11, seed=0):
     torch.manual_seed(seed)
-    return Seq2Seq(Seq2SeqConfig(vocab_size, attention=attention, embed_dim=5, hidden_size=6, attention_size=4)).double()
+    return Seq2Seq(
+        Seq2SeqConfig(vocab_size, attention=attention, embed_dim=5, hidden_size=6, attention_size=4)
+    ).double()
 
 
 def random_batch(B=3, T_in=7, T_out=5, V=11, seed=0):
@@ -58,7 +69,9 @@ def test_bilinear_and_additive_scores_by_hand():
     torch.testing.assert_close(bilinear(q, K), expected)
     additive = AdditiveScore(4, 5, 6).double()
     Wq, Wk, v = additive.W_q.weight, additive.W_k.weight, additive.v.weight[0]
-    expected = torch.stack([torch.stack([v @ torch.tanh(Wq @ q[b] + Wk @ K[b, j]) for j in range(3)]) for b in range(2)])
+    expected = torch.stack(
+        [torch.stack([v @ torch.tanh(Wq @ q[b] + Wk @ K[b, j]) for j in range(3)]) for b in range(2)]
+    )
     torch.testing.assert_close(additive(q, K), expected)
 
 
@@ -103,7 +116,7 @@ def test_padding_never_changes_a_sequences_translation(attention):
     logits, weights = model(src, lengths, tgt_in)
     for b in range(len(src)):
         n = int(lengths[b])
-        alone, alone_weights = model(src[b:b + 1, :n], lengths[b:b + 1], tgt_in[b:b + 1])
+        alone, alone_weights = model(src[b : b + 1, :n], lengths[b : b + 1], tgt_in[b : b + 1])
         torch.testing.assert_close(logits[b], alone[0])
         if weights is not None:
             torch.testing.assert_close(weights[b, :, :n], alone_weights[0])
@@ -195,7 +208,9 @@ def test_forward_and_decoding_run_on_the_meta_device(attention):
 
 
 def test_exact_match_by_length_by_hand():
-    rows = exact_match_by_length(["ab", "abc", "abcdef", "abcdefg"], ["x", "y", "z", "w"], ["x", "n", "z", "z"], [0, 3, 10])
+    rows = exact_match_by_length(
+        ["ab", "abc", "abcdef", "abcdefg"], ["x", "y", "z", "w"], ["x", "n", "z", "z"], [0, 3, 10]
+    )
     assert rows == [(0, 3, 1.0, 1), (3, 10, 1 / 3, 3)]
 
 
@@ -221,23 +236,41 @@ def test_the_shipped_checkpoints_reproduce_their_recorded_accuracy(name):
     assert abs(exact - info["test_exact"]) <= 0.01, (exact, info["test_exact"])
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda: Seq2SeqConfig(10, attention="luong"), "attention must be one of"),
-    (lambda: Seq2SeqConfig(2), "vocab_size must count the 3 special ids"),
-    (lambda: Seq2SeqConfig(10, hidden_size=0), "hidden_size must be a positive int"),
-    (lambda: small("dot")(torch.zeros(2, 3), torch.tensor([3, 3]), torch.ones(2, 2, dtype=torch.long)),
-     "src must be a \\(B, T\\) tensor of token ids"),
-    (lambda: small("dot")(torch.ones(2, 3, dtype=torch.long), torch.tensor([3]), torch.ones(2, 2, dtype=torch.long)),
-     "src_lengths must have one length per sequence"),
-    (lambda: small("dot")(torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 3]), torch.ones(3, 2, dtype=torch.long)),
-     "tgt_in must be a \\(B, T_out\\) tensor"),
-    (lambda: small("dot").greedy_decode(torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 3]), max_len=0),
-     "max_len must be a positive int"),
-    (lambda: attend(torch.zeros(2, 3), torch.zeros(2, 3, 4), torch.ones(2, 4, dtype=torch.bool)), "mask must be a bool"),
-    (lambda: exact_match_by_length(["a"], ["a", "b"], ["a"], [0, 5]), "same length"),
-    (lambda: exact_match_by_length(["a"], ["a"], ["a"], [5, 0]), "increasing"),
-    (lambda: load_checkpoint("nonexistent"), "known names"),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: Seq2SeqConfig(10, attention="luong"), "attention must be one of"),
+        (lambda: Seq2SeqConfig(2), "vocab_size must count the 3 special ids"),
+        (lambda: Seq2SeqConfig(10, hidden_size=0), "hidden_size must be a positive int"),
+        (
+            lambda: small("dot")(torch.zeros(2, 3), torch.tensor([3, 3]), torch.ones(2, 2, dtype=torch.long)),
+            "src must be a \\(B, T\\) tensor of token ids",
+        ),
+        (
+            lambda: small("dot")(
+                torch.ones(2, 3, dtype=torch.long), torch.tensor([3]), torch.ones(2, 2, dtype=torch.long)
+            ),
+            "src_lengths must have one length per sequence",
+        ),
+        (
+            lambda: small("dot")(
+                torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 3]), torch.ones(3, 2, dtype=torch.long)
+            ),
+            "tgt_in must be a \\(B, T_out\\) tensor",
+        ),
+        (
+            lambda: small("dot").greedy_decode(torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 3]), max_len=0),
+            "max_len must be a positive int",
+        ),
+        (
+            lambda: attend(torch.zeros(2, 3), torch.zeros(2, 3, 4), torch.ones(2, 4, dtype=torch.bool)),
+            "mask must be a bool",
+        ),
+        (lambda: exact_match_by_length(["a"], ["a", "b"], ["a"], [0, 5]), "same length"),
+        (lambda: exact_match_by_length(["a"], ["a"], ["a"], [5, 0]), "increasing"),
+        (lambda: load_checkpoint("nonexistent"), "known names"),
+    ],
+)
 def test_bad_input_is_a_clear_error(call, words):
     with pytest.raises((ValueError, TypeError, FileNotFoundError), match=words):
         call()

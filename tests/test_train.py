@@ -30,7 +30,7 @@ def test_fit_equals_a_plain_loop():
     losses = []
     for _ in range(3):
         for start in range(0, 100, 16):
-            loss = loss_fn(theirs, (X[start:start + 16], y[start:start + 16]))
+            loss = loss_fn(theirs, (X[start : start + 16], y[start : start + 16]))
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -46,11 +46,28 @@ def test_max_steps_eval_and_continuation():
     model = torch.nn.Linear(3, 2)
     opt = torch.optim.Adam(model.parameters(), lr=0.05)
     evaluate = lambda m: {"acc": train.accuracy(m(X), y)}  # noqa: E731
-    h = train.fit(model, loss_fn, opt, train.make_batches(X, y, batch_size=10), epochs=50, max_steps=40,
-                  evaluate=evaluate, eval_every=20, progress=False)
+    h = train.fit(
+        model,
+        loss_fn,
+        opt,
+        train.make_batches(X, y, batch_size=10),
+        epochs=50,
+        max_steps=40,
+        evaluate=evaluate,
+        eval_every=20,
+        progress=False,
+    )
     assert len(h.loss) == 40 and [e["step"] for e in h.evals] == [20, 40]
-    h = train.fit(model, loss_fn, opt, train.make_batches(X, y, batch_size=10), max_steps=5, progress=False,
-                  history=h, evaluate=evaluate)
+    h = train.fit(
+        model,
+        loss_fn,
+        opt,
+        train.make_batches(X, y, batch_size=10),
+        max_steps=5,
+        progress=False,
+        history=h,
+        evaluate=evaluate,
+    )
     assert h.step[-1] == 44 and h.evals[-1]["step"] == 45
     assert h.last("acc") > 0.9  # a linearly separable problem is learned
     with pytest.raises(KeyError, match="never evaluated"):
@@ -59,7 +76,9 @@ def test_max_steps_eval_and_continuation():
 
 def test_batches_cover_every_example_once():
     X, y = data()
-    seen = torch.cat([xb for xb, _ in train.make_batches(X, y, batch_size=32, generator=torch.Generator().manual_seed(3))()])
+    seen = torch.cat(
+        [xb for xb, _ in train.make_batches(X, y, batch_size=32, generator=torch.Generator().manual_seed(3))()]
+    )
     assert sorted(seen[:, 0].tolist()) == sorted(X[:, 0].tolist())
 
 
@@ -101,8 +120,11 @@ def test_next_token_loss_is_the_mean_cross_entropy_and_checks_shapes():
     from course_lib.train import check_token_ids, next_token_loss
 
     g = torch.Generator().manual_seed(0)
-    logits, idx, targets = torch.randn(2, 3, 5, generator=g), torch.zeros(2, 3, dtype=torch.long), torch.tensor(
-        [[0, 4, 2], [1, 1, 3]])
+    logits, idx, targets = (
+        torch.randn(2, 3, 5, generator=g),
+        torch.zeros(2, 3, dtype=torch.long),
+        torch.tensor([[0, 4, 2], [1, 1, 3]]),
+    )
     by_hand = -sum(torch.log_softmax(logits[b, t], -1)[targets[b, t]] for b in range(2) for t in range(3)) / 6
     assert next_token_loss(logits, idx, targets).item() == pytest.approx(by_hand.item(), abs=1e-6)
     with pytest.raises(ValueError, match=r"targets must have the shape of idx \(2, 3\), got \(3, 2\)"):

@@ -14,12 +14,28 @@ from torch import nn
 
 from course_lib.attention import MultiHeadAttention
 from course_lib.corpora import UNK
-from course_lib.transformer import (GPT, SEP, Block, DecoderBlock, EncoderBlock, GPTConfig, LayerNorm,
-                                    Seq2SeqTransformer, beam_search, char_vocab, encode_stream, evaluate_lm,
-                                    generate, lm_batches, reversal_task, sample_next, sinusoidal_positions)
+from course_lib.transformer import (
+    GPT,
+    SEP,
+    Block,
+    DecoderBlock,
+    EncoderBlock,
+    GPTConfig,
+    LayerNorm,
+    Seq2SeqTransformer,
+    beam_search,
+    char_vocab,
+    encode_stream,
+    evaluate_lm,
+    generate,
+    lm_batches,
+    reversal_task,
+    sample_next,
+    sinusoidal_positions,
+)
 
 ATOL = 1e-5
-CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "data" / "gpt_sotu_char.pt"
+CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "weights" / "gpt_sotu_char.pt"
 
 
 def randn(*shape, seed=0):
@@ -34,6 +50,7 @@ def small_gpt(seed=0, **kw):
 
 
 # --- positions ------------------------------------------------------------------------------------
+
 
 def test_sinusoidal_positions_by_the_formula():
     T, d = 7, 6
@@ -54,6 +71,7 @@ def test_sinusoidal_positions_bad_input(T, d, message):
 
 
 # --- layer norm -----------------------------------------------------------------------------------
+
 
 @settings(max_examples=25, deadline=None)
 @given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), C=st.integers(2, 12), seed=st.integers(0, 999))
@@ -79,9 +97,11 @@ def test_layer_norm_rejects_the_wrong_feature_size():
 
 # --- blocks against torch's layers ----------------------------------------------------------------
 
+
 def torch_encoder_layer(C, H, d_ff, norm_first):
-    return nn.TransformerEncoderLayer(C, H, d_ff, dropout=0.0, activation="gelu", batch_first=True,
-                                      norm_first=norm_first).eval()
+    return nn.TransformerEncoderLayer(
+        C, H, d_ff, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first
+    ).eval()
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
@@ -110,8 +130,9 @@ def test_encoder_block_equals_torch_encoder_layer_without_mask(norm_first):
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_decoder_block_equals_torch_decoder_layer(norm_first):
     torch.manual_seed(3)
-    ref = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, activation="gelu", batch_first=True,
-                                     norm_first=norm_first).eval()
+    ref = nn.TransformerDecoderLayer(
+        16, 4, 32, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first
+    ).eval()
     ours = DecoderBlock(16, 4, 32, norm_first=norm_first).eval()
     ours.load_state_dict(ref.state_dict())
     x, memory = randn(2, 5, 16, seed=1), randn(2, 7, 16, seed=2)
@@ -159,9 +180,15 @@ def test_self_attention_without_positions_is_permutation_equivariant():
 
 # --- the GPT --------------------------------------------------------------------------------------
 
+
 @settings(max_examples=20, deadline=None)
-@given(T=st.integers(2, 16), t=st.integers(0, 15), seed=st.integers(0, 10_000), fused=st.booleans(),
-       positions=st.sampled_from(["learned", "sinusoidal"]))
+@given(
+    T=st.integers(2, 16),
+    t=st.integers(0, 15),
+    seed=st.integers(0, 10_000),
+    fused=st.booleans(),
+    positions=st.sampled_from(["learned", "sinusoidal"]),
+)
 def test_changing_a_future_token_never_changes_earlier_outputs(T, t, seed, fused, positions):
     t = t % T
     model = small_gpt(seed % 7, positions=positions)
@@ -248,6 +275,7 @@ def test_gpt_config_and_input_errors_name_the_argument():
 
 # --- decoding -------------------------------------------------------------------------------------
 
+
 def test_sample_next_greedy_top_k_and_bad_input():
     logits = torch.tensor([[0.0, 3.0, 1.0, 2.0], [5.0, 0.0, 0.0, 0.0]])
     assert sample_next(logits, temperature=0).tolist() == [1, 0]
@@ -317,6 +345,7 @@ def test_generation_crops_the_context_and_checks_its_input():
 
 # --- data and evaluation --------------------------------------------------------------------------
 
+
 def test_char_stream_separates_sentences_like_the_ngram_padding():
     vocab = char_vocab([list("ab"), list("ba c")])
     assert vocab.itos[:2] == [UNK, SEP]
@@ -328,7 +357,9 @@ def test_char_stream_separates_sentences_like_the_ngram_padding():
 
 def test_lm_batches_targets_are_the_inputs_shifted_by_one():
     stream = torch.arange(100)
-    batches = list(lm_batches(stream, block_size=8, batch_size=5, steps=3, generator=torch.Generator().manual_seed(0))())
+    batches = list(
+        lm_batches(stream, block_size=8, batch_size=5, steps=3, generator=torch.Generator().manual_seed(0))()
+    )
     assert len(batches) == 3
     for x, y in batches:
         assert x.shape == y.shape == (5, 8)
@@ -341,7 +372,7 @@ def _nll_by_hand(model, stream, windows):
     """Sum of -log p(stream[j + 1] | stream[start:j + 1]) for each (start, first j, last j) window."""
     total = 0.0
     for start, first, last in windows:
-        logp = torch.log_softmax(model(stream[start:last + 1][None])[0][0], -1)
+        logp = torch.log_softmax(model(stream[start : last + 1][None])[0][0], -1)
         total -= sum(logp[j - start, stream[j + 1]].item() for j in range(first, last + 1))
     return total
 
@@ -366,8 +397,9 @@ def test_evaluate_lm_serves_any_language_model_and_checks_its_arguments():
     torch.manual_seed(0)
     lstm = RNNLanguageModel(11, 4, 8)
     stream = torch.randint(0, 11, (9,), generator=torch.Generator().manual_seed(1))
-    assert evaluate_lm(lstm, stream, block_size=8) == pytest.approx(_nll_by_hand(lstm, stream, [(0, 0, 7)]) / 8,
-                                                                    abs=1e-5)
+    assert evaluate_lm(lstm, stream, block_size=8) == pytest.approx(
+        _nll_by_hand(lstm, stream, [(0, 0, 7)]) / 8, abs=1e-5
+    )
     with pytest.raises(ValueError, match="block_size is needed"):
         evaluate_lm(lstm, stream)
     with pytest.raises(ValueError, match="stride must be at most block_size=4"):
@@ -402,6 +434,7 @@ def test_seq2seq_learns_to_reverse_in_a_few_steps():
 
 # --- the checkpoint -------------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(not CHECKPOINT.exists(), reason="no checkpoint trained yet (scripts/train_gpt.py)")
 def test_checkpoint_loads_weights_only_and_reproduces_its_validation_loss():
     from course_lib.corpora import load_sotu
@@ -410,7 +443,7 @@ def test_checkpoint_loads_weights_only_and_reproduces_its_validation_loss():
     corpus = load_sotu(level="char")
     vocab = char_vocab(corpus.train)
     model, ckpt = GPT.load(CHECKPOINT, vocab)  # the notebook rebuilds the same vocabulary from the same split
-    head = encode_stream(corpus.val, vocab)[:ckpt["val_head_tokens"] + 1]
+    head = encode_stream(corpus.val, vocab)[: ckpt["val_head_tokens"] + 1]
     assert evaluate_lm(model, head) == pytest.approx(ckpt["val_head_loss"], abs=2e-3)
     assert ckpt["val_loss"] < math.log(len(vocab))  # far better than uniform: it was trained
 
@@ -438,8 +471,15 @@ def test_gpt_load_round_trips_and_refuses_another_vocabulary(tmp_path):
     model = small_gpt()
     vocab = Vocab([list("abcdefgh")], min_count=1, specials=("<UNK>", "\n"))
     path = tmp_path / "gpt.pt"
-    torch.save({"config": dataclasses.asdict(model.config), "vocab": list(vocab.itos),
-                "state_dict": {k: v.half() for k, v in model.state_dict().items()}, "steps": 3}, path)
+    torch.save(
+        {
+            "config": dataclasses.asdict(model.config),
+            "vocab": list(vocab.itos),
+            "state_dict": {k: v.half() for k, v in model.state_dict().items()},
+            "steps": 3,
+        },
+        path,
+    )
     loaded, ckpt = GPT.load(path, vocab)
     assert ckpt["steps"] == 3 and loaded.config == model.config
     idx = torch.randint(0, 11, (2, 5))

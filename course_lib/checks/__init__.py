@@ -26,8 +26,8 @@ import functools
 import json
 import os
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 PASSED = "passed"
 NOT_IMPLEMENTED = "not implemented yet"
@@ -118,8 +118,9 @@ def expect_value(got, expected, wrong: dict | None = None, what: str = "the resu
     raise Mistake(f"{what} should be {_show(expected)}, got {_show(got)}")
 
 
-def expect_values(got: list, expected: list, wrong: dict | None = None, what: list[str] | None = None,
-                  **tolerance) -> None:
+def expect_values(
+    got: list, expected: list, wrong: dict | None = None, what: list[str] | None = None, **tolerance
+) -> None:
     """``expect_value`` over several cases at once: a hint is given only when its
     mistake explains every one of the student's answers, so two mistakes that agree
     on one input are still told apart."""
@@ -164,8 +165,12 @@ def exercise(exercise_id: str, title: str) -> Callable:
         @functools.wraps(body)
         def check(student_fn: Callable, *, quiet: bool = False) -> CheckResult:
             if not callable(student_fn):
-                result = CheckResult(exercise_id, title, FAILED,
-                                     f"pass your function itself, e.g. check(my_fn), not {type(student_fn).__name__}")
+                result = CheckResult(
+                    exercise_id,
+                    title,
+                    FAILED,
+                    f"pass your function itself, e.g. check(my_fn), not {type(student_fn).__name__}",
+                )
             else:
                 result = _run(body, student_fn, exercise_id, title)
             record(result)
@@ -184,15 +189,20 @@ def _run(body: Callable, student_fn: Callable, exercise_id: str, title: str) -> 
     try:
         body(student_fn)
     except NotImplementedError:
-        return CheckResult(exercise_id, title, NOT_IMPLEMENTED,
-                           "Replace `raise NotImplementedError(...)` with your code, then run this cell again.")
+        return CheckResult(
+            exercise_id,
+            title,
+            NOT_IMPLEMENTED,
+            "Replace `raise NotImplementedError(...)` with your code, then run this cell again.",
+        )
     except Mistake as mistake:
         return CheckResult(exercise_id, title, FAILED, f"Hint: {mistake}")
     except RecursionError:
         return CheckResult(exercise_id, title, FAILED, "Your function recursed without end.")
     except Exception as exc:  # the student's code crashed: say where and with what
-        return CheckResult(exercise_id, title, FAILED,
-                           f"Your function raised {type(exc).__name__}: {exc}{_student_frame(exc)}")
+        return CheckResult(
+            exercise_id, title, FAILED, f"Your function raised {type(exc).__name__}: {exc}{_student_frame(exc)}"
+        )
     return CheckResult(exercise_id, title, PASSED, "")
 
 
@@ -204,5 +214,19 @@ def summary(results=None) -> str:
     return "\n".join(str(r) for r in latest.values())
 
 
-__all__ = ["CheckResult", "Mistake", "expect", "expect_value", "expect_values", "close", "is_number", "exercise", "record", "summary",
-           "RESULTS", "PASSED", "NOT_IMPLEMENTED", "FAILED"]
+__all__ = [
+    "CheckResult",
+    "Mistake",
+    "expect",
+    "expect_value",
+    "expect_values",
+    "close",
+    "is_number",
+    "exercise",
+    "record",
+    "summary",
+    "RESULTS",
+    "PASSED",
+    "NOT_IMPLEMENTED",
+    "FAILED",
+]

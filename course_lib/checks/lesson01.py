@@ -15,7 +15,7 @@ BOS, EOS = "<s>", "</s>"
 def _padded_ngrams(sentence, n):
     """The reference: nltk.lm's padding (n-1 <s> left, n-1 </s> right), then every n-gram."""
     padded = [BOS] * (n - 1) + list(sentence) + [EOS] * (n - 1)
-    return Counter(tuple(padded[i:i + n]) for i in range(len(padded) - n + 1))
+    return Counter(tuple(padded[i : i + n]) for i in range(len(padded) - n + 1))
 
 
 def _fresh_sentence(rng, length):
@@ -27,11 +27,20 @@ def _fresh_sentence(rng, length):
 def check_count_ngrams(count_ngrams):
     rng = np.random.default_rng()
     # Trigrams first: there, forgetting the right padding and dropping the last n-gram differ.
-    cases = [(["we", "the", "people"], 3), (["the", "union", "is", "strong"], 2), (["hello"], 1),
-             (_fresh_sentence(rng, 7), 2), (_fresh_sentence(rng, 5), 3), (["to", "be", "or", "not", "to", "be"], 2)]
+    cases = [
+        (["we", "the", "people"], 3),
+        (["the", "union", "is", "strong"], 2),
+        (["hello"], 1),
+        (_fresh_sentence(rng, 7), 2),
+        (_fresh_sentence(rng, 5), 3),
+        (["to", "be", "or", "not", "to", "be"], 2),
+    ]
     for sentence, n in cases:
         got = count_ngrams(list(sentence), n)
-        expect(isinstance(got, dict), f"return a Counter (or dict) mapping n-gram tuples to counts, got {type(got).__name__}")
+        expect(
+            isinstance(got, dict),
+            f"return a Counter (or dict) mapping n-gram tuples to counts, got {type(got).__name__}",
+        )
         expected = _padded_ngrams(sentence, n)
         if got and not all(isinstance(k, tuple) for k in got):
             raise Mistake("the keys must be tuples of words, e.g. ('<s>', 'the'), not strings or lists")
@@ -40,25 +49,31 @@ def check_count_ngrams(count_ngrams):
         got = Counter({k: v for k, v in got.items() if v})
         if got == expected:
             continue
-        bare = Counter(tuple(sentence[i:i + n]) for i in range(len(sentence) - n + 1))
-        left_only = Counter(tuple(([BOS] * (n - 1) + sentence)[i:i + n]) for i in range(len(sentence)))
+        bare = Counter(tuple(sentence[i : i + n]) for i in range(len(sentence) - n + 1))
+        left_only = Counter(tuple(([BOS] * (n - 1) + sentence)[i : i + n]) for i in range(len(sentence)))
         over = _padded_ngrams([BOS] + list(sentence) + [EOS], n) if n > 1 else None
         short = Counter(_padded_ngrams(sentence, n))
         last = tuple((list(sentence) + [EOS] * (n - 1))[-n:])
         short[last] -= 1
         short = +short
         if got == bare:
-            raise Mistake(f"pad the sentence first: {n - 1} '<s>' on the left and {n - 1} '</s>' on the right, "
-                          "so the first word has a context and the end of the sentence is predicted too")
+            raise Mistake(
+                f"pad the sentence first: {n - 1} '<s>' on the left and {n - 1} '</s>' on the right, "
+                "so the first word has a context and the end of the sentence is predicted too"
+            )
         if got == left_only:
-            raise Mistake("you padded only the left: add n-1 '</s>' on the right as well (the end of a sentence is a word to predict)")
+            raise Mistake(
+                "you padded only the left: add n-1 '</s>' on the right as well (the end of a sentence is a word to predict)"
+            )
         if over is not None and got == over:
             raise Mistake(f"too much padding: use n-1 = {n - 1} '<s>' and '</s>' for n = {n}, not n")
         if got == short:
             raise Mistake("the last n-gram is missing: a list of length L has L - n + 1 n-grams (range off by one)")
         if sum(got.values()) != sum(expected.values()):
-            raise Mistake(f"for {sentence} and n={n} there should be {sum(expected.values())} n-grams in all, "
-                          f"you counted {sum(got.values())}")
+            raise Mistake(
+                f"for {sentence} and n={n} there should be {sum(expected.values())} n-grams in all, "
+                f"you counted {sum(got.values())}"
+            )
         raise Mistake(f"for {sentence} and n={n} expected {dict(expected)}, got {dict(got)}")
 
 
@@ -85,9 +100,12 @@ def check_mle_prob(mle_prob):
             wrong = {
                 "divide by the count of the context c(w_{i-1}), not by the number of all n-grams: "
                 "that gives the joint probability P(w_{i-1}, w_i)": counts[ngram] / sum(counts.values()),
-                "the denominator counts the context (the words before), not the word itself": counts[ngram] / word_count,
-                "off by one: the n-gram is the context followed by the word; you put the word first":
-                    counts.get((word,) + tuple(context), 0) / context_count,
+                "the denominator counts the context (the words before), not the word itself": counts[ngram]
+                / word_count,
+                "off by one: the n-gram is the context followed by the word; you put the word first": counts.get(
+                    (word,) + tuple(context), 0
+                )
+                / context_count,
             }
             if all(not math.isclose(v, expected) for v in wrong.values()):
                 break
@@ -98,7 +116,9 @@ def check_mle_prob(mle_prob):
     try:
         got = mle_prob(counts, ("zebra",) * (n - 1), "the")
     except ZeroDivisionError:
-        raise Mistake("for a context that never occurs, c(context) = 0: return 0.0 instead of dividing by zero") from None
+        raise Mistake(
+            "for a context that never occurs, c(context) = 0: return 0.0 instead of dividing by zero"
+        ) from None
     expect_value(got, 0.0, what="the probability after an unseen context")
 
 
@@ -116,11 +136,13 @@ def check_laplace_prob(laplace_prob):
             "you forgot the vocabulary size in the denominator: k is added to each of the V words, "
             "so the denominator grows by k * V": (count + k) / (context_count + k),
             "the denominator needs k * V as well, not only c(context)": (count + k) / context_count,
-            "add k times V to the denominator, not V: every one of the V words received k": (count + k) / (context_count + vocab_size),
+            "add k times V to the denominator, not V: every one of the V words received k": (count + k)
+            / (context_count + vocab_size),
         }
         if k != 1.0:
-            wrong["use the k you are given, not always 1 (Laplace is the special case k = 1)"] = (
-                (count + 1) / (context_count + vocab_size))
+            wrong["use the k you are given, not always 1 (Laplace is the special case k = 1)"] = (count + 1) / (
+                context_count + vocab_size
+            )
         expect_value(got, expected, wrong, what=f"P with c={count}, c(context)={context_count}, V={vocab_size}, k={k}")
     # smoothed probabilities over the whole vocabulary must still sum to 1
     counts = rng.integers(0, 20, size=12)
@@ -134,8 +156,11 @@ def check_perplexity(perplexity):
     digits = [math.log(1 / 10)] * 25  # the lecture's random digits: perplexity 10
     got = perplexity(digits)
     expect(is_number(got), f"return a single number, got {type(got).__name__}")
-    for log_probs in (digits, list(np.log(rng.uniform(0.01, 1, size=int(rng.integers(5, 40))))),
-                      np.log(rng.uniform(0.2, 1, size=7))):
+    for log_probs in (
+        digits,
+        list(np.log(rng.uniform(0.01, 1, size=int(rng.integers(5, 40))))),
+        np.log(rng.uniform(0.2, 1, size=7)),
+    ):
         lp = np.asarray(log_probs, dtype=float)
         expected = math.exp(-lp.mean())
         wrong = {
@@ -162,25 +187,29 @@ def check_sample_next(sample_next):
         return min(int(np.searchsorted(np.cumsum(weights), u, side="right")), len(weights) - 1)
 
     got, expected, what = [], [], []
-    wrong = {"you always pick the most likely word: that is greedy decoding. Sample instead: walk the "
-             "cumulative probabilities until they exceed u": [],
-             "the temperature divides the log-probabilities: use p ** (1 / temperature), not p ** temperature": [],
-             "renormalise after p ** (1 / temperature), so the probabilities sum to 1 again": [],
-             "off by one: return the first index whose cumulative probability exceeds u": []}
+    wrong = {
+        "you always pick the most likely word: that is greedy decoding. Sample instead: walk the "
+        "cumulative probabilities until they exceed u": [],
+        "the temperature divides the log-probabilities: use p ** (1 / temperature), not p ** temperature": [],
+        "renormalise after p ** (1 / temperature), so the probabilities sum to 1 again": [],
+        "off by one: return the first index whose cumulative probability exceeds u": [],
+    }
     greedy, power, unnormalised, off_by_one = wrong
     for p, temperature, u in cases:
         given = p.copy()
         answer = sample_next(given, temperature, u)
         expect(np.array_equal(given, p), "do not change the probabilities you were given (work on a copy)")
-        expect(isinstance(answer, (int, np.integer)) and not isinstance(answer, bool),
-               f"return the index of the sampled word (an int), got {type(answer).__name__}")
+        expect(
+            isinstance(answer, (int, np.integer)) and not isinstance(answer, bool),
+            f"return the index of the sampled word (an int), got {type(answer).__name__}",
+        )
         q = p ** (1 / temperature)
         right = inverse_cdf(q / q.sum(), u)
         got.append(int(answer))
         expected.append(right)
         what.append(f"the index for p={np.round(p, 3)}, T={temperature}, u={u:.3f}")
         wrong[greedy].append(int(np.argmax(p)))
-        wrong[power].append(inverse_cdf(p ** temperature / (p ** temperature).sum(), u))
+        wrong[power].append(inverse_cdf(p**temperature / (p**temperature).sum(), u))
         wrong[unnormalised].append(inverse_cdf(q, u))
         wrong[off_by_one].append(right + 1)
     try:
@@ -188,6 +217,8 @@ def check_sample_next(sample_next):
     except Mistake as mistake:
         outside = [(g, len(p)) for g, (p, _, _) in zip(got, cases) if not 0 <= g < len(p)]
         if outside and str(mistake) not in wrong:
-            raise Mistake(f"you returned index {outside[0][0]} for {outside[0][1]} words: indices run from 0 "
-                          "to len(probs) - 1 (did the probabilities sum to 1?)") from None
+            raise Mistake(
+                f"you returned index {outside[0][0]} for {outside[0][1]} words: indices run from 0 "
+                "to len(probs) - 1 (did the probabilities sum to 1?)"
+            ) from None
         raise

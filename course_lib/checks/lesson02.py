@@ -26,22 +26,31 @@ def _shape(x):
 
 def _expect_shape(got, shape, what, hint=""):
     expect(hasattr(got, "shape"), f"{what} must be a tensor, got {type(got).__name__}")
-    expect(tuple(got.shape) == tuple(shape), f"{what} must have shape {tuple(shape)}, got {tuple(got.shape)}. {hint}".strip())
+    expect(
+        tuple(got.shape) == tuple(shape),
+        f"{what} must have shape {tuple(shape)}, got {tuple(got.shape)}. {hint}".strip(),
+    )
 
 
 def _expect_finite(got, hint):
-    expect(bool(torch.isfinite(torch.as_tensor(np.asarray(got.detach() if hasattr(got, "detach") else got))).all()), hint)
+    expect(
+        bool(torch.isfinite(torch.as_tensor(np.asarray(got.detach() if hasattr(got, "detach") else got))).all()), hint
+    )
 
 
 def _untouched(before, after, name):
-    expect(torch.equal(before, after), f"do not change {name} in place (it is the caller's tensor): work on new tensors")
+    expect(
+        torch.equal(before, after), f"do not change {name} in place (it is the caller's tensor): work on new tensors"
+    )
 
 
 # --------------------------------------------------------------------------------------
 @exercise("2.1", "the softmax Jacobian")
 def check_softmax_jacobian(softmax_jacobian):
     rng = _rng()
-    cases = [torch.tensor([1.0, 2.0, 0.5], dtype=D64)] + [_randn(rng, int(rng.integers(2, 7)), scale=2) for _ in range(4)]
+    cases = [torch.tensor([1.0, 2.0, 0.5], dtype=D64)] + [
+        _randn(rng, int(rng.integers(2, 7)), scale=2) for _ in range(4)
+    ]
     got, expected, what = [], [], []
     wrong = {
         "the off-diagonal entries are missing: dy_i/dz_j = -y_i y_j for i != j (every output depends on every logit)": [],
@@ -56,8 +65,9 @@ def check_softmax_jacobian(softmax_jacobian):
         given = z.clone()
         J = softmax_jacobian(given)
         _untouched(z, given, "z")
-        _expect_shape(J, (len(z), len(z)), f"the Jacobian of softmax for {len(z)} logits",
-                      "Row i, column j holds d y_i / d z_j.")
+        _expect_shape(
+            J, (len(z), len(z)), f"the Jacobian of softmax for {len(z)} logits", "Row i, column j holds d y_i / d z_j."
+        )
         y = torch.softmax(z, 0)
         e = torch.exp(z)
         got.append(J)
@@ -74,10 +84,15 @@ def check_softmax_jacobian(softmax_jacobian):
     # large logits: the formula is fine, but exp(1000) overflows unless you subtract max(z) first
     z = torch.tensor([1000.0, 999.0, -5.0], dtype=D64)
     J = softmax_jacobian(z.clone())
-    _expect_finite(J, "with logits like 1000, exp(z) overflows to inf: subtract max(z) before exp "
-                      "(softmax(z - c) = softmax(z) for any constant c)")
-    expect(close(J, torch.autograd.functional.jacobian(lambda v: torch.softmax(v, 0), z)),
-           "your Jacobian is wrong for large logits (z = [1000, 999, -5])")
+    _expect_finite(
+        J,
+        "with logits like 1000, exp(z) overflows to inf: subtract max(z) before exp "
+        "(softmax(z - c) = softmax(z) for any constant c)",
+    )
+    expect(
+        close(J, torch.autograd.functional.jacobian(lambda v: torch.softmax(v, 0), z)),
+        "your Jacobian is wrong for large logits (z = [1000, 999, -5])",
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -132,8 +147,10 @@ def _check_linear_cases(linear_backward, rng, sizes):
     expected = {n: [] for n in names}
     wrong = {
         "dx": {"dx = dz W (shape of x); you used W^T. Forward z = x W^T, so going back multiplies by W": []},
-        "dW": {"dW is transposed: for z = x W^T it is dz^T x, with W's shape (n_out, n_in)": [],
-               "dW sums over the batch (every row used the same W): dz^T x, not an average": []},
+        "dW": {
+            "dW is transposed: for z = x W^T it is dz^T x, with W's shape (n_out, n_in)": [],
+            "dW sums over the batch (every row used the same W): dz^T x, not an average": [],
+        },
         "db": {"db sums dz over the batch (every example used the same b): sum, not mean": []},
     }
     nan = float("nan")
@@ -167,8 +184,12 @@ def _check_linear_cases(linear_backward, rng, sizes):
         (db_mean,) = wrong["db"].values()
         db_mean.append(dz.mean(0))
     for name in ("dW", "dx", "db"):
-        expect_values(answers[name], expected[name], wrong[name],
-                      [f"{name} for x of shape ({B}, {n_in}) and W of shape ({n_out}, {n_in})" for B, n_in, n_out in sizes])
+        expect_values(
+            answers[name],
+            expected[name],
+            wrong[name],
+            [f"{name} for x of shape ({B}, {n_in}) and W of shape ({n_out}, {n_in})" for B, n_in, n_out in sizes],
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -195,8 +216,10 @@ def check_embedding_backward(embedding_backward):
         _untouched(de, given_de, "de")
         _untouched(ids, given_ids, "ids")
         if _shape(dE) == (ids.numel(), d) and ids.numel() != V:
-            raise Mistake(f"dE must have the shape of E, (vocab_size, d) = ({V}, {d}): one row per word of the "
-                          "vocabulary, zero for words that were not used, not one row per lookup")
+            raise Mistake(
+                f"dE must have the shape of E, (vocab_size, d) = ({V}, {d}): one row per word of the "
+                "vocabulary, zero for words that were not used, not one row per lookup"
+            )
         _expect_shape(dE, (V, d), "dE", "One row per word of the vocabulary.")
         E = torch.zeros(V, d, dtype=D64, requires_grad=True)
         (F.embedding(ids, E) * de).sum().backward()
@@ -223,12 +246,15 @@ def check_bptt_step(bptt_step):
     answers = {n: [] for n in names}
     expected = {n: [] for n in names}
     wrong = {
-        "dW_xh": {}, "db_h": {},
+        "dW_xh": {},
+        "db_h": {},
         "dW_hh": {"dW_hh multiplies by the input of W_hh at this step, h_prev (h_{t-1}), not by h (h_t)": []},
         "dh_prev": {TRANSPOSED: [], SKIPPED_TANH: []},
     }
-    tanh_hints = {"forgot the derivative of tanh: first da = dh * (1 - h^2), then the weight gradients": "dh",
-                  "tanh'(a) = 1 - tanh(a)^2 = 1 - h^2 (squared), not 1 - h": "1-h"}
+    tanh_hints = {
+        "forgot the derivative of tanh: first da = dh * (1 - h^2), then the weight gradients": "dh",
+        "tanh'(a) = 1 - tanh(a)^2 = 1 - h^2 (squared), not 1 - h": "1-h",
+    }
     for n in names:
         for hint in tanh_hints:
             wrong[n][hint] = []
@@ -245,7 +271,9 @@ def check_bptt_step(bptt_step):
         out = bptt_step(*copies)
         for a, b, name in zip((dh, h, h_prev, x, W_hh), copies, ("dh", "h", "h_prev", "x", "W_hh")):
             _untouched(a, b, name)
-        expect(isinstance(out, (tuple, list)) and len(out) == 4, "return the four gradients (dW_xh, dW_hh, db_h, dh_prev)")
+        expect(
+            isinstance(out, (tuple, list)) and len(out) == 4, "return the four gradients (dW_xh, dW_hh, db_h, dh_prev)"
+        )
         for n, value, shape in zip(names, out, [(H, D), (H, H), (H,), (B, H)]):
             _expect_shape(value, shape, n, f"It has the shape of {n[1:]}.")
         refs = dict(dW_xh=Wx.grad, dW_hh=Wh.grad, db_h=bb.grad, dh_prev=hp.grad)
@@ -253,7 +281,7 @@ def check_bptt_step(bptt_step):
         def grads(da, h_used=h_prev, W=W_hh):
             return dict(dW_xh=da.T @ x, dW_hh=da.T @ h_used, db_h=da.sum(0), dh_prev=da @ W)
 
-        da = dh * (1 - h ** 2)
+        da = dh * (1 - h**2)
         variants = {"dh": grads(dh), "1-h": grads(dh * (1 - h))}
         for n in names:
             answers[n].append(out[names.index(n)])
@@ -261,7 +289,8 @@ def check_bptt_step(bptt_step):
             for hint, key in tanh_hints.items():
                 wrong[n][hint].append(variants[key][n])
         wrong["dW_hh"]["dW_hh multiplies by the input of W_hh at this step, h_prev (h_{t-1}), not by h (h_t)"].append(
-            grads(da, h_used=h)["dW_hh"])
+            grads(da, h_used=h)["dW_hh"]
+        )
         wrong["dh_prev"][TRANSPOSED].append(da @ W_hh.T)
         wrong["dh_prev"][SKIPPED_TANH].append(dh @ W_hh)
     for n in names:

@@ -64,9 +64,23 @@ def _five_openers(seq, n):  # opens on s < 5 whatever n_symbols is, but closes w
 def _battery(rng) -> list[tuple[list[int], int]]:
     """(sequence, n_symbols) cases: the lecture's examples, hand-picked traps, and fresh random ones."""
     cases = [(P.from_signs(s), 2) for s, _ in P.SEED_BINARY] + [(s, 10) for s, _ in P.SEED_COLORED]
-    cases += [([], 10), ([9, 0], 10), ([0, 9, 9], 10), ([9, 0, 9], 10), ([1, 0, 1], 2), ([0, 8], 10),
-              ([1, 0, 9, 8], 10), ([1, 0, 8, 9], 10), ([0, 9, 9, 0], 10), ([0, 0, 9], 10), ([0, 5], 10),
-              ([1, 2], 4), ([0, 3], 4), ([0, 2, 1, 3], 4), ([1, 0], 2)]
+    cases += [
+        ([], 10),
+        ([9, 0], 10),
+        ([0, 9, 9], 10),
+        ([9, 0, 9], 10),
+        ([1, 0, 1], 2),
+        ([0, 8], 10),
+        ([1, 0, 9, 8], 10),
+        ([1, 0, 8, 9], 10),
+        ([0, 9, 9, 0], 10),
+        ([0, 0, 9], 10),
+        ([0, 5], 10),
+        ([1, 2], 4),
+        ([0, 3], 4),
+        ([0, 2, 1, 3], 4),
+        ([1, 0], 2),
+    ]
     for n in (2, 4, 10, 10, 10, 6):
         for kind in P.KINDS:
             if kind == "colour_swap" and n < 4 or kind == "transposition" and n < 4:
@@ -78,8 +92,7 @@ def _battery(rng) -> list[tuple[list[int], int]]:
 
 _BALANCED_MISTAKES = {
     "the colours matter: a closer must close the most recent open parenthesis of its own colour, i.e. the "
-    "top of the stack must be n_symbols - 1 - closer (your function accepts 0 8, a 0 closed by the closer of 1)":
-        P.colour_blind_rule,
+    "top of the stack must be n_symbols - 1 - closer (your function accepts 0 8, a 0 closed by the closer of 1)": P.colour_blind_rule,
     "counting each colour is not enough: in 1 0 9 8 every colour opens and closes once, but the 0 opened last "
     "is closed last. Push openers on a stack and compare each closer with the top": P.per_colour_rule,
     "a closer that arrives when nothing is open (empty stack) makes the sequence unbalanced: return False": _empty_stack_ok,
@@ -98,8 +111,10 @@ def check_is_balanced(is_balanced):
     got = []
     for seq, n in cases:
         answer = is_balanced(list(seq), n)
-        expect(isinstance(answer, (bool, np.bool_)), f"return True or False, got {type(answer).__name__} "
-                                                      f"for {seq} (n_symbols={n})")
+        expect(
+            isinstance(answer, (bool, np.bool_)),
+            f"return True or False, got {type(answer).__name__} for {seq} (n_symbols={n})",
+        )
         got.append(bool(answer))
     expected = [P.is_balanced(s, n) for s, n in cases]
     if got == expected:
@@ -140,24 +155,34 @@ def _check_one_transposition(transpose_closers, seq, rng):
     if any(seq[i] < 5 for i in changed):
         raise Mistake("exchange the colours of two closers (symbols 5..9); leave the openers as they are")
     if len(changed) == 1:
-        raise Mistake("that is a colour swap (one closer recoloured): then a colour's opens and closes no longer "
-                      "balance and a per-colour counter catches it. Exchange two closers instead")
+        raise Mistake(
+            "that is a colour swap (one closer recoloured): then a colour's opens and closes no longer "
+            "balance and a per-colour counter catches it. Exchange two closers instead"
+        )
     if not changed:
-        raise Mistake(f"the two closers must have different colours: from {seq} you exchanged two equal closers, "
-                      "which changes nothing")
-    expect(len(changed) == 2 and out[changed[0]] == seq[changed[1]] and out[changed[1]] == seq[changed[0]],
-           f"exactly two closers should trade places; from {seq} you returned {out}")
+        raise Mistake(
+            f"the two closers must have different colours: from {seq} you exchanged two equal closers, "
+            "which changes nothing"
+        )
+    expect(
+        len(changed) == 2 and out[changed[0]] == seq[changed[1]] and out[changed[1]] == seq[changed[0]],
+        f"exactly two closers should trade places; from {seq} you returned {out}",
+    )
     if not P.per_colour_rule(out):
-        raise Mistake(f"from {seq} you returned {out}, which a per-colour counter rejects: the colour you move "
-                      "to the earlier closer p must still be open there (its opener before p, its closer at q)")
+        raise Mistake(
+            f"from {seq} you returned {out}, which a per-colour counter rejects: the colour you move "
+            "to the earlier closer p must still be open there (its opener before p, its closer at q)"
+        )
 
 
 @exercise("3.2", "the transposition negative generator")
 def check_transpose_closers(transpose_closers):
     rng = np.random.default_rng()
     fixed = [0, 1, 2, 7, 8, 9]  # three valid pairs
-    traps = [[0, 1, 1, 8, 8, 9],  # the two 8s are nested: exchanging them changes nothing
-             [1, 0, 9, 8, 2, 7, 3, 6, 4, 5]]  # ten pairs of different colours, only (2, 3) is hard
+    traps = [
+        [0, 1, 1, 8, 8, 9],  # the two 8s are nested: exchanging them changes nothing
+        [1, 0, 9, 8, 2, 7, 3, 6, 4, 5],
+    ]  # ten pairs of different colours, only (2, 3) is hard
     fresh = [P.random_positive(2 * int(rng.integers(3, 9)), rng) for _ in range(40)]
     fresh = [s for s in fresh if _valid_pairs_matching(s, 10)][:10]
     for seq, draws in [(fixed, 5)] + [(t, 25) for t in traps] + [(f, 1) for f in fresh]:
@@ -171,27 +196,40 @@ def check_transpose_closers(transpose_closers):
         t[p], t[q] = t[q], t[p]
         wanted.add(tuple(t))
     if not wanted <= seen:
-        raise Mistake(f"draw the pair at random with rng (e.g. rng.integers): from {fixed} you only ever returned "
-                      f"{sorted(seen)}, but {len(wanted)} transpositions are possible")
+        raise Mistake(
+            f"draw the pair at random with rng (e.g. rng.integers): from {fixed} you only ever returned "
+            f"{sorted(seen)}, but {len(wanted)} transpositions are possible"
+        )
     # no valid pair: a ValueError
     try:
         out = transpose_closers([0, 9, 1, 8], rng, 10)
     except ValueError:
         return
-    raise Mistake(f"in [0, 9, 1, 8] no closer has another colour open beneath it, so no transposition is hard: "
-                  f"raise ValueError, not return {out!r}")
+    raise Mistake(
+        f"in [0, 9, 1, 8] no closer has another colour open beneath it, so no transposition is hard: "
+        f"raise ValueError, not return {out!r}"
+    )
 
 
 # --------------------------------------------------------------------------- 3.3 / 3.4 recurrent steps
 
 
 def _tensors(gen, B, I, H, gated=False):
-    t = {"x_t": torch.randn(B, I, generator=gen), "h_prev": torch.randn(B, H, generator=gen).abs(),
-         "W_xh": torch.randn(H, I, generator=gen) / I ** 0.5, "W_hh": torch.randn(H, H, generator=gen) / H ** 0.5,
-         "b_h": torch.randn(H, generator=gen)}
+    t = {
+        "x_t": torch.randn(B, I, generator=gen),
+        "h_prev": torch.randn(B, H, generator=gen).abs(),
+        "W_xh": torch.randn(H, I, generator=gen) / I**0.5,
+        "W_hh": torch.randn(H, H, generator=gen) / H**0.5,
+        "b_h": torch.randn(H, generator=gen),
+    }
     if gated:
-        t.update({"W_xz": torch.randn(H, I, generator=gen) / I ** 0.5,
-                  "W_hz": torch.randn(H, H, generator=gen) / H ** 0.5, "b_z": torch.randn(H, generator=gen)})
+        t.update(
+            {
+                "W_xz": torch.randn(H, I, generator=gen) / I**0.5,
+                "W_hz": torch.randn(H, H, generator=gen) / H**0.5,
+                "b_z": torch.randn(H, generator=gen),
+            }
+        )
     return t
 
 
@@ -201,13 +239,17 @@ def _call(fn, t):
         out = fn(**{k: v.clone() for k, v in t.items()})
     except RuntimeError as exc:
         if "shape" in str(exc) or "size" in str(exc) or "dimension" in str(exc):
-            raise Mistake("a shape mismatch: x_t is (batch, I) with one example per row and W_xh is (H, I), so the "
-                          "lecture's W_xh x_t is x_t @ W_xh.T (and W_hh h_{t-1} is h_prev @ W_hh.T)") from None
+            raise Mistake(
+                "a shape mismatch: x_t is (batch, I) with one example per row and W_xh is (H, I), so the "
+                "lecture's W_xh x_t is x_t @ W_xh.T (and W_hh h_{t-1} is h_prev @ W_hh.T)"
+            ) from None
         raise
     expect(all(torch.equal(before[k], t[k]) for k in t), "do not change the tensors you were given in place")
     expect(isinstance(out, torch.Tensor), f"return a tensor, got {type(out).__name__}")
-    expect(out.shape == t["h_prev"].shape, f"h_t should have the shape of h_prev {tuple(t['h_prev'].shape)} "
-                                           f"(batch, H), got {tuple(out.shape)}")
+    expect(
+        out.shape == t["h_prev"].shape,
+        f"h_t should have the shape of h_prev {tuple(t['h_prev'].shape)} (batch, H), got {tuple(out.shape)}",
+    )
     return out
 
 
@@ -229,15 +271,24 @@ def check_elman_step(elman_step):
         out = _call(elman_step, t)
         pre = x @ W_xh.T + h @ W_hh.T + b
         square = I == H
-        _first_match(out, torch.relu(pre), {
-            "the lecture's Elman network uses ReLU, not tanh: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)": torch.tanh(pre),
-            "apply the non-linearity: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)": pre,
-            "add the bias b_h inside the ReLU": torch.relu(x @ W_xh.T + h @ W_hh.T),
-            "apply the ReLU to the whole sum, after adding W_hh h_{t-1}": torch.relu(x @ W_xh.T + b) + h @ W_hh.T,
-            "the recurrence needs the previous state: add W_hh h_{t-1}": torch.relu(x @ W_xh.T + b),
-            "transpose the weights: rows are examples, so W_xh x_t is x_t @ W_xh.T":
-                torch.relu(x @ W_xh + h @ W_hh + b) if square else None,
-        })
+        _first_match(
+            out,
+            torch.relu(pre),
+            {
+                "the lecture's Elman network uses ReLU, not tanh: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)": torch.tanh(
+                    pre
+                ),
+                "apply the non-linearity: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)": pre,
+                "add the bias b_h inside the ReLU": torch.relu(x @ W_xh.T + h @ W_hh.T),
+                "apply the ReLU to the whole sum, after adding W_hh h_{t-1}": torch.relu(x @ W_xh.T + b) + h @ W_hh.T,
+                "the recurrence needs the previous state: add W_hh h_{t-1}": torch.relu(x @ W_xh.T + b),
+                "transpose the weights: rows are examples, so W_xh x_t is x_t @ W_xh.T": torch.relu(
+                    x @ W_xh + h @ W_hh + b
+                )
+                if square
+                else None,
+            },
+        )
 
 
 @exercise("3.4", "the gated update")
@@ -250,15 +301,23 @@ def check_gated_step(gated_step):
         hb_pre = x @ t["W_xh"].T + h @ t["W_hh"].T + t["b_h"]
         z, h_bar = torch.sigmoid(z_pre), torch.relu(hb_pre)
         out = _call(gated_step, t)
-        _first_match(out, z * h + (1 - z) * h_bar, {
-            "z and 1 - z are swapped: z_t is the share of the OLD state kept, h_t = z_t h_{t-1} + (1 - z_t) h_bar_t":
-                (1 - z) * h + z * h_bar,
-            "the gate needs a sigmoid, so that z_t lies between 0 and 1": z_pre * h + (1 - z_pre) * h_bar,
-            "the candidate h_bar_t uses ReLU in the lecture's gated RNN (tanh is the GRU's)":
-                z * h + (1 - z) * torch.tanh(hb_pre),
-            "the gate z_t has its own weights W_xz, W_hz, b_z": (lambda zz: zz * h + (1 - zz) * h_bar)(torch.sigmoid(hb_pre)),
-            "h_t mixes the old state and the candidate: z_t h_{t-1} + (1 - z_t) h_bar_t, not the candidate alone":
-                h_bar,
-            "the update uses z_t times the previous state h_{t-1}, plus (1 - z_t) times the candidate h_bar_t; "
-            "you multiplied z_t by the candidate only": z * h_bar,
-        })
+        _first_match(
+            out,
+            z * h + (1 - z) * h_bar,
+            {
+                "z and 1 - z are swapped: z_t is the share of the OLD state kept, h_t = z_t h_{t-1} + (1 - z_t) h_bar_t": (
+                    1 - z
+                )
+                * h
+                + z * h_bar,
+                "the gate needs a sigmoid, so that z_t lies between 0 and 1": z_pre * h + (1 - z_pre) * h_bar,
+                "the candidate h_bar_t uses ReLU in the lecture's gated RNN (tanh is the GRU's)": z * h
+                + (1 - z) * torch.tanh(hb_pre),
+                "the gate z_t has its own weights W_xz, W_hz, b_z": (lambda zz: zz * h + (1 - zz) * h_bar)(
+                    torch.sigmoid(hb_pre)
+                ),
+                "h_t mixes the old state and the candidate: z_t h_{t-1} + (1 - z_t) h_bar_t, not the candidate alone": h_bar,
+                "the update uses z_t times the previous state h_{t-1}, plus (1 - z_t) times the candidate h_bar_t; "
+                "you multiplied z_t by the candidate only": z * h_bar,
+            },
+        )

@@ -24,9 +24,13 @@ def _cases(gen: torch.Generator, n_blocks: int):
     push the gates away from 0.5 (so that swapping gates shows)."""
     out = []
     for B, I, H in ((3, 5, 4), (2, 3, 6), (1, 4, 2)):
+
         def r(*shape, scale=1.0):
             return torch.randn(*shape, generator=gen, device="cpu") * scale
-        out.append((r(B, I), r(B, H), r(B, H), r(n_blocks * H, I), r(n_blocks * H, H), r(n_blocks * H), r(n_blocks * H)))
+
+        out.append(
+            (r(B, I), r(B, H), r(B, H), r(n_blocks * H, I), r(n_blocks * H, H), r(n_blocks * H), r(n_blocks * H))
+        )
     return out
 
 
@@ -59,9 +63,16 @@ def check_lstm_step(lstm_step):
         "squash the cell state before the output gate: h_t = o_t * tanh(c_t)": [],
         "torch's LSTMCell adds both biases: b_xh and b_hh": [],
     }
-    variants = [dict(order="ifog"), dict(acts={"o": torch.tanh}), dict(acts={"f": torch.tanh}),
-                dict(acts={"i": torch.tanh}), dict(acts={"g": torch.sigmoid}), dict(carry=False),
-                dict(squash=False), dict(both_biases=False)]
+    variants = [
+        dict(order="ifog"),
+        dict(acts={"o": torch.tanh}),
+        dict(acts={"f": torch.tanh}),
+        dict(acts={"i": torch.tanh}),
+        dict(acts={"g": torch.sigmoid}),
+        dict(carry=False),
+        dict(squash=False),
+        dict(both_biases=False),
+    ]
     for x, h, c, W_xh, W_hh, b_xh, b_hh in cases:
         cell = nn.LSTMCell(W_xh.shape[1], h.shape[1])
         with torch.no_grad():
@@ -69,23 +80,33 @@ def check_lstm_step(lstm_step):
                 p.copy_(v)
             h_ref, c_ref = cell(x, (h, c))  # the oracle
         out = lstm_step(x.clone(), h.clone(), c.clone(), W_xh.clone(), W_hh.clone(), b_xh.clone(), b_hh.clone())
-        expect(isinstance(out, (tuple, list)) and len(out) == 2,
-               f"return the pair (h_t, c_t), got {type(out).__name__}")
+        expect(
+            isinstance(out, (tuple, list)) and len(out) == 2, f"return the pair (h_t, c_t), got {type(out).__name__}"
+        )
         for name, t in zip(("h_t", "c_t"), out):
-            expect(isinstance(t, torch.Tensor) and tuple(t.shape) == tuple(h.shape),
-                   f"{name} must be a tensor of shape (batch, hidden) = {tuple(h.shape)}, got "
-                   f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}")
+            expect(
+                isinstance(t, torch.Tensor) and tuple(t.shape) == tuple(h.shape),
+                f"{name} must be a tensor of shape (batch, hidden) = {tuple(h.shape)}, got "
+                f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}",
+            )
         got.append(np.concatenate([_as_numpy(out[0]), _as_numpy(out[1])], axis=1))
         expected.append(np.concatenate([h_ref.numpy(), c_ref.numpy()], axis=1))
         for hint, kwargs in zip(wrong, variants):
             hv, cv = _lstm_variant(x, h, c, W_xh, W_hh, b_xh, b_hh, **kwargs)
             wrong[hint].append(np.concatenate([hv.numpy(), cv.numpy()], axis=1))
-    expect_values(got, expected, wrong, what=["(h_t, c_t), first case", "(h_t, c_t), second case",
-                                              "(h_t, c_t), third case"], rtol=1e-4, atol=1e-5)
+    expect_values(
+        got,
+        expected,
+        wrong,
+        what=["(h_t, c_t), first case", "(h_t, c_t), second case", "(h_t, c_t), third case"],
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
-def _gru_variant(x, h, W_xh, W_hh, b_xh, b_hh, swap_z=False, swap_rz=False, n_act=torch.tanh, reset_before=False,
-                 no_reset=False):
+def _gru_variant(
+    x, h, W_xh, W_hh, b_xh, b_hh, swap_z=False, swap_rz=False, n_act=torch.tanh, reset_before=False, no_reset=False
+):
     x_r, x_z, x_n = (x @ W_xh.T + b_xh).chunk(3, dim=-1)
     h_r, h_z, h_n = (h @ W_hh.T + b_hh).chunk(3, dim=-1)
     r, z = torch.sigmoid(x_r + h_r), torch.sigmoid(x_z + h_z)
@@ -93,7 +114,7 @@ def _gru_variant(x, h, W_xh, W_hh, b_xh, b_hh, swap_z=False, swap_rz=False, n_ac
         r, z = z, r
     H = h.shape[-1]
     if reset_before:  # the lecture's (Cho et al. 2014) form: W_hn (r * h) + b_hn
-        n = n_act(x_n + (r * h) @ W_hh[2 * H:].T + b_hh[2 * H:])
+        n = n_act(x_n + (r * h) @ W_hh[2 * H :].T + b_hh[2 * H :])
     elif no_reset:
         n = n_act(x_n + h_n)
     else:
@@ -114,8 +135,13 @@ def check_gru_step(gru_step):
         "(Cho et al. 2014) form; torch multiplies r_t with (W_hn h_{t-1} + b_hn), after the product": [],
         "the reset gate r_t is missing from the candidate: n_t = tanh(W_xn x_t + b_xn + r_t * (W_hn h_{t-1} + b_hn))": [],
     }
-    variants = [dict(swap_z=True), dict(swap_rz=True), dict(n_act=torch.sigmoid), dict(reset_before=True),
-                dict(no_reset=True)]
+    variants = [
+        dict(swap_z=True),
+        dict(swap_rz=True),
+        dict(n_act=torch.sigmoid),
+        dict(reset_before=True),
+        dict(no_reset=True),
+    ]
     for x, h, _, W_xh, W_hh, b_xh, b_hh in _cases(gen, 3):
         cell = nn.GRUCell(W_xh.shape[1], h.shape[1])
         with torch.no_grad():
@@ -123,15 +149,18 @@ def check_gru_step(gru_step):
                 p.copy_(v)
             h_ref = cell(x, h)  # the oracle
         out = gru_step(x.clone(), h.clone(), W_xh.clone(), W_hh.clone(), b_xh.clone(), b_hh.clone())
-        expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(h.shape),
-               f"return h_t, a tensor of shape (batch, hidden) = {tuple(h.shape)}, got "
-               f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}")
+        expect(
+            isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(h.shape),
+            f"return h_t, a tensor of shape (batch, hidden) = {tuple(h.shape)}, got "
+            f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}",
+        )
         got.append(_as_numpy(out))
         expected.append(h_ref.numpy())
         for hint, kwargs in zip(wrong, variants):
             wrong[hint].append(_gru_variant(x, h, W_xh, W_hh, b_xh, b_hh, **kwargs).numpy())
-    expect_values(got, expected, wrong, what=["h_t, first case", "h_t, second case", "h_t, third case"],
-                  rtol=1e-4, atol=1e-5)
+    expect_values(
+        got, expected, wrong, what=["h_t, first case", "h_t, second case", "h_t, third case"], rtol=1e-4, atol=1e-5
+    )
 
 
 def _count(kind, I, H, L, bias_vectors=2, same_input=False, lstm_blocks=4, gru_blocks=3):
@@ -151,22 +180,28 @@ def check_param_count(param_count):
     got, expected = [], []
     for kind, I, H, L in cases:
         value = param_count(kind, I, H, L)
-        expect(isinstance(value, (int, np.integer)) or (isinstance(value, float) and value.is_integer()),
-               f"return a whole number of parameters, got {value!r}")
+        expect(
+            isinstance(value, (int, np.integer)) or (isinstance(value, float) and value.is_integer()),
+            f"return a whole number of parameters, got {value!r}",
+        )
         got.append(value)
         module = (nn.LSTM if kind == "lstm" else nn.GRU)(I, H, num_layers=L, device="meta")  # the oracle
         expected.append(sum(p.numel() for p in module.parameters()))
     wrong = {
         "torch keeps two bias vectors per layer (b_xh and b_hh), so each gate block has H * (I + H + 2) "
         "parameters, not H * (I + H + 1)": [_count(*c, bias_vectors=1) for c in cases],
-        "only the first layer reads the input x (size I): the layers above read h from the layer below "
-        "(size H)": [_count(*c, same_input=True) for c in cases],
+        "only the first layer reads the input x (size I): the layers above read h from the layer below (size H)": [
+            _count(*c, same_input=True) for c in cases
+        ],
         "an LSTM has 4 blocks of weights (i, f, g, o): the candidate g counts too": [
-            _count(*c, lstm_blocks=3) for c in cases],
+            _count(*c, lstm_blocks=3) for c in cases
+        ],
         "a GRU has 3 blocks of weights (r, z, n), not 4 like the LSTM": [_count(*c, gru_blocks=4) for c in cases],
         "count every layer, not only the first": [_count(k, I, H, 1) for k, I, H, _ in cases],
     }
-    expect_values(got, expected, wrong, what=[f"the count for {k}, I={I}, H={H}, num_layers={L}" for k, I, H, L in cases])
+    expect_values(
+        got, expected, wrong, what=[f"the count for {k}, I={I}, H={H}, num_layers={L}" for k, I, H, L in cases]
+    )
 
 
 @exercise("4.4", "the forget-gate bias")
@@ -179,27 +214,45 @@ def check_set_forget_bias(set_forget_bias):
         before = [(c.b_xh.detach().clone(), c.b_hh.detach().clone()) for c in lstm.cells]
         weights = [c.W_hh.detach().clone() for c in lstm.cells]
         set_forget_bias(lstm, value)
-        expect(all(torch.equal(c.W_hh, w) for c, w in zip(lstm.cells, weights)), "change only the biases, not the weights")
+        expect(
+            all(torch.equal(c.W_hh, w) for c, w in zip(lstm.cells, weights)), "change only the biases, not the weights"
+        )
         for layer, (cell, (bx, bh)) in enumerate(zip(lstm.cells, before)):
             old, new = bx + bh, (cell.b_xh + cell.b_hh).detach()  # only the sum matters
             f = slice(H, 2 * H)
             if torch.allclose(new, old):
                 if layer == 0:
                     raise Mistake("nothing changed: write into cell.b_xh / cell.b_hh in place (under torch.no_grad())")
-                raise Mistake(f"layer {layer} is unchanged: set the forget bias of every layer (lstm.cells), not only the first")
+                raise Mistake(
+                    f"layer {layer} is unchanged: set the forget bias of every layer (lstm.cells), not only the first"
+                )
             if torch.allclose(new[f], torch.full_like(new[f], value)) and not torch.allclose(
-                    torch.cat([new[:H], new[2 * H:]]), torch.cat([old[:H], old[2 * H:]])):
+                torch.cat([new[:H], new[2 * H :]]), torch.cat([old[:H], old[2 * H :]])
+            ):
                 raise Mistake("set only the forget slice [H:2H]; the other gates' biases must stay as they were")
             if torch.allclose(new[f], torch.full_like(new[f], 2 * value)):
-                raise Mistake("both biases are added (b_f = b_xh[H:2H] + b_hh[H:2H]): setting both to the value "
-                              "gives twice the value; set one to the value and the other to 0")
-            if torch.allclose(cell.b_xh[f], torch.full_like(new[f], value)) and not torch.allclose(new[f], torch.full_like(new[f], value)):
-                raise Mistake("the hidden-side bias b_hh is added too: set its forget slice b_hh[H:2H] to 0, "
-                              "so that b_xh + b_hh equals the value")
-            for name, s in (("input gate i", slice(0, H)), ("candidate g", slice(2 * H, 3 * H)),
-                            ("output gate o", slice(3 * H, 4 * H))):
+                raise Mistake(
+                    "both biases are added (b_f = b_xh[H:2H] + b_hh[H:2H]): setting both to the value "
+                    "gives twice the value; set one to the value and the other to 0"
+                )
+            if torch.allclose(cell.b_xh[f], torch.full_like(new[f], value)) and not torch.allclose(
+                new[f], torch.full_like(new[f], value)
+            ):
+                raise Mistake(
+                    "the hidden-side bias b_hh is added too: set its forget slice b_hh[H:2H] to 0, "
+                    "so that b_xh + b_hh equals the value"
+                )
+            for name, s in (
+                ("input gate i", slice(0, H)),
+                ("candidate g", slice(2 * H, 3 * H)),
+                ("output gate o", slice(3 * H, 4 * H)),
+            ):
                 if not torch.allclose(new[s], old[s]):
-                    raise Mistake(f"wrong slice: you changed the {name}. torch stacks the gates i, f, g, o, "
-                                  "so the forget gate is the second block, [H:2H]")
-            expect(torch.allclose(new[f], torch.full_like(new[f], value)),
-                   f"layer {layer}: b_xh[H:2H] + b_hh[H:2H] should be {value:.3f} everywhere, got {new[f].tolist()}")
+                    raise Mistake(
+                        f"wrong slice: you changed the {name}. torch stacks the gates i, f, g, o, "
+                        "so the forget gate is the second block, [H:2H]"
+                    )
+            expect(
+                torch.allclose(new[f], torch.full_like(new[f], value)),
+                f"layer {layer}: b_xh[H:2H] + b_hh[H:2H] should be {value:.3f} everywhere, got {new[f].tolist()}",
+            )

@@ -30,18 +30,26 @@ def check_causal_mask(causal_mask):
         if got.dtype != torch.bool:
             values = set(got.flatten().tolist())
             if float("-inf") in values:
-                raise Mistake("that is an additive float mask (0 and -inf): here return booleans, True where "
-                              "attending is allowed, as F.scaled_dot_product_attention takes them")
-            raise Mistake(f"return a boolean tensor (dtype=torch.bool), True where attending is allowed; got {got.dtype}")
+                raise Mistake(
+                    "that is an additive float mask (0 and -inf): here return booleans, True where "
+                    "attending is allowed, as F.scaled_dot_product_attention takes them"
+                )
+            raise Mistake(
+                f"return a boolean tensor (dtype=torch.bool), True where attending is allowed; got {got.dtype}"
+            )
         got = got.cpu()
         if torch.equal(got, _lower(T)):
             continue
         if torch.equal(got, _lower(T).T):
-            raise Mistake("the mask is transposed: row i is the query and may see the keys j <= i, "
-                          "so the True values form the lower triangle (torch.tril), not the upper one")
+            raise Mistake(
+                "the mask is transposed: row i is the query and may see the keys j <= i, "
+                "so the True values form the lower triangle (torch.tril), not the upper one"
+            )
         if torch.equal(got, ~_lower(T)):
-            raise Mistake("True must mean 'may attend' (F.scaled_dot_product_attention's convention); you marked "
-                          "the blocked future with True, which is nn.MultiheadAttention's attn_mask convention")
+            raise Mistake(
+                "True must mean 'may attend' (F.scaled_dot_product_attention's convention); you marked "
+                "the blocked future with True, which is nn.MultiheadAttention's attn_mask convention"
+            )
         if torch.equal(got, _lower(T, -1)):
             raise Mistake("you masked the diagonal too: a token may attend to itself (j = i), only j > i is the future")
         if torch.equal(got, _lower(T, 1)):
@@ -95,20 +103,25 @@ def check_masked_row(masked_row):
         wrong[unmasked].append(_softmax(e))
         wrong[no_renorm].append(_softmax(e) * (np.arange(1, n + 1) <= i))
         wrong[diagonal].append(_reference_row(e, i - 1))
-        future = _softmax(e[i - 1:])
+        future = _softmax(e[i - 1 :])
         wrong[past].append(np.concatenate([np.zeros(i - 1), future]))
         wrong[off_by_one].append(_reference_row(e, i + 1))
         wrong[zero].append(_softmax(np.where(np.arange(1, n + 1) <= i, e, 0.0)))
     if any(np.isnan(g).any() for g in got):
-        raise Mistake("your weights contain NaN: exp of a large score overflows (use torch.softmax), or a row has "
-                      "no key left to attend to")
+        raise Mistake(
+            "your weights contain NaN: exp of a large score overflows (use torch.softmax), or a row has "
+            "no key left to attend to"
+        )
     expect_values(got, expected, wrong, what, rtol=1e-5, atol=1e-7)
     # The first token sees only itself, and scores with ties share the weight equally.
     for e, i, want in ((rng.normal(size=n), 1, np.eye(n)[0]), (np.array([1.0, 1.0] + [-1.0] * (n - 2)), 2, None)):
         answer = masked_row(torch.tensor(e, dtype=torch.float64), i).detach().cpu().numpy()
         want = _reference_row(e, i) if want is None else want
-        expect(np.allclose(answer, want, atol=1e-6), f"alpha_{i} for e_{i} = {np.round(e, 2).tolist()} should be "
-                                                    f"{np.round(want, 4).tolist()}, got {np.round(answer, 4).tolist()}")
+        expect(
+            np.allclose(answer, want, atol=1e-6),
+            f"alpha_{i} for e_{i} = {np.round(e, 2).tolist()} should be "
+            f"{np.round(want, 4).tolist()}, got {np.round(answer, 4).tolist()}",
+        )
 
 
 def _variant(rng, n):
@@ -119,8 +132,12 @@ def _variant(rng, n):
 def _alpha(e, i, j, *, mask="causal", axis=1):
     """Reference and its mistakes: alpha_{i,j} (1-based) from the score matrix e."""
     n = len(e)
-    allowed = {"causal": _lower(n), "transposed": _lower(n).T, "none": torch.ones(n, n, dtype=torch.bool),
-               "diagonal": _lower(n, -1)}[mask].numpy()
+    allowed = {
+        "causal": _lower(n),
+        "transposed": _lower(n).T,
+        "none": torch.ones(n, n, dtype=torch.bool),
+        "diagonal": _lower(n, -1),
+    }[mask].numpy()
     scores = np.where(allowed, e, -np.inf)
     with np.errstate(invalid="ignore"):
         z = np.exp(scores - np.max(scores, axis=axis, keepdims=True))
@@ -150,8 +167,10 @@ def check_alpha(alpha):
         try:
             answer = alpha(torch.tensor(e), i, j)
         except IndexError:
-            raise Mistake("index out of range: i and j count from 1 as in the lecture, so alpha_{i,j} is "
-                          "weights[i - 1, j - 1] in Python") from None
+            raise Mistake(
+                "index out of range: i and j count from 1 as in the lecture, so alpha_{i,j} is "
+                "weights[i - 1, j - 1] in Python"
+            ) from None
         expect(is_number(answer), f"return a single number (a float), got {type(answer).__name__}")
         got.append(float(answer))
         expected.append(_alpha(e, i, j))
@@ -171,11 +190,18 @@ def check_alpha(alpha):
         raise Mistake(f"{mistake}\n(scores e =\n{matrix})") from None
     # The lecture's own quiz, and the last row and column
     lecture = torch.tensor([[1.0, 0, -1, -1], [1, 1, -1, 0], [0, 1, 1, -1], [-1, -1, 2, 1]])
-    expect(math.isclose(float(alpha(lecture, 2, 2)), 0.5, abs_tol=1e-6),
-           f"on the lecture's matrix alpha_{{2,2}} should be 0.5, got {float(alpha(lecture, 2, 2))}")
+    expect(
+        math.isclose(float(alpha(lecture, 2, 2)), 0.5, abs_tol=1e-6),
+        f"on the lecture's matrix alpha_{{2,2}} should be 0.5, got {float(alpha(lecture, 2, 2))}",
+    )
     try:
         last = float(alpha(torch.tensor(e), n, n))
     except IndexError:
-        raise Mistake(f"alpha_{{{n},{n}}} raised IndexError: i and j run from 1 to n = {n}, "
-                      "so alpha_{i,j} is weights[i - 1, j - 1]") from None
-    expect(math.isclose(last, _alpha(e, n, n), rel_tol=1e-5), f"alpha_{{{n},{n}}} should be {_alpha(e, n, n):.6f}, got {last}")
+        raise Mistake(
+            f"alpha_{{{n},{n}}} raised IndexError: i and j run from 1 to n = {n}, "
+            "so alpha_{i,j} is weights[i - 1, j - 1]"
+        ) from None
+    expect(
+        math.isclose(last, _alpha(e, n, n), rel_tol=1e-5),
+        f"alpha_{{{n},{n}}} should be {_alpha(e, n, n):.6f}, got {last}",
+    )

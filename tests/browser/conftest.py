@@ -25,15 +25,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 # Settings for the throwaway JupyterLab: every cell stays in the DOM (no virtual scrolling), no autosave,
 # no news or update checks (no network).
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                       "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
 
 
@@ -76,22 +82,44 @@ def jupyter_lab(browser_ready, tmp_path_factory):
         path = config / "lab" / "user-settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config), JUPYTER_DATA_DIR=str(home / "data"),
-               JUPYTER_RUNTIME_DIR=str(home / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(config / "lab" / "user-settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), MPLBACKEND="module://matplotlib_inline.backend_inline")
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(config),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(config / "lab" / "user-settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
+    )
     env.pop("COURSE_LIB_RESULTS", None)
     port, token = _free_port(), secrets.token_hex(16)
     log = open(home / "jupyterlab.log", "w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-         f"--ServerApp.root_dir={served}", f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=served)
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--ServerApp.root_dir={served}",
+            f"--IdentityProvider.token={token}",
+            "--ServerApp.port_retries=0",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=served,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
         while True:
             if server.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with {server.returncode}:\n{(home / 'jupyterlab.log').read_text()}")
+                raise RuntimeError(
+                    f"JupyterLab exited with {server.returncode}:\n{(home / 'jupyterlab.log').read_text()}"
+                )
             try:
                 with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as response:
                     if response.status == 200:

@@ -28,7 +28,10 @@ def open_and_run_all(page, base: str, token: str, path: str, timeout_s: float = 
         """([selector, n]) => {
             const p = [...document.querySelectorAll(selector + ' .jp-CodeCell .jp-InputArea-prompt')];
             return p.length === n && p.every(e => /\\[\\d+\\]/.test(e.textContent));
-        }""", arg=[CURRENT, n_code], timeout=timeout_s * 1000)
+        }""",
+        arg=[CURRENT, n_code],
+        timeout=timeout_s * 1000,
+    )
     page.locator("#jp-main-statusbar").get_by_text("Idle").wait_for()
     return notebook
 
@@ -51,8 +54,12 @@ def save_and_read(page, served: Path, path: str) -> dict:
 
 def error_outputs(nb: dict) -> list[str]:
     """Every error a cell raised, as 'cell N: Name: message'."""
-    return [f"cell {i}: {o.get('ename')}: {o.get('evalue', '')[:300]}"
-            for i, cell in enumerate(nb["cells"]) for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    return [
+        f"cell {i}: {o.get('ename')}: {o.get('evalue', '')[:300]}"
+        for i, cell in enumerate(nb["cells"])
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
 
 
 def shutdown_kernels(base: str, token: str) -> None:

@@ -58,8 +58,9 @@ def test_lesson_runs_and_its_widgets_respond(jupyter_lab, page, name, tmp_path):
     output = explorer.locator(".widget-output")
     before = output.inner_html()  # text, or an image whose data changes
     move(page, explorer.locator(CONTROLS).filter(visible=True).first)
-    page.wait_for_function("([el, before]) => el.innerHTML !== before", arg=[output.element_handle(), before],
-                           timeout=60_000)
+    page.wait_for_function(
+        "([el, before]) => el.innerHTML !== before", arg=[output.element_handle(), before], timeout=60_000
+    )
     explorer.screenshot(path=str(tmp_path / f"{name}.png"))
 
 

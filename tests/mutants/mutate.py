@@ -17,8 +17,11 @@ def exercise_cells(lesson: str, folder: str = "solutions") -> list[str]:
     """Source of every code cell that holds an exercise (solution markers or a stub)."""
     path = ROOT / folder / (f"{lesson}.py" if folder == "solutions" else f"{lesson}.ipynb")
     nb = jupytext.read(path)
-    return [c.source for c in nb.cells if c.cell_type == "code"
-            and ("### BEGIN SOLUTION" in c.source or "NotImplementedError(" in c.source)]
+    return [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code" and ("### BEGIN SOLUTION" in c.source or "NotImplementedError(" in c.source)
+    ]
 
 
 def load(sources: list[str]) -> dict:
@@ -92,5 +95,10 @@ def lesson_suite(lesson: str, exercises: dict, mutants: list, *, solution_repeat
         result = exercises[name](broken, quiet=True)
         assert result.status == FAILED and result.message, result  # reported (the hint may name the cause)
 
-    return (test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
-            test_every_exercise_has_at_least_three_mutants, test_a_crash_in_student_code_is_reported_not_raised)
+    return (
+        test_solution_passes,
+        test_stub_is_not_implemented,
+        test_mutant_is_rejected_with_a_targeted_hint,
+        test_every_exercise_has_at_least_three_mutants,
+        test_a_crash_in_student_code_is_reported_not_raised,
+    )

@@ -16,12 +16,21 @@ EXERCISES = {
 
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
-    ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag(y * (1 - y))", "off-diagonal entries are missing"),
+    (
+        "softmax_jacobian",
+        "torch.diag(y) - torch.outer(y, y)",
+        "torch.diag(y * (1 - y))",
+        "off-diagonal entries are missing",
+    ),
     ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag(y) + torch.outer(y, y)", "signs"),
     ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "-torch.outer(y, y)", "diagonal is missing"),
     ("softmax_jacobian", "    y = y / y.sum()\n", "", "normalise"),
-    ("softmax_jacobian", "y = torch.exp(z - z.max())  # subtracting the max changes nothing and avoids overflow\n"
-     "    y = y / y.sum()", "y = z", "not the logits"),
+    (
+        "softmax_jacobian",
+        "y = torch.exp(z - z.max())  # subtracting the max changes nothing and avoids overflow\n    y = y / y.sum()",
+        "y = z",
+        "not the logits",
+    ),
     ("softmax_jacobian", "torch.exp(z - z.max())", "torch.exp(z)", "subtract max(z)"),
     ("cross_entropy_grad", "(y_hat - y)", "(y - y_hat)", "sign flipped"),
     ("cross_entropy_grad", "torch.softmax(z, dim=1)", "torch.softmax(z, dim=0)", "wrong axis"),
@@ -35,10 +44,13 @@ MUTANTS = [
     ("linear_backward", "db = dz.sum(dim=0)", "db = dz.sum(dim=1)", "batch axis (dim=0)"),
     ("linear_backward", "dW = dz.T @ x", "dW = dz.T @ x / x.shape[0]", "not an average"),
     ("embedding_backward", "dE[i] += row", "dE[i] = row", "must accumulate"),
-    ("embedding_backward",
-     "    for i, row in zip(ids.reshape(-1).tolist(), de.reshape(-1, d)):\n"
-     "        dE[i] += row  # += : a repeated word accumulates the gradient of every use\n",
-     "    dE[ids.reshape(-1)] += de.reshape(-1, d)\n", "must accumulate"),
+    (
+        "embedding_backward",
+        "    for i, row in zip(ids.reshape(-1).tolist(), de.reshape(-1, d)):\n"
+        "        dE[i] += row  # += : a repeated word accumulates the gradient of every use\n",
+        "    dE[ids.reshape(-1)] += de.reshape(-1, d)\n",
+        "must accumulate",
+    ),
     ("embedding_backward", "    return dE\n", "    return de.reshape(-1, d)\n", "shape of E"),
     ("embedding_backward", "dE[i] += row", "dE[i] += row / (ids == i).sum()", "do not average"),
     ("bptt_step", "da = dh * (1 - h ** 2)", "da = dh", "forgot the derivative of tanh"),
@@ -48,9 +60,13 @@ MUTANTS = [
     ("bptt_step", "dh_prev = da @ W_hh", "dh_prev = dh @ W_hh", "before W_hh"),
 ]
 
-(test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
- test_every_exercise_has_at_least_three_mutants, test_a_crash_in_student_code_is_reported_not_raised,
- ) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
+(
+    test_solution_passes,
+    test_stub_is_not_implemented,
+    test_mutant_is_rejected_with_a_targeted_hint,
+    test_every_exercise_has_at_least_three_mutants,
+    test_a_crash_in_student_code_is_reported_not_raised,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
 
 
 def test_a_shape_error_in_student_code_is_reported_not_raised():

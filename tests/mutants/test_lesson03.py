@@ -15,48 +15,82 @@ EXERCISES = {
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
     # 3.1: ignoring colour, a closer on an empty stack, counting colours instead of a stack, ...
-    ("is_balanced", "elif not stack or stack.pop() != n_symbols - 1 - s:",
-     "elif not stack or not stack.pop() + 1:", "the colours matter"),
-    ("is_balanced", "elif not stack or stack.pop() != n_symbols - 1 - s:",
-     "elif stack and stack.pop() != n_symbols - 1 - s:", "nothing is open"),
+    (
+        "is_balanced",
+        "elif not stack or stack.pop() != n_symbols - 1 - s:",
+        "elif not stack or not stack.pop() + 1:",
+        "the colours matter",
+    ),
+    (
+        "is_balanced",
+        "elif not stack or stack.pop() != n_symbols - 1 - s:",
+        "elif stack and stack.pop() != n_symbols - 1 - s:",
+        "nothing is open",
+    ),
     ("is_balanced", "    return not stack\n", "    return True\n", "left open"),
-    ("is_balanced", "stack.pop() != n_symbols - 1 - s", "stack.pop() != s - n_symbols // 2", "not by i + n_symbols / 2"),
+    (
+        "is_balanced",
+        "stack.pop() != n_symbols - 1 - s",
+        "stack.pop() != s - n_symbols // 2",
+        "not by i + n_symbols / 2",
+    ),
     ("is_balanced", "if s < n_symbols // 2:", "if s < 5:", "the n_symbols you are given"),
-    ("is_balanced",
-     "    stack = []\n    for s in seq:\n        if s < n_symbols // 2:\n            stack.append(s)\n"
-     "        elif not stack or stack.pop() != n_symbols - 1 - s:\n            return False\n    return not stack\n",
-     "    counts, depth = [0] * (n_symbols // 2), 0\n    for s in seq:\n        c = min(s, n_symbols - 1 - s)\n"
-     "        counts[c] += 1 if s < n_symbols // 2 else -1\n        depth += 1 if s < n_symbols // 2 else -1\n"
-     "        if counts[c] < 0 or depth < 0:\n            return False\n    return not any(counts)\n",
-     "counting each colour is not enough"),
+    (
+        "is_balanced",
+        "    stack = []\n    for s in seq:\n        if s < n_symbols // 2:\n            stack.append(s)\n"
+        "        elif not stack or stack.pop() != n_symbols - 1 - s:\n            return False\n    return not stack\n",
+        "    counts, depth = [0] * (n_symbols // 2), 0\n    for s in seq:\n        c = min(s, n_symbols - 1 - s)\n"
+        "        counts[c] += 1 if s < n_symbols // 2 else -1\n        depth += 1 if s < n_symbols // 2 else -1\n"
+        "        if counts[c] < 0 or depth < 0:\n            return False\n    return not any(counts)\n",
+        "counting each colour is not enough",
+    ),
     # 3.2: no stack condition, same colours, not random, in place, colour swap, openers
     ("transpose_closers", " and opener_of[q] < p", "", "per-colour counter rejects"),
     ("transpose_closers", "seq[p] != seq[q] and ", "", "changes nothing"),
     ("transpose_closers", "p, q = pairs[rng.integers(len(pairs))]", "p, q = pairs[0]", "at random"),
     ("transpose_closers", "out = list(seq)", "out = seq", "do not change the sequence"),
     ("transpose_closers", "out[p], out[q] = out[q], out[p]", "out[p] = out[q]", "colour swap"),
-    ("transpose_closers", "out[p], out[q] = out[q], out[p]",
-     "out[opener_of[p]], out[opener_of[q]] = out[opener_of[q]], out[opener_of[p]]", "leave the openers"),
-    ("transpose_closers", '        raise ValueError(f"no hard transposition exists in {seq}")\n',
-     "        return None\n", "raise ValueError"),
+    (
+        "transpose_closers",
+        "out[p], out[q] = out[q], out[p]",
+        "out[opener_of[p]], out[opener_of[q]] = out[opener_of[q]], out[opener_of[p]]",
+        "leave the openers",
+    ),
+    (
+        "transpose_closers",
+        '        raise ValueError(f"no hard transposition exists in {seq}")\n',
+        "        return None\n",
+        "raise ValueError",
+    ),
     # 3.3: tanh for ReLU, no bias, weights not transposed, ReLU in the wrong place, no recurrence
     ("elman_step", "torch.relu(", "torch.tanh(", "not tanh"),
     ("elman_step", " + b_h)", ")", "bias"),
     ("elman_step", "x_t @ W_xh.T", "x_t @ W_xh", "x_t @ W_xh.T"),
-    ("elman_step", "torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
-     "torch.relu(x_t @ W_xh.T + b_h) + h_prev @ W_hh.T", "whole sum"),
+    (
+        "elman_step",
+        "torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
+        "torch.relu(x_t @ W_xh.T + b_h) + h_prev @ W_hh.T",
+        "whole sum",
+    ),
     ("elman_step", " + h_prev @ W_hh.T", "", "previous state"),
     # 3.4: z and 1 - z swapped, no sigmoid, tanh candidate, the candidate alone
     ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return (1 - z_t) * h_prev + z_t * h_bar", "swapped"),
-    ("gated_step", "z_t = torch.sigmoid(x_t @ W_xz.T + h_prev @ W_hz.T + b_z)",
-     "z_t = x_t @ W_xz.T + h_prev @ W_hz.T + b_z", "sigmoid"),
+    (
+        "gated_step",
+        "z_t = torch.sigmoid(x_t @ W_xz.T + h_prev @ W_hz.T + b_z)",
+        "z_t = x_t @ W_xz.T + h_prev @ W_hz.T + b_z",
+        "sigmoid",
+    ),
     ("gated_step", "h_bar = torch.relu(", "h_bar = torch.tanh(", "ReLU"),
     ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return h_bar", "candidate alone"),
     ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return z_t * h_bar", "previous state"),
 ]
 
 
-(test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
- test_every_exercise_has_at_least_three_mutants, test_a_crash_in_student_code_is_reported_not_raised,
- ) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
-
+(
+    test_solution_passes,
+    test_stub_is_not_implemented,
+    test_mutant_is_rejected_with_a_targeted_hint,
+    test_every_exercise_has_at_least_three_mutants,
+    test_a_crash_in_student_code_is_reported_not_raised,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)

@@ -22,14 +22,27 @@ MUTANTS = [
     ("lstm_step", "h_new = o * torch.tanh(c_new)", "h_new = o * c_new", "tanh(c_t)"),
     ("lstm_step", "h @ W_hh.T + b_hh", "h @ W_hh.T", "both biases"),
     ("gru_step", "return z * h + (1 - z) * n", "return (1 - z) * h + z * n", "swapped"),
-    ("gru_step", "r = torch.sigmoid(x_r + h_r)\n    z = torch.sigmoid(x_z + h_z)",
-     "z = torch.sigmoid(x_r + h_r)\n    r = torch.sigmoid(x_z + h_z)", "gate order"),
+    (
+        "gru_step",
+        "r = torch.sigmoid(x_r + h_r)\n    z = torch.sigmoid(x_z + h_z)",
+        "z = torch.sigmoid(x_r + h_r)\n    r = torch.sigmoid(x_z + h_z)",
+        "gate order",
+    ),
     ("gru_step", "n = torch.tanh(x_n + r * h_n)", "n = torch.sigmoid(x_n + r * h_n)", "tanh, not sigmoid"),
-    ("gru_step", "n = torch.tanh(x_n + r * h_n)",
-     "n = torch.tanh(x_n + (r * h) @ W_hh[2 * h.shape[-1]:].T + b_hh[2 * h.shape[-1]:])", "before the product"),
+    (
+        "gru_step",
+        "n = torch.tanh(x_n + r * h_n)",
+        "n = torch.tanh(x_n + (r * h) @ W_hh[2 * h.shape[-1]:].T + b_hh[2 * h.shape[-1]:])",
+        "before the product",
+    ),
     ("gru_step", "n = torch.tanh(x_n + r * h_n)", "n = torch.tanh(x_n + h_n)", "reset gate r_t is missing"),
     ("param_count", "(inputs + hidden_size + 2)", "(inputs + hidden_size + 1)", "two bias vectors"),
-    ("param_count", "inputs = input_size if layer == 0 else hidden_size", "inputs = input_size", "only the first layer"),
+    (
+        "param_count",
+        "inputs = input_size if layer == 0 else hidden_size",
+        "inputs = input_size",
+        "only the first layer",
+    ),
     ("param_count", '{"lstm": 4, "gru": 3}', '{"lstm": 3, "gru": 3}', "4 blocks"),
     ("param_count", '{"lstm": 4, "gru": 3}', '{"lstm": 4, "gru": 4}', "3 blocks"),
     ("param_count", "for layer in range(num_layers):", "for layer in range(1):", "every layer"),
@@ -43,7 +56,10 @@ MUTANTS = [
 
 
 # Checks draw fresh inputs: the solution must pass, and a mistake be caught with its hint, every time.
-(test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
- test_every_exercise_has_at_least_three_mutants, test_a_crash_in_student_code_is_reported_not_raised,
- ) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
-
+(
+    test_solution_passes,
+    test_stub_is_not_implemented,
+    test_mutant_is_rejected_with_a_targeted_hint,
+    test_every_exercise_has_at_least_three_mutants,
+    test_a_crash_in_student_code_is_reported_not_raised,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)

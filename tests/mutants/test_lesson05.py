@@ -25,32 +25,59 @@ MUTANTS = [
     ("attention_weights", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=0)", "wrong axis"),
     ("attention_weights", "masked_fill(~mask,", "masked_fill(mask,", "inverted"),
     ("attention_weights", 'float("-inf")', "0.0", "-inf"),
-    ("attention_weights", '        scores = scores.masked_fill(~mask, float("-inf"))',
-     "        pass", "ignored the mask"),
-    ("attention_weights", 'if mask is not None:\n        scores = scores.masked_fill(~mask, float("-inf"))',
-     "if mask is not None:\n        return torch.softmax(scores, dim=-1) * mask", "before the softmax"),
+    (
+        "attention_weights",
+        '        scores = scores.masked_fill(~mask, float("-inf"))',
+        "        pass",
+        "ignored the mask",
+    ),
+    (
+        "attention_weights",
+        'if mask is not None:\n        scores = scores.masked_fill(~mask, float("-inf"))',
+        "if mask is not None:\n        return torch.softmax(scores, dim=-1) * mask",
+        "before the softmax",
+    ),
     ("context_vector", "(weights.unsqueeze(-1) * values).sum(dim=1)", "values.mean(dim=1)", "mean-pooling"),
     ("context_vector", ".sum(dim=1)", ".sum(dim=-1)", "not over the features"),
     ("context_vector", ".sum(dim=1)", ".mean(dim=1)", "divides by T again"),
-    ("context_vector", "(weights.unsqueeze(-1) * values).sum(dim=1)",
-     "values[torch.arange(len(values)), weights.argmax(-1)]", "hard attention"),
+    (
+        "context_vector",
+        "(weights.unsqueeze(-1) * values).sum(dim=1)",
+        "values[torch.arange(len(values)), weights.argmax(-1)]",
+        "hard attention",
+    ),
     ("context_vector", "(weights.unsqueeze(-1) * values).sum(dim=1)", "weights.unsqueeze(-1) * values", "shape (B, d)"),
-    ("additive_scores", "torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",
-     "(projected_query.unsqueeze(1) + projected_keys) @ v", "forgot the tanh"),
-    ("additive_scores", "torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",
-     "torch.tanh((projected_query.unsqueeze(1) + projected_keys) @ v)", "before the dot product"),
-    ("additive_scores", "projected_query = query @ W_q.T  # (B, a)\n    projected_keys = keys @ W_k.T",
-     "projected_query = query @ W_k.T  # (B, a)\n    projected_keys = keys @ W_q.T", "swapped"),
+    (
+        "additive_scores",
+        "torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",
+        "(projected_query.unsqueeze(1) + projected_keys) @ v",
+        "forgot the tanh",
+    ),
+    (
+        "additive_scores",
+        "torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",
+        "torch.tanh((projected_query.unsqueeze(1) + projected_keys) @ v)",
+        "before the dot product",
+    ),
+    (
+        "additive_scores",
+        "projected_query = query @ W_q.T  # (B, a)\n    projected_keys = keys @ W_k.T",
+        "projected_query = query @ W_k.T  # (B, a)\n    projected_keys = keys @ W_q.T",
+        "swapped",
+    ),
     ("additive_scores", "projected_keys) @ v", "projected_keys).sum(-1)", "learned vector v"),
     ("additive_scores", "torch.tanh(", "torch.relu(", "not ReLU"),
     ("additive_scores", "torch.tanh(", "torch.sigmoid(", "not the sigmoid"),
 ]
 
 
-(test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
- test_every_exercise_has_at_least_three_mutants, test_a_crash_in_student_code_is_reported_not_raised,
- ) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
-
+(
+    test_solution_passes,
+    test_stub_is_not_implemented,
+    test_mutant_is_rejected_with_a_targeted_hint,
+    test_every_exercise_has_at_least_three_mutants,
+    test_a_crash_in_student_code_is_reported_not_raised,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
 
 
 def test_a_non_tensor_answer_gets_a_clear_hint():

@@ -20,31 +20,51 @@ MUTANTS = [
     ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool).tril(-1)", "diagonal"),
     ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool).triu(1)", "nn.MultiheadAttention's attn_mask convention"),
     ("causal_mask", MASK, "torch.ones(T, T).tril()", "boolean tensor"),
-    ("causal_mask", MASK, 'torch.zeros(T, T).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))',
-     "additive float mask"),
+    (
+        "causal_mask",
+        MASK,
+        'torch.zeros(T, T).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))',
+        "additive float mask",
+    ),
     ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool).tril(1)", "off by one"),
     ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool)", "nothing is masked"),
     ("masked_row", FILL, "pass", "softmax of the whole row"),
-    ("masked_row", FILL + "  # the future gets -inf, so exp(-inf) = 0\n    return torch.softmax(e_i, dim=0)",
-     "return torch.softmax(e_i, dim=0) * (j <= i)", "leaves the row summing to less than 1"),
+    (
+        "masked_row",
+        FILL + "  # the future gets -inf, so exp(-inf) = 0\n    return torch.softmax(e_i, dim=0)",
+        "return torch.softmax(e_i, dim=0) * (j <= i)",
+        "leaves the row summing to less than 1",
+    ),
     ("masked_row", "j > i", "j >= i", "masked the diagonal"),
     ("masked_row", "j > i", "j < i", "masked the past"),
     ("masked_row", "torch.arange(1, n + 1, device=e_i.device)", "torch.arange(n, device=e_i.device)", "off by one"),
     ("masked_row", 'float("-inf")', "0.0", "exp(0) = 1"),
     ("alpha", "weights[i - 1, j - 1]", "weights[i, j]", "count from 1"),
     ("alpha", "dim=-1", "dim=0", "wrong axis"),
-    ("alpha", "dtype=torch.bool, device=scores.device).tril()", "dtype=torch.bool, device=scores.device).triu()",
-     "transposed"),
+    (
+        "alpha",
+        "dtype=torch.bool, device=scores.device).tril()",
+        "dtype=torch.bool, device=scores.device).triu()",
+        "transposed",
+    ),
     ("alpha", 'scores.masked_fill(~allowed, float("-inf"))', "scores", "forgot the mask"),
     ("alpha", "weights[i - 1, j - 1]", "weights[j - 1, i - 1]", "swapped i and j"),
-    ("alpha", "dtype=torch.bool, device=scores.device).tril()", "dtype=torch.bool, device=scores.device).tril(-1)",
-     "diagonal"),
+    (
+        "alpha",
+        "dtype=torch.bool, device=scores.device).tril()",
+        "dtype=torch.bool, device=scores.device).tril(-1)",
+        "diagonal",
+    ),
 ]
 
 
-(test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
- test_every_exercise_has_at_least_three_mutants, test_a_crash_in_student_code_is_reported_not_raised,
- ) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=5, mutant_repeats=8)
+(
+    test_solution_passes,
+    test_stub_is_not_implemented,
+    test_mutant_is_rejected_with_a_targeted_hint,
+    test_every_exercise_has_at_least_three_mutants,
+    test_a_crash_in_student_code_is_reported_not_raised,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=5, mutant_repeats=8)
 
 
 def test_the_checks_agree_with_course_lib_attention():

@@ -21,11 +21,11 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Mapping
 
-from course_lib.viz import widgets_available  # one rule for "can a widget render here?"
+from course_lib.notebook.setup import widgets_available  # one rule for "can a widget render here?"
 
 ANSWERS_ENV = "COURSE_LIB_QUIZ_ANSWERS"
 ANSWERS: list[dict] = []
@@ -69,8 +69,13 @@ class Score:
 
 
 def _record(key: str, answer, correct: bool, first_try: bool) -> None:
-    entry = {"quiz": key, "answer": answer if isinstance(answer, (int, float, str)) else repr(answer),
-             "correct": bool(correct), "first_try": first_try, "time": time.time()}
+    entry = {
+        "quiz": key,
+        "answer": answer if isinstance(answer, (int, float, str)) else repr(answer),
+        "correct": bool(correct),
+        "first_try": first_try,
+        "time": time.time(),
+    }
     ANSWERS.append(entry)
     path = os.environ.get(ANSWERS_ENV)
     if path:
@@ -127,8 +132,16 @@ class MultipleChoice(_Question):
     tempting and what it misses.
     """
 
-    def __init__(self, question: str, options: Mapping[str, str], answer: str, feedback: Mapping[str, str], *,
-                 key: str | None = None, score: Score | None = None):
+    def __init__(
+        self,
+        question: str,
+        options: Mapping[str, str],
+        answer: str,
+        feedback: Mapping[str, str],
+        *,
+        key: str | None = None,
+        score: Score | None = None,
+    ):
         super().__init__(question, key, score)
         if not isinstance(options, Mapping) or len(options) < 2:
             raise ValueError(f"options must map at least two labels to texts, got {options!r}")
@@ -136,8 +149,10 @@ class MultipleChoice(_Question):
             raise ValueError(f"answer must be one of the option labels {list(options)}, got {answer!r}")
         missing = [label for label in options if not str(feedback.get(label, "")).strip()]
         if missing or set(feedback) - set(options):
-            raise ValueError(f"feedback must give a text for every option and nothing else; missing {missing}, "
-                             f"unknown {sorted(set(feedback) - set(options))}")
+            raise ValueError(
+                f"feedback must give a text for every option and nothing else; missing {missing}, "
+                f"unknown {sorted(set(feedback) - set(options))}"
+            )
         self.options = dict(options)
         self.answer = answer
         self.feedback = dict(feedback)
@@ -155,14 +170,20 @@ class MultipleChoice(_Question):
         if isinstance(choice, str):
             text = choice.strip()
             for label in self.options:
-                if text in (label, f"({label})", self.label(label)) or text.upper() in (label.upper(), f"({label.upper()})"):
+                if text in (label, f"({label})", self.label(label)) or text.upper() in (
+                    label.upper(),
+                    f"({label.upper()})",
+                ):
                     return label
         raise ValueError(f"choice must be one of the labels {list(self.options)}, got {choice!r}")
 
     def text(self) -> str:
         lines = [self.question, ""] + [f"  {self.label(label)}" for label in self.options]
-        lines += ["", f"(Widgets are not available here: answer with .check('{next(iter(self.options))}'), "
-                      "which prints the feedback.)"]
+        lines += [
+            "",
+            f"(Widgets are not available here: answer with .check('{next(iter(self.options))}'), "
+            "which prints the feedback.)",
+        ]
         return "\n".join(lines)
 
     def widget(self):
@@ -216,8 +237,17 @@ class NumericQuestion(_Question):
     ``explanation``.
     """
 
-    def __init__(self, question: str, answer: float, *, tol: float = 1e-3, mistakes: Mapping[str, float] | None = None,
-                 explanation: str = "", key: str | None = None, score: Score | None = None):
+    def __init__(
+        self,
+        question: str,
+        answer: float,
+        *,
+        tol: float = 1e-3,
+        mistakes: Mapping[str, float] | None = None,
+        explanation: str = "",
+        key: str | None = None,
+        score: Score | None = None,
+    ):
         super().__init__(question, key, score)
         if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
             raise ValueError(f"answer must be a finite number, got {answer!r}")
@@ -241,7 +271,9 @@ class NumericQuestion(_Question):
         return self._finish(value, Feedback(False, message))
 
     def text(self) -> str:
-        return f"{self.question}\n\n(Widgets are not available here: answer with .check(0.25), which prints the feedback.)"
+        return (
+            f"{self.question}\n\n(Widgets are not available here: answer with .check(0.25), which prints the feedback.)"
+        )
 
     def widget(self):
         return _NumericWidget(lambda: self).box
@@ -256,7 +288,9 @@ class Practice:
 
     def __init__(self, make_question: Callable[[random.Random], NumericQuestion], seed: int | None = None):
         if not callable(make_question):
-            raise TypeError(f"make_question must be a function rng -> NumericQuestion, got {type(make_question).__name__}")
+            raise TypeError(
+                f"make_question must be a function rng -> NumericQuestion, got {type(make_question).__name__}"
+            )
         self.make_question = make_question
         self.rng = random.Random(seed)
         self.score = Score()
@@ -284,7 +318,9 @@ class Practice:
 
             display(self.widget())
         else:
-            print(self.question.text().replace(".check(", "practice.check(") + "\nThen practice.next() for another one.")
+            print(
+                self.question.text().replace(".check(", "practice.check(") + "\nThen practice.next() for another one."
+            )
 
     def widget(self):
         return _NumericWidget(lambda: self.question, practice=self).box

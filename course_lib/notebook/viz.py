@@ -7,18 +7,9 @@ settings and says so, so the notebook still shows a result.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-
-def widgets_available() -> bool:
-    """True inside a Jupyter kernel with ipywidgets importable."""
-    try:
-        import ipywidgets  # noqa: F401
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
+from course_lib.notebook.setup import widgets_available
 
 
 def interactive(fn: Callable, **controls):
@@ -30,7 +21,9 @@ def interactive(fn: Callable, **controls):
     """
     for name, control in controls.items():
         if not hasattr(control, "value"):
-            raise TypeError(f"control {name!r} must be an ipywidgets widget with a .value, got {type(control).__name__}")
+            raise TypeError(
+                f"control {name!r} must be an ipywidgets widget with a .value, got {type(control).__name__}"
+            )
     defaults = {name: control.value for name, control in controls.items()}
     if not widgets_available():
         print("(Widgets are not available here: showing the result for the default settings.)")
@@ -55,8 +48,17 @@ def interactive(fn: Callable, **controls):
     return widget
 
 
-def line_plot(x: Sequence, series: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str, title: str = "",
-              logy: bool = False, ax=None, marker: str = "o"):
+def line_plot(
+    x: Sequence,
+    series: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str = "",
+    logy: bool = False,
+    ax=None,
+    marker: str = "o",
+):
     """One line per entry of ``series`` against ``x``; returns the matplotlib Axes."""
     import matplotlib.pyplot as plt
 
@@ -91,8 +93,17 @@ def table(rows: Sequence[Sequence], header: Sequence[str], floatfmt: str = "{:,.
 # --- lesson 06 ---
 
 
-def attention_heatmap(weights, keys: Sequence[str] | None = None, queries: Sequence[str] | None = None, *,
-                      mask=None, title: str = "", ax=None, annotate: bool = True, fmt: str = "{:.2f}"):
+def attention_heatmap(
+    weights,
+    keys: Sequence[str] | None = None,
+    queries: Sequence[str] | None = None,
+    *,
+    mask=None,
+    title: str = "",
+    ax=None,
+    annotate: bool = True,
+    fmt: str = "{:.2f}",
+):
     """Heatmap of a (T_q, T_k) attention matrix: row i is query i, column j is key j; returns the Axes.
 
     ``mask`` (bool, True = may attend) greys out the masked cells, so a masked 0 looks
@@ -119,8 +130,11 @@ def attention_heatmap(weights, keys: Sequence[str] | None = None, queries: Seque
     cmap = plt.get_cmap("viridis").with_extremes(bad="#d0d0d0")  # masked cells in grey
     image = ax.imshow(shown, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(np.nanmax(w))) if w.size else 1.0)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    ax.set_xticks(range(n_k), keys if keys is not None else [str(j + 1) for j in range(n_k)],
-                  rotation=90 if keys is not None and max(map(len, keys), default=0) > 2 else 0)
+    ax.set_xticks(
+        range(n_k),
+        keys if keys is not None else [str(j + 1) for j in range(n_k)],
+        rotation=90 if keys is not None and max(map(len, keys), default=0) > 2 else 0,
+    )
     ax.set_yticks(range(n_q), queries if queries is not None else [str(i + 1) for i in range(n_q)])
     ax.set_xlabel("key j")
     ax.set_ylabel("query i")

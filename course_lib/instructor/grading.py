@@ -97,7 +97,7 @@ def restore_checks(student_nb, release_nb) -> tuple[object, list[str]]:
             continue
         notes.append(f"check cell {gid} was deleted; put back for grading")
         # right after the last cell that precedes it in the release (at the end if none is left)
-        earlier = set(order[:order.index(gid)])
+        earlier = set(order[: order.index(gid)])
         positions = [i for i, c in enumerate(cells) if _grade_id(c) in earlier]
         cells.insert(positions[-1] + 1 if positions else len(cells), nbformat.from_dict(dict(released[gid])))
     submitted = [g for g in (_grade_id(c) for c in student_nb.cells) if g in order]
@@ -108,8 +108,14 @@ def restore_checks(student_nb, release_nb) -> tuple[object, list[str]]:
     return out, notes
 
 
-def grade_submission(path: str | os.PathLike, release: str | os.PathLike, *, cell_timeout: int = 120,
-                     kernel_name: str = "python3", max_output_bytes: int = MAX_OUTPUT_BYTES) -> Submission:
+def grade_submission(
+    path: str | os.PathLike,
+    release: str | os.PathLike,
+    *,
+    cell_timeout: int = 120,
+    kernel_name: str = "python3",
+    max_output_bytes: int = MAX_OUTPUT_BYTES,
+) -> Submission:
     """Grade one submission against the released exercise notebook; never raises for a bad submission."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, DeadKernelError
@@ -117,8 +123,9 @@ def grade_submission(path: str | os.PathLike, release: str | os.PathLike, *, cel
     path = Path(path)
     result = Submission(student=path.stem, path=str(path))
     release_nb = nbformat.read(release, as_version=4)
-    expected = [_grade_id(c)[len("ex-"):].replace("-", ".") for c in release_nb.cells
-                if (_grade_id(c) or "").startswith("ex-")]
+    expected = [
+        _grade_id(c)[len("ex-") :].replace("-", ".") for c in release_nb.cells if (_grade_id(c) or "").startswith("ex-")
+    ]
     for exercise in dict.fromkeys(expected):
         result.exercises[exercise] = {"status": NOT_RUN, "message": "", "title": ""}
     started = time.perf_counter()
@@ -140,8 +147,14 @@ def grade_submission(path: str | os.PathLike, release: str | os.PathLike, *, cel
         # The grader's own first cell: where the checks write their results.
         setup = nbformat.v4.new_code_cell(f"import os\nos.environ[{RESULTS_ENV!r}] = {str(results_file)!r}")
         graded.cells.insert(0, setup)
-        client = NotebookClient(graded, timeout=cell_timeout, kernel_name=kernel_name, allow_errors=True,
-                                interrupt_on_timeout=True, resources={"metadata": {"path": workdir}})
+        client = NotebookClient(
+            graded,
+            timeout=cell_timeout,
+            kernel_name=kernel_name,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            resources={"metadata": {"path": workdir}},
+        )
         try:
             client.execute()
         except DeadKernelError:
@@ -176,7 +189,9 @@ def _collect_problems(nb, result: Submission, max_output_bytes: int) -> None:
                 elif name != "NotImplementedError":
                     result.problems.append(f"cell {index} raised {name}: {output.get('evalue', '')[:150]}")
     if total > max_output_bytes:
-        result.problems.append(f"the notebook printed {total / 1e6:.1f} MB of output (limit {max_output_bytes / 1e6:.1f} MB)")
+        result.problems.append(
+            f"the notebook printed {total / 1e6:.1f} MB of output (limit {max_output_bytes / 1e6:.1f} MB)"
+        )
 
 
 def feedback_text(sub: Submission) -> str:
@@ -190,10 +205,17 @@ def feedback_text(sub: Submission) -> str:
     return "\n".join(lines) + "\n"
 
 
-def grade(submissions, lesson: str, out: str | os.PathLike, root: str | os.PathLike | None = None,
-          feedback_dir: str | os.PathLike | None = None, cell_timeout: int = 120, progress=print) -> list[Submission]:
+def grade(
+    submissions,
+    lesson: str,
+    out: str | os.PathLike,
+    root: str | os.PathLike | None = None,
+    feedback_dir: str | os.PathLike | None = None,
+    cell_timeout: int = 120,
+    progress=print,
+) -> list[Submission]:
     """Grade every submission, write ``out`` (CSV, one row per student) and a feedback file each."""
-    from course_lib.notebooks import find_root
+    from course_lib.instructor.build import find_root
 
     root = Path(root) if root else find_root()
     release = release_notebook(lesson, root)
@@ -216,17 +238,22 @@ def grade(submissions, lesson: str, out: str | os.PathLike, root: str | os.PathL
         sub = grade_submission(path, release, cell_timeout=cell_timeout)
         results.append(sub)
         if progress:
-            progress(f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
-                     + (f"; {len(sub.problems)} problem(s)" if sub.problems else "") + f" ({sub.seconds:.0f} s)")
+            progress(
+                f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
+                + (f"; {len(sub.problems)} problem(s)" if sub.problems else "")
+                + f" ({sub.seconds:.0f} s)"
+            )
     exercises = sorted({e for s in results for e in s.exercises}, key=lambda e: [int(x) for x in e.split(".")])
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["student", "file", "score", "total"] + [f"ex {e}" for e in exercises] + ["problems"])
         for s in results:
-            writer.writerow([s.student, s.path, s.score, len(exercises)]
-                            + [s.exercises.get(e, {}).get("status", NOT_RUN) for e in exercises]
-                            + ["; ".join(s.problems)])
+            writer.writerow(
+                [s.student, s.path, s.score, len(exercises)]
+                + [s.exercises.get(e, {}).get("status", NOT_RUN) for e in exercises]
+                + ["; ".join(s.problems)]
+            )
     feedback_dir.mkdir(parents=True, exist_ok=True)
     for s in results:
         (feedback_dir / f"{s.student}.md").write_text(feedback_text(s), encoding="utf-8")
@@ -235,7 +262,7 @@ def grade(submissions, lesson: str, out: str | os.PathLike, root: str | os.PathL
 
 def release(lesson: str, dest: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
     """Copy the exercise notebook of ``lesson`` into ``dest`` to hand out; never overwrite a file there."""
-    from course_lib.notebooks import find_root
+    from course_lib.instructor.build import find_root
 
     root = Path(root) if root else find_root()
     source = release_notebook(lesson, root)
@@ -248,5 +275,15 @@ def release(lesson: str, dest: str | os.PathLike, root: str | os.PathLike | None
     return target
 
 
-__all__ = ["grade", "grade_submission", "release", "restore_checks", "feedback_text", "Submission",
-           "PASSED", "FAILED", "NOT_IMPLEMENTED", "NOT_RUN"]
+__all__ = [
+    "grade",
+    "grade_submission",
+    "release",
+    "restore_checks",
+    "feedback_text",
+    "Submission",
+    "PASSED",
+    "FAILED",
+    "NOT_IMPLEMENTED",
+    "NOT_RUN",
+]
