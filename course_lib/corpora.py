@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-UNK = "<UNK>"
+# The special tokens every vocabulary of the course draws from (one spelling each).
+UNK, PAD, BOS, EOS = "<UNK>", "<PAD>", "<BOS>", "<EOS>"
 LEVELS = ("word", "char")
 SPLITS = ("train", "val", "test")
 
@@ -275,9 +276,12 @@ def load_text_file(path: str | Path, level: str = "word", lower: bool = True, en
 class Vocab:
     """Token <-> id mapping with an ``<UNK>`` cut-off, in the spirit of nltk.lm.Vocabulary.
 
-    Tokens seen fewer than ``min_count`` times map to ``<UNK>``. ``specials`` come
-    first (ids 0, 1, ...), then tokens by decreasing count, ties alphabetically,
-    so ids are deterministic.
+    The one vocabulary of the course (words, characters, date strings). Tokens seen fewer
+    than ``min_count`` times map to ``<UNK>``. ``specials`` come first (ids 0, 1, ...),
+    then tokens by decreasing count, ties alphabetically, so ids are deterministic.
+    Without ``<UNK>`` among the specials, an unknown token is an error (a closed vocabulary,
+    e.g. the characters of lesson 05's dates). ``Vocab.from_itos(vocab.itos)`` rebuilds
+    a vocabulary from a checkpoint's token list.
     """
 
     def __init__(
@@ -289,8 +293,8 @@ class Vocab:
     ):
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count must be an integer >= 1, got {min_count!r}")
-        if UNK not in specials:
-            raise ValueError(f"specials must contain {UNK!r}, got {list(specials)}")
+        if len(set(specials)) != len(specials):
+            raise ValueError(f"specials must be distinct, got {list(specials)}")
         if max_size is not None and max_size < len(specials):
             raise ValueError(f"max_size must be at least len(specials)={len(specials)}, got {max_size}")
         counts: Counter = Counter()
@@ -305,9 +309,22 @@ class Vocab:
         )
         if max_size is not None:
             kept = kept[: max_size - len(specials)]
-        self.itos: list[str] = list(specials) + kept
-        self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
-        self.unk_id = self.stoi[UNK]
+        self._set_itos(list(specials) + kept)
+
+    def _set_itos(self, itos: list[str]) -> None:
+        self.itos: list[str] = itos
+        self.stoi: dict[str, int] = {t: i for i, t in enumerate(itos)}
+        self.unk_id: int | None = self.stoi.get(UNK)
+
+    @classmethod
+    def from_itos(cls, itos: Sequence[str]) -> Vocab:
+        """The vocabulary whose id i is ``itos[i]`` (as stored in a checkpoint)."""
+        if isinstance(itos, str) or not all(isinstance(t, str) for t in itos) or len(set(itos)) != len(itos):
+            raise ValueError("itos must be a list of distinct str tokens in id order")
+        vocab = cls.__new__(cls)
+        vocab.counts, vocab.min_count = Counter(), 1
+        vocab._set_itos(list(itos))
+        return vocab
 
     def __len__(self) -> int:
         return len(self.itos)
@@ -322,6 +339,10 @@ class Vocab:
     def encode(self, tokens: Sequence[str]) -> list[int]:
         if isinstance(tokens, str) and len(tokens) != 1:
             raise TypeError("tokens must be a list of tokens, got a str (tokenize it first)")
+        if self.unk_id is None:
+            unknown = [t for t in tokens if t not in self.stoi]
+            if unknown:
+                raise ValueError(f"tokens holds {unknown[0]!r}, which is not in this closed vocabulary")
         return [self.stoi.get(t, self.unk_id) for t in tokens]
 
     def decode(self, ids: Iterable[int]) -> list[str]:

@@ -9,12 +9,15 @@ trains a classifier (lesson 03) and a language model (lesson 07).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import torch
+
+from course_lib._validate import token_ids
 
 
 @dataclass
@@ -127,11 +130,8 @@ def fit(
     def run_eval():
         if evaluate is None:
             return
-        was_training = model.training
-        model.eval()
-        with torch.no_grad():
+        with evaluating(model):
             metrics = dict(evaluate(model))
-        model.train(was_training)
         history.evals.append({"step": step, **metrics})
         bar.set_postfix({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()})
 
@@ -188,11 +188,23 @@ def perplexity(mean_nll_nats: float) -> float:
     return math.exp(mean_nll_nats)
 
 
-def check_token_ids(ids, name: str = "idx") -> None:
-    """A clear error naming ``name`` unless ``ids`` is a (B, T) tensor of token ids (torch.long)."""
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
-        got = f"shape {tuple(ids.shape)}, dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
-        raise ValueError(f"{name} must be a (B, T) tensor of token ids (torch.long), got {got}")
+def check_token_ids(ids, name: str = "idx", vocab_size: int | None = None) -> None:
+    """A clear error naming ``name`` unless ``ids`` is a (B, T) tensor of token ids (torch.long),
+    each in [0, vocab_size) when ``vocab_size`` is given."""
+    token_ids(name, ids, vocab_size)
+
+
+@contextlib.contextmanager
+def evaluating(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """``with evaluating(model):`` runs the block in eval mode without gradients, then puts back
+    the mode the model had, even when the block raises (dropout must come back on for training)."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(was_training)
 
 
 def next_token_loss(logits: torch.Tensor, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -111,7 +111,7 @@ def test_vocab_cutoff_and_ids():
 
 @pytest.mark.parametrize(
     "kwargs,match",
-    [({"min_count": 0}, "min_count"), ({"specials": ("<pad>",)}, "specials"), ({"max_size": 0}, "max_size")],
+    [({"min_count": 0}, "min_count"), ({"specials": ("<pad>", "<pad>")}, "specials"), ({"max_size": 0}, "max_size")],
 )
 def test_vocab_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
