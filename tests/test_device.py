@@ -120,3 +120,10 @@ def test_environment_notes_for_jupyter_with_everything_installed():
 
 def test_where_am_i_outside_ipython():
     assert nbsetup.where_am_i() in ("python", "vscode")  # pytest is not a kernel
+
+
+@pytest.mark.parametrize("value", ["cpu:1", "cuda:abc", "cuda:-1", "mps:0", ":", "gpu"])
+def test_a_malformed_device_variable_is_named(monkeypatch, value):
+    monkeypatch.setenv("COURSE_LIB_DEVICE", value)
+    with pytest.raises(ValueError, match="COURSE_LIB_DEVICE must be one of cpu, cuda, mps"):
+        course_lib.get_device()
