@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_lib import rnn
-from course_lib._validate import positive_int
+from course_lib._validate import positive_int, token_ids
 
 __all__ = [
     "first_symbol_task",
@@ -69,8 +69,7 @@ def input_gradients(model: rnn.SequenceClassifier, tokens: torch.Tensor, labels:
     """
     if not isinstance(model, rnn.SequenceClassifier):
         raise TypeError(f"model must be a course_lib.rnn.SequenceClassifier, got {type(model).__name__}")
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.long:
-        raise ValueError(f"tokens must be a (batch, seq_len) torch.long tensor, got {tokens!r:.80}")
+    token_ids("tokens", tokens, model.n_symbols)
     if not isinstance(labels, torch.Tensor) or labels.shape != tokens.shape[:1]:
         raise ValueError(
             f"labels must be a tensor of shape ({tokens.shape[0]},), got "

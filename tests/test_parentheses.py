@@ -26,7 +26,7 @@ def test_the_lectures_colored_examples(seq, label):
 
 
 def test_the_test_vectors_are_the_lectures_tables():
-    # seed 003: "Sequence / Class" tables, binary then 10 colours
+    # Galerne's notes: "Sequence / Class" tables, binary then 10 colours
     assert P.SEED_BINARY == [
         ([1, 1, -1, -1, 1, -1], 1),
         ([1, -1, 1, -1], 1),
