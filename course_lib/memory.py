@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_lib import rnn
+from course_lib._validate import positive_int, token_ids
 
 __all__ = [
     "first_symbol_task",
@@ -38,12 +39,6 @@ __all__ = [
 GATES = {"lstm": ("i", "f", "g", "o", "c", "h"), "gru": ("r", "z", "n", "h")}
 
 
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
-
 def first_symbol_task(
     n: int, T: int, n_signals: int = 4, n_distractors: int = 4, seed: int | None = None, device=None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -54,10 +49,10 @@ def first_symbol_task(
     ``n_symbols=n_signals + n_distractors, n_classes=n_signals`` reads them. Chance is
     ``1 / n_signals``. Returns ``tokens`` (n, T + 1) and ``labels`` (n,), both ``torch.long``.
     """
-    _positive_int("n", n)
-    _positive_int("T", T)
-    _positive_int("n_signals", n_signals)
-    _positive_int("n_distractors", n_distractors)
+    positive_int("n", n)
+    positive_int("T", T)
+    positive_int("n_signals", n_signals)
+    positive_int("n_distractors", n_distractors)
     g = torch.Generator(device="cpu")  # cpu: one random stream whatever the device, so a seed means one data set
     g.manual_seed(int(torch.randint(0, 2**62, (1,), device="cpu").item()) if seed is None else seed)
     labels = torch.randint(0, n_signals, (n,), generator=g, device="cpu")
@@ -74,8 +69,7 @@ def input_gradients(model: rnn.SequenceClassifier, tokens: torch.Tensor, labels:
     """
     if not isinstance(model, rnn.SequenceClassifier):
         raise TypeError(f"model must be a course_lib.rnn.SequenceClassifier, got {type(model).__name__}")
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.long:
-        raise ValueError(f"tokens must be a (batch, seq_len) torch.long tensor, got {tokens!r:.80}")
+    token_ids("tokens", tokens, model.n_symbols)
     if not isinstance(labels, torch.Tensor) or labels.shape != tokens.shape[:1]:
         raise ValueError(
             f"labels must be a tensor of shape ({tokens.shape[0]},), got "
@@ -106,8 +100,8 @@ def gate_trace(net: nn.Module, x: torch.Tensor, layer: int = 0) -> dict[str, tor
 
     ``net`` is a :class:`~course_lib.rnn.LSTM` or :class:`~course_lib.rnn.GRU` (use
     ``LSTM.from_torch`` for a torch module), ``batch_first=False``. Keys are :data:`GATES`:
-    LSTM ``i, f, g, o`` and the states ``c, h``; GRU ``r, z, n`` and ``h``. The equations are
-    those of ``LSTMCell.step`` / ``GRUCell.step``, written out so the gates can be kept; ``h``
+    LSTM ``i, f, g, o`` and the states ``c, h``; GRU ``r, z, n`` and ``h``. Each step is the
+    cell's own ``gates`` (what ``step`` runs), so the equations live in one place; ``h``
     equals the layer's output (tested).
     """
     if not isinstance(net, (rnn.LSTM, rnn.GRU)):
@@ -125,23 +119,10 @@ def gate_trace(net: nn.Module, x: torch.Tensor, layer: int = 0) -> dict[str, tor
         for cell in net.cells[: layer + 1]:
             kind = _kind(cell)
             trace = {k: [] for k in GATES[kind]}
-            h = x.new_zeros(x.shape[1], cell.hidden_size)
-            c = h.clone()
+            state = cell.zero_state((x.shape[1],), x)
             for xw_t in cell.input_projection(x).unbind(0):
-                hw_t = F.linear(h, cell.W_hh, cell.b_hh)
-                if kind == "lstm":
-                    i, f, g, o = (xw_t + hw_t).chunk(4, dim=-1)
-                    i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
-                    c = f * c + i * g
-                    h = o * torch.tanh(c)
-                    gates = {"i": i, "f": f, "g": g, "o": o, "c": c, "h": h}
-                else:
-                    x_r, x_z, x_n = xw_t.chunk(3, dim=-1)
-                    h_r, h_z, h_n = hw_t.chunk(3, dim=-1)
-                    r, z = torch.sigmoid(x_r + h_r), torch.sigmoid(x_z + h_z)
-                    n = torch.tanh(x_n + r * h_n)
-                    h = z * h + (1 - z) * n
-                    gates = {"r": r, "z": z, "n": n, "h": h}
+                gates = cell.gates(xw_t, state)  # the cell's own step, with its gates kept
+                state = (gates["h"], gates["c"]) if cell.state_is_pair else gates["h"]
                 for k, v in gates.items():
                     trace[k].append(v)
             x = torch.stack(trace["h"])  # this layer's output is the next layer's input

@@ -11,13 +11,19 @@
 #    symbol, how much gradient reaches the first step, and what the forget-gate bias does;
 # 5. read the gates of a trained network as heatmaps;
 # 6. hold Josefowicz et al. (2015) up against our own numbers, and know why slicing the input
-#    inside the loop is a performance trap.
+#    inside the loop is a performance trap;
+# 7. place the gates among their relatives (residual and highway connections), stack layers and
+#    run both directions, and train a recurrent language model with teacher forcing, truncation
+#    and gradient clipping, each shown on a computed example.
 #
-# The lecture notes: seed 003 (Galerne, after Lelarge's dataflowr course: GRU and LSTM
-# equations, colah's LSTM walk-through, the Josefowicz et al. quote) and seed 000
-# (Fitzgibbon: gating, the cell state as a conveyor belt, highway connections).
+# The lecture notes: Bruno Galerne's (after Marc Lelarge's dataflowr course: GRU and LSTM
+# equations, colah's LSTM walk-through, the Josefowicz et al. quote), Andrew Fitzgibbon's
+# (gating, the cell state as a conveyor belt, the recurrent unit R(h, x), residual and highway
+# connections) and Mayur Naik's Penn CIS 7000 notes (stacked and bidirectional RNNs,
+# truncated backpropagation through time, gradient clipping).
 
 # %%
+import copy
 import inspect
 import time
 
@@ -33,7 +39,7 @@ import course_lib
 from course_lib import memory
 from course_lib import parentheses as P
 from course_lib.notebook import viz
-from course_lib.rnn import GRU, LSTM, GRUCell, LSTMCell, SequenceClassifier
+from course_lib.rnn import GRU, LSTM, ElmanCell, GRUCell, LSTMCell, RNNLanguageModel, SequenceClassifier, unroll
 from course_lib.train import accuracy, fit, make_batches
 
 # One CPU thread: these networks are small, and on a shared 2-core machine one thread is
@@ -47,7 +53,7 @@ device = course_lib.setup(seed=0, threads=1)
 # $h_t = \mathrm{ReLU}(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$, so what it knew 20 steps ago has
 # been multiplied by $W_{hh}$ (and cut by ReLU) 20 times. The LSTM (Hochreiter and
 # Schmidhuber 1997) keeps a **cell state** $c_t$ that runs along the sequence like a conveyor
-# belt (seed 000): at each step a **forget gate** $f_t$ decides how much of it stays, an
+# belt (Fitzgibbon): at each step a **forget gate** $f_t$ decides how much of it stays, an
 # **input gate** $i_t$ how much of a candidate $g_t$ (colah's $\tilde C_t$) is added, and an
 # **output gate** $o_t$ how much is shown as $h_t$:
 #
@@ -60,11 +66,12 @@ device = course_lib.setup(seed=0, threads=1)
 # colah writes $W_f \cdot [h_{t-1}, x_t]$: one matrix on the concatenation, which is
 # $W_{hf} h_{t-1} + W_{xf} x_t$ with the matrix cut in two. `course_lib.rnn.LSTMCell` stacks the
 # four blocks in torch's order **i, f, g, o**, so one product `W_xh` serves all gates, and
-# names every gate in `step`:
+# names every gate in `gates` (its `step` returns the new state from `gates`, and the heatmaps of
+# section 5 read the same method, so the equations are written once):
 
 # %%
-print(inspect.getsource(LSTMCell.step))
-print(inspect.getsource(GRUCell.step))
+print(inspect.getsource(LSTMCell.gates))
+print(inspect.getsource(GRUCell.gates))
 
 # %% [markdown]
 # A whole sequence is `LSTM` / `GRU`: the input terms $W_{xh} x_t + b$ for all steps in one
@@ -91,7 +98,16 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 #
 # The GRU (Cho et al. 2014) has no separate cell state: an **update gate** $z_t$ mixes the old
 # state with a candidate, and a **reset gate** $r_t$ decides how much of the old state the
-# candidate sees. The lecture shows it twice, in two conventions:
+# candidate sees. In torch's form (the one `GRUCell.gates` above computes):
+#
+# $$\begin{aligned}
+# r_t &= \sigma(W_{xr} x_t + b_{xr} + W_{hr} h_{t-1} + b_{hr}) &\qquad
+# z_t &= \sigma(W_{xz} x_t + b_{xz} + W_{hz} h_{t-1} + b_{hz})\\
+# n_t &= \tanh\big(W_{xn} x_t + b_{xn} + r_t \odot (W_{hn} h_{t-1} + b_{hn})\big) &\qquad
+# h_t &= z_t \odot h_{t-1} + (1 - z_t) \odot n_t
+# \end{aligned}$$
+#
+# The lecture shows it twice, in two conventions:
 #
 # | | lecture slide 1 (and **torch**) | lecture slide 2 (colah) |
 # | --- | --- | --- |
@@ -147,8 +163,7 @@ assert not torch.allclose(lecture_h, torch_h, atol=1e-3)
 # ## 3. Parameter counts
 #
 # Per gate block, a layer has an input matrix ($H \times I$), a recurrent matrix
-# ($H \times H$) and, in torch, two bias vectors ($b_{xh}$ and $b_{hh}$, of which only the sum
-# matters). The LSTM has 4 blocks (i, f, g, o), the GRU 3 (r, z, n); layers above the first
+# ($H \times H$) and, in torch, two bias vectors ($b_{xh}$ and $b_{hh}$). The LSTM has 4 blocks (i, f, g, o), the GRU 3 (r, z, n); layers above the first
 # read $h$ of size $H$:
 #
 # $$\#\text{LSTM} = 4\,(H I + H^2 + 2H) + (L - 1)\cdot 4\,(2H^2 + 2H), \qquad
@@ -169,6 +184,44 @@ for I, H, L in [(8, 16, 1), (10, 64, 1), (128, 128, 2)]:
         rows.append([name, I, H, L, formula(blocks, I, H, L), ours_n])
 print(viz.table(rows, header=["cell", "I", "H", "layers", "formula", "counted in the code"], floatfmt="{:,}"))
 print(f"GRU / LSTM parameters: {formula(3, 8, 16, 1) / formula(4, 8, 16, 1):.2f} (3 blocks instead of 4)")
+
+# %% [markdown]
+# **Do both biases matter?** Where the two are simply added, $W_x x + b_x + W_h h + b_h$, only their
+# sum counts: moving an amount from one to the other changes nothing. That holds for the LSTM's
+# four gates and the GRU's $r$ and $z$, but **not** for the GRU's candidate, where $b_{hn}$ sits
+# inside $r_t \odot (W_{hn} h_{t-1} + b_{hn})$ and is scaled by the reset gate. Moving 1.0 from
+# `bias_hh` to `bias_ih` in each block of torch's own cells:
+
+
+# %%
+def move_bias(cell, block, amount=1.0):
+    """A copy of a torch cell with `amount` moved from bias_hh to bias_ih in gate block `block`."""
+    moved = copy.deepcopy(cell)
+    H = cell.hidden_size
+    with torch.no_grad():
+        moved.bias_ih[block * H : (block + 1) * H] += amount
+        moved.bias_hh[block * H : (block + 1) * H] -= amount
+    return moved
+
+
+torch.manual_seed(0)
+lstm_cell, gru_cell = nn.LSTMCell(4, 6), nn.GRUCell(4, 6)
+x, h, c = torch.randn(50, 4), torch.randn(50, 6), torch.randn(50, 6)
+bias_effect = {}
+with torch.no_grad():
+    for block, gate in enumerate("ifgo"):
+        bias_effect["LSTM", gate] = (move_bias(lstm_cell, block)(x, (h, c))[0] - lstm_cell(x, (h, c))[0]).abs().max()
+    for block, gate in enumerate("rzn"):
+        bias_effect["GRU", gate] = (move_bias(gru_cell, block)(x, h) - gru_cell(x, h)).abs().max()
+print(
+    viz.table(
+        [[cell, gate, v.item()] for (cell, gate), v in bias_effect.items()],
+        header=["cell", "gate block", "max |change of h_t|"],
+        floatfmt="{:.3g}",
+    )
+)
+assert all(v < 1e-6 for (cell, gate), v in bias_effect.items() if gate != "n")  # only the sum matters
+assert bias_effect["GRU", "n"] > 0.05  # b_hn is inside r * (...): it is a parameter of its own
 
 # %% [markdown]
 # ## 4. Evidence: how far back can each network remember?
@@ -238,13 +291,13 @@ print(
 )
 
 # %%
-ax = viz.line_plot(
-    T_VALUES,
-    {KINDS[k]: [acc[k, T] for T in T_VALUES] for k in KINDS},
-    xlabel="distance T",
-    ylabel="test accuracy",
-    title=f"Recall the first symbol after T distractors ({STEPS} steps)",
-)
+# One training run per point, and nothing measured between the T values: markers, no lines.
+fig, ax = plt.subplots(figsize=(6.5, 4))
+for k, marker in zip(KINDS, "osD"):
+    ax.plot(T_VALUES, [acc[k, T] for T in T_VALUES], marker=marker, ls="none", ms=8, label=KINDS[k])
+ax.set(xlabel="distance T", ylabel="test accuracy", xticks=T_VALUES)
+ax.set_title(f"Recall the first symbol after T distractors ({STEPS} steps, one run per point)")
+ax.grid(alpha=0.3)
 ax.axhline(0.25, color="grey", ls="--", label="chance")
 ax.legend()
 plt.show()
@@ -280,6 +333,8 @@ for T in T_GRAD:
         torch.manual_seed(0)
         model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
         grad_at_1[kind].append(memory.gradient_norms(model, X, y)[0].item())
+        if kind == "elman" and T == T_GRAD[-1]:  # the same network in float64 (see below the plot)
+            elman_float64 = memory.gradient_norms(model.double(), X, y)[0].item()
 grad_at_1["LSTM, b_f = 2"] = []
 for T in T_GRAD:
     X, y = memory.first_symbol_task(256, T, seed=1, device=device)
@@ -306,6 +361,14 @@ print(
 )
 assert all(v[-1] < v[0] for v in series.values())  # every network's gradient vanishes with T
 assert series["LSTM, b_f = 2"][-1] > 100 * series["LSTM"][-1]  # a forget bias keeps it alive far longer
+print(f"Elman at T = {T_GRAD[-1]}: {series['Elman'][-1]} in float32, {elman_float64:.2e} in float64")
+assert series["Elman"][-1] == 0.0 and 0 < elman_float64 < 1e-20  # underflow, not a true zero
+
+# %% [markdown]
+# The Elman line stops at $T = 40$: at $T = 60$ its float32 value is exactly 0, which a log scale
+# cannot draw. It is not a true zero: the same network in float64 gives about $10^{-24}$, and in
+# float32 the squares of entries that small (about $10^{-49}$) fall below the smallest
+# representable number (about $1.4 \times 10^{-45}$), so the norm **underflows** to 0.
 
 # %% [markdown]
 # The gradient that reaches step 1 shrinks geometrically with $T$ for all three networks at
@@ -422,7 +485,7 @@ assert f_mean.max() > 0.9 and z_mean.max() > 0.9  # some unit of each keeps its 
 # Lesson 03 trained an Elman network, a gated RNN, a GRU and an LSTM
 # (`scripts/train_parentheses.py`, settings printed below) to check balanced colored parentheses,
 # **with** and **without** transposition negatives (the ones only a stack catches) in training.
-# We load the checkpoints (weights only, `torch.load(..., weights_only=True)`) and read their
+# We load the checkpoints (`course_lib.checkpoint` files: safetensors, no pickle) and read their
 # last evaluation on the held-out sets; we re-check one set (transpositions at lengths 22 to 40,
 # never seen in training) by running the models.
 
@@ -432,7 +495,7 @@ REGIMES = ("with_transpositions", "no_transpositions")
 paren, paren_models = {}, {}
 for regime in REGIMES:
     for name in MODELS3:
-        model, info = SequenceClassifier.load(P.checkpoint_path(name, regime), map_location=device)
+        model, info = P.load_checkpoint(name, regime, device=device)
         paren_models[name, regime] = model
         paren[name, regime] = info["history"]["evals"][-1]
         settings = {k: info[k] for k in ("steps", "n_train", "batch_size", "lr")}
@@ -516,7 +579,7 @@ print(
 #
 # ## 8. Josefowicz et al. (2015), held against our numbers
 #
-# The lecture quotes their search over ten thousand architectures:
+# Galerne's lecture quotes their conclusion, after an extensive search over recurrent architectures:
 #
 # > *"We have evaluated a variety of recurrent neural network architectures in order to find
 # > an architecture that reliably outperforms the LSTM. Though there were architectures that
@@ -556,12 +619,228 @@ assert gated_beat_elman_memory and spread < 0.05
 # long training, the four networks end up close, and the ranking differs between the two
 # training mixes. Neither gated cell wins everything: which one leads depends on the task, the
 # training budget and the initialisation. Our runs are tiny
-# (the sizes of section 4, one seed): treat them as a demonstration of how to ask the question,
+# (the sizes of section 4, one training run per setting): treat them as a demonstration of how to ask the question,
 # not as the answer. More seeds and longer runs are the first thing to try.
+
+
+# %% [markdown]
+# ## 9. Around the gates: residual and highway connections, stacks and both directions
 #
+# Gates are one answer to vanishing gradients; Fitzgibbon's lecture puts two relatives beside
+# them, and both are easiest to see as a different recurrent unit $R(h_{t-1}, x_t)$ in the same loop.
+#
+# **Residual RNN.** Add the previous state back: $h_t = Q h_{t-1} + \phi(A x_t + b + C h_{t-1})$,
+# with $A = W_{xh}$, $b = b_h$, $C = W_{hh}$ (lesson 03's map). With $Q = I$ the Jacobian
+# $\partial h_t / \partial h_{t-1}$ is $I$ plus the Elman term, so the gradient reaching step 1
+# no longer shrinks geometrically. Measured at initialisation ($\phi = \tanh$, the same weights
+# for both, loss $\sum h_T$), with the shared loop `unroll` and a one-line residual step:
+
+
+# %%
+class ResidualCell(ElmanCell):
+    """Fitzgibbon's residual RNN with Q = I: h_t = h_{t-1} + tanh(W_xh x_t + b_h + W_hh h_{t-1})."""
+
+    def step(self, xw_t, h):
+        return h + super().step(xw_t, h)
+
+
+torch.manual_seed(0)
+plain = ElmanCell(8, 16, nonlinearity="tanh")
+residual = ResidualCell(8, 16, nonlinearity="tanh")
+residual.load_state_dict(plain.state_dict())
+res_rows = []
+for T in (10, 20, 40, 60):
+    x = torch.randn(T, 64, 8, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    row = [T]
+    for cell in (plain, residual):
+        output, h_T = unroll(cell, x, torch.zeros(64, 16))
+        (grad,) = torch.autograd.grad(h_T.sum(), x)
+        row += [grad[0].norm(dim=-1).mean().item(), h_T.abs().mean().item()]
+    res_rows.append(row)
+print(
+    viz.table(
+        res_rows,
+        header=["T", "Elman ||dL/dx_1||", "Elman mean |h_T|", "residual ||dL/dx_1||", "residual mean |h_T|"],
+        floatfmt="{:.3g}",
+    )
+)
+assert res_rows[-1][1] < 1e-12 < 1 < res_rows[-1][3]  # plain: vanished; residual: alive at T = 60
+assert res_rows[-1][4] > 10 * res_rows[-1][2]  # ... but the residual state grows with T
+
+# %% [markdown]
+# The shortcut keeps the gradient alive, and shows its price: with $Q = I$ the state keeps
+# growing ($|h_T|$ above), which is why $Q$ is a parameter in the lecture (and why deep residual
+# networks later add normalisation). A **gate** avoids the growth by mixing instead of adding.
+#
+# **Highway connections.** A highway layer computes a candidate $\tilde h = \phi(W x + b)$ and
+# a gate $a = \sigma(W_a x + b_a)$, and blends: $h = \mathrm{gate}(a, \tilde h, x) =
+# a \odot \tilde h + (1 - a) \odot x$: transform the input, or pass it along unchanged. The GRU's
+# update $h_t = z_t \odot h_{t-1} + (1 - z_t) \odot n_t$ is this blend applied across time,
+# with the old state in the role of $x$. Across depth, 30 plain ReLU layers against 30 highway
+# layers with the same weights (gate bias $-2$, so the gates start mostly closed):
+
+# %%
+torch.manual_seed(0)
+depth, width = 30, 16
+layers = [nn.Linear(width, width) for _ in range(depth)]
+gate_layers = [nn.Linear(width, width) for _ in range(depth)]
+for g in gate_layers:
+    nn.init.constant_(g.bias, -2.0)
+x0 = torch.randn(64, width, requires_grad=True)
+h_plain, h_highway = x0, x0
+for W, W_a in zip(layers, gate_layers):
+    h_plain = torch.relu(W(h_plain))
+    a = torch.sigmoid(W_a(h_highway))
+    h_highway = a * torch.relu(W(h_highway)) + (1 - a) * h_highway  # gate(a, h~, x)
+(g_plain,) = torch.autograd.grad(h_plain.sum(), x0)
+(g_highway,) = torch.autograd.grad(h_highway.sum(), x0)
+print(f"||dL/dx|| through {depth} layers: plain {g_plain.norm():.2e}, highway {g_highway.norm():.2e}")
+assert g_highway.norm() > 1e6 * g_plain.norm()
+
+# %% [markdown]
+# **Stacked and bidirectional RNNs** (Penn CIS 7000, Mayur Naik). *Stacking*: layer $\ell$'s
+# outputs $h^{(\ell)}_1..h^{(\ell)}_T$ are layer $\ell + 1$'s inputs (`num_layers`, section 1
+# checked two layers against torch). *Bidirectional*: a second network reads the sequence
+# backwards, and the two states at each step are concatenated. Our layers do not take
+# `bidirectional=True`; two of them and a flip compute exactly what torch's does:
+
+
+# %%
+def direction(bi, layer, suffix):
+    """One direction of one layer of a bidirectional torch.nn.LSTM, as our LSTM."""
+    one = nn.LSTM(bi.input_size if layer == 0 else 2 * bi.hidden_size, bi.hidden_size)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(one, name + "_l0").copy_(getattr(bi, f"{name}_l{layer}{suffix}"))
+    return LSTM.from_torch(one)
+
+
+torch.manual_seed(0)
+bi = nn.LSTM(5, 8, num_layers=2, bidirectional=True)
+x = torch.randn(7, 3, 5)  # (T, B, I)
+out_torch, (h_n_torch, _) = bi(x)
+h = x
+for layer in range(2):
+    forward_out = direction(bi, layer, "")(h)[0]
+    backward_out = direction(bi, layer, "_reverse")(h.flip(0))[0].flip(0)  # read from T down to 1
+    h = torch.cat([forward_out, backward_out], dim=-1)  # (T, B, 2H): the next layer's input
+print(
+    f"torch.nn.LSTM(5, 8, num_layers=2, bidirectional=True): output {tuple(out_torch.shape)}, "
+    f"h_n {tuple(h_n_torch.shape)} (layers x directions, B, H)"
+)
+print(f"ours, two directions per layer: output {tuple(h.shape)}, max difference {(h - out_torch).abs().max():.1e}")
+assert h.shape == out_torch.shape == (7, 3, 16) and h_n_torch.shape == (4, 3, 8)
+assert torch.allclose(h, out_torch, atol=1e-5)
+
+# %% [markdown]
+# A bidirectional network sees the whole sequence before it answers at any step: right for
+# labelling a sentence that is already written, impossible for a language model, which must
+# predict step $t + 1$ from steps $1..t$ only.
+#
+# ## 10. Training a recurrent language model: teacher forcing, truncation, clipping
+#
+# The Penn notes write the **RNN language model** as
+# $h_t = \sigma(U h_{t-1} + W x_t)$, $\hat y_t = \mathrm{softmax}(V h_t)$, with $x_t$ the embedding of
+# word $w_t$ and $\hat y_t$ the distribution of $w_{t+1}$; in our names $U = W_{hh}$, $W = W_{xh}$,
+# $V = W_{hy}$ (`course_lib.rnn.RNNLanguageModel`, which lesson 07 compares with a GPT). The loss
+# is $-\frac{1}{T}\sum_t \log \hat y_t[w_{t+1}]$. In training, step $t + 1$ is fed the **true**
+# word $w_{t+1}$, whatever the model predicted: **teacher forcing**. One forward pass then
+# scores every position at once; we check it against the loop that feeds the true words one by one:
+
+# %%
+text = "the cat sat on the mat. the dog sat on the log. " * 4
+chars = sorted(set(text))
+ids = torch.tensor([chars.index(ch) for ch in text])
+idx, targets = ids[None, :-1], ids[None, 1:]  # inputs w_1..w_T, targets w_2..w_{T+1}
+torch.manual_seed(0)
+lm = RNNLanguageModel(len(chars), embedding_dim=16, hidden_size=32, rnn="gru")
+_, loss_forced = lm(idx, targets)
+with torch.no_grad():
+    state, nll = None, []
+    for t in range(idx.shape[1]):  # feed the true w_t at every step, score w_{t+1}
+        cell = lm.rnn.cells[0]
+        x_t = lm.embedding(idx[:, t])
+        state = cell.step(cell.input_projection(x_t), cell.zero_state((1,), x_t) if state is None else state)
+        nll.append(-torch.log_softmax(lm.W_hy(state), -1)[0, targets[0, t]])
+print(f"teacher-forced loss, one pass {loss_forced.item():.5f}; the true-word loop {torch.stack(nll).mean():.5f}")
+assert torch.allclose(loss_forced, torch.stack(nll).mean(), atol=1e-5)
+
+# %% [markdown]
+# **Why truncate.** Backpropagation through time keeps every step's activations until the
+# backward pass, so memory grows with the length of the sequence. The notes: "computing loss
+# and gradients over the entire corpus at once is too expensive (memory-wise)", so the unrolled
+# graph is often "truncated after about 20 timesteps": run 20 steps, backpropagate, detach the
+# state, carry on. We measure what autograd saves for the backward pass (hooks on the saved
+# tensors), for the whole sequence and for windows of 20:
+
+
+# %%
+def saved_bytes(fn):
+    """Bytes of the tensors autograd saves for the backward pass while fn() runs."""
+    total = [0]
+
+    def pack(t):
+        total[0] += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    return total[0]
+
+
+long_ids = torch.randint(0, len(chars), (8, 401))  # 8 sequences of 400 inputs
+full = saved_bytes(lambda: lm(long_ids[:, :-1], long_ids[:, 1:])[1].backward())
+window = saved_bytes(lambda: lm(long_ids[:, :20], long_ids[:, 1:21])[1].backward())
+print(
+    f"saved for backward: whole 400 steps {full / 1e6:.2f} MB, one window of 20 steps {window / 1e6:.3f} MB "
+    f"({full / window:.0f}x)"
+)
+assert full > 15 * window  # memory grows with the unrolled length: truncation bounds it
+
+# %% [markdown]
+# Truncation trades memory for reach: a loss in one window sends no gradient to the windows
+# before it (the state is detached), so dependencies longer than the window are learned only
+# through what the forward state happens to carry.
+#
+# **Gradient clipping.** When $\lVert W_{hh} \rVert$ is large the gradient **explodes** instead of
+# vanishing, and one plain gradient step can wreck the model. Clipping rescales the gradient to
+# a maximum norm (here 1) before the step; the direction is kept. An Elman network whose
+# $W_{hh}$ is scaled by 3, one SGD step (learning rate 0.1) on the memory task, with and without:
+
+# %%
+X_clip, y_clip = memory.first_symbol_task(512, 30, seed=0)
+torch.manual_seed(0)
+exploding = SequenceClassifier("elman", n_symbols=8, hidden_size=32, n_classes=4)
+with torch.no_grad():
+    exploding.rnn.cells[0].W_hh.mul_(3.0)
+start_state = copy.deepcopy(exploding.state_dict())
+clip_result = {}
+for max_norm in (None, 1.0):
+    exploding.load_state_dict(start_state)
+    opt = torch.optim.SGD(exploding.parameters(), lr=0.1)
+    loss_before = F.cross_entropy(exploding(X_clip), y_clip)
+    opt.zero_grad()
+    loss_before.backward()
+    norm = nn.utils.clip_grad_norm_(exploding.parameters(), max_norm if max_norm else float("inf"))
+    opt.step()
+    with torch.no_grad():
+        clip_result[max_norm] = (loss_before.item(), norm.item(), F.cross_entropy(exploding(X_clip), y_clip).item())
+print(
+    viz.table(
+        [["no clipping" if k is None else f"clipped to norm {k:g}", *v] for k, v in clip_result.items()],
+        header=["one SGD step", "loss before", "gradient norm", "loss after"],
+        floatfmt="{:.4g}",
+    )
+)
+before, _, after_plain = clip_result[None]
+after_clipped = clip_result[1.0][2]
+assert not (after_plain < before) and after_clipped < before  # the unclipped step blows up, the clipped one helps
+
+
+# %% [markdown]
 # ## What to try
 #
-# * Run the memory task with 3 seeds per setting (`train_memory(kind, T, seed=s)`) and plot the
+# * Run the memory task with 3 random initialisations per setting (`train_memory(kind, T, seed=s)`) and plot the
 #   spread: which differences above survive?
 # * Train for 1000 steps instead of 250: how far does each network's frontier $T$ move?
 # * Give the GRU a "keep bias": set the z block of `b_xh` to 2 (torch's z is a keep gate) and
@@ -583,4 +862,12 @@ print("  LSTM at T=20 with b_f = " + ", ".join(f"{b:g}: {a:.2f}" for b, a in fb_
 print(
     "speed, LSTM forward + backward (batch 64, T 50, H 128), x torch.nn.LSTM: "
     + ", ".join(f"{k} {v / base:.1f}x" for k, v in speed.items() if k != "torch.nn.LSTM")
+)
+print(
+    f"residual RNN at T = 60: ||dL/dx_1|| {res_rows[-1][3]:.3g} vs Elman {res_rows[-1][1]:.2e}; "
+    f"highway through {depth} layers {g_highway.norm():.2e} vs plain {g_plain.norm():.2e}"
+)
+print(
+    f"BPTT memory, 400 steps vs a window of 20: {full / window:.0f}x; one SGD step on an exploding Elman: "
+    f"loss {before:.4g} -> {after_plain:.4g} unclipped, -> {after_clipped:.4g} clipped to norm 1"
 )

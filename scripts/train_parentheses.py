@@ -6,8 +6,9 @@
 For each model ("elman", "gated", "gru", "lstm") and each mix of course_lib.parentheses.MIXES
 ("no_transpositions", "with_transpositions") it trains a SequenceClassifier (one-hot input,
 hidden size 64) with Adam and a cosine learning-rate decay, using course_lib.train.fit on
-length-grouped batches, and writes course_lib/weights/parentheses_<model>_<regime>.pt: the
-weights, the training history (loss at every step; accuracy on every held-out set every
+length-grouped batches, and writes course_lib/weights/parentheses_<model>_<regime>.safetensors
+(course_lib.checkpoint's format, through course_lib.rnn.save_classifier): the weights, the config and,
+as its info, the training history (loss at every step; accuracy on every held-out set every
 --eval-every steps) and the settings. The held-out sets are the ones the lesson evaluates on
 (test split, 1000 sequences per negative kind, 50/50 with positives, lengths 2..20 and
 22..40), so the curves end at the numbers the lesson shows.
@@ -32,17 +33,17 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from course_lib import parentheses as P  # noqa: E402
-from course_lib.rnn import RNN_TYPES, SequenceClassifier  # noqa: E402
+from course_lib.rnn import RNN_TYPES, SequenceClassifier, save_classifier  # noqa: E402
 from course_lib.train import History, fit  # noqa: E402
 
 N_TEST = 1000  # sequences per held-out set (the lesson uses the same sets)
 TEST_SEEDS = {"short": 1, "long": 11}
 
 
-def held_out_sets() -> dict[str, P.ParenthesesSet]:
-    """'<kind>' at lengths 2..20 and '<kind>_long' at 22..40, as lesson 03 builds them."""
-    sets = P.test_sets(N_TEST, P.SHORT_LENGTHS, seed=TEST_SEEDS["short"])
-    sets.update({f"{k}_long": s for k, s in P.test_sets(N_TEST, P.LONG_LENGTHS, seed=TEST_SEEDS["long"]).items()})
+def held_out_sets(n_test: int = N_TEST) -> dict[str, P.ParenthesesSet]:
+    """'<kind>' at lengths 2..20 and '<kind>_long' at 22..40, as lesson 03 builds them (with n_test = 1000)."""
+    sets = P.test_sets(n_test, P.SHORT_LENGTHS, seed=TEST_SEEDS["short"])
+    sets.update({f"{k}_long": s for k, s in P.test_sets(n_test, P.LONG_LENGTHS, seed=TEST_SEEDS["long"]).items()})
     return sets
 
 
@@ -51,7 +52,7 @@ def train_one(model_name: str, regime: str, args) -> dict:
     torch.manual_seed(args.seed)
     started = time.perf_counter()
     train = P.make_dataset(args.n_train, P.MIXES[regime], P.SHORT_LENGTHS, seed=args.seed)
-    sets = held_out_sets()
+    sets = held_out_sets(args.n_test)
     tokens, lengths, labels = train.tensors()
     batches = P.length_batches(
         tokens, lengths, labels, args.batch_size, generator=torch.Generator().manual_seed(args.seed)
@@ -82,20 +83,20 @@ def train_one(model_name: str, regime: str, args) -> dict:
             flush=True,
         )
     path = Path(args.out) / P.checkpoint_path(model_name, regime).name
-    model.save(
-        path,
-        regime=regime,
-        mix=P.MIXES[regime],
-        n_train=args.n_train,
-        steps=args.steps,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        lr_min=args.lr_min,
-        seed=args.seed,
-        torch_version=str(torch.__version__),
-        seconds=time.perf_counter() - started,
-        history={"step": history.step, "loss": history.loss, "evals": history.evals, "seconds": history.seconds},
-    )
+    info = {
+        "regime": regime,
+        "mix": P.MIXES[regime],
+        "n_train": args.n_train,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "lr_min": args.lr_min,
+        "seed": args.seed,
+        "torch_version": str(torch.__version__),
+        "seconds": time.perf_counter() - started,
+        "history": {"step": history.step, "loss": history.loss, "evals": history.evals, "seconds": history.seconds},
+    }
+    save_classifier(path, model, info=info)  # float32: the lesson's accuracies are these weights' own
     print(f"wrote {path} after {time.perf_counter() - started:.0f} s", flush=True)
     return {"model": model_name, "regime": regime, **history.evals[-1]}
 
@@ -113,6 +114,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=12_000)
     ap.add_argument("--eval-every", type=int, default=500)
     ap.add_argument("--n-train", type=int, default=200_000)
+    ap.add_argument("--n-test", type=int, default=N_TEST, help="sequences per held-out set (the lesson's: 1000)")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
@@ -131,6 +133,7 @@ def main(argv=None):
         results = [_run(job) for job in jobs]
     for r in results:
         print(r)
+    return results
 
 
 if __name__ == "__main__":

@@ -237,3 +237,24 @@ def test_forward_on_the_meta_device():
         assert memory.run_sliced(net, x)[0].device.type == "meta"
     tokens, labels = memory.first_symbol_task(3, 4, device="meta")
     assert tokens.device.type == labels.device.type == "meta"
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_cell_gates_are_the_step_and_match_torch(kind):
+    """One home for the gate equations: ``gates`` holds every gate of memory.GATES, its new state is what
+    ``step`` returns, and that state equals torch's cell (the oracle)."""
+    torch.manual_seed(0)
+    theirs = nn.LSTMCell(3, 5) if kind == "lstm" else nn.GRUCell(3, 5)
+    cell = (rnn.LSTMCell if kind == "lstm" else rnn.GRUCell).from_torch(theirs)
+    x, h, c = torch.randn(4, 3), torch.randn(4, 5), torch.randn(4, 5)
+    state = (h, c) if kind == "lstm" else h
+    gates = cell.gates(cell.input_projection(x), state)
+    assert tuple(gates) == memory.GATES[kind]
+    with torch.no_grad():
+        expected = theirs(x, state)
+    if kind == "lstm":
+        torch.testing.assert_close((gates["h"], gates["c"]), expected)
+        torch.testing.assert_close(cell.step(cell.input_projection(x), state), expected)
+    else:
+        torch.testing.assert_close(gates["h"], expected)
+        torch.testing.assert_close(cell.step(cell.input_projection(x), state), expected)

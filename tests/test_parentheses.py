@@ -26,7 +26,7 @@ def test_the_lectures_colored_examples(seq, label):
 
 
 def test_the_test_vectors_are_the_lectures_tables():
-    # seed 003: "Sequence / Class" tables, binary then 10 colours
+    # Galerne's notes: "Sequence / Class" tables, binary then 10 colours
     assert P.SEED_BINARY == [
         ([1, 1, -1, -1, 1, -1], 1),
         ([1, -1, 1, -1], 1),
@@ -271,19 +271,59 @@ def test_pad_and_length_batches():
 @pytest.mark.parametrize("model", ["elman", "gated", "gru", "lstm"])
 @pytest.mark.parametrize("regime", sorted(P.MIXES))
 def test_shipped_checkpoints_load_with_their_history(model, regime):
-    from course_lib.rnn import SequenceClassifier
-
-    net, info = SequenceClassifier.load(P.checkpoint_path(model, regime))
+    net, info = P.load_checkpoint(model, regime)
     assert net.config["rnn"] == model and info["regime"] == regime and info["mix"] == P.MIXES[regime]
     evals = info["history"]["evals"]
     assert evals[-1]["step"] == info["steps"] == len(info["history"]["loss"])
     assert set(evals[-1]) == {"step"} | set(P.NEGATIVE_KINDS) | {k + "_long" for k in P.NEGATIVE_KINDS}
 
 
+def test_shipped_checkpoints_are_course_lib_checkpoints_only():
+    """One format: every parentheses checkpoint is a safetensors file of course_lib.checkpoint, no .pt left."""
+    from course_lib import checkpoint
+
+    weights = checkpoint.WEIGHTS_DIR
+    assert not list(weights.glob("parentheses_*.pt"))
+    files = sorted(weights.glob("parentheses_*.safetensors"))
+    assert len(files) == 8 and all(checkpoint.read(f).kind == "sequence_classifier" for f in files)
+
+
+@pytest.mark.parametrize("model", ["elman", "gated", "gru", "lstm"])
+@pytest.mark.parametrize("regime", sorted(P.MIXES))
+def test_converted_checkpoints_reproduce_their_recorded_accuracies(model, regime):
+    """The accuracies the training script measured at its last step (on the same held-out sets), recomputed
+    from the converted weights: the conversion lost nothing."""
+    torch.set_num_threads(1)
+    net, info = P.load_checkpoint(model, regime)
+    recorded = info["history"]["evals"][-1]
+    sets = P.test_sets(1000, P.SHORT_LENGTHS, seed=1)
+    sets.update({f"{k}_long": s for k, s in P.test_sets(1000, P.LONG_LENGTHS, seed=11).items()})
+    measured = P.accuracies(net, sets)
+    for name, acc in measured.items():
+        assert abs(acc - recorded[name]) <= 1e-3, (name, acc, recorded[name])  # at most one sequence in 1000
+
+
 def test_the_shipped_lstm_meets_the_transposition_goal():
     """Lesson 03's goal: >= 0.99 on held-out transpositions (50/50 with positives, lengths 2..20)."""
-    from course_lib.rnn import SequenceClassifier
-
-    net, _ = SequenceClassifier.load(P.checkpoint_path("lstm", "with_transpositions"))
+    net, _ = P.load_checkpoint("lstm", "with_transpositions")
     sets = P.test_sets(1000, P.SHORT_LENGTHS, seed=1, kinds=["transposition"])
     assert P.accuracies(net, sets)["transposition"] >= 0.99
+
+
+def test_the_training_script_writes_a_checkpoint_the_loader_reads(tmp_path):
+    """scripts/train_parentheses.py saves through course_lib.checkpoint; load_classifier reads it back."""
+    import importlib.util
+    from pathlib import Path
+
+    from course_lib.rnn import load_classifier
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "train_parentheses.py"
+    spec = importlib.util.spec_from_file_location("train_parentheses", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    args = "--models elman --regimes no_transpositions --steps 3 --eval-every 3 --n-train 100 --n-test 20 --jobs 1"
+    (result,) = script.main(args.split() + ["--out", str(tmp_path)])
+    net, info = load_classifier(tmp_path / "parentheses_elman_no_transpositions.safetensors")
+    assert net.config["rnn"] == "elman" and info["steps"] == 3 and len(info["history"]["loss"]) == 3
+    recorded = {k: v for k, v in result.items() if k not in ("model", "regime")}
+    assert info["history"]["evals"][-1] == recorded and result["model"] == "elman"

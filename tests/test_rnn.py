@@ -314,18 +314,22 @@ def test_forward_on_the_meta_device_makes_no_cpu_tensor(kind):
 def test_classifier_checkpoint_round_trip(tmp_path):
     torch.manual_seed(0)
     model = rnn.SequenceClassifier("gru", n_symbols=6, hidden_size=5, num_layers=2)
-    path = tmp_path / "m.pt"
-    model.save(path, history={"step": [0, 1], "loss": [0.7, 0.6], "evals": [{"step": 2, "acc": 0.5}]}, note="x")
-    loaded, info = rnn.SequenceClassifier.load(path)
-    assert info == {"history": {"step": [0, 1], "loss": [0.7, 0.6], "evals": [{"step": 2, "acc": 0.5}]}, "note": "x"}
+    path = tmp_path / "m.safetensors"
+    info = {"history": {"step": [0, 1], "loss": [0.7, 0.6], "evals": [{"step": 2, "acc": 0.5}]}, "note": "x"}
+    rnn.save_classifier(path, model, info=info)
+    loaded, loaded_info = rnn.load_classifier(path)
+    assert loaded_info == {
+        "history": {"step": [0, 1], "loss": [0.7, 0.6], "evals": [{"step": 2, "acc": 0.5}]},
+        "note": "x",
+    }
     assert isinstance(loaded.rnn, rnn.GRU) and loaded.rnn.num_layers == 2 and not loaded.training
     tokens = torch.randint(0, 6, (3, 4))
     torch.testing.assert_close(loaded(tokens), model(tokens))
     with pytest.raises(ValueError, match="built from a name"):
-        rnn.SequenceClassifier(nn.GRU(6, 5), n_symbols=6).save(tmp_path / "x.pt")
+        rnn.save_classifier(tmp_path / "x.safetensors", rnn.SequenceClassifier(nn.GRU(6, 5), n_symbols=6))
     torch.save({"weights": torch.zeros(1)}, tmp_path / "other.pt")
-    with pytest.raises(ValueError, match="is not a course_lib.rnn.SequenceClassifier/1 checkpoint"):
-        rnn.SequenceClassifier.load(tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="is not a safetensors checkpoint"):
+        rnn.load_classifier(tmp_path / "other.pt")
 
 
 # --- the recurrent language model (lesson 07's character LSTM) -------------------------------------
