@@ -275,7 +275,7 @@ class MultiHeadAttention(nn.Module):
         averaged over heads, (N, num_heads, L, S) if not ``average_attn_weights``, or None if
         not ``need_weights``.
         """
-        query, key, value, batched = self._batch_first(query, key, value)
+        query, key, value, batched = _batch_first(self, query, key, value)
         B, L, _ = query.shape  # (B, L, E)
         S = key.shape[1]
         if is_causal and attn_mask is None:
@@ -286,7 +286,8 @@ class MultiHeadAttention(nn.Module):
         # torch's module trusts the is_causal hint on its fused path and ignores attn_mask; so do we,
         # and then no mask is built at all.
         fused_causal = self.fused and not need_weights and is_causal and key_padding_mask is None
-        mask = None if fused_causal else self._mask(attn_mask, key_padding_mask, B, L, S, batched, query.dtype)
+        H, D = self.num_heads, self.head_dim
+        mask = None if fused_causal else _merged_mask(attn_mask, key_padding_mask, B, H, L, S, batched, query.dtype)
 
         (w_q, b_q), (w_k, b_k), (w_v, b_v) = self._projections()
         q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)  # (B, T, E)
@@ -294,7 +295,6 @@ class MultiHeadAttention(nn.Module):
             k = torch.cat([k, self.bias_k.expand(B, 1, -1)], dim=1)
             v = torch.cat([v, self.bias_v.expand(B, 1, -1)], dim=1)
             mask = _allow_one_more_key(mask)
-        H, D = self.num_heads, self.head_dim
         q = q.view(B, L, H, D).transpose(1, 2)  # (B, H, L, D): head h gets features h*D .. (h+1)*D - 1
         k = k.view(B, k.shape[1], H, D).transpose(1, 2)  # (B, H, S, D)
         v = v.view(B, v.shape[1], H, D).transpose(1, 2)  # (B, H, S, D)
@@ -323,71 +323,70 @@ class MultiHeadAttention(nn.Module):
             weights = None if weights is None else weights.squeeze(0)
         return out, (weights if need_weights else None)
 
-    def _batch_first(self, query, key, value):
-        """Check the inputs and return them as (B, T, features), and whether they were batched."""
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
-                raise TypeError(
-                    f"{name} must be a floating-point tensor, got "
-                    f"{type(t).__name__ if not isinstance(t, torch.Tensor) else t.dtype}"
-                )
-        if query.dim() not in (2, 3) or key.dim() != query.dim() or value.dim() != query.dim():
-            raise ValueError(
-                "query, key and value must all be 3-D (batched) or all 2-D (unbatched), got "
-                f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
-            )
-        batched = query.dim() == 3
-        if not batched:
-            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-        elif not self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
-        for name, t, dim in (("query", query, self.embed_dim), ("key", key, self.kdim), ("value", value, self.vdim)):
-            if t.shape[-1] != dim:
-                raise ValueError(
-                    f"{name} must have {dim} features in its last dim {layout}, got shape {tuple(t.shape)}"
-                )
-        if query.shape[0] != key.shape[0] or key.shape[:2] != value.shape[:2]:
-            raise ValueError(
-                f"query, key and value must share the batch size, and key and value the length: layout "
-                f"{layout if batched else '(L, E)'}, got query {tuple(query.shape)}, "
-                f"key {tuple(key.shape)}, value {tuple(value.shape)} (batch first)"
-            )
-        return query, key, value, batched
 
-    def _mask(self, attn_mask, key_padding_mask, B, L, S, batched, dtype):
-        """Both masks merged into one for the scores (B or 1, H or 1, L, S), in F.scaled_dot_product_attention's
-        convention: bool True = may attend, or float added to the scores; None when there is no mask.
-        Views and broadcasting only: nothing of size (B, H, L, S) is built."""
-        H = self.num_heads
-        merged = None
-        if attn_mask is not None:
-            merged = _as_sdpa_mask(attn_mask, "attn_mask", dtype)
-            if merged.shape == (L, S):
-                merged = merged.view(1, 1, L, S)
-            elif merged.shape == (B * H, L, S):
-                merged = merged.view(B, H, L, S)
-            else:
-                raise ValueError(
-                    f"attn_mask must have shape (L, S) = ({L}, {S}) or (N * num_heads, L, S) = "
-                    f"({B * H}, {L}, {S}), got {tuple(attn_mask.shape)}"
-                )
-        if key_padding_mask is not None:
-            padding = _as_sdpa_mask(key_padding_mask, "key_padding_mask", dtype)
-            want = (B, S) if batched else (S,)
-            if tuple(padding.shape) != want:
-                raise ValueError(
-                    f"key_padding_mask must have shape {'(N, S)' if batched else '(S,)'} = {want}, "
-                    f"got {tuple(key_padding_mask.shape)}"
-                )
-            padding = padding.view(B, 1, 1, S)
-            if merged is None:
-                merged = padding
-            elif merged.dtype == torch.bool and padding.dtype == torch.bool:
-                merged = merged & padding  # allowed only where both allow
-            else:
-                merged = _additive(merged, dtype) + _additive(padding, dtype)
-        return merged
+def _batch_first(mha, query, key, value):
+    """Check the inputs and return them as (B, T, features), and whether they were batched."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
+            raise TypeError(
+                f"{name} must be a floating-point tensor, got "
+                f"{type(t).__name__ if not isinstance(t, torch.Tensor) else t.dtype}"
+            )
+    if query.dim() not in (2, 3) or key.dim() != query.dim() or value.dim() != query.dim():
+        raise ValueError(
+            "query, key and value must all be 3-D (batched) or all 2-D (unbatched), got "
+            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
+        )
+    batched = query.dim() == 3
+    if not batched:
+        query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+    elif not mha.batch_first:
+        query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+    layout = "(N, L, E)" if mha.batch_first else "(L, N, E)"
+    for name, t, dim in (("query", query, mha.embed_dim), ("key", key, mha.kdim), ("value", value, mha.vdim)):
+        if t.shape[-1] != dim:
+            raise ValueError(f"{name} must have {dim} features in its last dim {layout}, got shape {tuple(t.shape)}")
+    if query.shape[0] != key.shape[0] or key.shape[:2] != value.shape[:2]:
+        raise ValueError(
+            f"query, key and value must share the batch size, and key and value the length: layout "
+            f"{layout if batched else '(L, E)'}, got query {tuple(query.shape)}, "
+            f"key {tuple(key.shape)}, value {tuple(value.shape)} (batch first)"
+        )
+    return query, key, value, batched
+
+
+def _merged_mask(attn_mask, key_padding_mask, B, H, L, S, batched, dtype):
+    """Both masks merged into one for the scores (B or 1, H or 1, L, S), in F.scaled_dot_product_attention's
+    convention: bool True = may attend, or float added to the scores; None when there is no mask.
+    Views and broadcasting only: nothing of size (B, H, L, S) is built."""
+    merged = None
+    if attn_mask is not None:
+        merged = _as_sdpa_mask(attn_mask, "attn_mask", dtype)
+        if merged.shape == (L, S):
+            merged = merged.view(1, 1, L, S)
+        elif merged.shape == (B * H, L, S):
+            merged = merged.view(B, H, L, S)
+        else:
+            raise ValueError(
+                f"attn_mask must have shape (L, S) = ({L}, {S}) or (N * num_heads, L, S) = "
+                f"({B * H}, {L}, {S}), got {tuple(attn_mask.shape)}"
+            )
+    if key_padding_mask is not None:
+        padding = _as_sdpa_mask(key_padding_mask, "key_padding_mask", dtype)
+        want = (B, S) if batched else (S,)
+        if tuple(padding.shape) != want:
+            raise ValueError(
+                f"key_padding_mask must have shape {'(N, S)' if batched else '(S,)'} = {want}, "
+                f"got {tuple(key_padding_mask.shape)}"
+            )
+        padding = padding.view(B, 1, 1, S)
+        if merged is None:
+            merged = padding
+        elif merged.dtype == torch.bool and padding.dtype == torch.bool:
+            merged = merged & padding  # allowed only where both allow
+        else:
+            merged = _additive(merged, dtype) + _additive(padding, dtype)
+    return merged
 
 
 def _as_sdpa_mask(mask, name, dtype):

@@ -10,7 +10,9 @@
 #    ($s^\top W h$) and additive ($v^\top \tanh(W_q s + W_k h)$, Bahdanau et al. 2015);
 # 4. train encoder-decoders with teacher forcing, decode greedily, and measure exact-match
 #    accuracy against input length, with and without attention (the shape of Bahdanau's figure);
-# 5. read an alignment heatmap, including alignments that cross.
+# 5. read an alignment heatmap, including alignments that cross, and say what it does not show;
+# 6. compute self-attention by hand (the UKP lecture's "Thinking Machines"), give the shapes of
+#    8-head attention with $d_{model} = 512$, and measure why the scores are divided by $\sqrt{d_k}$.
 #
 # The task is a real translation that runs offline: lists of dates, from English to French,
 # character by character, written with the Unicode CLDR locale data that the `babel` package
