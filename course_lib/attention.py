@@ -1,6 +1,6 @@
 """Scaled dot-product attention, masks, and multi-head attention (lessons 05, 06 and 07).
 
-The lecture's equations (seed 004), for query i and key j::
+The lecture's equations (UKP Lab's transformer lecture), for query i and key j::
 
     e_ij     = q_i . k_j / sqrt(d_k)           the scaled dot product ("scores")
     e_ij     = -inf   where j may not be seen   masked self-attention: the future j > i
@@ -30,13 +30,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from course_lib._validate import boolean, number, positive_int
+
 __all__ = ["causal_mask", "padding_mask", "masked_softmax", "scaled_dot_product_attention", "MultiHeadAttention"]
 
 
 def causal_mask(T: int, device=None) -> torch.Tensor:
     """(T, T) boolean mask, True where query i may attend to key j, i.e. j <= i (lesson 06)."""
-    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-        raise ValueError(f"T must be a positive int (the sequence length), got {T!r}")
+    positive_int("T", T)
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
 
@@ -48,8 +49,7 @@ def padding_mask(lengths, T: int, device=None) -> torch.Tensor:
     lengths = torch.as_tensor(lengths, device=device)
     if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
         raise ValueError(f"lengths must be a 1-D sequence of ints, got {tuple(lengths.shape)} {lengths.dtype}")
-    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-        raise ValueError(f"T must be a positive int (the padded length), got {T!r}")
+    positive_int("T", T)
     # (values cannot be read on the meta device, where tests check shapes and devices only)
     if lengths.numel() and lengths.device.type != "meta" and (lengths.min() < 0 or lengths.max() > T):
         raise ValueError(f"lengths must lie in [0, T={T}], got {lengths.tolist()}")
@@ -125,7 +125,7 @@ def scaled_dot_product_attention(
         raise ValueError(
             f"k and v must have the same length T_k (one value per key), got {k.shape[-2]} and {v.shape[-2]}"
         )
-    if not 0.0 <= dropout_p < 1.0:
+    if number("dropout_p", dropout_p, 0.0, 1.0) == 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k): e_ij = q_i . k_j / sqrt(d_k)
@@ -163,14 +163,15 @@ class MultiHeadAttention(nn.Module):
         dtype=None,
     ):
         super().__init__()
-        if isinstance(embed_dim, bool) or not isinstance(embed_dim, int) or embed_dim < 1:
-            raise ValueError(f"embed_dim must be a positive int, got {embed_dim!r}")
-        if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
-            raise ValueError(f"num_heads must be a positive int, got {num_heads!r}")
+        positive_int("embed_dim", embed_dim)
+        positive_int("num_heads", num_heads)
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
-        if not 0.0 <= dropout < 1.0:
+        if number("dropout", dropout, 0.0, 1.0) == 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        for name, flag in (("bias", bias), ("add_bias_kv", add_bias_kv), ("add_zero_attn", add_zero_attn)):
+            boolean(name, flag)
+        boolean("batch_first", batch_first)
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.head_dim = embed_dim // num_heads
         self.kdim = kdim if kdim is not None else embed_dim
@@ -274,7 +275,7 @@ class MultiHeadAttention(nn.Module):
         averaged over heads, (N, num_heads, L, S) if not ``average_attn_weights``, or None if
         not ``need_weights``.
         """
-        query, key, value, batched = self._batch_first(query, key, value)
+        query, key, value, batched = _batch_first(self, query, key, value)
         B, L, _ = query.shape  # (B, L, E)
         S = key.shape[1]
         if is_causal and attn_mask is None:
@@ -282,29 +283,31 @@ class MultiHeadAttention(nn.Module):
                 "is_causal=True is only a hint, as in torch: also pass attn_mask, e.g. "
                 "~causal_mask(L) (True = may NOT attend) or nn.Transformer.generate_square_subsequent_mask(L)"
             )
-        mask = self._additive_mask(attn_mask, key_padding_mask, B, L, S, batched, query)  # (B, H, L, S) or None
+        # torch's module trusts the is_causal hint on its fused path and ignores attn_mask; so do we,
+        # and then no mask is built at all.
+        fused_causal = self.fused and not need_weights and is_causal and key_padding_mask is None
+        H, D = self.num_heads, self.head_dim
+        mask = None if fused_causal else _merged_mask(attn_mask, key_padding_mask, B, H, L, S, batched, query.dtype)
 
         (w_q, b_q), (w_k, b_k), (w_v, b_v) = self._projections()
         q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)  # (B, T, E)
         if self.bias_k is not None:  # one extra learned key and value that every query may attend to
             k = torch.cat([k, self.bias_k.expand(B, 1, -1)], dim=1)
             v = torch.cat([v, self.bias_v.expand(B, 1, -1)], dim=1)
-            mask = None if mask is None else F.pad(mask, (0, 1))
-        H, D = self.num_heads, self.head_dim
+            mask = _allow_one_more_key(mask)
         q = q.view(B, L, H, D).transpose(1, 2)  # (B, H, L, D): head h gets features h*D .. (h+1)*D - 1
         k = k.view(B, k.shape[1], H, D).transpose(1, 2)  # (B, H, S, D)
         v = v.view(B, v.shape[1], H, D).transpose(1, 2)  # (B, H, S, D)
         if self.add_zero_attn:  # one extra all-zero key and value per head
             zeros = torch.zeros(B, H, 1, D, dtype=k.dtype, device=k.device)
             k, v = torch.cat([k, zeros], dim=2), torch.cat([v, zeros], dim=2)
-            mask = None if mask is None else F.pad(mask, (0, 1))
+            mask = _allow_one_more_key(mask)
         dropout_p = self.dropout if self.training else 0.0
 
         weights = None
         if need_weights or not self.fused:
             out, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)  # (B, H, L, D)
-        elif is_causal and key_padding_mask is None:
-            # torch's module trusts the hint here and ignores attn_mask; so do we.
+        elif fused_causal:
             out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
@@ -320,72 +323,93 @@ class MultiHeadAttention(nn.Module):
             weights = None if weights is None else weights.squeeze(0)
         return out, (weights if need_weights else None)
 
-    def _batch_first(self, query, key, value):
-        """Check the inputs and return them as (B, T, features), and whether they were batched."""
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
-                raise TypeError(
-                    f"{name} must be a floating-point tensor, got "
-                    f"{type(t).__name__ if not isinstance(t, torch.Tensor) else t.dtype}"
-                )
-        if query.dim() not in (2, 3) or key.dim() != query.dim() or value.dim() != query.dim():
-            raise ValueError(
-                "query, key and value must all be 3-D (batched) or all 2-D (unbatched), got "
-                f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
+
+def _batch_first(mha, query, key, value):
+    """Check the inputs and return them as (B, T, features), and whether they were batched."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
+            raise TypeError(
+                f"{name} must be a floating-point tensor, got "
+                f"{type(t).__name__ if not isinstance(t, torch.Tensor) else t.dtype}"
             )
-        batched = query.dim() == 3
-        if not batched:
-            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-        elif not self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
-        for name, t, dim in (("query", query, self.embed_dim), ("key", key, self.kdim), ("value", value, self.vdim)):
-            if t.shape[-1] != dim:
-                raise ValueError(
-                    f"{name} must have {dim} features in its last dim {layout}, got shape {tuple(t.shape)}"
-                )
-        if query.shape[0] != key.shape[0] or key.shape[:2] != value.shape[:2]:
+    if query.dim() not in (2, 3) or key.dim() != query.dim() or value.dim() != query.dim():
+        raise ValueError(
+            "query, key and value must all be 3-D (batched) or all 2-D (unbatched), got "
+            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
+        )
+    batched = query.dim() == 3
+    if not batched:
+        query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+    elif not mha.batch_first:
+        query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+    layout = "(N, L, E)" if mha.batch_first else "(L, N, E)"
+    for name, t, dim in (("query", query, mha.embed_dim), ("key", key, mha.kdim), ("value", value, mha.vdim)):
+        if t.shape[-1] != dim:
+            raise ValueError(f"{name} must have {dim} features in its last dim {layout}, got shape {tuple(t.shape)}")
+    if query.shape[0] != key.shape[0] or key.shape[:2] != value.shape[:2]:
+        raise ValueError(
+            f"query, key and value must share the batch size, and key and value the length: layout "
+            f"{layout if batched else '(L, E)'}, got query {tuple(query.shape)}, "
+            f"key {tuple(key.shape)}, value {tuple(value.shape)} (batch first)"
+        )
+    return query, key, value, batched
+
+
+def _merged_mask(attn_mask, key_padding_mask, B, H, L, S, batched, dtype):
+    """Both masks merged into one for the scores (B or 1, H or 1, L, S), in F.scaled_dot_product_attention's
+    convention: bool True = may attend, or float added to the scores; None when there is no mask.
+    Views and broadcasting only: nothing of size (B, H, L, S) is built."""
+    merged = None
+    if attn_mask is not None:
+        merged = _as_sdpa_mask(attn_mask, "attn_mask", dtype)
+        if merged.shape == (L, S):
+            merged = merged.view(1, 1, L, S)
+        elif merged.shape == (B * H, L, S):
+            merged = merged.view(B, H, L, S)
+        else:
             raise ValueError(
-                f"query, key and value must share the batch size, and key and value the length: layout "
-                f"{layout if batched else '(L, E)'}, got query {tuple(query.shape)}, "
-                f"key {tuple(key.shape)}, value {tuple(value.shape)} (batch first)"
+                f"attn_mask must have shape (L, S) = ({L}, {S}) or (N * num_heads, L, S) = "
+                f"({B * H}, {L}, {S}), got {tuple(attn_mask.shape)}"
             )
-        return query, key, value, batched
-
-    def _additive_mask(self, attn_mask, key_padding_mask, B, L, S, batched, like):
-        """Merge both masks into one float mask (B, H, L, S) to add to the scores (0 or -inf), or None."""
-        H = self.num_heads
-        merged = None
-        if attn_mask is not None:
-            attn_mask = _as_additive(attn_mask, "attn_mask", like)
-            if attn_mask.shape == (L, S):
-                merged = attn_mask.view(1, 1, L, S)
-            elif attn_mask.shape == (B * H, L, S):
-                merged = attn_mask.view(B, H, L, S)
-            else:
-                raise ValueError(
-                    f"attn_mask must have shape (L, S) = ({L}, {S}) or (N * num_heads, L, S) = "
-                    f"({B * H}, {L}, {S}), got {tuple(attn_mask.shape)}"
-                )
-        if key_padding_mask is not None:
-            key_padding_mask = _as_additive(key_padding_mask, "key_padding_mask", like)
-            want = (B, S) if batched else (S,)
-            if tuple(key_padding_mask.shape) != want:
-                raise ValueError(
-                    f"key_padding_mask must have shape {'(N, S)' if batched else '(S,)'} = {want}, "
-                    f"got {tuple(key_padding_mask.shape)}"
-                )
-            padding = key_padding_mask.view(B, 1, 1, S)
-            merged = padding if merged is None else merged + padding
-        return None if merged is None else merged.expand(B, H, L, S)
+    if key_padding_mask is not None:
+        padding = _as_sdpa_mask(key_padding_mask, "key_padding_mask", dtype)
+        want = (B, S) if batched else (S,)
+        if tuple(padding.shape) != want:
+            raise ValueError(
+                f"key_padding_mask must have shape {'(N, S)' if batched else '(S,)'} = {want}, "
+                f"got {tuple(key_padding_mask.shape)}"
+            )
+        padding = padding.view(B, 1, 1, S)
+        if merged is None:
+            merged = padding
+        elif merged.dtype == torch.bool and padding.dtype == torch.bool:
+            merged = merged & padding  # allowed only where both allow
+        else:
+            merged = _additive(merged, dtype) + _additive(padding, dtype)
+    return merged
 
 
-def _as_additive(mask, name, like):
-    """torch.nn.MultiheadAttention's convention -> float: bool True (may NOT attend) -> -inf, False -> 0."""
+def _as_sdpa_mask(mask, name, dtype):
+    """torch.nn.MultiheadAttention's convention -> F.scaled_dot_product_attention's: a bool mask is
+    inverted (True = may NOT attend -> True = may attend), a float mask is added to the scores as it is."""
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(mask).__name__}")
     if mask.dtype == torch.bool:
-        return torch.zeros(mask.shape, dtype=like.dtype, device=like.device).masked_fill(mask, float("-inf"))
+        return ~mask
     if not mask.dtype.is_floating_point:
         raise TypeError(f"{name} must be bool (True = may NOT attend) or float (added to the scores), got {mask.dtype}")
-    return mask.to(like.dtype)
+    return mask.to(dtype)
+
+
+def _additive(mask, dtype):
+    """A bool mask (True = may attend) as a float one: 0 where allowed, -inf elsewhere."""
+    if mask.dtype != torch.bool:
+        return mask
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, float("-inf"))
+
+
+def _allow_one_more_key(mask):
+    """The mask with one more key (add_bias_kv, add_zero_attn) that every query may attend to."""
+    if mask is None:
+        return None
+    return F.pad(mask, (0, 1), value=True if mask.dtype == torch.bool else 0.0)

@@ -26,21 +26,26 @@ import torch
 from babel.dates import format_date as _babel_format_date
 from babel.lists import format_list
 
+from course_lib._validate import boolean, non_negative_int, number, one_of, positive_int
+from course_lib.corpora import BOS, EOS, PAD, SPLITS, Vocab
+
 __all__ = [
     "FIRST_DAY",
     "LAST_DAY",
-    "SPLITS",
-    "Vocab",
+    "SPECIALS",
     "DatePairs",
     "format_dates",
     "split_dates",
     "make_pairs",
     "build_vocab",
+    "encode",
+    "decode",
+    "batch",
 ]
 
 FIRST_DAY = datetime.date(1900, 1, 1)
 LAST_DAY = datetime.date(2099, 12, 31)
-SPLITS = ("train", "val", "test")
+SPECIALS = (PAD, BOS, EOS)  # ids 0, 1, 2 of every date vocabulary: padding, start and end of a string
 FORMATS = ("full", "long", "medium", "short")
 
 
@@ -65,8 +70,7 @@ def _check_locale(name: str, locale) -> None:
 
 
 def _check_format(fmt) -> None:
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+    one_of("format", fmt, FORMATS)
 
 
 def format_dates(dates, locale: str = "en_US", format: str = "full") -> str:
@@ -99,9 +103,8 @@ def split_dates(seed: int = 0, held_out: float = 0.1) -> dict[str, np.ndarray]:
 
     ``held_out`` is the share of days in val and the same share in test.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    if not 0.0 < held_out < 0.5:
+    seed = non_negative_int("seed", seed)
+    if not 0.0 < number("held_out", held_out) < 0.5:
         raise ValueError(
             f"held_out must be in (0, 0.5) (the share of days for val and for test each), got {held_out!r}"
         )
@@ -138,14 +141,12 @@ def make_pairs(
     Deterministic: the same arguments give the same examples. Different splits draw their
     dates from disjoint sets of days (:func:`split_dates` with the same seed).
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive int (the number of examples), got {n!r}")
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    if isinstance(max_dates, bool) or not isinstance(max_dates, int) or max_dates < 1:
-        raise ValueError(f"max_dates must be a positive int, got {max_dates!r}")
-    if n_dates is not None and (isinstance(n_dates, bool) or not isinstance(n_dates, int) or n_dates < 1):
-        raise ValueError(f"n_dates must be a positive int or None, got {n_dates!r}")
+    n = positive_int("n", n)
+    one_of("split", split, SPLITS)
+    seed = non_negative_int("seed", seed)
+    positive_int("max_dates", max_dates)
+    if n_dates is not None:
+        positive_int("n_dates", n_dates)
     _check_locale("source_locale", source_locale)
     _check_locale("target_locale", target_locale)
     _check_format(format)
@@ -165,58 +166,46 @@ def make_pairs(
     return DatePairs(sources, targets, dates)
 
 
-class Vocab:
-    """Characters <-> ids, with three special ids: PAD = 0, BOS = 1 (start decoding), EOS = 2 (stop)."""
+def encode(vocab: Vocab, text: str, bos: bool = False, eos: bool = True) -> list[int]:
+    """The ids of ``text``'s characters in ``vocab``, after a BOS and before an EOS if asked."""
+    boolean("bos", bos)
+    boolean("eos", eos)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    unknown = sorted({c for c in text if c not in vocab})
+    if unknown:
+        raise ValueError(f"text {text!r} has characters outside the vocabulary: {unknown}")
+    return [vocab.stoi[BOS]] * bos + vocab.encode(list(text)) + [vocab.stoi[EOS]] * eos
 
-    PAD, BOS, EOS = 0, 1, 2
-    SPECIALS = ("<pad>", "<s>", "</s>")
 
-    def __init__(self, chars):
-        chars = list(chars)
-        if len(set(chars)) != len(chars) or not all(isinstance(c, str) and len(c) == 1 for c in chars):
-            raise ValueError("chars must be distinct single characters")
-        self.chars = chars
-        self.index = {c: i + len(self.SPECIALS) for i, c in enumerate(chars)}
+def decode(vocab: Vocab, ids) -> str:
+    """The characters of ``ids`` up to the first EOS (PAD and BOS are skipped)."""
+    skip = {vocab.stoi[PAD], vocab.stoi[BOS]}
+    out = []
+    for i in ids.tolist() if isinstance(ids, torch.Tensor) else ids:
+        if i == vocab.stoi[EOS]:
+            break
+        if i not in skip:
+            out.append(vocab.itos[i])
+    return "".join(out)
 
-    def __len__(self) -> int:
-        return len(self.SPECIALS) + len(self.chars)
 
-    def __repr__(self) -> str:
-        return f"Vocab({len(self)} ids: 3 specials + {''.join(self.chars)!r})"
-
-    def encode(self, text: str, bos: bool = False, eos: bool = True) -> list[int]:
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        unknown = sorted({c for c in text if c not in self.index})
-        if unknown:
-            raise ValueError(f"text {text!r} has characters outside the vocabulary: {unknown}")
-        return [self.BOS] * bos + [self.index[c] for c in text] + [self.EOS] * eos
-
-    def decode(self, ids) -> str:
-        """The characters of ``ids`` up to the first EOS (PAD and BOS are skipped)."""
-        out = []
-        for i in ids.tolist() if isinstance(ids, torch.Tensor) else ids:
-            if i == self.EOS:
-                break
-            if i >= len(self.SPECIALS):
-                out.append(self.chars[i - len(self.SPECIALS)])
-        return "".join(out)
-
-    def batch(self, texts, bos: bool = False, eos: bool = True, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, T) ids padded with PAD on the right, and the (B,) lengths (on the CPU)."""
-        if isinstance(texts, str) or not len(texts):
-            raise ValueError("texts must be a non-empty list of strings")
-        rows = [self.encode(t, bos=bos, eos=eos) for t in texts]
-        T = max(len(r) for r in rows)
-        ids = torch.full((len(rows), T), self.PAD, dtype=torch.long, device=device)
-        for i, r in enumerate(rows):
-            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long, device=device)
-        lengths = torch.tensor([len(r) for r in rows], dtype=torch.long, device="cpu")  # cpu: read by Python code
-        return ids, lengths
+def batch(vocab: Vocab, texts, bos: bool = False, eos: bool = True, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, T) ids padded with PAD on the right, and the (B,) lengths (on the CPU)."""
+    if isinstance(texts, str) or not len(texts):
+        raise ValueError("texts must be a non-empty list of strings")
+    rows = [encode(vocab, t, bos=bos, eos=eos) for t in texts]
+    T = max(len(r) for r in rows)
+    ids = torch.full((len(rows), T), vocab.stoi[PAD], dtype=torch.long, device=device)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = torch.tensor(r, dtype=torch.long, device=device)
+    lengths = torch.tensor([len(r) for r in rows], dtype=torch.long, device="cpu")  # cpu: read by Python code
+    return ids, lengths
 
 
 def build_vocab(locales=("en_US", "fr_FR"), format: str = "full") -> Vocab:
-    """Every character these locales use to write dates and lists of dates (sorted, so deterministic).
+    """A closed vocabulary (no UNK): the specials PAD = 0, BOS = 1, EOS = 2, then every character
+    these locales use to write dates and lists of dates (sorted, so deterministic).
 
     The dates of the leap year 2000 hold every month and weekday name and every digit.
     """
@@ -229,4 +218,4 @@ def build_vocab(locales=("en_US", "fr_FR"), format: str = "full") -> Vocab:
         for o in year:
             chars |= set(_format_one(o, locale, format))
         chars |= set(format_list(["1", "2", "3"], locale=locale))
-    return Vocab(sorted(chars))
+    return Vocab.from_itos(list(SPECIALS) + sorted(chars))

@@ -1,6 +1,6 @@
 """Encoder-decoder RNNs, with and without attention (lesson 05).
 
-The lecture's equations (seed 002, Bahdanau et al. 2015), for decoding step i::
+The lecture's equations (Penn CIS 7000, Mayur Naik; Bahdanau et al. 2015), for decoding step i::
 
     h_1^e .. h_n^e = GRU_enc(x_1 .. x_n)              the encoder's hidden states
     h_0^d          = h_n^e                             the decoder starts from the last one
@@ -10,20 +10,24 @@ The lecture's equations (seed 002, Bahdanau et al. 2015), for decoding step i::
     h_i^d          = GRUCell([y_{i-1}; c_i], h_{i-1}^d)
     y_hat_i        = softmax(W_out [h_i^d; c_i])
 
-The scores (CS224N's "attention variants", seed 001), with s = h_{i-1}^d and h = h_j^e:
+The decoder's queries attend to the encoder's states: **cross-attention** (CS224N), as opposed
+to the self-attention of lessons 06 and 07, where queries, keys and values come from one sequence.
 
-    "dot"       s . h                     (seed 002's dot-product attention)
-    "scaled"    s . h / sqrt(d)           (Vaswani et al.; course_lib.attention's path)
-    "bilinear"  s^T W h                   (Luong's "general": "h W h" in seed 002)
+The scores (CS224N's "attention variants"), with s = h_{i-1}^d and h = h_j^e:
+
+    "dot"       s . h                     (the dot-product attention of the Penn notes)
+    "scaled"    s . h / sqrt(d)           (Vaswani et al., the transformer's)
+    "bilinear"  s^T W h                   (Luong's "general": "h W h" in the Penn notes)
     "additive"  v^T tanh(W_q s + W_k h)   (Bahdanau's original)
 
 Training uses teacher forcing (the decoder reads the true previous character);
 :meth:`Seq2Seq.greedy_decode` feeds back its own most likely character instead.
+Token ids come from a :class:`course_lib.corpora.Vocab` such as :func:`course_lib.dates.build_vocab`'s;
+the ids of its PAD, BOS and EOS are part of the config (:meth:`Seq2SeqConfig.for_vocab`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,8 +36,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib.attention import padding_mask, scaled_dot_product_attention
-from course_lib.train import check_token_ids
+from course_lib import checkpoint, dates
+from course_lib._validate import boolean, one_of, positive_int, token_ids
+from course_lib.attention import padding_mask
+from course_lib.corpora import BOS, EOS, PAD, Vocab
+from course_lib.train import evaluating
 
 __all__ = [
     "ATTENTIONS",
@@ -50,12 +57,10 @@ __all__ = [
     "exact_match_by_length",
     "save_checkpoint",
     "load_checkpoint",
-    "DATA_DIR",
 ]
 
 ATTENTIONS = ("none", "dot", "scaled", "bilinear", "additive")
-PAD, BOS, EOS = 0, 1, 2  # as in course_lib.dates.Vocab
-DATA_DIR = Path(__file__).resolve().parent / "weights"
+KIND = "seq2seq"  # the checkpoint kind (course_lib.checkpoint)
 
 
 class DotScore(nn.Module):
@@ -63,7 +68,7 @@ class DotScore(nn.Module):
 
     def __init__(self, scaled: bool = False):
         super().__init__()
-        self.scaled = scaled
+        self.scaled = boolean("scaled", scaled)
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         # query (B, d), keys (B, T, d) -> scores (B, T)
@@ -129,16 +134,29 @@ class Seq2SeqConfig:
     embed_dim: int = 32
     hidden_size: int = 128
     attention_size: int = 64  # only for "additive"
+    pad_id: int = 0  # the ids of the vocabulary's PAD, BOS and EOS (dates.build_vocab puts them first)
+    bos_id: int = 1
+    eos_id: int = 2
 
     def __post_init__(self):
-        if self.attention not in ATTENTIONS:
-            raise ValueError(f"attention must be one of {ATTENTIONS}, got {self.attention!r}")
+        one_of("attention", self.attention, ATTENTIONS)
         for name in ("vocab_size", "embed_dim", "hidden_size", "attention_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if self.vocab_size <= EOS:
-            raise ValueError(f"vocab_size must count the 3 special ids (PAD, BOS, EOS) too, got {self.vocab_size}")
+            positive_int(name, getattr(self, name))
+        specials = (self.pad_id, self.bos_id, self.eos_id)
+        if len(set(specials)) != 3 or not all(isinstance(i, int) and 0 <= i < self.vocab_size for i in specials):
+            raise ValueError(
+                f"vocab_size must count the 3 special ids too, and pad_id, bos_id, eos_id must be distinct ids "
+                f"in [0, vocab_size); got vocab_size={self.vocab_size}, ids {specials}"
+            )
+
+    @classmethod
+    def for_vocab(cls, vocab: Vocab, **options) -> Seq2SeqConfig:
+        """The config of a model for ``vocab``: its size and the ids of its PAD, BOS and EOS."""
+        missing = [t for t in (PAD, BOS, EOS) if t not in vocab]
+        if missing:
+            raise ValueError(f"vocab must hold the special tokens {PAD}, {BOS}, {EOS}; it lacks {missing}")
+        ids = {"pad_id": vocab.stoi[PAD], "bos_id": vocab.stoi[BOS], "eos_id": vocab.stoi[EOS]}
+        return cls(len(vocab), **options, **ids)
 
 
 class Seq2Seq(nn.Module):
@@ -148,8 +166,8 @@ class Seq2Seq(nn.Module):
         super().__init__()
         self.config = config
         E, H = config.embed_dim, config.hidden_size
-        self.src_embed = nn.Embedding(config.vocab_size, E, padding_idx=PAD, device=device)
-        self.tgt_embed = nn.Embedding(config.vocab_size, E, padding_idx=PAD, device=device)
+        self.src_embed = nn.Embedding(config.vocab_size, E, padding_idx=config.pad_id, device=device)
+        self.tgt_embed = nn.Embedding(config.vocab_size, E, padding_idx=config.pad_id, device=device)
         self.encoder = nn.GRU(E, H, batch_first=True, device=device)
         self.decoder = nn.GRUCell(E + H, H, device=device)  # input: [y_{i-1}; c_i]
         self.out = nn.Linear(2 * H, config.vocab_size, device=device)  # W_out [h_i^d; c_i]
@@ -168,38 +186,39 @@ class Seq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor):
         """Encoder states (B, T, H), the last real one h_n^e (B, H) of each sequence, and the padding mask (B, T)."""
-        check_token_ids(src, "src")
+        token_ids("src", src, self.config.vocab_size)
         lengths = torch.as_tensor(src_lengths, device=src.device)
         if lengths.shape != src.shape[:1]:
             raise ValueError(
                 f"src_lengths must have one length per sequence, shape ({src.shape[0]},), got {tuple(lengths.shape)}"
             )
         B, T = src.shape
+        if lengths.device.type != "meta" and B and (lengths.min() < 1 or lengths.max() > T):
+            raise ValueError(f"src_lengths must lie in [1, T={T}] (each sequence holds a real token), got {lengths}")
         states, _ = self.encoder(self.src_embed(src))  # (B, T, H); padding comes after the real tokens
         last = states[torch.arange(B, device=src.device), lengths - 1]  # h_n^e at each sequence's own length
         return states, last, padding_mask(lengths, T, device=src.device)
 
-    def _context(self, query, states, projected, mask, last):
-        """c_i and alpha_i for the decoder state ``query`` = h_{i-1}^d."""
+    def context(self, query, states, mask, last, projected=None):
+        """c_i and alpha_i for the decoder state ``query`` = h_{i-1}^d (B, H), given the encoder's
+        ``states`` (B, T, H), their padding ``mask`` (B, T) and ``last`` = h_n^e (B, H).
+        ``projected`` is the score's key-side work, done once per sentence (see :meth:`start`)."""
         if self.score is None:
             return last, None  # the bottleneck: the same vector at every step
-        if self.attention == "scaled":
-            # course_lib.attention's scaled dot-product path: one query (B, 1, H) against the encoder states.
-            context, weights = scaled_dot_product_attention(query.unsqueeze(1), states, states, mask=mask.unsqueeze(1))
-            return context.squeeze(1), weights.squeeze(1)
         if projected is None:
             scores = self.score(query, states)
         else:
             scores = self.score(query, states, projected)
-        return attend(scores, states, mask)
+        return attend(scores, states, mask)  # c_i = sum_j alpha_ij h_j^e
 
-    def _step(self, y_embedded, hidden, states, projected, mask, last):
+    def step(self, y_embedded, hidden, states, mask, last, projected=None):
         """One decoding step: h_{i-1}^d -> (h_i^d, c_i, alpha_i), given the embedded previous character."""
-        context, weights = self._context(hidden, states, projected, mask, last)
+        context, weights = self.context(hidden, states, mask, last, projected)
         hidden = self.decoder(torch.cat([y_embedded, context], dim=-1), hidden)
         return hidden, context, weights
 
-    def _start(self, src, src_lengths):
+    def start(self, src, src_lengths):
+        """Encode once per sentence: (states, last, mask, projected) for :meth:`step`."""
         states, last, mask = self.encode(src, src_lengths)
         projected = self.score.precompute(states) if hasattr(self.score, "precompute") else None
         return states, last, mask, projected
@@ -212,12 +231,13 @@ class Seq2Seq(nn.Module):
                 f"tgt_in must be a (B, T_out) tensor of ids with B = {src.shape[0]} like src, got "
                 f"{tuple(tgt_in.shape) if isinstance(tgt_in, torch.Tensor) else type(tgt_in).__name__}"
             )
-        states, last, mask, projected = self._start(src, src_lengths)
+        token_ids("tgt_in", tgt_in, self.config.vocab_size)
+        states, last, mask, projected = self.start(src, src_lengths)
         embedded = self.tgt_embed(tgt_in)  # (B, T_out, E): teacher forcing, all known in advance
         hidden = last  # h_0^d = h_n^e
         outputs, weights = [], []
         for i in range(tgt_in.shape[1]):
-            hidden, context, alpha = self._step(embedded[:, i], hidden, states, projected, mask, last)
+            hidden, context, alpha = self.step(embedded[:, i], hidden, states, mask, last, projected)
             outputs.append(torch.cat([hidden, context], dim=-1))
             weights.append(alpha)
         logits = self.out(torch.stack(outputs, dim=1))  # W_out [h_i^d; c_i] for every step at once
@@ -229,71 +249,69 @@ class Seq2Seq(nn.Module):
 
         Returns ids (B, T_out) (EOS included; after EOS, PAD) and weights (B, T_out, T_in) or None.
         """
-        if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
-        states, last, mask, projected = self._start(src, src_lengths)
+        positive_int("max_len", max_len)
+        states, last, mask, projected = self.start(src, src_lengths)
         B = src.shape[0]
         hidden = last
-        y = torch.full((B,), BOS, dtype=torch.long, device=src.device)
+        y = torch.full((B,), self.config.bos_id, dtype=torch.long, device=src.device)
         done = torch.zeros(B, dtype=torch.bool, device=src.device)
         ids, weights = [], []
         for _ in range(max_len):
-            hidden, context, alpha = self._step(self.tgt_embed(y), hidden, states, projected, mask, last)
+            hidden, context, alpha = self.step(self.tgt_embed(y), hidden, states, mask, last, projected)
             logits = self.out(torch.cat([hidden, context], dim=-1))
-            y = logits.argmax(-1).masked_fill(done, PAD)
+            y = logits.argmax(-1).masked_fill(done, self.config.pad_id)
             ids.append(y)
             weights.append(alpha)
-            done = done | (y == EOS)
+            done = done | (y == self.config.eos_id)
             if src.device.type != "meta" and bool(done.all()):
                 break
         return torch.stack(ids, dim=1), (None if self.score is None else torch.stack(weights, dim=1))
 
 
-def encode_pairs(sources, targets, vocab, device=None):
+def encode_pairs(sources, targets, vocab: Vocab, device=None):
     """The four tensors a batch is made of: src (B, T_in) with EOS, src_lengths (B,),
     tgt_in (B, T_out) = BOS + target, tgt_out (B, T_out) = target + EOS (all padded with PAD)."""
     if len(sources) != len(targets):
         raise ValueError(f"sources and targets must pair up, got {len(sources)} and {len(targets)}")
-    src, src_lengths = vocab.batch(sources, device=device)
-    tgt_in, _ = vocab.batch(targets, bos=True, eos=False, device=device)
-    tgt_out, _ = vocab.batch(targets, device=device)
+    src, src_lengths = dates.batch(vocab, sources, device=device)
+    tgt_in, _ = dates.batch(vocab, targets, bos=True, eos=False, device=device)
+    tgt_out, _ = dates.batch(vocab, targets, device=device)
     return src, src_lengths.to(src.device), tgt_in, tgt_out
 
 
-def trim(batch):
-    """Drop the columns that are padding in every row of the batch (less work, same loss)."""
+def trim(batch, pad_id: int = 0):
+    """Drop the columns that are padding (``pad_id``) in every row of the batch (less work, same loss)."""
     src, src_lengths, tgt_in, tgt_out = batch
     if src.device.type == "meta":  # no values to read: shapes only
         return batch
-    T_in, T_out = int(src_lengths.max()), int((tgt_out != PAD).sum(1).max())
+    T_in, T_out = int(src_lengths.max()), int((tgt_out != pad_id).sum(1).max())
     return src[:, :T_in], src_lengths, tgt_in[:, :T_out], tgt_out[:, :T_out]
 
 
 def seq2seq_loss(model: Seq2Seq, batch) -> torch.Tensor:
     """Mean cross-entropy per target character (PAD ignored); ``batch`` = (src, src_lengths, tgt_in, tgt_out)."""
-    src, src_lengths, tgt_in, tgt_out = trim(batch)
+    pad_id = model.config.pad_id
+    src, src_lengths, tgt_in, tgt_out = trim(batch, pad_id)
     logits, _ = model(src, src_lengths, tgt_in)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=PAD)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=pad_id)
 
 
-@torch.no_grad()
-def translate(model: Seq2Seq, sources, vocab, batch_size: int = 256, max_len: int | None = None):
+def translate(model: Seq2Seq, sources, vocab: Vocab, batch_size: int = 256, max_len: int | None = None):
     """Greedy translations of a list of strings; returns (strings, weights) with one (T_out, T_in) weight
     matrix per example, cut to its own lengths (None without attention)."""
+    positive_int("batch_size", batch_size)
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     outputs, all_weights = [], []
-    for start in range(0, len(sources), batch_size):
-        chunk = list(sources[start : start + batch_size])
-        src, lengths = vocab.batch(chunk, device=device)
-        ids, weights = model.greedy_decode(src, lengths, max_len=max_len or 2 * src.shape[1] + 10)
-        for b in range(len(chunk)):
-            text = vocab.decode(ids[b])
-            outputs.append(text)
-            if weights is not None:
-                all_weights.append(weights[b, : len(text) + 1, : int(lengths[b])].cpu())  # + 1: the EOS step
-    model.train(was_training)
+    with evaluating(model):
+        for start in range(0, len(sources), batch_size):
+            chunk = list(sources[start : start + batch_size])
+            src, lengths = dates.batch(vocab, chunk, device=device)
+            ids, weights = model.greedy_decode(src, lengths, max_len=max_len or 2 * src.shape[1] + 10)
+            for b in range(len(chunk)):
+                text = dates.decode(vocab, ids[b])
+                outputs.append(text)
+                if weights is not None:
+                    all_weights.append(weights[b, : len(text) + 1, : int(lengths[b])].cpu())  # + 1: the EOS step
     return outputs, (all_weights if model.score is not None else None)
 
 
@@ -314,21 +332,21 @@ def exact_match_by_length(sources, predictions, targets, edges) -> list[tuple[in
     return rows
 
 
-def save_checkpoint(model: Seq2Seq, path, info: dict) -> None:
-    """Weights (a state dict of tensors) in ``path`` and the config plus ``info`` as JSON beside it."""
-    path = Path(path)
-    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, path)
-    path.with_suffix(".json").write_text(json.dumps({"config": asdict(model.config), **info}, indent=2) + "\n")
+def save_checkpoint(model: Seq2Seq, path, vocab: Vocab, info: dict) -> Path:
+    """A course_lib.checkpoint file: the weights (float32, as trained), the config, ``vocab`` and ``info``."""
+    options = {k: v for k, v in asdict(model.config).items() if k not in ("vocab_size", "pad_id", "bos_id", "eos_id")}
+    if Seq2SeqConfig.for_vocab(vocab, **options) != model.config:
+        raise ValueError("vocab is not the vocabulary this model was built for (its size or special ids differ)")
+    return checkpoint.save(path, model, kind=KIND, config=asdict(model.config), vocab=vocab.itos, info=info)
 
 
-def load_checkpoint(name: str, device=None) -> tuple[Seq2Seq, dict]:
-    """A model trained by scripts/train_seq2seq.py: ``name`` is e.g. "none" or "additive"
-    (course_lib/weights/seq2seq_<name>.pt) or a path to a .pt file. Returns (model in eval mode, info)."""
-    path = Path(name) if str(name).endswith(".pt") else DATA_DIR / f"seq2seq_{name}.pt"
-    if not path.exists():
-        known = sorted(p.stem.removeprefix("seq2seq_") for p in DATA_DIR.glob("seq2seq_*.pt"))
-        raise FileNotFoundError(f"no checkpoint {path}; known names: {known} (train one with scripts/train_seq2seq.py)")
-    info = json.loads(path.with_suffix(".json").read_text())
-    model = Seq2Seq(Seq2SeqConfig(**info["config"]), device=device)
-    model.load_state_dict(torch.load(path, map_location=device or "cpu", weights_only=True))
-    return model.eval(), info
+def load_checkpoint(name: str, device=None) -> tuple[Seq2Seq, checkpoint.Checkpoint, Vocab]:
+    """A model trained by scripts/train_seq2seq.py: ``name`` is e.g. "none" or "dot"
+    (course_lib/weights/seq2seq_<name>.safetensors) or a path to a .safetensors file.
+
+    Returns (model in eval mode, the checkpoint's header: config, info, ...; its vocabulary)."""
+    path = Path(name) if str(name).endswith(".safetensors") else checkpoint.weights_path(f"seq2seq_{name}")
+    model, ckpt = checkpoint.load(
+        path, build=lambda config: Seq2Seq(Seq2SeqConfig(**config)), kind=KIND, device=device or "cpu"
+    )
+    return model, ckpt, Vocab.from_itos(ckpt.vocab)

@@ -10,7 +10,9 @@
 #    ($s^\top W h$) and additive ($v^\top \tanh(W_q s + W_k h)$, Bahdanau et al. 2015);
 # 4. train encoder-decoders with teacher forcing, decode greedily, and measure exact-match
 #    accuracy against input length, with and without attention (the shape of Bahdanau's figure);
-# 5. read an alignment heatmap, including alignments that cross.
+# 5. read an alignment heatmap, including alignments that cross, and say what it does not show;
+# 6. compute self-attention by hand (the UKP lecture's "Thinking Machines"), give the shapes of
+#    8-head attention with $d_{model} = 512$, and measure why the scores are divided by $\sqrt{d_k}$.
 #
 # The task is a real translation that runs offline: lists of dates, from English to French,
 # character by character, written with the Unicode CLDR locale data that the `babel` package
@@ -20,6 +22,7 @@
 # %%
 import inspect
 import math
+import statistics
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -29,6 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import course_lib
+from course_lib import dates
 from course_lib.attention import MultiHeadAttention, scaled_dot_product_attention
 from course_lib.dates import build_vocab, make_pairs, split_dates
 from course_lib.notebook import viz
@@ -41,7 +45,7 @@ from course_lib.seq2seq import (
     seq2seq_loss,
     translate,
 )
-from course_lib.train import fit, make_batches
+from course_lib.train import evaluating, fit, make_batches
 
 device = course_lib.setup(seed=0, threads=1)  # one thread: on small shared CPUs it is often the fastest
 
@@ -78,7 +82,7 @@ assert math.isclose(alpha.sum().item(), 1.0, rel_tol=1e-6)
 assert words[int(alpha.argmax())] == "month"  # the best-matching key gets the largest weight
 
 # %% [markdown]
-# Softmax is a *differentiable argmax* (seed 003): multiply the scores by a growing factor
+# Softmax is a *differentiable argmax* (Galerne's lecture): multiply the scores by a growing factor
 # $\beta$ and the weights concentrate on the best key, so $c$ moves from the mean towards the
 # single best value. Move the slider.
 
@@ -99,7 +103,14 @@ def show_soft_lookup(beta):
     ax2.scatter(*context.tolist(), marker="*", s=200, c="tab:red", label="attention output c")
     ax2.set_title("values h_j, query q (arrow), and c")
     ax2.legend(loc="lower left", fontsize=8)
+    # annotate() arrows do not widen the axes: set limits that hold the points and the query's tip
+    every = torch.cat([h, q[None], torch.zeros(1, 2, device=h.device)]).cpu()
+    low, high = every.min(0).values - 0.4, every.max(0).values + 0.4
+    ax2.set_xlim(low[0].item(), high[0].item())
+    ax2.set_ylim(low[1].item(), high[1].item())
     ax2.set_aspect("equal")
+    (x0, x1), (y0, y1) = ax2.get_xlim(), ax2.get_ylim()
+    assert x0 < q[0].item() < x1 and y0 < q[1].item() < y1  # the query arrow is drawn whole
     plt.show()
     return weights
 
@@ -125,7 +136,7 @@ assert torch.allclose(flat @ h, mean_pooled, atol=0.02) and torch.allclose(sharp
 # %%
 TASK = {"seed": 0, "max_dates": 3, "source_locale": "en_US", "target_locale": "fr_FR", "format": "full"}
 vocab = build_vocab((TASK["source_locale"], TASK["target_locale"]), TASK["format"])
-print(vocab)
+print(f"{len(vocab)} ids: {vocab.itos[:3]} then {''.join(vocab.itos[3:])!r}")
 for source, target in make_pairs(4, "train", **TASK):
     print(f"{source}\n  -> {target}")
 
@@ -140,7 +151,7 @@ print(f"test sources: {min(source_lengths)} to {max(source_lengths)} characters"
 # %% [markdown]
 # ## 3. The encoder-decoder and its bottleneck
 #
-# The lecture's equations (seed 002), with a GRU (lesson 04) as the recurrent unit $g$:
+# The lecture's equations (Penn CIS 7000, Mayur Naik), with a GRU (lesson 04) as the recurrent unit $g$:
 #
 # $$h_j^e = \mathrm{GRU}_{enc}(x_j, h_{j-1}^e), \qquad c = h_n^e, \qquad h_0^d = c$$
 # $$h_i^d = g([\hat y_{i-1}; c], h_{i-1}^d), \qquad \hat y_i = \mathrm{softmax}(W_{out} [h_i^d; c])$$
@@ -150,17 +161,22 @@ print(f"test sources: {min(source_lengths)} to {max(source_lengths)} characters"
 #
 # $$e_{ij} = \mathrm{score}(h_{i-1}^d, h_j^e), \qquad \alpha_{ij} = \mathrm{softmax}_j(e_{ij}), \qquad c_i = \sum_j \alpha_{ij} h_j^e$$
 #
+# The query comes from one sequence (the decoder's state) and the keys and values from another
+# (the encoder's states): CS224N calls this **cross-attention**, attention going *across* from the
+# decoder back to the encoder. In lessons 06 and 07 queries, keys and values all come from the
+# same sequence: **self-attention**.
+#
 # One decoding step of `course_lib.seq2seq.Seq2Seq`, for both models (without attention,
-# `_context` returns $h_n^e$ every time):
+# `context` returns $h_n^e$ every time):
 
 # %%
-print(inspect.getsource(Seq2Seq._context))
-print(inspect.getsource(Seq2Seq._step))
+print(inspect.getsource(Seq2Seq.context))
+print(inspect.getsource(Seq2Seq.step))
 
 # %% [markdown]
 # ### Score functions
 #
-# The lecture's variants (CS224N's "attention variants"; "$h W h$" in seed 002), with
+# The lecture's variants (CS224N's "attention variants"; "$h W h$" in the Penn notes), with
 # $s = h_{i-1}^d$ the query and $h = h_j^e$ a key:
 #
 # | name | score$(s, h)$ | parameters |
@@ -175,15 +191,14 @@ print(inspect.getsource(Seq2Seq._step))
 # We also check the scaled path against PyTorch's fused `F.scaled_dot_product_attention`.
 
 # %%
-example_src, example_len = vocab.batch(["Saturday, February 15, 1969"], device=device)
+example_src, example_len = dates.batch(vocab, ["Saturday, February 15, 1969"], device=device)
 variants = {}
 for attention in ("dot", "scaled", "bilinear", "additive"):
     torch.manual_seed(0)
-    model = Seq2Seq(Seq2SeqConfig(len(vocab), attention=attention), device=device).eval()
-    with torch.no_grad():
+    model = Seq2Seq(Seq2SeqConfig.for_vocab(vocab, attention=attention), device=device)
+    with evaluating(model):
         states, last, mask = model.encode(example_src, example_len)
-        projected = model.score.precompute(states) if hasattr(model.score, "precompute") else None
-        context, weights = model._context(last, states, projected, mask, last)
+        context, weights = model.context(last, states, mask, last)  # the first step's query: h_0^d = h_n^e
     variants[attention] = weights[0]
     n_params = sum(p.numel() for p in model.score.parameters())
     print(
@@ -192,10 +207,20 @@ for attention in ("dot", "scaled", "bilinear", "additive"):
     )
     if attention == "scaled":
         fused = F.scaled_dot_product_attention(last[:, None], states, states, attn_mask=mask[:, None])[:, 0]
-        assert torch.allclose(context, fused, atol=1e-5)
+        explicit = scaled_dot_product_attention(last[:, None], states, states, mask=mask[:, None])[0][:, 0]
+        assert torch.allclose(context, fused, atol=1e-5) and torch.allclose(context, explicit, atol=1e-5)
 assert all(math.isclose(w.sum().item(), 1.0, rel_tol=1e-5) for w in variants.values())
+uniform = 1 / example_len.item()
+print(f"uniform weight over the {example_len.item()} source positions: {uniform:.3f}")
+assert variants["dot"].max() > 5 * variants["scaled"].max() and variants["scaled"].max() < 2 * uniform
 
 # %% [markdown]
+# Look at the "largest" column: this is the evidence for scaling. The plain dot product of two
+# 128-dimensional states puts most of the weight on one or two positions before any training
+# (the softmax is close to saturated), while the scaled one, the same scores divided by
+# $\sqrt{128} \approx 11.3$, starts close to uniform. Section 7 measures why: the spread of
+# $q \cdot k$ grows with the dimension.
+#
 # ## 4. Training: teacher forcing, live and from a checkpoint
 #
 # The decoder is trained with **teacher forcing**: at step $i$ it reads the *true* previous
@@ -209,7 +234,7 @@ live_tensors = encode_pairs(live.sources, live.targets, vocab, device=device)
 live_runs = {}
 for attention in ("none", "dot"):
     torch.manual_seed(0)
-    model = Seq2Seq(Seq2SeqConfig(len(vocab), attention=attention), device=device)
+    model = Seq2Seq(Seq2SeqConfig.for_vocab(vocab, attention=attention), device=device)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     batches = make_batches(*live_tensors, batch_size=64, generator=torch.Generator().manual_seed(0))
     live_runs[attention] = fit(
@@ -233,57 +258,81 @@ for attention, history in live_runs.items():
 
 # %% [markdown]
 # A few seconds are not enough to translate anything. `scripts/train_seq2seq.py` runs the same
-# loop for longer on lists of 1 to 3 dates and saves small checkpoints (weights only); we load
-# them. The model without attention saw at least as many training examples as the one with
-# attention (checked below), so any advantage of attention is not more training.
+# loop for longer on lists of 1 to 3 dates and saves small checkpoints (`course_lib.checkpoint`
+# files: weights without pickle, with the config, the vocabulary and what the run measured in
+# the header); we load them. The model without attention saw as many training examples as the
+# one with attention (checked below), so any advantage of attention is not more training.
+#
+# How well did each fit its training data? We measure it the same way for both: the
+# teacher-forced loss (mean cross-entropy per character) on the same 300 training sentences of
+# 3 dates each.
 
 # %%
 models, infos = {}, {}
 for name in ("none", "dot"):
-    models[name], infos[name] = load_checkpoint(name, device=device)
-    info = infos[name]
+    models[name], ckpt, ckpt_vocab = load_checkpoint(name, device=device)
+    infos[name] = info = ckpt.info
+    assert info["task"] == TASK and ckpt_vocab.itos == vocab.itos
     print(
         f"attention = {name:>4}: {info['examples_seen']:,} training examples in {len(info['runs'])} run(s), "
-        f"{info['train_minutes']} min; final training loss {info['final_loss']}"
+        f"{info['train_minutes']} CPU minutes"
     )
-    assert info["task"] == TASK
 assert infos["none"]["examples_seen"] >= infos["dot"]["examples_seen"]
+
+three = make_pairs(300, "train", n_dates=3, **{k: v for k, v in TASK.items() if k != "max_dates"})
+three_batch = encode_pairs(three.sources, three.targets, vocab, device=device)
+fit_loss = {}
+for name, model in models.items():
+    with evaluating(model):
+        fit_loss[name] = seq2seq_loss(model, three_batch).item()
+    print(f"attention = {name:>4}: teacher-forced training loss on 3-date sentences {fit_loss[name]:.3f} nats/char")
+assert fit_loss["none"] > 3 * fit_loss["dot"]  # the bottleneck model fits its own training data far worse
 
 # %% [markdown]
 # ## 5. Accuracy against input length (Bahdanau et al.'s figure)
 #
 # Bahdanau et al. plotted translation quality against sentence length: without attention
-# ("RNNenc") it falls as sentences grow; with attention ("RNNsearch") it holds. We decode the
-# held-out test sentences greedily (each step feeds back the most likely character) and count
-# a translation as right only if every character is.
+# ("RNNenc") it falls as sentences grow; with attention ("RNNsearch", whose scores were
+# *additive*) it holds. Our attention model uses plain dot-product scores, so it is not
+# RNNsearch, only its idea. We decode the held-out test sentences greedily (each step feeds back
+# the most likely character) and count a translation as right only if every character is.
+#
+# The sources come in three groups of lengths, one per number of dates, with gaps between them
+# where no sentence exists. We cut each group in two at its median length; the lines of the plot
+# stop at the gaps.
 
 # %%
-EDGES = [20, 25, 30, 53, 61, 80, 89]  # 1 date: 20-29 characters, 2 dates: 44-60, 3 dates: 71-88
+groups = {k: [n for n, d in zip(source_lengths, test.dates) if len(d) == k] for k in (1, 2, 3)}
+EDGES = sorted({e for g in groups.values() for e in (min(g), int(statistics.median(g)), max(g) + 1)})
 predictions, weights, by_length = {}, {}, {}
 for name, model in models.items():
     predictions[name], weights[name] = translate(model, test.sources, vocab)
     by_length[name] = exact_match_by_length(test.sources, predictions[name], test.targets, EDGES)
-labels = [f"{low}-{high - 1}" for low, high in zip(EDGES, EDGES[1:])]
-rows = [
-    [label, count] + [by_length[name][i][2] for name in models]
-    for i, (label, count) in enumerate(zip(labels, [r[3] for r in by_length["dot"]]))
-]
+in_bin = [[n for n in source_lengths if low <= n < high] for low, high in zip(EDGES, EDGES[1:])]
+labels = [f"{min(b)}-{max(b)}" if b else "" for b in in_bin]  # the lengths that occur in each bin
+full = [i for i, b in enumerate(in_bin) if b]  # the bins between the groups are empty
+assert all(not in_bin[i] for i in range(len(in_bin)) if i not in full) and len(full) == 6
+rows = [[labels[i], len(in_bin[i])] + [by_length[name][i][2] for name in models] for i in full]
 print(viz.table(rows, header=["source length", "examples", "without attention", "with attention"], floatfmt="{:.1%}"))
 overall = {name: np.mean([p == t for p, t in zip(predictions[name], test.targets)]) for name in models}
 print({name: f"{acc:.1%}" for name, acc in overall.items()}, "exact match on all", len(test), "test sentences")
 
 # %%
-centres = [np.mean([n for n in source_lengths if low <= n < high]) for low, high in zip(EDGES, EDGES[1:])]
+# NaN in an empty bin: matplotlib breaks the line there instead of joining lengths no sentence has
+centres = [np.mean(b) if b else np.nan for b in in_bin]
 ax = viz.line_plot(
     centres,
     {
-        "without attention (RNNenc)": [r[2] for r in by_length["none"]],
-        "with dot-product attention (RNNsearch)": [r[2] for r in by_length["dot"]],
+        "without attention (like Bahdanau's RNNenc)": [r[2] for r in by_length["none"]],
+        "with dot-product attention (RNNsearch used additive scores)": [r[2] for r in by_length["dot"]],
     },
     xlabel="source length (characters)",
     ylabel="exact-match accuracy",
     title="Held-out dates: accuracy against input length",
 )
+for k, g in groups.items():
+    ax.axvspan(min(g) - 0.5, max(g) + 0.5, color="gray", alpha=0.08)
+    ax.text((min(g) + max(g)) / 2, 0.02, f"{k} date{'s' if k > 1 else ''}", ha="center", fontsize=8)
 ax.set_ylim(-0.02, 1.02)
 plt.show()
 
@@ -295,13 +344,14 @@ plt.show()
 # * with attention it falls much less, and it is better than without attention at every
 #   length beyond a single date, with no more training examples.
 #
-# Our attention model does not *hold* on the longest inputs as Bahdanau's RNNsearch did: it is
-# small and trained for a few CPU minutes only, and it was still improving when training
-# stopped (`scripts/train_seq2seq.py --init dot` continues it).
+# Our attention model does not *hold* on the longest inputs as Bahdanau's RNNsearch did. It is
+# small (hidden size 128) and was trained for the CPU minutes printed in section 4; whether
+# longer training would close the gap is not measured here (`scripts/train_seq2seq.py --init dot`
+# continues it: try it).
 
 # %%
-acc = {name: [r[2] for r in by_length[name]] for name in models}
-counts = [r[3] for r in by_length["dot"]]
+acc = {name: [by_length[name][i][2] for i in full] for name in models}
+labels, counts = [labels[i] for i in full], [len(in_bin[i]) for i in full]
 longer = [i for i in range(2, len(labels)) if counts[i] >= 20]  # the bins beyond one date
 print(f"without attention: {acc['none'][0]:.1%} on the shortest inputs, {acc['none'][-1]:.1%} on the longest")
 print(f"with attention:    {acc['dot'][0]:.1%} on the shortest inputs, {acc['dot'][-1]:.1%} on the longest")
@@ -317,8 +367,11 @@ assert acc["dot"][2] > acc["none"][2] + 0.3 and overall["dot"] > overall["none"]
 #
 # Row $i$ of $\alpha$ is a distribution over the source characters: where decoding step $i$
 # looks. Bahdanau et al. drew these matrices for English-French sentences; here is ours for a
-# test sentence. The weekday and month names are read where they stand, the digits are copied
-# one by one, and the day and the month **cross**: French writes the day first.
+# test sentence. What it shows is computed in the cell after it: the year's digits look inside
+# the English year; the month's letters mostly look inside the English month name; the day and the month
+# **cross** (French writes the day first); but the weekday is *not* read where it stands: most of
+# its letters put their weight on the end marker ⏎, whose encoder state has read the whole
+# sentence. Attention is a soft pointer the model may use or not, not a guaranteed alignment.
 
 
 # %%
@@ -376,6 +429,26 @@ def crossing(i):
     )
 
 
+def where_it_looks(i, word_out, word_src):
+    """For each character of ``word_out`` in the output: does it look inside ``word_src`` of the source?"""
+    source, output = test.sources[i], predictions["dot"][i]
+    o, s_ = output.index(word_out), source.index(word_src)
+    return [s_ <= argmax_source(i, o + k) < s_ + len(word_src) for k in range(len(word_out))]
+
+
+d = test.dates[one_date][0]
+source_end = len(test.sources[one_date])  # the end marker's column
+english = {"weekday": d.strftime("%A"), "month": d.strftime("%B"), "year": str(d.year)}
+french = dict(zip(english, predictions["dot"][one_date].split(" ")[0:1] + predictions["dot"][one_date].split(" ")[2:4]))
+looks = {part: where_it_looks(one_date, french[part], english[part]) for part in english}
+weekday_out = predictions["dot"][one_date].index(french["weekday"])
+on_end = [argmax_source(one_date, weekday_out + k) == source_end for k in range(len(french["weekday"]))]
+for part in english:
+    print(f"{part:>7}: {french[part]!r} looks inside {english[part]!r} for {sum(looks[part])} of {len(looks[part])}")
+print(f"weekday: {sum(on_end)} of its {len(on_end)} letters look most at the end marker")
+assert all(looks["year"]) and sum(looks["month"]) >= len(looks["month"]) / 2
+assert sum(looks["weekday"]) < len(looks["weekday"]) / 2 and sum(on_end) >= 3
+
 crosses, day_info, month_info = crossing(one_date)
 print(
     f"output position {day_info[0]} (the day) looks most at source position {day_info[1]} ({day_info[2]!r}); "
@@ -408,10 +481,16 @@ def explore(example, step):
     print("the reference is:                   ", test.targets[example])
 
 
+# The default sentence: the first one the model without attention gets wrong and the one with gets right.
+first_40 = range(40)
+wrong_without = [i for i in first_40 if predictions["none"][i] != test.targets[i]]
+start_with = next(i for i in wrong_without if len(test.dates[i]) > 1 and predictions["dot"][i] == test.targets[i])
+print(f"without attention, {len(wrong_without)} of the {len(first_40)} sentences below are wrong")
+assert predictions["none"][start_with] != test.targets[start_with] == predictions["dot"][start_with]
 explorer = viz.interactive(
     explore,
     example=widgets.Dropdown(
-        options=[(s[:60], i) for i, s in enumerate(test.sources[:40])], value=one_date, description="sentence"
+        options=[(s[:60], i) for i, s in enumerate(test.sources[:40])], value=start_with, description="sentence"
     ),
     step=widgets.IntSlider(value=2, min=0, max=90, description="step"),
 )
@@ -423,6 +502,93 @@ explorer = viz.interactive(
 # of the inputs, the scores are scaled by $\sqrt{d_k}$, and several heads run side by side.
 # `course_lib.attention` has an explicit path (what the equations say) and a fast path through
 # PyTorch's fused kernel; both must agree with `torch.nn.MultiheadAttention`.
+#
+# ### Self-attention by hand: "Thinking Machines" (UKP Lab)
+#
+# The UKP lecture's example (its figure comes from Jay Alammar's *Illustrated Transformer*):
+# two words, "Thinking" and "Machines", each projected to a query, a key and a value of
+# $d_k = 64$ numbers. For the query of "Thinking", the dot products with the two keys are
+# $q_1 \cdot k_1 = 112$ and $q_1 \cdot k_2 = 96$; divided by $\sqrt{d_k} = 8$ they are 14 and 12;
+# the softmax gives 0.88 and 0.12, and the output for "Thinking" is $0.88\,v_1 + 0.12\,v_2$.
+
+# %%
+qk = torch.tensor([112.0, 96.0])  # q_1 . k_1, q_1 . k_2 (the figure's numbers)
+d_k = 64
+e_thinking = qk / math.sqrt(d_k)  # scaled scores
+alpha_thinking = torch.softmax(e_thinking, dim=0)
+v_words = torch.randn(2, d_k, generator=torch.Generator().manual_seed(0))  # v_1, v_2 (any values)
+z_thinking = alpha_thinking @ v_words  # z_1 = sum_j alpha_1j v_j
+rounded = [round(a, 2) for a in alpha_thinking.tolist()]
+print("scores", qk.tolist(), "-> divided by sqrt(d_k):", e_thinking.tolist(), "-> softmax:", rounded)
+assert e_thinking.tolist() == [14.0, 12.0] and rounded == [0.88, 0.12]
+assert torch.allclose(z_thinking, alpha_thinking[0] * v_words[0] + alpha_thinking[1] * v_words[1])
+
+# %% [markdown]
+# ### The shapes: $d_{model} = 512$, $d_k = 64$, 8 heads
+#
+# The lecture's dimensions ("in the previous example, $d_1 = 512$, $d_q = d_k = d_v = 64$,
+# $m = 8$"): each head projects the 512 numbers of a word to 64 for its query, key and value;
+# the 8 heads' outputs (8 x 64 = 512) are concatenated and projected by $W^O$ (512 x 512).
+# `course_lib.attention.MultiHeadAttention` (a drop-in for torch's, so its arguments keep torch's
+# names: `embed_dim` is $d_{model}$, `num_heads` is $m$) stores the 8 heads' $W^Q, W^K, W^V$ stacked.
+
+# %%
+d_model, n_heads = 512, 8
+mha = MultiHeadAttention(d_model, n_heads, batch_first=True, device=device)
+X_words = torch.randn(1, 2, d_model, device=device)  # (B, T, d_model): "Thinking Machines"
+W_Q, W_K, W_V = mha.in_proj_weight.split(d_model)  # each (d_model, d_model) = 8 heads of (d_k, d_model)
+head = 0
+W_Q_head = W_Q[head * mha.head_dim : (head + 1) * mha.head_dim].T  # (512, 64): the lecture's W^Q of head 0
+q_head = X_words @ W_Q_head  # (1, 2, 64)
+out, w_heads = mha(X_words, X_words, X_words, average_attn_weights=False)
+shapes = {
+    "x_i": tuple(X_words.shape[1:]),
+    "W^Q (one head)": tuple(W_Q_head.shape),
+    "q_i (one head)": tuple(q_head.shape[1:]),
+    "weights (per head)": tuple(w_heads.shape[1:]),
+    "W^O": tuple(mha.out_proj.weight.shape),
+    "output": tuple(out.shape[1:]),
+}
+for name, shape in shapes.items():
+    print(f"{name:>20}: {shape}")
+assert mha.head_dim == 64 and shapes["W^Q (one head)"] == (512, 64) and shapes["q_i (one head)"] == (2, 64)
+assert shapes["weights (per head)"] == (8, 2, 2) and shapes["W^O"] == (512, 512) and shapes["output"] == (2, 512)
+n_mha = sum(p.numel() for p in mha.parameters())
+print(f"parameters: 4 x 512 x 512 weights + 4 x 512 biases = {n_mha:,}")
+assert n_mha == 4 * d_model * d_model + 4 * d_model
+
+# %% [markdown]
+# ### Why scale by $\sqrt{d_k}$?
+#
+# The lecture: "to avoid the dot product to become too large for larger $d_k$". Measured: for
+# query and key components drawn independently with mean 0 and variance 1, $q \cdot k$ is a sum
+# of $d_k$ terms of variance 1, so its variance is $d_k$. The softmax of such scores
+# **saturates**: one weight near 1, the others near 0, and its gradient (which is
+# $\alpha_j(\delta_{jk} - \alpha_k)$) nearly vanishes. Dividing by $\sqrt{d_k}$ brings the
+# variance back to 1 whatever $d_k$.
+
+# %%
+g = torch.Generator().manual_seed(0)
+scaling_rows = []
+for d in (4, 16, 64, 256, 1024):
+    q_s, k_s = torch.randn(2000, 1, d, generator=g), torch.randn(2000, 10, d, generator=g)  # 2000 queries, 10 keys
+    raw = (q_s * k_s).sum(-1)  # (2000, 10): q . k
+    row = [d, raw.var().item()]
+    for scores in (raw, raw / math.sqrt(d)):
+        scores = scores.clone().requires_grad_(True)
+        a = torch.softmax(scores, dim=-1)
+        a[:, 0].sum().backward()  # how much the first weight can still move with the scores
+        row += [a.max(-1).values.mean().item(), scores.grad.abs().mean().item()]
+    scaling_rows.append(row)
+header = ["d_k", "var(q.k)", "largest weight", "mean |grad|", "largest, scaled", "mean |grad|, scaled"]
+print(viz.table(scaling_rows, header=header, floatfmt="{:.3f}"))
+for d, var, *_ in scaling_rows:
+    assert 0.85 * d < var < 1.15 * d  # the variance grows like d_k
+assert scaling_rows[-1][2] > 0.9 and scaling_rows[-1][3] < scaling_rows[0][3] / 3  # saturated, small gradients
+assert max(r[4] for r in scaling_rows) - min(r[4] for r in scaling_rows) < 0.05  # scaled: the same at every d_k
+
+# %% [markdown]
+# ### The library's two paths
 
 # %%
 torch.manual_seed(0)

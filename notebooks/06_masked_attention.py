@@ -14,7 +14,9 @@
 # # Lesson 06: masked self-attention, and the lecture's quiz
 #
 # **Learning goals.** After this lesson you can
-# 1. explain why a decoder must not attend to the future, and mask it by setting the scores
+# 1. explain why a decoder's **self-attention** (queries, keys and values from the same
+#    sequence, unlike lesson 05's **cross-attention** from the decoder to the encoder, as CS224N
+#    names them) must not attend to the future, and mask it by setting the scores
 #    $e_{i,j}$, $j > i$, to $-\infty$ *before* the softmax;
 # 2. compute any masked attention weight $\alpha_{i,j}$ by hand, starting with the lecture's
 #    quiz, and say why each tempting wrong answer is wrong;
@@ -33,6 +35,7 @@ import random
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -47,7 +50,22 @@ from course_lib.attention import (
 )
 from course_lib.notebook import quiz, viz
 
-course_lib.setup(seed=0)
+device = course_lib.setup(seed=0)  # (this lesson's matrices are tiny: it runs on the CPU)
+
+
+def weight_map(weights, mask=None, ax=None, title="", keys=None, queries=None, annotate=True):
+    """An attention heatmap on the same colour scale as every other in this lesson, 0 to 1. Masked
+    cells (grey) are labelled 0, the weight they get: -inf was their score, not their weight."""
+    ax = viz.attention_heatmap(weights, keys=keys, queries=queries, mask=mask, ax=ax, title=title, annotate=False)
+    ax.images[0].set_clim(0.0, 1.0)  # one scale for all maps (the colour bar follows)
+    if annotate:
+        w = np.asarray(weights, dtype=float)
+        for (i, j), value in np.ndenumerate(w):
+            masked = mask is not None and not bool(mask[i, j])
+            color = "#555555" if masked else ("white" if value < 0.6 else "black")
+            ax.text(j, i, "0" if masked else f"{value:.2f}", ha="center", va="center", fontsize=8, color=color)
+    return ax
+
 
 # %% [markdown]
 # ## 1. Masked self-attention
@@ -100,7 +118,8 @@ print("weights alpha:\n", alpha.numpy().round(3))
 # The lecture's quiz (UKP Lab): the matrix below holds the scaled scores
 # $e_{i,j} = \mathbf{q}_i \cdot \mathbf{k}_j / \sqrt{d_k}$ for $1 \le i, j \le n$ with $n = 4$.
 # What is $\alpha_{2,2}$ in masked attention? **Answer in the widget before you read on.**
-# Every option, right or wrong, explains itself.
+# Every option, right or wrong, explains itself. Without widgets (plain Python), answer with
+# `lecture_quiz.check("A")`, with your letter in place of A.
 
 # %%
 E = torch.tensor(
@@ -164,15 +183,17 @@ assert math.isclose(zero_based, e_ / (1 + 2 * e_)) and not any(
 )
 
 # %% [markdown]
-# The whole matrix of weights, without and with the mask. Masked cells are grey: they are
-# $-\infty$ before the softmax and exactly 0 after it.
+# The whole matrix of weights, without and with the mask, on one colour scale (0 to 1). Masked
+# cells are grey: their score was $-\infty$ before the softmax, so their weight is exactly 0.
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-viz.attention_heatmap(unmasked_weights, ax=axes[0], title="without the mask (option C's mistake)")
-viz.attention_heatmap(masked_weights, mask=causal_mask(n), ax=axes[1], title="masked self-attention")
+weight_map(unmasked_weights, ax=axes[0], title="without the mask (option C's mistake)")
+weight_map(masked_weights, mask=causal_mask(n), ax=axes[1], title="masked self-attention")
 plt.tight_layout()
 plt.show()
+assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in axes)
+assert not any(t.get_text() == "-inf" for ax in axes for t in ax.texts)
 
 # %% [markdown]
 # ## 3. Masking done right, and done wrong
@@ -283,39 +304,27 @@ assert torch.equal(both[0], causal_mask(T))  # the full-length sentence needs on
 assert both[1, :, lengths[1] :].any().item() is False  # nobody attends to padding
 
 torch.manual_seed(1)
-x = torch.randn(2, T, 8)
+# Small inputs: with large ones, q_i . k_i dominates every row (each token attends almost only to
+# itself) and the panels below could not show what leaks where.
+x = 0.3 * torch.randn(2, T, 8)
 weights_causal = scaled_dot_product_attention(x, x, x, mask=causal_mask(T))[1]
+weights_padding = scaled_dot_product_attention(x, x, x, mask=keep_keys[:, None, :])[1]
 weights_both = scaled_dot_product_attention(x, x, x, mask=both)[1]
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-viz.attention_heatmap(
-    weights_causal[1],
-    keys=tokens[1],
-    queries=tokens[1],
-    mask=causal_mask(T),
-    ax=axes[0],
-    title="causal mask only",
-    annotate=False,
-)
-viz.attention_heatmap(
-    scaled_dot_product_attention(x, x, x, mask=keep_keys[:, None, :])[1][1],
-    keys=tokens[1],
-    queries=tokens[1],
-    mask=keep_keys[1][None, :].expand(T, T),
-    ax=axes[1],
-    title="padding mask only",
-    annotate=False,
-)
-viz.attention_heatmap(
-    weights_both[1],
-    keys=tokens[1],
-    queries=tokens[1],
-    mask=both[1],
-    ax=axes[2],
-    title="causal AND padding",
-    annotate=False,
-)
+fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
+panels = [
+    (weights_causal[1], causal_mask(T), "causal mask only"),
+    (weights_padding[1], keep_keys[1][None, :].expand(T, T), "padding mask only"),
+    (weights_both[1], both[1], "causal AND padding"),
+]
+for ax, (w, m, title) in zip(axes, panels):
+    weight_map(w, mask=m, keys=tokens[1], queries=tokens[1], ax=ax, title=title)
 plt.tight_layout()
 plt.show()
+future_leak = weights_padding[1, 0, 1].item()  # "Thinking" (query 1) attends to "Machines" (key 2, its future)
+pad_to_pad = weights_causal[1, lengths[1] :, lengths[1] :].sum(-1).min().item()
+print(f"padding mask only: 'Thinking' puts weight {future_leak:.2f} on its future 'Machines'")
+print(f"causal mask only: each padded query puts at least {pad_to_pad:.2f} of its weight on padding")
+assert future_leak > 0.2 and pad_to_pad > 0.2  # both leaks are large enough to see
 
 # %% [markdown]
 # With the causal mask alone, the real tokens of "Thinking Machines" never see the padding
@@ -375,17 +384,21 @@ assert (ours(x, x, x)[0] - unmasked_after)[0, : position - 1].abs().max() > 0  #
 # ## 5. Your turn: generated quizzes
 #
 # Each question is the lecture's quiz with a new $4 \times 4$ matrix of small integer scores
-# (so ties are common) and a random $(i, j)$, including $j > i$. Type a number (a fraction
-# such as `1/3` works) and press **Check**; **New question** draws another. Your first answer to
-# each question counts in the running score. A known mistake (no mask, masked diagonal,
-# $i$ and $j$ swapped, counting from 0) gets its own hint.
+# (so ties are common) and a random allowed entry $(i, j)$, $j \le i$; now and then (one time in
+# five when $i < 4$) a masked one, $j > i$. Type a number (a fraction such as `1/3` works) and
+# press **Check**; **New question** draws another. Your first answer to each question counts in
+# the running score. A known mistake (no mask, masked diagonal, $i$ and $j$ swapped, counting
+# from 0) gets its own hint. Without widgets, answer with `practice.check(0.25)` (your number)
+# and draw another with `practice.next()`.
 
 
 # %%
 def make_variant(rng, n=4):
     """A random quiz: integer scores in -2..2, a random (i, j), 1-based; its answer and its tempting mistakes."""
     scores = torch.tensor([[rng.randint(-2, 2) for _ in range(n)] for _ in range(n)], dtype=torch.float64)
-    i, j = rng.randint(1, n), rng.randint(1, n)
+    i = rng.randint(1, n)
+    future = i < n and rng.random() < 0.2  # most questions ask for an allowed weight, some for a masked one
+    j = rng.randint(i + 1, n) if future else rng.randint(1, i)
     weights = masked_softmax(scores, causal_mask(n))
     mistakes = {
         "That is the weight without the mask: the keys j > i must drop out of the softmax.": masked_softmax(scores)[
@@ -429,7 +442,7 @@ variants = [make_variant(rng) for _ in range(100)]
 future_ones = [v for v in variants if int(v.key[-2]) < int(v.key[-1])]  # key ends with "alpha_ij"
 print(f"{len(variants)} variants, {len(future_ones)} of them with j > i (answer 0)")
 assert all(0.0 <= v.answer <= 1.0 for v in variants)
-assert future_ones and all(v.answer == 0.0 for v in future_ones)
+assert future_ones and all(v.answer == 0.0 for v in future_ones) and len(future_ones) <= 30
 tie = torch.tensor([[1.0, -2, 0, 0], [2, 2, 1, 1], [0, 0, 0, 2], [1, 1, 1, 1]])
 assert torch.allclose(masked_softmax(tie, causal_mask(4))[3], torch.full((4,), 0.25))  # four ties: 1/4 each
 assert torch.allclose(masked_softmax(tie, causal_mask(4))[1, :2], torch.tensor([0.5, 0.5]))  # the quiz's case
@@ -451,7 +464,7 @@ def show_row(matrix, i, masked):
     )
     weights = masked_softmax(scores, causal_mask(4) if masked else None)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    viz.attention_heatmap(
+    weight_map(
         weights,
         mask=causal_mask(4) if masked else None,
         ax=axes[0],

@@ -6,9 +6,10 @@
 Task: course_lib.dates (English lists of 1 to 3 dates -> French, character level), seed 0.
 Model: course_lib.seq2seq.Seq2Seq, the same code the notebook trains live, with
 course_lib.train.fit. Batches hold examples of similar length (less padding, same loss).
-Saved: course_lib/weights/seq2seq_<attention>.pt (a state dict of tensors: read it back with
-torch.load(..., weights_only=True)) and a .json beside it with the config, the task and the
-exact-match accuracy on the first CHECK_N test examples, which tests/test_seq2seq.py recomputes.
+Saved: course_lib/weights/seq2seq_<attention>.safetensors, a course_lib.checkpoint file (weights
+without pickle; the config, the vocabulary and what this run measured in its header: the task and
+the exact-match accuracy on the first CHECK_N test examples, which tests/test_seq2seq.py recomputes).
+Read it back with course_lib.seq2seq.load_checkpoint("<attention>").
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from pathlib import Path
 import torch
 
 import course_lib
+from course_lib.checkpoint import WEIGHTS_DIR
 from course_lib.dates import build_vocab, make_pairs
 from course_lib.seq2seq import (
-    DATA_DIR,
     Seq2Seq,
     Seq2SeqConfig,
     encode_pairs,
@@ -61,7 +62,7 @@ def main(argv=None) -> None:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--init", default=None, help="continue from this checkpoint name (e.g. dot) or .pt path")
+    parser.add_argument("--init", default=None, help="continue from this checkpoint name (e.g. dot) or a path")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -72,12 +73,13 @@ def main(argv=None) -> None:
     test = make_pairs(CHECK_N, "test", **TASK)
     earlier = {"examples_seen": 0, "train_minutes": 0.0, "runs": []}
     if args.init:
-        model, earlier = load_checkpoint(args.init)
-        if model.attention != args.attention or earlier["task"] != TASK:
-            raise SystemExit(f"--init {args.init}: its attention or task differs from this run's")
+        model, ckpt, init_vocab = load_checkpoint(args.init)
+        earlier = ckpt.info
+        if model.attention != args.attention or earlier["task"] != TASK or init_vocab.itos != vocab.itos:
+            raise SystemExit(f"--init {args.init}: its attention, task or vocabulary differs from this run's")
         model.train()
     else:
-        model = Seq2Seq(Seq2SeqConfig(len(vocab), attention=args.attention, hidden_size=args.hidden))
+        model = Seq2Seq(Seq2SeqConfig.for_vocab(vocab, attention=args.attention, hidden_size=args.hidden))
     print(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     # Decay the learning rate linearly to 10% over the run: the last steps polish the details.
@@ -110,23 +112,23 @@ def main(argv=None) -> None:
     )
     minutes = (time.perf_counter() - started) / 60
 
-    model.eval()
     predictions, _ = translate(model, test.sources, vocab)
     exact = sum(p == t for p, t in zip(predictions, test.targets)) / len(test)
     rows = exact_match_by_length(test.sources, predictions, test.targets, [0, 30, 60, 100])
     print(f"test exact match {exact:.3f};", rows)
-    out = args.out or DATA_DIR / f"seq2seq_{args.attention}.pt"
+    out = args.out or WEIGHTS_DIR / f"seq2seq_{args.attention}.safetensors"
     runs = earlier["runs"] + [{"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr}]
     save_checkpoint(
         model,
         out,
+        vocab,
         {
             "task": TASK,
             "train_examples": args.n_train,
             "runs": runs,
             "examples_seen": earlier["examples_seen"] + args.steps * args.batch_size,
             "train_minutes": round(earlier["train_minutes"] + minutes, 1),
-            "final_loss": round(history.loss[-1], 4),
+            "last_batch_loss": round(history.loss[-1], 4),  # one length-sorted batch: not a measure of fit
             "val_exact": history.last("val_exact"),
             "check_n": CHECK_N,
             "test_exact": exact,

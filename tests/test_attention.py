@@ -25,7 +25,7 @@ def randn(*shape, seed=0):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-# --- the lecture's quiz (seed 004): test vectors -------------------------------------------------
+# --- the lecture's quiz (UKP Lab): test vectors -----------------------------------------------------
 
 QUIZ = torch.tensor([[1.0, 0, -1, -1], [1, 1, -1, 0], [0, 1, 1, -1], [-1, -1, 2, 1]])
 

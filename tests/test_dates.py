@@ -9,7 +9,9 @@ from babel.dates import format_date
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib.dates import FIRST_DAY, LAST_DAY, Vocab, build_vocab, format_dates, make_pairs, split_dates
+from course_lib import dates
+from course_lib.corpora import BOS, EOS, PAD, Vocab
+from course_lib.dates import FIRST_DAY, LAST_DAY, build_vocab, format_dates, make_pairs, split_dates
 
 MOON = datetime.date(1969, 7, 20)
 DAYS = st.dates(min_value=FIRST_DAY, max_value=LAST_DAY)
@@ -86,16 +88,17 @@ def test_vocab_covers_every_split_and_round_trips():
     for split in ("train", "val", "test"):
         pairs = make_pairs(500, split)
         for text in pairs.sources + pairs.targets:
-            assert vocab.decode(vocab.encode(text)) == text
-    assert set("éû") <= set(vocab.chars)  # février, août
+            assert dates.decode(vocab, dates.encode(vocab, text)) == text
+    assert set("éû") <= set(vocab.itos)  # février, août
+    assert vocab.itos[:3] == [PAD, BOS, EOS] and vocab.unk_id is None  # a closed vocabulary: no UNK
 
 
 def test_vocab_batch_pads_on_the_right_and_reports_lengths():
-    vocab = Vocab("abc")
-    ids, lengths = vocab.batch(["ab", "c"], bos=True)
+    vocab = Vocab.from_itos([PAD, BOS, EOS, "a", "b", "c"])
+    ids, lengths = dates.batch(vocab, ["ab", "c"], bos=True)
     assert ids.tolist() == [[1, 3, 4, 2], [1, 5, 2, 0]]
     assert lengths.tolist() == [4, 3]
-    assert vocab.decode(ids[1]) == "c" and vocab.decode(torch.tensor([3, 2, 4])) == "a"
+    assert dates.decode(vocab, ids[1]) == "c" and dates.decode(vocab, torch.tensor([3, 2, 4])) == "a"
 
 
 @pytest.mark.parametrize(
@@ -110,8 +113,10 @@ def test_vocab_batch_pads_on_the_right_and_reports_lengths():
         (lambda: format_dates([]), "non-empty sequence of datetime.date"),
         (lambda: format_dates(["1969-02-15"]), "datetime.date"),
         (lambda: split_dates(0, held_out=0.6), "held_out"),
-        (lambda: build_vocab().encode("15. März"), "outside the vocabulary"),
-        (lambda: Vocab("aa"), "distinct"),
+        (lambda: dates.encode(build_vocab(), "15. März"), "outside the vocabulary"),
+        (lambda: dates.encode(build_vocab(), "15", eos="False"), "eos must be True or False"),
+        (lambda: Vocab.from_itos(["a", "a"]), "distinct"),
+        (lambda: make_pairs(5, seed=-1), "seed must be a non-negative integer"),
     ],
 )
 def test_bad_input_is_a_clear_error(call, words):

@@ -9,10 +9,11 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from course_lib import checkpoint
+from course_lib.corpora import Vocab
 from course_lib.dates import build_vocab, make_pairs
 from course_lib.seq2seq import (
     ATTENTIONS,
-    DATA_DIR,
     AdditiveScore,
     BilinearScore,
     DotScore,
@@ -102,7 +103,7 @@ def test_scaled_attention_agrees_with_torchs_fused_attention():
     model = small("scaled")
     states, query = torch.randn(3, 7, 6), torch.randn(3, 6)
     mask = torch.tensor([[True] * 7, [True] * 3 + [False] * 4, [True] + [False] * 6])
-    context, weights = model._context(query, states, None, mask, None)
+    context, weights = model.context(query, states, mask, None)
     expected = F.scaled_dot_product_attention(query[:, None], states, states, attn_mask=mask[:, None])[:, 0]
     torch.testing.assert_close(context, expected)
     torch.testing.assert_close(weights.sum(-1), torch.ones(3))
@@ -182,7 +183,7 @@ def test_a_model_learns_to_translate_a_few_dates():
     vocab = build_vocab()
     pairs = make_pairs(4, n_dates=1)
     batch = encode_pairs(pairs.sources, pairs.targets, vocab)
-    model = Seq2Seq(Seq2SeqConfig(len(vocab), attention="dot", embed_dim=8, hidden_size=16))
+    model = Seq2Seq(Seq2SeqConfig.for_vocab(vocab, attention="dot", embed_dim=8, hidden_size=16))
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-2)
     first = seq2seq_loss(model, batch).item()
     for _ in range(20):
@@ -215,21 +216,30 @@ def test_exact_match_by_length_by_hand():
 
 
 def test_save_and_load_round_trip(tmp_path, monkeypatch):
-    model = small("bilinear").float()
-    save_checkpoint(model, tmp_path / "m.pt", {"note": 1})
-    loaded, info = load_checkpoint(str(tmp_path / "m.pt"))
-    assert info["note"] == 1 and info["config"]["attention"] == "bilinear"
+    vocab = build_vocab()
+    torch.manual_seed(0)
+    model = Seq2Seq(Seq2SeqConfig.for_vocab(vocab, attention="bilinear", embed_dim=5, hidden_size=6))
+    save_checkpoint(model, tmp_path / "m.safetensors", vocab, {"note": 1})
+    loaded, ckpt, loaded_vocab = load_checkpoint(str(tmp_path / "m.safetensors"))
+    assert ckpt.info["note"] == 1 and ckpt.config["attention"] == "bilinear"
+    assert loaded_vocab.itos == vocab.itos and ckpt.kind == "seq2seq"
     for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items()):
         assert torch.equal(a, b), name
-    # weights only: a plain dict of tensors, loadable without trusting pickled code
-    assert all(isinstance(v, torch.Tensor) for v in torch.load(tmp_path / "m.pt", weights_only=True).values())
+    # weights only: a plain dict of tensors (safetensors), loadable without trusting pickled code
+    from safetensors.torch import load_file
+
+    assert all(isinstance(v, torch.Tensor) for v in load_file(str(tmp_path / "m.safetensors")).values())
+    with pytest.raises(ValueError, match="vocab is not the vocabulary"):
+        save_checkpoint(small("dot").float(), tmp_path / "n.safetensors", vocab, {})
 
 
 @pytest.mark.parametrize("name", ["none", "dot"])
 def test_the_shipped_checkpoints_reproduce_their_recorded_accuracy(name):
-    model, info = load_checkpoint(name)
-    assert (DATA_DIR / f"seq2seq_{name}.pt").stat().st_size < 4e6
-    vocab = build_vocab((info["task"]["source_locale"], info["task"]["target_locale"]), info["task"]["format"])
+    model, ckpt, vocab = load_checkpoint(name)
+    info = ckpt.info
+    assert checkpoint.weights_path(f"seq2seq_{name}").stat().st_size < 4e6
+    task = info["task"]
+    assert vocab.itos == build_vocab((task["source_locale"], task["target_locale"]), task["format"]).itos
     test = make_pairs(info["check_n"], "test", **info["task"])
     predictions, _ = translate(model, test.sources, vocab)
     exact = sum(p == t for p, t in zip(predictions, test.targets)) / len(test)
@@ -241,7 +251,20 @@ def test_the_shipped_checkpoints_reproduce_their_recorded_accuracy(name):
     [
         (lambda: Seq2SeqConfig(10, attention="luong"), "attention must be one of"),
         (lambda: Seq2SeqConfig(2), "vocab_size must count the 3 special ids"),
+        (lambda: Seq2SeqConfig(10, pad_id=1), "pad_id, bos_id, eos_id must be distinct"),
         (lambda: Seq2SeqConfig(10, hidden_size=0), "hidden_size must be a positive int"),
+        (
+            lambda: small("dot")(torch.full((2, 3), 11), torch.tensor([3, 3]), torch.ones(2, 2, dtype=torch.long)),
+            "src holds token id 11, outside the vocabulary \\[0, 11\\)",
+        ),
+        (
+            lambda: small("dot")(torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 3]), torch.full((2, 2), -1)),
+            "tgt_in holds token id -1, outside the vocabulary",
+        ),
+        (
+            lambda: small("dot")(torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 0]), torch.ones(2, 2).long()),
+            "src_lengths must lie in \\[1, T=3\\]",
+        ),
         (
             lambda: small("dot")(torch.zeros(2, 3), torch.tensor([3, 3]), torch.ones(2, 2, dtype=torch.long)),
             "src must be a \\(B, T\\) tensor of token ids",
@@ -268,7 +291,8 @@ def test_the_shipped_checkpoints_reproduce_their_recorded_accuracy(name):
         ),
         (lambda: exact_match_by_length(["a"], ["a", "b"], ["a"], [0, 5]), "same length"),
         (lambda: exact_match_by_length(["a"], ["a"], ["a"], [5, 0]), "increasing"),
-        (lambda: load_checkpoint("nonexistent"), "known names"),
+        (lambda: load_checkpoint("nonexistent"), "no shipped checkpoint named 'seq2seq_nonexistent'; known"),
+        (lambda: Seq2SeqConfig.for_vocab(Vocab.from_itos(["a", "b", "c"])), "vocab must hold the special"),
     ],
 )
 def test_bad_input_is_a_clear_error(call, words):
