@@ -21,9 +21,14 @@ WIDGET = fallback.WIDGET_VIEW
 
 
 @pytest.fixture
-def shell(monkeypatch):
+def shell(monkeypatch, tmp_path):
     """An IPython shell whose displays are recorded; widgets count as available (as in a kernel)."""
-    ip = InteractiveShell.instance()
+    from traitlets.config import Config
+
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))  # nothing written to the user's ~/.ipython
+    config = Config()
+    config.HistoryManager.enabled = False
+    ip = InteractiveShell.instance(config=config)
     ip.display_pub = CapturingDisplayPublisher()
     monkeypatch.setattr(viz, "widgets_available", lambda: True)
     monkeypatch.setattr(quiz, "widgets_available", lambda: True)
