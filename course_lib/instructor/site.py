@@ -63,6 +63,8 @@ SITE_CSS = """
 .course-nav .course-nav-here { color: #57606a; }
 .course-static img { max-width: 100%; }
 .course-static-note { color: #57606a; font-size: 90%; }
+/* MathJax's hidden MathML for screen readers asks for TeX web fonts (\\mathbb) that this MathJax copy lacks */
+.MJX_Assistive_MathML [mathvariant] { font-family: inherit !important; }
 """
 
 FRONT_CSS = """
@@ -73,6 +75,8 @@ table { border-collapse: collapse; width: 100%; } th, td { text-align: left; ver
   padding: 0.6em; border-bottom: 1px solid #d0d7de; } th { background: #f3f5f7; }
 td.nn { font-weight: bold; white-space: nowrap; } td ol { margin: 0; padding-left: 1.2em; }
 pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; } .extra { color: #57606a; font-size: 90%; }
+/* MathJax's hidden MathML for screen readers asks for TeX web fonts (\\mathbb) that this MathJax copy lacks */
+.MJX_Assistive_MathML [mathvariant] { font-family: inherit !important; }
 """
 
 
