@@ -13,7 +13,7 @@ displays goes out as ONE display bundle that also holds a static picture of its 
 - ``text/plain``: the printed text and a line per figure, for text-only viewers.
 
 :func:`keep_progress_lines` does the same for tqdm's notebook bars: when a bar finishes, its saved
-``text/plain`` becomes the final line (``training: 100%|██████████| 300/300 [00:12<00:00, 24.1it/s]``)
+``text/plain`` becomes the final line (``training: 100%|##########| 150/150 [04:03<00:00,  1.74s/it]``)
 instead of the empty bar it was displayed with.
 """
 
