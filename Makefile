@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=600
 
-.PHONY: setup browser lab test test-unit test-notebooks notebooks exercises bench clean
+.PHONY: setup browser lab test test-unit test-notebooks notebooks exercises bench site clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ exercises: notebooks
 # Every benchmark, one after the other (each writes its own section of benchmarks/RESULTS.md).
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+# The course as a static website in build/site/ (open build/site/index.html). Executed notebooks are cached in
+# build/site-cache/, so a rebuild after a change executes only what changed.
+# SITE_ARGS: --lessons 01 06 (a subset), --solutions (adds the solutions, for instructors), --no-cache.
+site: $(STAMP)
+	$(PY) -m course_lib.instructor.site $(SITE_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -31,6 +31,7 @@ ANSWERS_ENV = "COURSE_LIB_QUIZ_ANSWERS"
 ANSWERS: list[dict] = []
 
 CORRECT, WRONG = "✅ Correct.", "❌ Not quite."
+STATIC_NOTE = "A quiz: run the notebook to answer it and get feedback."
 
 
 @dataclass(frozen=True)
@@ -115,13 +116,31 @@ class _Question:
         return feedback
 
     def show(self) -> None:
-        """Display the widget in Jupyter, or print the question and how to answer it elsewhere."""
-        if widgets_available():
-            from IPython.display import display
+        """Display the widget in Jupyter, or print the question and how to answer it elsewhere.
 
-            display(self.widget())
+        In Jupyter the widget goes out with the question as HTML and text in the same display bundle,
+        so a viewer without a kernel (GitHub, nbviewer, the course site) still shows the question.
+        """
+        if widgets_available():
+            from course_lib.notebook import fallback
+
+            fallback.display_with_fallback(self.widget(), self.static_html(), self.static_text())
         else:
             print(self.text())
+
+    def _body(self) -> list[str]:
+        return [self.question]
+
+    def _body_html(self) -> str:
+        return _question_html(self.question)
+
+    def static_text(self) -> str:
+        """The question as plain text for a reader without a kernel (the answer is not given away)."""
+        return "\n".join([*self._body(), "", f"({STATIC_NOTE})"])
+
+    def static_html(self) -> str:
+        """The question as HTML for a reader without a kernel (the answer is not given away)."""
+        return f'<div class="course-quiz-static">{self._body_html()}<p><em>{STATIC_NOTE}</em></p></div>'
 
 
 class MultipleChoice(_Question):
@@ -177,8 +196,15 @@ class MultipleChoice(_Question):
                     return label
         raise ValueError(f"choice must be one of the labels {list(self.options)}, got {choice!r}")
 
+    def _body(self) -> list[str]:
+        return [self.question, ""] + [f"  {self.label(label)}" for label in self.options]
+
+    def _body_html(self) -> str:
+        items = "".join(f"<li>{html.escape(self.label(label))}</li>" for label in self.options)
+        return _question_html(self.question) + f'<ul class="course-quiz-static-options">{items}</ul>'
+
     def text(self) -> str:
-        lines = [self.question, ""] + [f"  {self.label(label)}" for label in self.options]
+        lines = self._body()
         lines += [
             "",
             f"(Widgets are not available here: answer with .check('{next(iter(self.options))}'), "
@@ -314,9 +340,10 @@ class Practice:
 
     def show(self) -> None:
         if widgets_available():
-            from IPython.display import display
+            from course_lib.notebook import fallback
 
-            display(self.widget())
+            q = self.question
+            fallback.display_with_fallback(self.widget(), q.static_html(), q.static_text())
         else:
             print(
                 self.question.text().replace(".check(", "practice.check(") + "\nThen practice.next() for another one."

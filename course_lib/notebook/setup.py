@@ -1,8 +1,9 @@
 """The first cell of every notebook, and the one rule for "can a widget render here?".
 
 ``setup`` seeds everything, picks the device and prints what the notebook runs on and
-what will not render there; ``widgets_available`` is the single test every explorer and
-quiz uses before it builds a widget.
+what will not render there (and makes tqdm's notebook bars leave a final line in the saved
+outputs); ``widgets_available`` is the single test every explorer and quiz uses before it
+builds a widget.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def setup(seed: int = 0, threads: int | None = None, device: str | None = None) 
         torch.set_num_threads(threads)
     set_seed(seed)
     dev = get_device(device)
+    if widgets_available():
+        from course_lib.notebook.fallback import keep_progress_lines
+
+        keep_progress_lines()  # progress bars leave their final line (steps, time) in the saved notebook
     from course_lib import __version__
 
     print(f"course_lib {__version__}; seed {seed}")

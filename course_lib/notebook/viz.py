@@ -1,12 +1,14 @@
 """Plots and interactive explorers for the lessons.
 
-Every explorer has a static fall-back: where widgets cannot render (plain Python,
-a CI run, a viewer without a kernel) it calls the function once with the default
-settings and says so, so the notebook still shows a result.
+Every explorer has a static fall-back: where widgets cannot render (plain Python, a terminal)
+it calls the function once with the default settings and says so, so the notebook still shows
+a result. In a kernel, the widget goes out with a static picture of its first load in the same
+display bundle (course_lib.notebook.fallback), which viewers without a kernel show instead.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Mapping, Sequence
 
 from course_lib.notebook.setup import widgets_available
@@ -30,13 +32,20 @@ def interactive(fn: Callable, **controls):
         return fn(**defaults)
 
     import ipywidgets
-    from IPython.display import display
+
+    from course_lib.notebook import fallback
 
     failure: list[BaseException] = []
+    first: list[fallback.Shown] = []  # what the first call showed: the static picture of the explorer
 
     def guarded(**kwargs):
         try:
-            return fn(**kwargs)
+            if first:
+                return fn(**kwargs)
+            result, shown = fallback.capture(lambda: fn(**kwargs))
+            first.append(shown)
+            fallback.replay(shown)  # into the explorer's output, where ipywidgets would have put it
+            return result
         except Exception as exc:  # keep the first failure so the cell fails loudly
             failure.append(exc)
             raise
@@ -44,7 +53,16 @@ def interactive(fn: Callable, **controls):
     widget = ipywidgets.interactive(guarded, **controls)
     if failure:
         raise failure[0]
-    display(widget)
+    shown = first[0] if first else fallback.Shown()
+    # a dropdown of (label, value) pairs shows its label, as the widget does
+    shown_as = {name: getattr(control, "label", None) or control.value for name, control in controls.items()}
+    note = f"{fallback.STATIC_NOTE} Settings: {fallback.settings_line(shown_as)}."
+    fallback.display_with_fallback(
+        widget,
+        shown.html() + f'\n<p class="course-static-note"><em>{html.escape(note)}</em></p>',
+        "\n".join(filter(None, [shown.text(), f"({note})"])),
+        png=shown.figures[0] if shown.figures else None,
+    )
     return widget
 
 

@@ -1,0 +1,148 @@
+"""What a widget leaves for a reader without a kernel (course_lib.notebook.fallback): one display bundle with the
+live widget first and a static picture of its first load; tqdm bars that end on their final line.
+
+An IPython shell with a capturing display publisher stands in for the kernel: it records every bundle the
+notebook would send to the front end, in order, as nbclient would save them.
+"""
+
+import base64
+import io
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+from IPython.core.displaypub import CapturingDisplayPublisher  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+from course_lib.notebook import fallback, quiz, viz  # noqa: E402
+
+WIDGET = fallback.WIDGET_VIEW
+
+
+@pytest.fixture
+def shell(monkeypatch, tmp_path):
+    """An IPython shell whose displays are recorded; widgets count as available (as in a kernel)."""
+    from traitlets.config import Config
+
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))  # nothing written to the user's ~/.ipython
+    config = Config()
+    config.HistoryManager.enabled = False
+    ip = InteractiveShell.instance(config=config)
+    ip.display_pub = CapturingDisplayPublisher()
+    monkeypatch.setattr(viz, "widgets_available", lambda: True)
+    monkeypatch.setattr(quiz, "widgets_available", lambda: True)
+    yield ip
+    InteractiveShell.clear_instance()
+
+
+def png_bytes() -> bytes:
+    """A real PNG, made by matplotlib (not by the code under test)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.plot([0, 1], [1, 0])
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def widget_bundles(ip) -> list[dict]:
+    return [o["data"] for o in ip.display_pub.outputs if WIDGET in o["data"]]
+
+
+def test_explorer_bundle_holds_its_first_figure_and_text_in_order(shell):
+    import ipywidgets as w
+    from IPython.display import Image, display
+
+    png = png_bytes()
+    calls = []
+
+    def explore(n):
+        calls.append(n)
+        print(f"before the figure, n = {n}")
+        display(Image(data=png))
+        print("after the figure")
+
+    widget = viz.interactive(explore, n=w.IntSlider(value=3, min=0, max=9, description="n"))
+    assert calls == [3], "the explorer's function runs once for its first load, not twice"
+    [data] = widget_bundles(shell)
+    # the live widget first: JupyterLab renders only it, so the figure is not shown twice
+    assert data[WIDGET]["model_id"] == widget.model_id
+    page = data["text/html"]
+    b64 = base64.b64encode(png).decode()
+    assert page.index("before the figure, n = 3") < page.index(f"data:image/png;base64,{b64}") < page.index("after")
+    assert "n = 3" in page and "Run the notebook" in page
+    assert data["image/png"] == b64
+    assert data["text/plain"].splitlines()[:3] == ["before the figure, n = 3", "[figure]", "after the figure"]
+    # the first load was also replayed into the widget's output, where ipywidgets would have shown it
+    replayed = [o["data"] for o in shell.display_pub.outputs if "image/png" in o["data"] and WIDGET not in o["data"]]
+    assert replayed and replayed[0]["image/png"] == b64
+
+    widget.children[0].value = 5  # a later move of the slider calls the function as usual
+    assert calls == [3, 5]
+
+
+def test_explorer_shows_the_label_of_a_dropdown_and_raises_a_first_failure(shell):
+    import ipywidgets as w
+
+    viz.interactive(lambda k: print("k is", k), k=w.Dropdown(options=[("kneser-ney", 4), ("laplace", 1)], value=4))
+    [data] = widget_bundles(shell)
+    assert "k = 'kneser-ney'" in data["text/plain"] and "k is 4" in data["text/plain"]
+
+    def broken(x):
+        print("partial output")
+        raise ZeroDivisionError("x")
+
+    with pytest.raises(ZeroDivisionError):
+        viz.interactive(broken, x=w.IntSlider(value=1))
+
+
+def test_quiz_bundle_shows_question_and_options_but_not_the_answer(shell):
+    q = quiz.MultipleChoice(
+        "What is $\\alpha_{2,2}$ in masked attention?",
+        {"A": "0", "B": "0.5", "C": "e / (2e + e⁻¹ + 1)"},
+        answer="B",
+        feedback={"A": "masked key", "B": "two equal scores", "C": "the unmasked row"},
+    )
+    q.show()
+    [data] = widget_bundles(shell)
+    for text in (data["text/html"], data["text/plain"]):
+        assert "What is $\\alpha_{2,2}$ in masked attention?" in text
+        for option in ("(A) 0", "(B) 0.5", "(C) e / (2e + e⁻¹ + 1)"):
+            assert option in text
+        assert "two equal scores" not in text and "Correct" not in text  # nothing gives the answer away
+    assert "run the notebook" in data["text/plain"]
+
+    practice = quiz.Practice(lambda rng: quiz.NumericQuestion(f"What is {rng.randint(2, 9)} squared?", 4.0), seed=1)
+    practice.show()
+    data = widget_bundles(shell)[-1]
+    assert practice.question.question in data["text/html"] and practice.question.question in data["text/plain"]
+
+
+def test_a_progress_bar_ends_on_its_final_line(shell):
+    from tqdm.notebook import TqdmHBox, tqdm
+
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(TqdmHBox, "_ipython_display_", None, raising=False)
+    try:
+        assert fallback.keep_progress_lines()
+        for _ in tqdm(range(7), desc="steps"):
+            pass
+        bar = tqdm(total=10, desc="stopped")  # a bar that stops early (an error) keeps where it stopped
+        bar.update(4)
+        bar.close()
+    finally:
+        monkey.undo()
+    outputs = [o for o in shell.display_pub.outputs if WIDGET in o["data"]]
+    first, final = outputs[0], [o for o in outputs if o.get("update")]
+    assert "0/7" in first["data"]["text/plain"]  # what the bar showed when it was displayed
+    assert len(final) == 2
+    steps, stopped = final[0]["data"]["text/plain"], final[1]["data"]["text/plain"]
+    assert steps.startswith("steps: 100%") and "7/7 [" in steps, steps
+    assert stopped.startswith("stopped:  40%") and "4/10 [" in stopped, stopped
+    assert final[0]["transient"]["display_id"] == first["transient"]["display_id"]
