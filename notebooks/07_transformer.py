@@ -450,7 +450,7 @@ optimizer = torch.optim.AdamW(live.parameters(), lr=3e-3, weight_decay=0.01)
 batches = lm_batches(
     train_stream, live_config.block_size, 32, steps=100_000, generator=torch.Generator().manual_seed(1)
 )
-history = fit(live, lm_loss, optimizer, batches, max_seconds=20, clip_grad_norm=1.0, desc="live GPT")
+history = fit(live, lm_loss, optimizer, batches, max_seconds=15, clip_grad_norm=1.0, desc="live GPT")
 ax = viz.line_plot(
     history.step,
     {"training loss": history.smoothed_loss(25)},
@@ -487,7 +487,7 @@ print(
 )
 
 # %% [markdown]
-# Twenty seconds is not much. `scripts/train_gpt.py` trained a larger GPT on the same data for
+# Fifteen seconds is not much. `scripts/train_gpt.py` trained a larger GPT on the same data for
 # longer; its weights ship with the course (`course_lib/weights/gpt_sotu_char.safetensors`:
 # the weights without pickle, and in its header the config and the characters, which
 # `GPT.load` checks against ours before it builds the model). We load it and train it live a
@@ -504,7 +504,7 @@ more = fit(
     gpt,
     lm_loss,
     torch.optim.AdamW(gpt.parameters(), lr=1e-4),
-    lm_batches(train_stream, gpt.config.block_size, 16, steps=20, generator=torch.Generator().manual_seed(2)),
+    lm_batches(train_stream, gpt.config.block_size, 16, steps=10, generator=torch.Generator().manual_seed(2)),
     max_seconds=10,
     desc="checkpoint, a few more steps",
 )
@@ -562,7 +562,7 @@ assert rows["GPT, checkpoint (+ a few live steps)"][0] < rows["GPT, trained live
 # How to read the table: the n-gram predicts from the last few characters only; the GPT
 # sees up to `block_size` of them and learns which matter, but it has to learn everything,
 # even that the most recent characters matter most, and that takes far more training than
-# twenty seconds. The LSTM's recurrence has a bias for the recent past built in, which often
+# fifteen seconds. The LSTM's recurrence has a bias for the recent past built in, which often
 # gets it further in a short budget. The checkpoint shows what longer training buys.
 
 # %% [markdown]
@@ -771,9 +771,7 @@ def s2s_loss(model, batch):
     return F.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt.flatten())
 
 
-s2s_history = fit(
-    s2s, s2s_loss, torch.optim.Adam(s2s.parameters(), lr=3e-3), reversal_batches, max_seconds=25, desc="encoder-decoder"
-)
+s2s_history = fit(s2s, s2s_loss, torch.optim.Adam(s2s.parameters(), lr=3e-3), reversal_batches, desc="encoder-decoder")
 src, _, tgt = reversal_task(500, length=8, generator=task_gen)
 s2s.eval()
 reversal_accuracy = (s2s.greedy(src, bos=0, length=8) == tgt).float().mean().item()
