@@ -2,8 +2,9 @@
 
     .venv/bin/python scripts/train_gpt.py --minutes 30
 
-The shipped checkpoint (4 layers, 6 heads, C = 192: 1.83M parameters; 45M characters, about
-4.7 epochs) came from
+The shipped checkpoint (4 layers, 6 heads, d_model = 192: 1.83M parameters; 45M characters, about
+4.7 epochs) came from the first command below (its float16 weights were later moved, unchanged,
+from a torch .pt file into course_lib.checkpoint's format); the second trains on from it:
 
     .venv/bin/python scripts/train_gpt.py --minutes 80 --threads 2 --bf16
     .venv/bin/python scripts/train_gpt.py --minutes 30 --init course_lib/weights/gpt_sotu_char.safetensors
