@@ -29,12 +29,12 @@ from course_lib.transformer import GPT, GPTConfig
 class TorchStack(nn.Module):
     def __init__(self, c: GPTConfig):
         super().__init__()
-        self.wte, self.wpe = nn.Embedding(c.vocab_size, c.n_embd), nn.Embedding(c.block_size, c.n_embd)
+        self.wte, self.wpe = nn.Embedding(c.vocab_size, c.d_model), nn.Embedding(c.block_size, c.d_model)
         layer = nn.TransformerEncoderLayer(
-            c.n_embd, c.n_head, c.d_ff, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+            c.d_model, c.n_heads, c.d_ff, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
         )
-        self.blocks = nn.TransformerEncoder(layer, c.n_layer, enable_nested_tensor=False)
-        self.ln_f, self.lm_head = nn.LayerNorm(c.n_embd), nn.Linear(c.n_embd, c.vocab_size, bias=False)
+        self.blocks = nn.TransformerEncoder(layer, c.n_layers, enable_nested_tensor=False)
+        self.ln_f, self.lm_head = nn.LayerNorm(c.d_model), nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(c.block_size))
 
     def forward(self, idx, targets):
@@ -67,8 +67,8 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
     for c, B in [
-        (GPTConfig(vocab_size=71, block_size=128, n_layer=4, n_head=4, n_embd=128), 16),
-        (GPTConfig(vocab_size=71, block_size=256, n_layer=2, n_head=4, n_embd=64), 16),
+        (GPTConfig(vocab_size=71, block_size=128, n_layers=4, n_heads=4, d_model=128), 16),
+        (GPTConfig(vocab_size=71, block_size=256, n_layers=2, n_heads=4, d_model=64), 16),
     ]:
         g = torch.Generator().manual_seed(0)
         batches = [(torch.randint(0, 71, (B, c.block_size), generator=g),) * 2 for _ in range(args.repeats + 2)]
@@ -85,7 +85,7 @@ def main(argv=None):
                     model.fused = name == "ours, fused"
                 results.setdefault(name, []).append(tokens_per_second(model, batches))
         med = {k: statistics.median(v) for k, v in results.items()}
-        print(f"\n{c.n_layer} layers, C={c.n_embd}, {c.n_head} heads, T={c.block_size}, batch {B}:")
+        print(f"\n{c.n_layers} layers, C={c.d_model}, {c.n_heads} heads, T={c.block_size}, batch {B}:")
         for name, v in med.items():
             print(f"  {name:15s} {v:9,.0f} tokens/s   x{v / med['torch layers']:.2f} of torch layers")
 

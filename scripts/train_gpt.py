@@ -2,11 +2,12 @@
 
     .venv/bin/python scripts/train_gpt.py --minutes 30
 
-The shipped checkpoint (4 layers, 6 heads, C = 192: 1.83M parameters; 45M characters, about
-4.7 epochs) came from
+The shipped checkpoint (4 layers, 6 heads, d_model = 192: 1.83M parameters; 45M characters, about
+4.7 epochs) came from the first command below (its float16 weights were later moved, unchanged,
+from a torch .pt file into course_lib.checkpoint's format); the second trains on from it:
 
     .venv/bin/python scripts/train_gpt.py --minutes 80 --threads 2 --bf16
-    .venv/bin/python scripts/train_gpt.py --minutes 30 --init course_lib/weights/gpt_sotu_char.pt  # train on
+    .venv/bin/python scripts/train_gpt.py --minutes 30 --init course_lib/weights/gpt_sotu_char.safetensors
 
 The model is course_lib.transformer.GPT, the same code the notebook trains live, on the State
 of the Union training addresses at the character level (lesson 01's corpus and split), with
@@ -14,8 +15,9 @@ course_lib.train.fit as the loop (called in chunks so the learning rate can foll
 and a cosine decay that ends at the deadline). The checkpoint keeps the best validation loss
 seen (measured on the first --eval-tokens of the validation stream); at the end the full
 validation loss of the saved (float16) weights is measured and stored with them.
-The checkpoint is a dict of tensors, numbers, strings and lists only: read it back with
-course_lib.transformer.GPT.load (torch.load with weights_only=True). The test split is never looked at.
+The checkpoint is written by course_lib.checkpoint (safetensors, float16 weights; the config, the
+vocabulary and the measured numbers in its header): read it back with course_lib.transformer.GPT.load.
+The test split is never looked at.
 """
 
 from __future__ import annotations
@@ -28,28 +30,34 @@ from pathlib import Path
 
 import torch
 
-from course_lib import set_seed
+from course_lib import checkpoint, set_seed
 from course_lib.corpora import load_sotu
+from course_lib.lm import char_vocab, encode_stream, evaluate_lm, lm_batches
 from course_lib.train import History, fit
-from course_lib.transformer import GPT, GPTConfig, char_vocab, encode_stream, evaluate_lm, lm_batches
+from course_lib.transformer import GPT, GPTConfig
 
-CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "weights" / "gpt_sotu_char.pt"
+CHECKPOINT = checkpoint.WEIGHTS_DIR / "gpt_sotu_char.safetensors"
 
 
-def save(model: GPT, vocab, path: Path, extra: dict) -> None:
-    state = {k: v.to(torch.float16) for k, v in model.state_dict().items()}  # half the size; fine for inference
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(
-        {"config": dataclasses.asdict(model.config), "vocab": list(vocab.itos), "state_dict": state, **extra}, path
+def save(model: GPT, vocab, path: Path, info: dict) -> None:
+    """float16 weights (half the size; fine for inference), the config and the vocabulary."""
+    checkpoint.save(
+        path,
+        model,
+        kind="gpt",
+        config=dataclasses.asdict(model.config),
+        vocab=vocab.itos,
+        info=info,
+        dtype=torch.float16,
     )
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0, help="wall-clock training budget")
-    parser.add_argument("--n-layer", type=int, default=4)
-    parser.add_argument("--n-head", type=int, default=6)
-    parser.add_argument("--n-embd", type=int, default=192)
+    parser.add_argument("--n-layers", type=int, default=4)
+    parser.add_argument("--n-heads", type=int, default=6)
+    parser.add_argument("--d-model", type=int, default=192)
     parser.add_argument("--block-size", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=2e-3)
@@ -91,14 +99,14 @@ def main(argv=None) -> None:
     if args.init is not None:
         model, init = GPT.load(args.init, vocab)
         config = model.config
-        done = {k: init[k] for k in done}
+        done = {k: init.info[k] for k in done}
     else:
         config = GPTConfig(
             vocab_size=len(vocab),
             block_size=args.block_size,
-            n_layer=args.n_layer,
-            n_head=args.n_head,
-            n_embd=args.n_embd,
+            n_layers=args.n_layers,
+            n_heads=args.n_heads,
+            d_model=args.d_model,
         )
         model = GPT(config)
     print(config, f"\n{model.num_params():,} parameters; {len(train):,} training and {len(val):,} validation tokens")
@@ -156,7 +164,7 @@ def main(argv=None) -> None:
                 saved = True
     if not saved:
         raise SystemExit(f"nothing saved to {args.out}: no validation check improved on {best:.4f}")
-    print(f"trained for {torch.load(args.out, weights_only=True)['minutes']:.1f} min in all")
+    print(f"trained for {checkpoint.read(args.out).info['minutes']:.1f} min in all")
     record(args.out)
 
 
@@ -167,13 +175,14 @@ def record(path: Path, head_tokens: int = 20_000) -> None:
     vocab = char_vocab(corpus.train)
     model, ckpt = GPT.load(path, vocab)
     val = encode_stream(corpus.val, vocab)
-    ckpt["val_loss"] = evaluate_lm(model, val)
-    ckpt["val_head_tokens"] = head_tokens
-    ckpt["val_head_loss"] = evaluate_lm(model, val[: head_tokens + 1])
-    torch.save(ckpt, path)
+    info = dict(ckpt.info)
+    info["val_loss"] = evaluate_lm(model, val)
+    info["val_head_tokens"] = head_tokens
+    info["val_head_loss"] = evaluate_lm(model, val[: head_tokens + 1])
+    save(model, vocab, path, info)  # the weights are float16 already: saving them again changes nothing
     print(
-        f"saved {path} ({path.stat().st_size / 1e6:.1f} MB) after {ckpt['steps']} steps: full validation "
-        f"loss {ckpt['val_loss']:.4f} nats/char, perplexity {math.exp(ckpt['val_loss']):.3f}"
+        f"saved {path} ({path.stat().st_size / 1e6:.1f} MB) after {info['steps']} steps: full validation "
+        f"loss {info['val_loss']:.4f} nats/char, perplexity {math.exp(info['val_loss']):.3f}"
     )
 
 
