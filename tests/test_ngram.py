@@ -371,7 +371,7 @@ def test_generate_mle_deterministic_corpus_and_characters():
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("order", [0, -1, 2.5, "3", True, None])
 def test_bad_order(order):
-    with pytest.raises(ValueError, match=r"order must be an integer >= 1, got"):
+    with pytest.raises(ValueError, match=r"order must be a positive integer, got"):
         NGramLM(order)
 
 
@@ -381,10 +381,10 @@ def test_bad_constructor_arguments():
     ):
         NGramLM(2, "kn")
     for k in (0, -1.0, float("nan")):
-        with pytest.raises(ValueError, match=r"k .* must be a number > 0"):
+        with pytest.raises(ValueError, match=r"k \(the add-k pseudo-count\) must be"):
             NGramLM(2, "add-k", k=k)
     for d in (0, 1, 1.5, -0.1):
-        with pytest.raises(ValueError, match=r"discount .* must be in the open interval \(0, 1\)"):
+        with pytest.raises(ValueError, match=r"discount \(the Kneser-Ney absolute discount d\) must be in"):
             NGramLM(2, "kneser-ney", discount=d)
     with pytest.raises(ValueError, match=r"lambdas must have one weight per order 1..3 \(3 numbers.*got 2"):
         NGramLM(3, "interpolated", lambdas=[0.5, 0.5])
@@ -392,7 +392,7 @@ def test_bad_constructor_arguments():
         NGramLM(3, "interpolated", lambdas=[0.2, 0.3, 0.4])
     with pytest.raises(ValueError, match=r"lambdas must be numbers in \[0, 1\]"):
         NGramLM(2, "interpolated", lambdas=[1.5, -0.5])
-    with pytest.raises(ValueError, match=r"unk_cutoff must be an integer >= 1"):
+    with pytest.raises(ValueError, match=r"unk_cutoff must be a positive integer"):
         NGramLM(2, unk_cutoff=0)
 
 
@@ -439,9 +439,9 @@ def test_not_fitted():
 def test_bad_generate_arguments():
     lm = our_model(2, "laplace")
     for t in (0, -1.0, float("inf")):
-        with pytest.raises(ValueError, match=r"temperature must be a number > 0"):
+        with pytest.raises(ValueError, match=r"temperature must be"):
             lm.generate(5, temperature=t)
-    with pytest.raises(ValueError, match=r"n_words must be an integer >= 0"):
+    with pytest.raises(ValueError, match=r"n_words must be a non-negative integer"):
         lm.generate(-1)
     with pytest.raises(ValueError, match=r"context must be a sequence of tokens"):
         lm.generate(5, context="the")
