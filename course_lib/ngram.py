@@ -282,6 +282,15 @@ class NGramLM:
         c, _, _ = self._table.counts_at(ids[None, :-1], ids[-1:], len(ngram))
         return int(c[0])
 
+    def distinct_ngrams(self, j: int | None = None) -> int:
+        """How many different j-grams (default j = order) the padded training text holds: the
+        size of the count table the model stores for that order."""
+        self._check_fitted()
+        j = self.order if j is None else j
+        if _validate.positive_int("j", j) > self.order:
+            raise ValueError(f"j must be an integer in 1..{self.order}, got {j!r}")
+        return len(self._table.keys[j])
+
     def most_common(self, j: int | None = None, top: int = 10) -> list[tuple[tuple[str, ...], int]]:
         """The `top` most frequent j-grams (default j = order) with their counts."""
         self._check_fitted()

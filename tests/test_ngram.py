@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import warnings
@@ -25,6 +26,7 @@ from course_lib.ngram import (
     NotFittedError,
     ZeroProbabilityWarning,
 )
+from course_lib.smoothing import lambda_grid
 
 SMOOTHED = ("laplace", "add-k", "interpolated", "kneser-ney")
 
@@ -460,3 +462,39 @@ def test_repr_and_most_common():
     assert lm.most_common(1, top=1) == [(("a",), 3)]
     assert lm.most_common(top=1) == [((BOS, "a"), 2)]
     assert lm.lookup(["a", "zzz"]) == ["a", UNK]
+
+
+# --------------------------------------------------------------------------------------
+# Per-n-gram probabilities and interpolation weights tuned on held-out text.
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("smoothing", SMOOTHED)
+def test_probs_are_the_terms_of_the_perplexity(smoothing):
+    lm = our_model(3, smoothing)
+    _, test = corpus()
+    p = lm.probs(test)
+    expected = [lm.prob(g[-1], g[:-1]) for g in lm.ngrams(test)]  # one n-gram at a time
+    assert np.allclose(p, expected, rtol=1e-12)
+    assert math.isclose(2 ** -np.mean(np.log2(p)), lm.perplexity(test), rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_tune_lambdas_is_the_best_of_the_grid(order):
+    train, held_out = corpus()
+    lm = NGramLM(order, "interpolated").fit(train)
+    best = lm.tune_lambdas(held_out, steps=5)
+    ppl = {
+        tuple(lam): NGramLM(order, "interpolated", lambdas=tuple(lam)).fit(train).perplexity(held_out)
+        for lam in itertools.product(*[np.arange(6) / 5] * order)
+        if lam[0] > 0 and math.isclose(sum(lam), 1)
+    }  # brute force: one model per weight vector
+    assert math.isclose(ppl[best], min(ppl.values()), rel_tol=1e-9)
+    assert len(ppl) == len(lambda_grid(order, 5))
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_distinct_ngrams_match_nltk(order):
+    ref = nltk_model(MLE, order, 1)
+    lm = our_model(order, "mle")
+    for j in range(1, order + 1):
+        expected = len(ref.counts[1]) if j == 1 else sum(len(ref.counts[j][c]) for c in ref.counts[j].conditions())
+        assert lm.distinct_ngrams(j) == expected
