@@ -166,9 +166,7 @@ class NGramLM:
         status = f"|V|={self.vocab_size}" if self._fitted else "not fitted"
         return f"NGramLM(order={self.order}, smoothing={self.smoothing!r}{extra.get(self.smoothing, '')}) [{status}]"
 
-    # ----------------------------------------------------------------------------------
     # Training: build the vocabulary, pad, count all 1..n-grams.
-    # ----------------------------------------------------------------------------------
     def fit(self, sentences: Iterable[Sequence[str]]) -> NGramLM:
         """Count the 1..n-grams of the padded training sentences (lists of tokens); returns self."""
         sents = _check_sentences(sentences)
@@ -255,9 +253,7 @@ class NGramLM:
         if not self._fitted:
             raise NotFittedError("This NGramLM is not fitted yet: call .fit(sentences) first")
 
-    # ----------------------------------------------------------------------------------
     # Counts and vocabulary, for teaching.
-    # ----------------------------------------------------------------------------------
     @property
     def vocab_size(self) -> int:
         """|V|, as nltk counts it: kept words + <UNK> (+ <s>, </s> when order > 1)."""
@@ -302,9 +298,7 @@ class NGramLM:
         grams = self._unfold(self._table.keys[j][best], j).tolist()
         return [(tuple(self.vocab[i] for i in g), int(c)) for g, c in zip(grams, counts[best])]
 
-    # ----------------------------------------------------------------------------------
     # Probabilities P(w | h).
-    # ----------------------------------------------------------------------------------
     def _prob_ids(self, ctx: np.ndarray, w: np.ndarray) -> np.ndarray:
         """P(w | h) for M (context, word) pairs at once: ctx (M, L) ids, w (M,) ids, L < order.
 
@@ -336,9 +330,7 @@ class NGramLM:
         ctx = self._context_ids(context)
         return self._prob_ids(np.broadcast_to(ctx, (self._V, len(ctx))), np.arange(self._V))
 
-    # ----------------------------------------------------------------------------------
     # Evaluation: cross-entropy J and perplexity 2 ** J.
-    # ----------------------------------------------------------------------------------
     def _test_ngram_ids(self, sentences) -> np.ndarray:
         sents = _check_sentences(sentences)
         if not sents:
@@ -411,9 +403,7 @@ class NGramLM:
         j = self.cross_entropy(sentences)
         return math.inf if math.isinf(j) else float(2.0**j)
 
-    # ----------------------------------------------------------------------------------
     # Generation.
-    # ----------------------------------------------------------------------------------
     def generate(
         self,
         n_words: int = 20,
