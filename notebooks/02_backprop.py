@@ -389,7 +389,7 @@ test_ppl = {
     else NGramLM(n, "kneser-ney", unk_cutoff=2).fit(corpus.train).perplexity(corpus.test)
     for n in tqdm([1, 2, 3, 4], desc="Kneser-Ney")
 }
-val_part = corpus.val[:2000]  # about 50,000 validation 4-grams: enough to choose one number
+val_part = corpus.val[:1000]  # the first 1,000 validation sentences: enough to choose one number
 p_ff_val = trained.log_probs(bp.ngram_windows(val_part, vocab, order=4)).exp()
 weight = fflm.tune_mixture_weight(p_ff_val, kn4.probs(val_part))
 p_kn_test = kn4.probs(corpus.test)
