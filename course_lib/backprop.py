@@ -15,18 +15,19 @@ Contents, in the order of the lesson:
 * building blocks: ``linear_*``, ``softmax*``, ``cross_entropy*`` (fused and unfused),
   ``activation_*`` (tanh, sigmoid, relu), ``embedding_*``;
 * gradient checking: ``numerical_gradient``, ``autograd_gradients``, ``compare_gradients``;
-* the feedforward language model of Bengio et al. (2003), ``FeedForwardLM``, trained with
-  its own hand-written gradients and ``Adam``; ``ngram_windows`` builds its data exactly
-  as ``NGramLM`` pads its test sentences, so perplexities are comparable;
-* an Elman RNN and backpropagation through time, full and truncated (``rnn_forward``,
-  ``rnn_backward``, ``bptt_step``), and ``scaled_orthogonal`` for the vanishing and
-  exploding gradients experiment.
+* the feedforward language model of Bengio et al. (2003) in ``course_lib.fflm``
+  (``FeedForwardLM``, ``Adam``, ``ngram_windows``, mixing with an n-gram model);
+* an Elman RNN and backpropagation through time in ``course_lib.bptt`` (``rnn_forward``,
+  ``rnn_backward``, ``bptt_step``, ``scaled_orthogonal``).
+
+The names of those two modules stay importable from here (``backprop.FeedForwardLM``, ...).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,14 +55,6 @@ __all__ = [
     "autograd_gradients",
     "compare_gradients",
     "GradientReport",
-    "FeedForwardLM",
-    "Adam",
-    "ngram_windows",
-    "rnn_forward",
-    "rnn_backward",
-    "bptt_step",
-    "RNNCache",
-    "scaled_orthogonal",
 ]
 
 ACTIVATIONS = ("tanh", "sigmoid", "relu", "linear")
@@ -425,325 +418,13 @@ def compare_gradients(
     return GradientReport(rows)
 
 
-# --------------------------------------------------------------------------------------
-# Data for the feedforward LM: the same n-grams NGramLM scores.
-# --------------------------------------------------------------------------------------
-def ngram_windows(
-    sentences: Iterable[Sequence[str]],
-    word_to_id: Mapping[str, int],
-    order: int = 4,
-    bos: str = "<s>",
-    eos: str = "</s>",
-    unk: str = "<UNK>",
-) -> torch.Tensor:
-    """All order-n windows of the padded sentences, as ids (M, order): context columns, then the target.
-
-    Padding is NGramLM's (nltk.lm's): order-1 ``<s>`` on the left and order-1 ``</s>`` on the
-    right, unknown words -> ``<UNK>``, so row i is ``NGramLM(order).ngrams(sentences)[i]``.
-    """
-    if isinstance(order, bool) or not isinstance(order, int) or order < 2:
-        raise ValueError(f"order must be an integer >= 2 (at least one word of context), got {order!r}")
-    if isinstance(sentences, str):
-        raise TypeError("sentences must be a list of sentences (lists of tokens), got a str")
-    for special in (bos, eos, unk):
-        if special not in word_to_id:
-            raise ValueError(f"word_to_id must contain {special!r}")
-    p = order - 1
-    unk_id, bos_id, eos_id = word_to_id[unk], word_to_id[bos], word_to_id[eos]
-    rows = []
-    for i, sentence in enumerate(sentences):
-        if isinstance(sentence, str):
-            raise TypeError(f"sentences[{i}] must be a list of tokens, got the str {sentence[:30]!r}")
-        padded = np.array([bos_id] * p + [word_to_id.get(w, unk_id) for w in sentence] + [eos_id] * p, dtype=np.int64)
-        rows.append(np.lib.stride_tricks.sliding_window_view(padded, order))
-    if not rows:
-        raise ValueError("sentences is empty")
-    return torch.from_numpy(np.concatenate(rows))
+# The lesson's later sections live in their own modules; their names stay importable from here.
+_MOVED = {name: "course_lib.fflm" for name in ("FeedForwardLM", "Adam", "ngram_windows")}
+_MOVED.update({name: "course_lib.bptt" for name in ("rnn_forward", "rnn_backward", "bptt_step", "RNNCache")})
+_MOVED["scaled_orthogonal"] = "course_lib.bptt"
 
 
-# --------------------------------------------------------------------------------------
-# The feedforward neural LM (Bengio et al. 2003), as the lecture writes it.
-# --------------------------------------------------------------------------------------
-class FeedForwardLM:
-    """e = [E x_{t-3}; E x_{t-2}; E x_{t-1}],  h = sigma(W e + b),  z = U h + c,  y_hat = softmax(z).
-
-    The lecture's model with two biases added (b, c; Bengio et al. have them too). Parameters
-    are plain tensors in ``self.params`` (no nn.Module, no autograd): ``loss_and_grads``
-    runs the forward pass and the hand-written backward pass.
-
-    Shapes: E (V, d), W (H, n d), b (H,), U (V, H), c (V,), with n = ``context`` words.
-    """
-
-    PARAMS = ("E", "W", "b", "U", "c")
-
-    def __init__(
-        self,
-        vocab_size: int,
-        context: int = 3,
-        d: int = 32,
-        hidden: int = 64,
-        activation: str = "tanh",
-        seed: int = 0,
-        dtype=torch.float32,
-        device=None,
-    ):
-        for name, value in (("vocab_size", vocab_size), ("context", context), ("d", d), ("hidden", hidden)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        _check_activation(activation)
-        self.vocab_size, self.context, self.d, self.hidden, self.activation = vocab_size, context, d, hidden, activation
-        g = torch.Generator().manual_seed(seed)
-
-        def init(*shape, fan_in):  # N(0, 1 / fan_in): every layer starts with outputs of size ~1
-            w = torch.randn(*shape, generator=g, dtype=dtype)  # cpu: the seeded generator lives there
-            return (w / math.sqrt(fan_in)).to(device)
-
-        self.params = {
-            "E": init(vocab_size, d, fan_in=1),  # as torch.nn.Embedding
-            "W": init(hidden, context * d, fan_in=context * d),
-            "b": torch.zeros(hidden, dtype=dtype, device=device),
-            "U": init(vocab_size, hidden, fan_in=hidden),
-            "c": torch.zeros(vocab_size, dtype=dtype, device=device),
-        }
-
-    def __repr__(self) -> str:
-        n = sum(p.numel() for p in self.params.values())
-        return (
-            f"FeedForwardLM(V={self.vocab_size}, context={self.context}, d={self.d}, hidden={self.hidden}, "
-            f"activation={self.activation!r}) [{n:,} parameters]"
-        )
-
-    def _contexts(self, contexts) -> torch.Tensor:
-        contexts = _ids(contexts, "contexts", self.vocab_size)
-        if contexts.dim() != 2 or contexts.shape[1] != self.context:
-            raise ValueError(f"contexts must be (B, {self.context}) word ids, got shape {tuple(contexts.shape)}")
-        return contexts.to(self.params["E"].device)
-
-    def forward(self, contexts: torch.Tensor):
-        """Logits z (B, V) for contexts (B, n) of word ids, and the cache the backward pass needs."""
-        P = self.params
-        contexts = self._contexts(contexts)
-        B = contexts.shape[0]
-        e = embedding_forward(P["E"], contexts).reshape(B, -1)  # (B, n d): [E x_{t-3}; E x_{t-2}; E x_{t-1}]
-        a = linear_forward(e, P["W"], P["b"])  # (B, H)
-        h = activation_forward(a, self.activation)  # (B, H)
-        z = linear_forward(h, P["U"], P["c"])  # (B, V)
-        return z, dict(contexts=contexts, e=e, a=a, h=h)
-
-    def loss_and_grads(self, contexts: torch.Tensor, targets: torch.Tensor):
-        """Mean cross-entropy of the batch (nats) and its gradient for every parameter, by hand."""
-        P = self.params
-        z, cache = self.forward(contexts)
-        targets = _check_targets(z, targets, "contexts").to(z.device)
-        B, rows = z.shape[0], torch.arange(z.shape[0], device=z.device)
-        # cross_entropy and cross_entropy_backward, sharing one softmax; torch's log_softmax
-        # computes our log_softmax formula in a single pass (the softmax over V words is most
-        # of the cost of a step, so this makes training several times faster).
-        log_probs = torch.log_softmax(z, dim=1)  # (B, V)
-        loss = -log_probs[rows, targets].mean()
-        dz = log_probs.exp_()  # y_hat, in place of log_probs
-        dz[rows, targets] -= 1  # y_hat - y
-        dz /= B  # the loss is a mean over the batch
-        dh, dU, dc = linear_backward(dz, cache["h"], P["U"])
-        da = activation_backward(dh, cache["a"], cache["h"], self.activation)
-        de, dW, db = linear_backward(da, cache["e"], P["W"])
-        # e is the n looked-up rows side by side: split it back and send each piece to its row of E.
-        dE = embedding_backward(de.reshape(-1, self.context, self.d), cache["contexts"], self.vocab_size)
-        return float(loss), {"E": dE, "W": dW, "b": db, "U": dU, "c": dc}
-
-    def loss(self, E, W, b, U, c, contexts, targets) -> torch.Tensor:
-        """The same loss written with torch ops on explicit parameters, for autograd to check against."""
-        B = contexts.shape[0]
-        e = E[contexts].reshape(B, -1)
-        h = activation_forward(e @ W.T + b, self.activation)
-        return torch.nn.functional.cross_entropy(h @ U.T + c, targets)
-
-    @torch.no_grad()
-    def total_nll(self, windows: torch.Tensor, batch_size: int = 256, progress: Callable | None = None) -> float:
-        """Sum of -ln P(target | context) over the rows of ``windows`` (M, n + 1), in nats.
-
-        Small batches on purpose: a (batch, V) matrix of logits above ~32 MB is allocated afresh by
-        the operating system each time (slow), below that the memory is reused."""
-        windows = _ids(windows, "windows", self.vocab_size)
-        if windows.dim() != 2 or windows.shape[1] != self.context + 1:
-            raise ValueError(
-                f"windows must be (M, {self.context + 1}): {self.context} context ids then the target, "
-                f"got shape {tuple(windows.shape)}"
-            )
-        total = 0.0
-        starts = range(0, windows.shape[0], batch_size)
-        for s in progress(starts) if progress else starts:
-            batch = windows[s : s + batch_size].to(self.params["E"].device)
-            z, _ = self.forward(batch[:, :-1])
-            total -= float(torch.log_softmax(z, dim=1).gather(1, batch[:, -1:]).sum())  # = our log_softmax, faster
-        return total
-
-    def perplexity(self, windows: torch.Tensor, batch_size: int = 256, progress: Callable | None = None) -> float:
-        """exp(mean -ln P) over the windows: the same as 2 ** J with J in bits."""
-        return math.exp(self.total_nll(windows, batch_size, progress) / windows.shape[0])
-
-    def state_dict(self, dtype=None) -> dict:
-        """Parameters and sizes, as tensors only (so ``torch.load(..., weights_only=True)`` reads it)."""
-        sizes = torch.tensor(
-            [
-                self.vocab_size,
-                self.context,
-                self.d,
-                self.hidden,  # cpu: saved with the checkpoint
-                ACTIVATIONS.index(self.activation),
-            ]
-        )
-        return {"sizes": sizes, **{k: (v if dtype is None else v.to(dtype)).clone() for k, v in self.params.items()}}
-
-    @classmethod
-    def from_state_dict(cls, state: Mapping[str, torch.Tensor], dtype=torch.float32, device=None) -> FeedForwardLM:
-        missing = {"sizes", *cls.PARAMS} - set(state)
-        if missing:
-            raise ValueError(f"state is missing {sorted(missing)}; expected the keys of FeedForwardLM.state_dict()")
-        V, n, d, H, act = (int(x) for x in state["sizes"])
-        model = cls(V, n, d, H, ACTIVATIONS[act], dtype=dtype, device=device)
-        for k in cls.PARAMS:
-            _same_shape(state[k], f"state[{k!r}]", model.params[k].shape, "as the sizes say")
-            model.params[k] = state[k].to(device=model.params[k].device, dtype=dtype).clone()
-        return model
-
-
-class Adam:
-    """Adam (Kingma and Ba, 2015) on a dict of tensors: SGD's theta -= lr * grad, with the step
-    divided by a running root-mean-square of the gradient, so that rarely-updated embedding rows
-    and the large output layer learn at similar speeds."""
-
-    def __init__(self, params: Mapping[str, torch.Tensor], lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8):
-        if not lr > 0:
-            raise ValueError(f"lr must be > 0, got {lr!r}")
-        self.params, self.lr, self.betas, self.eps, self.t = params, lr, betas, eps, 0
-        self.m = {k: torch.zeros_like(v) for k, v in params.items()}
-        self.v = {k: torch.zeros_like(v) for k, v in params.items()}
-
-    def step(self, grads: Mapping[str, torch.Tensor]) -> None:
-        if set(grads) != set(self.params):
-            raise ValueError(f"grads must have the keys {sorted(self.params)}, got {sorted(grads)}")
-        self.t += 1
-        b1, b2 = self.betas
-        for k, p in self.params.items():
-            g = grads[k]
-            self.m[k].mul_(b1).add_(g, alpha=1 - b1)
-            self.v[k].mul_(b2).addcmul_(g, g, value=1 - b2)
-            m_hat = self.m[k] / (1 - b1**self.t)
-            v_hat = self.v[k] / (1 - b2**self.t)
-            p.sub_(self.lr * m_hat / (v_hat.sqrt() + self.eps))
-
-
-# --------------------------------------------------------------------------------------
-# Elman RNN and backpropagation through time.
-# --------------------------------------------------------------------------------------
-@dataclass
-class RNNCache:
-    xs: torch.Tensor  # (T, B, D) inputs
-    h0: torch.Tensor  # (B, H) initial state
-    a: torch.Tensor  # (T, B, H) pre-activations
-    hs: torch.Tensor  # (T, B, H) states h_1..h_T
-    W_xh: torch.Tensor
-    W_hh: torch.Tensor
-    activation: str
-
-
-def rnn_forward(
-    xs: torch.Tensor,
-    h0: torch.Tensor,
-    W_xh: torch.Tensor,
-    W_hh: torch.Tensor,
-    b_h: torch.Tensor,
-    activation: str = "tanh",
-):
-    """h_t = sigma(W_xh x_t + W_hh h_{t-1} + b_h) for t = 1..T, rows as in torch.nn.RNN.
-
-    xs (T, B, D), h0 (B, H), W_xh (H, D), W_hh (H, H), b_h (H,). Returns hs (T, B, H) and the
-    cache for ``rnn_backward``. (Seed 002 calls W_hh "U" and W_xh "W".)
-    """
-    _check_activation(activation)
-    xs, h0 = _tensor(xs, "xs", 3), _tensor(h0, "h0", 2)
-    W_xh, W_hh, b_h = _tensor(W_xh, "W_xh", 2), _tensor(W_hh, "W_hh", 2), _tensor(b_h, "b_h", 1)
-    T, B, D = xs.shape
-    H = W_hh.shape[0]
-    _same_shape(W_hh, "W_hh", (H, H), "square: hidden to hidden")
-    _same_shape(W_xh, "W_xh", (H, D), "(hidden size, input size xs.shape[2])")
-    _same_shape(b_h, "b_h", (H,), "one bias per hidden unit")
-    _same_shape(h0, "h0", (B, H), "(batch size xs.shape[1], hidden size)")
-    a, hs, h = [], [], h0
-    for t in range(T):
-        a_t = xs[t] @ W_xh.T + h @ W_hh.T + b_h
-        h = activation_forward(a_t, activation)
-        a.append(a_t)
-        hs.append(h)
-    hs_t = torch.stack(hs)
-    return hs_t, RNNCache(xs, h0, torch.stack(a), hs_t, W_xh, W_hh, activation)
-
-
-def bptt_step(
-    dh: torch.Tensor,
-    a: torch.Tensor,
-    h: torch.Tensor,
-    h_prev: torch.Tensor,
-    x: torch.Tensor,
-    W_xh: torch.Tensor,
-    W_hh: torch.Tensor,
-    activation: str = "tanh",
-):
-    """One step back through h = sigma(x W_xh^T + h_prev W_hh^T + b_h).
-
-    dh (B, H) is the *total* gradient arriving at h (from this step's loss and from step t+1).
-    Returns (dx, dW_xh, dW_hh, db_h, dh_prev): this step's share of the weight gradients (BPTT
-    adds the shares of all steps, because the weights are shared across time) and the gradient
-    sent on to h_{t-1}.
-    """
-    da = activation_backward(dh, a, h, activation)  # (B, H)
-    return da @ W_xh, da.T @ x, da.T @ h_prev, da.sum(0), da @ W_hh
-
-
-def rnn_backward(dhs: torch.Tensor, cache: RNNCache, truncate: int | None = None) -> dict[str, torch.Tensor]:
-    """Backpropagation through time: t = T, ..., 1, summing every step's gradient.
-
-    ``dhs`` (T, B, H) is dL/dh_t from the loss at each step only (e.g. from y_t = W_hy h_t).
-    Returns dW_xh, dW_hh, db_h, dxs, dh0 and ``dh_total`` (T, B, H), the full dL/dh_t (own
-    loss plus everything flowing back from later steps): its norm is what vanishes or explodes.
-
-    ``truncate=k`` is truncated BPTT as done in practice: the sequence is cut into chunks of k
-    steps, and no gradient flows from one chunk into the previous one (like calling
-    ``h = h.detach()`` every k steps with autograd). Losses still see their own chunk.
-    """
-    dhs = _tensor(dhs, "dhs", 3)
-    _same_shape(dhs, "dhs", cache.hs.shape, "the shape of hs, (T, B, H)")
-    if truncate is not None and (isinstance(truncate, bool) or not isinstance(truncate, int) or truncate < 1):
-        raise ValueError(f"truncate must be None or an integer >= 1, got {truncate!r}")
-    T = dhs.shape[0]
-    dW_xh, dW_hh = torch.zeros_like(cache.W_xh), torch.zeros_like(cache.W_hh)
-    db_h = torch.zeros(cache.W_hh.shape[0], dtype=dhs.dtype, device=dhs.device)
-    dxs, dh_total = torch.zeros_like(cache.xs), torch.zeros_like(dhs)
-    dh_next = torch.zeros_like(cache.h0)  # gradient arriving at h_t from step t+1
-    for t in reversed(range(T)):
-        dh = dhs[t] + dh_next
-        dh_total[t] = dh
-        h_prev = cache.hs[t - 1] if t > 0 else cache.h0
-        dx, dWx, dWh, db, dh_next = bptt_step(
-            dh, cache.a[t], cache.hs[t], h_prev, cache.xs[t], cache.W_xh, cache.W_hh, cache.activation
-        )
-        dxs[t] = dx
-        dW_xh += dWx
-        dW_hh += dWh
-        db_h += db
-        if truncate is not None and t > 0 and t % truncate == 0:
-            dh_next = torch.zeros_like(dh_next)  # the chunk starts here: cut the path to earlier steps
-    return dict(W_xh=dW_xh, W_hh=dW_hh, b_h=db_h, xs=dxs, h0=dh_next, dh_total=dh_total)
-
-
-def scaled_orthogonal(n: int, radius: float, seed: int = 0, dtype=torch.float64) -> torch.Tensor:
-    """radius * Q with Q a random orthogonal (n, n) matrix: every eigenvalue has |lambda| = radius,
-    so the spectral radius is exactly ``radius`` (and so is every singular value)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not radius >= 0:
-        raise ValueError(f"radius must be >= 0, got {radius!r}")
-    g = torch.Generator().manual_seed(seed)
-    Q, R = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=dtype))  # cpu: the seeded generator lives there
-    return radius * Q * torch.sign(torch.diagonal(R))  # the sign fix makes Q uniformly distributed
+def __getattr__(name: str):
+    if name in _MOVED:  # imported on first use: fflm and bptt import this module's blocks
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,21 +19,25 @@ Conventions follow ``nltk.lm`` so that you can check every number against it:
 * ``perplexity(sentences)`` scores every order-n n-gram of the padded test sentences, i.e.
   ``nltk_model.perplexity(ngrams(pad_both_ends(sent, n), n) for all sentences)``.
 
-Counting and scoring are vectorised with numpy: each word gets an integer id, an n-gram
-(w_1, ..., w_k) gets the integer key ((w_1 * V + w_2) * V + ...) * V + w_k (its digits in
-base V), ``np.unique`` counts the keys and ``np.searchsorted`` looks them up.
+Counting is in ``course_lib.ngram_counts`` (vectorised with numpy) and every smoothing is
+a function of ``course_lib.smoothing`` with its formula in its docstring; this module holds
+the model that ties them together: vocabulary, padding, probabilities, perplexity, generation.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import partial
 from itertools import chain, repeat
 
 import numpy as np
+
+from course_lib import _validate
+from course_lib import smoothing as smoothers
+from course_lib.ngram_counts import NGramCounts, count_ngrams, fold, unfold
 
 __all__ = [
     "NGramLM",
@@ -46,7 +50,7 @@ __all__ = [
 ]
 
 BOS, EOS, UNK = "<s>", "</s>", "<UNK>"
-SMOOTHINGS = ("mle", "laplace", "add-k", "interpolated", "kneser-ney")
+SMOOTHINGS = tuple(smoothers.SMOOTHING_FUNCTIONS)  # ("mle", "laplace", "add-k", "interpolated", "kneser-ney")
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -58,9 +62,7 @@ class ZeroProbabilityWarning(UserWarning):
     """The model gave probability 0 to a test n-gram, so the perplexity is infinite."""
 
 
-# --------------------------------------------------------------------------------------
 # Input checks: a clear message that names the argument and what was expected.
-# --------------------------------------------------------------------------------------
 def _check_sentences(sentences, name: str = "sentences") -> list[Sequence[str]]:
     """Return `sentences` as a list of token sequences, or raise a ValueError."""
     if isinstance(sentences, str):
@@ -111,51 +113,17 @@ def _check_context(context, name: str = "context") -> list[str]:
     return context
 
 
-def _lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """values[i] where keys[i] == query, else 0. `keys` is sorted (vectorised dict lookup)."""
-    if len(keys) == 0:
-        return np.zeros(len(query), dtype=values.dtype)
-    idx = np.searchsorted(keys, query)
-    idx = np.minimum(idx, len(keys) - 1)
-    return np.where(keys[idx] == query, values[idx], 0)
-
-
-def _group_by_prefix(keys: np.ndarray, values: np.ndarray, V: int):
-    """Group sorted j-gram keys by their context h (first j-1 words: key // V).
-
-    Returns (context keys, sum of values per context, number of distinct words per context).
-    """
-    prefix = keys // V  # still sorted, so each context is one run of equal values
-    start = np.flatnonzero(np.diff(prefix, prepend=-1))  # where each run begins
-    total = np.add.reduceat(values, start) if len(values) else np.zeros(0, np.int64)
-    types = np.diff(np.append(start, len(keys)))
-    return prefix[start], total.astype(np.int64), types.astype(np.int64)
-
-
-def _add_count(keys: np.ndarray, counts: np.ndarray, key: int, amount: int):
-    """Add `amount` to the count of `key` in sorted (keys, counts), inserting it if absent."""
-    i = int(np.searchsorted(keys, key))
-    if i < len(keys) and keys[i] == key:
-        counts = counts.copy()
-        counts[i] += amount
-        return keys, counts
-    return np.insert(keys, i, key), np.insert(counts, i, amount)
-
-
 class NGramLM:
     """An n-gram language model P(w | last n-1 words), as in lesson 01.
 
-    smoothing:
-      * ``"mle"``: P(w | h) = c(h w) / c(h .), zero for unseen n-grams (infinite perplexity);
-      * ``"laplace"``: add one to every count, (c(h w) + 1) / (c(h .) + |V|);
-      * ``"add-k"``: add ``k`` to every count, (c(h w) + k) / (c(h .) + k |V|);
-      * ``"interpolated"``: Jelinek-Mercer, sum_j lambda_j P_MLE(w | last j-1 words), with
-        ``lambdas[j-1]`` weighting the j-gram estimate (J&M order: lambda_1 is the unigram);
-        the unigram estimate is add-one smoothed so that unseen words keep a non-zero
-        probability, and the weight of a context never seen in training is shared among the
-        lower orders (renormalised);
-      * ``"kneser-ney"``: interpolated Kneser-Ney with absolute ``discount`` and continuation
-        counts for the lower orders, recursing down to the uniform distribution 1/|V|.
+    smoothing (each is a function of ``course_lib.smoothing``, whose docstring has its formula):
+      * ``"mle"``: ``smoothing.mle``, zero for unseen n-grams (infinite perplexity);
+      * ``"laplace"``: ``smoothing.laplace``, add one to every count;
+      * ``"add-k"``: ``smoothing.add_k`` with pseudo-count ``k``;
+      * ``"interpolated"``: ``smoothing.interpolated`` (Jelinek-Mercer) with weights ``lambdas``
+        (lambda_1 for the unigram first; default ``smoothing.default_lambdas``; tune them on
+        validation text with ``tune_lambdas``);
+      * ``"kneser-ney"``: ``smoothing.kneser_ney`` with absolute ``discount``.
 
     >>> lm = NGramLM(2, smoothing="laplace").fit([["a", "b"], ["a", "c"]])
     >>> round(lm.prob("b", ["a"]), 4)   # (c(a b) + 1) / (c(a .) + |V|) = 2 / (2 + 6)
@@ -171,46 +139,23 @@ class NGramLM:
         lambdas: Sequence[float] | None = None,
         unk_cutoff: int = 1,
     ):
-        if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 1:
-            raise ValueError(f"order must be an integer >= 1, got {order!r}")
-        if not isinstance(smoothing, str) or smoothing not in SMOOTHINGS:
-            raise ValueError(f"smoothing must be one of {', '.join(repr(s) for s in SMOOTHINGS)}, got {smoothing!r}")
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (0 < k < math.inf):
-            raise ValueError(f"k (the add-k pseudo-count) must be a number > 0, got {k!r}")
-        if isinstance(discount, bool) or not isinstance(discount, numbers.Real) or not (0 < discount < 1):
-            raise ValueError(
-                f"discount (the Kneser-Ney absolute discount d) must be in the open interval (0, 1), got {discount!r}"
-            )
-        if isinstance(unk_cutoff, bool) or not isinstance(unk_cutoff, numbers.Integral) or unk_cutoff < 1:
-            raise ValueError(f"unk_cutoff must be an integer >= 1, got {unk_cutoff!r}")
-        self.order = int(order)
-        self.smoothing = smoothing
-        self.k = float(k)
-        self.discount = float(discount)
-        self.unk_cutoff = int(unk_cutoff)
-        self.lambdas = self._check_lambdas(lambdas, self.order)
+        self.order = _validate.positive_int("order", order)
+        self.smoothing = _validate.one_of("smoothing", smoothing, SMOOTHINGS)
+        self.k = _validate.number("k (the add-k pseudo-count)", k, 0, open_low=True)
+        if math.isinf(self.k):
+            raise ValueError(f"k (the add-k pseudo-count) must be a finite number > 0, got {k!r}")
+        self.discount = _validate.number("discount (the Kneser-Ney absolute discount d)", discount, 0, 1, open_low=True)
+        if self.discount == 1:
+            raise ValueError("discount (the Kneser-Ney absolute discount d) must be in the open interval (0, 1), got 1")
+        self.unk_cutoff = _validate.positive_int("unk_cutoff", unk_cutoff)
+        self.lambdas = smoothers.check_lambdas(lambdas, self.order)
         self._fitted = False
 
-    @staticmethod
-    def _check_lambdas(lambdas, order: int) -> tuple[float, ...]:
-        if lambdas is None:
-            # Default: weight 2**(j-1) for the j-gram, normalised (e.g. 1/7, 2/7, 4/7 for a
-            # trigram): longer contexts are more specific, so they get more weight.
-            w = [2.0**j for j in range(order)]
-            return tuple(x / sum(w) for x in w)
-        if isinstance(lambdas, str) or not isinstance(lambdas, Iterable):
-            raise ValueError(f"lambdas must be a sequence of {order} numbers, got {lambdas!r}")
-        lambdas = list(lambdas)
-        if len(lambdas) != order:
-            raise ValueError(
-                f"lambdas must have one weight per order 1..{order} ({order} numbers, lambda_1 "
-                f"for the unigram first), got {len(lambdas)}"
-            )
-        if not all(isinstance(x, numbers.Real) and 0 <= x <= 1 for x in lambdas):
-            raise ValueError(f"lambdas must be numbers in [0, 1], got {lambdas!r}")
-        if abs(sum(lambdas) - 1.0) > 1e-6:
-            raise ValueError(f"lambdas must sum to 1, got sum {sum(lambdas)!r} for {lambdas!r}")
-        return tuple(float(x) for x in lambdas)
+    def _smoother(self):
+        """P(w | h) for arrays of contexts and words: the smoothing function with this model's parameter."""
+        parameter = {"add-k": {"k": self.k}, "interpolated": {"lambdas": self.lambdas}}
+        parameter["kneser-ney"] = {"discount": self.discount}
+        return partial(smoothers.SMOOTHING_FUNCTIONS[self.smoothing], **parameter.get(self.smoothing, {}))
 
     def __repr__(self) -> str:
         extra = {
@@ -221,9 +166,7 @@ class NGramLM:
         status = f"|V|={self.vocab_size}" if self._fitted else "not fitted"
         return f"NGramLM(order={self.order}, smoothing={self.smoothing!r}{extra.get(self.smoothing, '')}) [{status}]"
 
-    # ----------------------------------------------------------------------------------
     # Training: build the vocabulary, pad, count all 1..n-grams.
-    # ----------------------------------------------------------------------------------
     def fit(self, sentences: Iterable[Sequence[str]]) -> NGramLM:
         """Count the 1..n-grams of the padded training sentences (lists of tokens); returns self."""
         sents = _check_sentences(sentences)
@@ -256,34 +199,9 @@ class NGramLM:
         self.n_tokens = sum(word_counts.values())
 
         padded, off, plen = self._pad(sents)
-        # _keys[j], _counts[j]: sorted keys of all j-grams and their counts c(w_1..w_j).
-        # _ctx[j] = (context keys, c(h .) = sum_w c(h w), N1+(h .) = #{w : c(h w) > 0})
-        # for the j-gram contexts h of j-1 words (j = 1: the empty context, key 0).
-        self._keys, self._counts, self._ctx = [None] * (n + 1), [None] * (n + 1), [None] * (n + 1)
-        keys, counts = np.unique(self._window_keys(padded, off, plen, n), return_counts=True)
-        self._keys[n], self._counts[n] = keys, counts.astype(np.int64)
-        # The shorter j-grams need no more sorting: every j-gram of a padded sentence is the
-        # start of a (j+1)-gram, except the last one, which is all </s> (one per sentence):
-        #   c(h) = sum_w c(h w) + [h = </s> ... </s>] * (number of sentences)
-        for j in range(n, 0, -1):
-            self._ctx[j] = _group_by_prefix(self._keys[j], self._counts[j], V)
-            if j > 1:
-                keys, counts, _ = self._ctx[j]
-                eos_key = self._fold(np.full((1, j - 1), self._eos, dtype=np.int64))[0]
-                self._keys[j - 1], self._counts[j - 1] = _add_count(keys, counts, eos_key, len(sents))
-
-        # Kneser-Ney continuation counts for the lower orders j < n: for a j-gram g,
-        #   N1+(. g) = number of distinct words seen right before g
-        #            = number of distinct (j+1)-grams that end with g.
-        self._cont_keys, self._cont_counts, self._cont_ctx = [None], [None], [None]
-        if self.smoothing == "kneser-ney":
-            for j in range(1, n):
-                suffix = self._keys[j + 1] % (V**j)  # drop the first word
-                keys, counts = np.unique(suffix, return_counts=True)
-                counts = counts.astype(np.int64)
-                self._cont_keys.append(keys)
-                self._cont_counts.append(counts)
-                self._cont_ctx.append(_group_by_prefix(keys, counts, V))
+        self._table: NGramCounts = count_ngrams(
+            self._window_keys(padded, off, plen, n), n, V, self._eos, len(sents), self.smoothing == "kneser-ney"
+        )
         self._fitted = True
         return self
 
@@ -326,24 +244,16 @@ class NGramLM:
         return key
 
     def _fold(self, ids2d: np.ndarray) -> np.ndarray:
-        """Integer key of each row of token ids: digits in base V (empty row -> 0)."""
-        key = np.zeros(ids2d.shape[0], dtype=np.int64)
-        for col in ids2d.T:
-            key = key * self._V + col
-        return key
+        return fold(ids2d, self._V)
 
     def _unfold(self, keys: np.ndarray, j: int) -> np.ndarray:
-        """Inverse of _fold: the (M, j) token ids of M j-gram keys."""
-        powers = self._V ** np.arange(j - 1, -1, -1, dtype=np.int64)
-        return (keys[:, None] // powers) % self._V
+        return unfold(keys, j, self._V)
 
     def _check_fitted(self):
         if not self._fitted:
             raise NotFittedError("This NGramLM is not fitted yet: call .fit(sentences) first")
 
-    # ----------------------------------------------------------------------------------
     # Counts and vocabulary, for teaching.
-    # ----------------------------------------------------------------------------------
     @property
     def vocab_size(self) -> int:
         """|V|, as nltk counts it: kept words + <UNK> (+ <s>, </s> when order > 1)."""
@@ -364,86 +274,37 @@ class NGramLM:
         ngram = _check_context(ngram, "ngram")
         if not 1 <= len(ngram) <= self.order:
             raise ValueError(f"ngram must have 1 to {self.order} tokens, got {len(ngram)}")
-        key = self._fold(self._ids(ngram)[None, :])
-        return int(_lookup(self._keys[len(ngram)], self._counts[len(ngram)], key)[0])
+        ids = self._ids(ngram)
+        c, _, _ = self._table.counts_at(ids[None, :-1], ids[-1:], len(ngram))
+        return int(c[0])
+
+    def distinct_ngrams(self, j: int | None = None) -> int:
+        """How many different j-grams (default j = order) the padded training text holds: the
+        size of the count table the model stores for that order."""
+        self._check_fitted()
+        j = self.order if j is None else j
+        if _validate.positive_int("j", j) > self.order:
+            raise ValueError(f"j must be an integer in 1..{self.order}, got {j!r}")
+        return len(self._table.keys[j])
 
     def most_common(self, j: int | None = None, top: int = 10) -> list[tuple[tuple[str, ...], int]]:
         """The `top` most frequent j-grams (default j = order) with their counts."""
         self._check_fitted()
         j = self.order if j is None else j
-        if not isinstance(j, numbers.Integral) or not 1 <= j <= self.order:
+        if _validate.positive_int("j", j) > self.order:
             raise ValueError(f"j must be an integer in 1..{self.order}, got {j!r}")
-        counts = self._counts[j]
+        counts = self._table.counts[j]
         best = np.argsort(-counts, kind="stable")[:top]
-        grams = self._unfold(self._keys[j][best], j).tolist()
+        grams = self._unfold(self._table.keys[j][best], j).tolist()
         return [(tuple(self.vocab[i] for i in g), int(c)) for g, c in zip(grams, counts[best])]
 
-    # ----------------------------------------------------------------------------------
     # Probabilities P(w | h).
-    # ----------------------------------------------------------------------------------
     def _prob_ids(self, ctx: np.ndarray, w: np.ndarray) -> np.ndarray:
         """P(w | h) for M (context, word) pairs at once: ctx (M, L) ids, w (M,) ids, L < order.
 
         With L < order - 1 (a short context) this is the lower-order model, as in nltk.
         """
-        V, L = self._V, ctx.shape[1]
-        top = L + 1  # the order of the n-grams we score
-
-        def level(j):  # keys of the context (last j-1 words) and of the j-gram (h, w)
-            h = self._fold(ctx[:, L - (j - 1) :])
-            return h, h * V + w
-
-        if self.smoothing in ("mle", "laplace", "add-k"):
-            h, hw = level(top)
-            c = _lookup(self._keys[top], self._counts[top], hw)  # c(h w)
-            ctx_keys, ctx_total, _ = self._ctx[top]
-            total = _lookup(ctx_keys, ctx_total, h)  # c(h .)
-            if self.smoothing == "mle":
-                # P(w | h) = c(h w) / c(h .); 0 when h was never seen (as nltk)
-                return np.where(total > 0, c / np.maximum(total, 1), 0.0)
-            k = 1.0 if self.smoothing == "laplace" else self.k
-            return (c + k) / (total + k * V)  # (c(h w) + k) / (c(h .) + k |V|)
-
-        if self.smoothing == "interpolated":
-            # P(w | h) = sum_j lambda_j P_j(w | last j-1 words of h), over the levels whose
-            # context was seen in training, weights renormalised over those levels.
-            num = np.zeros(len(w))
-            weight = np.zeros(len(w))
-            for j in range(1, top + 1):
-                h, hw = level(j)
-                c = _lookup(self._keys[j], self._counts[j], hw)
-                total = _lookup(self._ctx[j][0], self._ctx[j][1], h)
-                if j == 1:  # add-one unigram: every word of V keeps some probability
-                    p_j, seen = (c + 1.0) / (total + V), np.ones(len(w), dtype=bool)
-                else:
-                    p_j, seen = c / np.maximum(total, 1), total > 0
-                num += self.lambdas[j - 1] * seen * p_j
-                weight += self.lambdas[j - 1] * seen
-            return num / weight
-
-        # Interpolated Kneser-Ney, from the uniform distribution up to the top order:
-        #   P_KN(w | h) = max(c_KN(h w) - d, 0) / c_KN(h .) + lambda(h) P_KN(w | h without its first word)
-        #   lambda(h)   = d * N1+(h .) / c_KN(h .)
-        # where c_KN is the count c for the highest order and the continuation count
-        # N1+(. h w) for the lower ones. A context never seen gives lambda(h) = 1.
-        d = self.discount
-        p = np.full(len(w), 1.0 / V)
-        for j in range(1, top + 1):
-            h, hw = level(j)
-            if j == self.order:
-                keys, counts, (ctx_keys, ctx_total, ctx_types) = self._keys[j], self._counts[j], self._ctx[j]
-            else:
-                keys, counts, (ctx_keys, ctx_total, ctx_types) = (
-                    self._cont_keys[j],
-                    self._cont_counts[j],
-                    self._cont_ctx[j],
-                )
-            c = _lookup(keys, counts, hw)
-            total = _lookup(ctx_keys, ctx_total, h)
-            types = _lookup(ctx_keys, ctx_types, h)
-            safe = np.maximum(total, 1)
-            p = np.where(total > 0, np.maximum(c - d, 0.0) / safe + d * types / safe * p, p)
-        return p
+        return self._smoother()(self._table, ctx, w)
 
     def _context_ids(self, context) -> np.ndarray:
         context = _check_context(context)
@@ -469,9 +330,7 @@ class NGramLM:
         ctx = self._context_ids(context)
         return self._prob_ids(np.broadcast_to(ctx, (self._V, len(ctx))), np.arange(self._V))
 
-    # ----------------------------------------------------------------------------------
     # Evaluation: cross-entropy J and perplexity 2 ** J.
-    # ----------------------------------------------------------------------------------
     def _test_ngram_ids(self, sentences) -> np.ndarray:
         sents = _check_sentences(sentences)
         if not sents:
@@ -517,14 +376,34 @@ class NGramLM:
             return math.inf
         return float(-np.sum(counts * np.log2(p)) / counts.sum())  # J = -1/N sum_i log2 P(w_i | h_i)
 
+    def probs(self, sentences: Iterable[Sequence[str]]) -> np.ndarray:
+        """P(w_i | h_i) for each n-gram of ``ngrams(sentences)``, in that order (the terms of J)."""
+        self._check_fitted()
+        grams = self._test_ngram_ids(sentences)
+        return self._prob_ids(grams[:, :-1], grams[:, -1])
+
+    def tune_lambdas(self, sentences: Iterable[Sequence[str]], steps: int = 10) -> tuple[float, ...]:
+        """The weights (lambda_1, ..., lambda_n) of ``smoothing.interpolated``, on a grid of 1/steps
+        (``smoothers.lambda_grid``), that give ``sentences`` the lowest perplexity. Pass validation
+        sentences, never the test set; then build ``NGramLM(n, "interpolated", lambdas=...)``."""
+        self._check_fitted()
+        keys, counts = np.unique(self._fold(self._test_ngram_ids(sentences)), return_counts=True)
+        grams = self._unfold(keys, self.order)
+        p, seen = smoothers.interpolation_terms(self._table, grams[:, :-1], grams[:, -1])
+        best, best_J = None, math.inf
+        for lambdas in smoothers.lambda_grid(self.order, _validate.positive_int("steps", steps)):
+            weight = lambdas[:, None] * seen
+            J = -np.sum(counts * np.log2((weight * p).sum(0) / weight.sum(0))) / counts.sum()
+            if J < best_J:
+                best, best_J = lambdas, J
+        return tuple(float(x) for x in best)
+
     def perplexity(self, sentences: Iterable[Sequence[str]]) -> float:
         """Perplexity 2 ** J of the test sentences (lists of tokens); inf if some P(w | h) = 0."""
         j = self.cross_entropy(sentences)
         return math.inf if math.isinf(j) else float(2.0**j)
 
-    # ----------------------------------------------------------------------------------
     # Generation.
-    # ----------------------------------------------------------------------------------
     def generate(
         self,
         n_words: int = 20,
@@ -538,14 +417,10 @@ class NGramLM:
         The same `seed` gives the same words.
         """
         self._check_fitted()
-        if isinstance(n_words, bool) or not isinstance(n_words, numbers.Integral) or n_words < 0:
-            raise ValueError(f"n_words must be an integer >= 0, got {n_words!r}")
-        if (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, numbers.Real)
-            or not (0 < temperature < math.inf)
-        ):
-            raise ValueError(f"temperature must be a number > 0, got {temperature!r}")
+        _validate.non_negative_int("n_words", n_words)
+        temperature = _validate.number("temperature", temperature, 0, open_low=True)
+        if math.isinf(temperature):
+            raise ValueError("temperature must be a finite number > 0, got inf")
         history = [self._bos] * (self.order - 1) + self._ids(_check_context(context)).tolist()
         rng = np.random.default_rng(seed)
         out: list[str] = []

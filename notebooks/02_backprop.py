@@ -20,11 +20,13 @@
 #    an embedding lookup, and explain why softmax and cross-entropy are computed together;
 # 3. check any gradient against `torch.autograd` and finite differences, and read the report;
 # 4. train the feedforward language model of Bengio et al. (2003) with your own gradients
-#    on lesson 01's corpus, and put its perplexity next to the n-grams';
+#    on lesson 01's corpus, put its perplexity next to the n-grams', and mix the two as
+#    Bengio et al. did;
 # 5. backpropagate through time in an Elman RNN, say what truncation cuts, and *see* gradients
 #    vanish or explode with the spectral radius of $W_{hh}$.
 #
-# Everything here is in `course_lib.backprop` (read it: every function is a few lines). No
+# Everything here is in `course_lib.backprop` (the blocks), `course_lib.fflm` (the language
+# model) and `course_lib.bptt` (through time); read them, every function is a few lines. No
 # autograd is used to train; autograd is only the referee.
 
 # %%
@@ -40,6 +42,7 @@ from tqdm.auto import tqdm
 
 import course_lib
 from course_lib import backprop as bp
+from course_lib import bptt, checkpoint, fflm
 from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM
 from course_lib.notebook import viz
@@ -50,7 +53,7 @@ torch.set_default_dtype(torch.float64)  # float64 for gradient checks; the langu
 # %% [markdown]
 # ## 1. The lecture's example, Jacobian by Jacobian
 #
-# The lecture's network is
+# The Penn CIS 7000 lecture (Mayur Naik) works this network by hand:
 #
 # $$z = W x, \qquad \hat{y} = \mathrm{softmax}(z), \qquad L = -\sum_{i=1}^{3} y_i \log \hat{y}_i$$
 #
@@ -65,6 +68,7 @@ torch.set_default_dtype(torch.float64)  # float64 for gradient checks; the langu
 #   holds $x_1, x_2$ in the two columns of $W$'s row $j$.
 #
 # Their product is $1 \times 6$ and the lecture simplifies it to $(\hat{y} - y)\,x^T$ (reshaped to $3 \times 2$).
+# The lecture gives no numbers; the $W$ and $x$ below are ours.
 
 # %%
 W = torch.tensor([[0.5, -0.3], [0.2, 0.8], [-0.6, 0.1]])
@@ -89,9 +93,12 @@ print("hand-written vs finite diff: ", f"max |diff| = {(numeric - r['formula']).
 assert torch.allclose(numeric, r["formula"], atol=1e-8)
 
 # %% [markdown]
-# Play with the numbers: move $x$, change the true class, draw another $W$. Watch the row of the
-# gradient that belongs to the true class: it is the only one with a negative sign (its logit
-# should go up), and every row is a multiple of $x^T$.
+# Row $i$ of the gradient is $(\hat{y}_i - y_i)\,x^T$: every row is a multiple of $x^T$, and the
+# multiplier $\hat{y}_i - y_i$ is negative for the true class only (its logit should go up) and
+# positive for the others. So the true class's row points along $-x$ and the others along $+x$:
+# with $x > 0$, as above, it is the only row with negative entries; move $x_1$ or $x_2$ below 0
+# and the signs of that column flip in every row. Play with the numbers: move $x$, change the
+# true class, draw a random $W$ (0 keeps ours).
 
 
 # %%
@@ -110,6 +117,9 @@ def show_example(x1, x2, true_class, w_seed):
     print(f"product (1x6) = {np.round(r['dL_dW'].numpy(), 4)}")
     print(f"(y_hat - y) x^T =\n{np.round(r['formula'].numpy(), 4)}")
     assert torch.allclose(r["dL_dW"].reshape(3, 2), r["formula"])
+    multiplier = r["y_hat"] - r["y"]  # row i of the gradient is multiplier[i] * x^T
+    print(f"y_hat - y = {np.round(multiplier.numpy(), 4)}: negative for the true class only")
+    assert multiplier[true_class] < 0 and all(multiplier[i] > 0 for i in range(3) if i != true_class)
 
 
 explorer = viz.interactive(
@@ -117,7 +127,7 @@ explorer = viz.interactive(
     x1=widgets.FloatSlider(value=1.0, min=-3, max=3, step=0.1, description="x1"),
     x2=widgets.FloatSlider(value=2.0, min=-3, max=3, step=0.1, description="x2"),
     true_class=widgets.Dropdown(options=[0, 1, 2], value=1, description="true class"),
-    w_seed=widgets.IntSlider(value=0, min=0, max=20, description="W seed (0 = lecture)"),
+    w_seed=widgets.IntSlider(value=0, min=0, max=20, description="random W (0: ours)"),
 )
 
 # %% [markdown]
@@ -239,7 +249,7 @@ assert float(bp.cross_entropy(z_big, torch.tensor([2]))) == 2000.0
 # %% [markdown]
 # ## 3. The feedforward neural language model (Bengio et al., 2003)
 #
-# The lecture's model predicts $w_t$ from the three previous words:
+# The Penn lecture's model predicts $w_t$ from the three previous words:
 #
 # $$e = [E x_{t-3}; E x_{t-2}; E x_{t-1}], \qquad h = \sigma(W e), \qquad z = U h, \qquad \hat{y} = \mathrm{softmax}(z)$$
 #
@@ -342,73 +352,90 @@ print(
 )
 
 # %% [markdown]
-# A few seconds of training is far from enough. `scripts/train_fflm.py` trains the same model
-# with the same code (the same `loss_and_grads`, the same `Adam`; still no autograd) for longer
-# and saves the parameters with the best validation perplexity in `course_lib/weights/` (float16
-# tensors, loaded with `weights_only=True`). We load it and compute its test perplexity here,
-# on the same test 4-grams as lesson 01's models.
+# This short run (the time is printed above) is far from enough. `scripts/train_fflm.py` trains
+# the same model with the same code (the same `loss_and_grads`, the same `Adam`; still no
+# autograd) for longer and saves the parameters with the best validation perplexity with
+# `course_lib.checkpoint` (float16 safetensors, with the config and the vocabulary). We load it
+# and compute its test perplexity here, on the same test 4-grams as lesson 01's models.
 #
-# ### Lesson 01's table, with the neural model
+# ### Lesson 01's table, with the neural model and the mixture
 #
-# Lesson 01's numbers are recomputed here (Kneser-Ney and interpolation, orders 1 to 4, same
-# split, same vocabulary). Mind one detail: an order-$n$ model is scored on the $n$-grams of
-# sentences padded with $n-1$ `</s>`, so from the trigram on it also "predicts" `</s>` after
-# `</s>`, which is nearly free. Comparisons are fair within a column of equal order; the
-# neural model has 3 words of context, so its column is the 4-gram's.
+# Bengio et al.'s headline result was not the network alone: **mixed** with an n-gram model,
+#
+# $$P_{mix}(w \mid h) = \lambda\, P_{FF}(w \mid h) + (1 - \lambda)\, P_{KN}(w \mid h),$$
+#
+# it beat the best n-gram model, because the two make different mistakes. We tune $\lambda$ on
+# validation 4-grams (never on test) and score the mixture on the test set. Lesson 01's
+# Kneser-Ney numbers are recomputed here (orders 1 to 4, same split, same vocabulary). Mind one
+# detail: an order-$n$ model is scored on the $n$-grams of sentences padded with $n-1$ `</s>`,
+# so from the trigram on it also "predicts" `</s>` after `</s>`, which is nearly free.
+# Comparisons are fairest within a column of equal order; the neural model has 3 words of
+# context, so its column is the 4-gram's.
 
 # %%
-from pathlib import Path
+trained, ckpt = checkpoint.load(
+    checkpoint.weights_path("fflm_sotu"),
+    build=lambda config: fflm.FeedForwardLM(**config),
+    kind="fflm",
+    vocab=kn4.vocab,
+)
+print("loaded", ckpt.path.name, trained, "\nrecorded by scripts/train_fflm.py:", ckpt.info)
+p_ff_test = trained.log_probs(windows["test"], progress=lambda it: tqdm(it, desc="FF LM on the test set")).exp()
+ff_test = math.exp(-float(p_ff_test.log().double().mean()))
 
-checkpoint = Path(bp.__file__).parent / "weights" / "fflm_sotu.pt"
-trained = bp.FeedForwardLM.from_state_dict(torch.load(checkpoint, weights_only=True)) if checkpoint.exists() else model
-print("loaded", checkpoint.name, trained) if checkpoint.exists() else print("no checkpoint: using the live model")
-ff_test = trained.perplexity(windows["test"], progress=lambda it: tqdm(it, desc="FF LM on the test set"))
-
-test_ppl = {}
-for smoothing in ["interpolated", "kneser-ney"]:
-    for n in tqdm([1, 2, 3, 4], desc=smoothing):
-        lm = (
-            kn4
-            if (n, smoothing) == (4, "kneser-ney")
-            else NGramLM(n, smoothing=smoothing, unk_cutoff=2).fit(corpus.train)
-        )
-        test_ppl[smoothing, n] = lm.perplexity(corpus.test)
-rows = [[s] + [test_ppl[s, n] for n in [1, 2, 3, 4]] for s in ["interpolated", "kneser-ney"]]
+test_ppl = {
+    n: kn4.perplexity(corpus.test)
+    if n == 4
+    else NGramLM(n, "kneser-ney", unk_cutoff=2).fit(corpus.train).perplexity(corpus.test)
+    for n in tqdm([1, 2, 3, 4], desc="Kneser-Ney")
+}
+val_part = corpus.val[:1000]  # the first 1,000 validation sentences: enough to choose one number
+p_ff_val = trained.log_probs(bp.ngram_windows(val_part, vocab, order=4)).exp()
+weight = fflm.tune_mixture_weight(p_ff_val, kn4.probs(val_part))
+p_kn_test = kn4.probs(corpus.test)
+mix_test = fflm.mixture_perplexity(p_ff_test, p_kn_test, weight)
+print(f"mixture weight lambda = {weight:.2f} (tuned on {len(p_ff_val):,} validation 4-grams)")
+rows = [["Kneser-Ney"] + [test_ppl[n] for n in [1, 2, 3, 4]]]
 rows.append(["feedforward LM (3 words)", "", "", "", ff_test])
+rows.append([f"mixture {weight:.2f} FF + {1 - weight:.2f} KN", "", "", "", mix_test])
 print(viz.table(rows, header=["test perplexity", "1-gram", "2-gram", "3-gram", "4-gram"]))
+assert math.isclose(math.exp(-np.mean(np.log(p_kn_test))), test_ppl[4], rel_tol=1e-9)  # the same 4-grams
 
 # %% [markdown]
-# What the table says (the cell below checks each claim and prints the verdict):
+# What the table says (the cell below checks each claim):
 #
 # * The neural model is far better than the unigram model: three words of context, learned.
-# * Whether it beats Kneser-Ney depends on how long it trained: Bengio et al. trained for
-#   days; our checkpoint trained for minutes on a shared 2-core CPU. The verdict is printed
-#   below, not assumed.
-# * Its advantage is in parameters, not perplexity: it stores no n-gram table, only
-#   $E$, $W$, $U$ and biases.
+# * Alone, it loses to Kneser-Ney: it is worse than even the Kneser-Ney bigram. Bengio et al.
+#   trained for weeks; our checkpoint trained for 20 minutes on a shared 2-core CPU.
+# * Mixed with the Kneser-Ney 4-gram, it beats every Kneser-Ney model of the table: Bengio et
+#   al.'s result, reproduced. The network generalises between similar words through its
+#   embeddings, the n-gram remembers exact phrases; each covers some of the other's mistakes.
+# * It is not smaller than the n-gram model: its parameters outnumber the distinct training
+#   4-grams, though not all the 1- to 4-grams the 4-gram model stores.
 
 # %%
-assert ff_test < test_ppl["kneser-ney", 1] / 2
+assert ff_test < test_ppl[1] / 2
+assert ff_test > test_ppl[2]  # worse than the Kneser-Ney bigram
+assert mix_test < min(test_ppl.values())  # the mixture beats the best Kneser-Ney model
 n_params = sum(p.numel() for p in trained.params.values())
-train_ids = windows["train"].numpy()
-n_fourgrams = np.unique(
-    ((train_ids[:, 0] * len(vocab) + train_ids[:, 1]) * len(vocab) + train_ids[:, 2]) * len(vocab) + train_ids[:, 3]
-).size  # each 4-gram as one integer, as NGramLM keys them
-verdict = "beats" if ff_test < test_ppl["kneser-ney", 4] else "does not beat"
+n_grams = {j: kn4.distinct_ngrams(j) for j in [1, 2, 3, 4]}
 print(
-    f"feedforward LM: test perplexity {ff_test:.1f}; Kneser-Ney 4-gram {test_ppl['kneser-ney', 4]:.1f}, "
-    f"trigram {test_ppl['kneser-ney', 3]:.1f}: the neural model {verdict} Kneser-Ney 4-gram here."
+    f"feedforward LM {ff_test:.1f}, Kneser-Ney bigram {test_ppl[2]:.1f}, best Kneser-Ney {min(test_ppl.values()):.1f}, "
+    f"mixture {mix_test:.1f} ({1 - mix_test / min(test_ppl.values()):.1%} lower)"
 )
 print(
-    f"sizes: {n_params:,} parameters vs {n_fourgrams:,} distinct training 4-grams that the 4-gram model stores "
-    "(plus its 1- to 3-grams)"
+    f"sizes: {n_params:,} parameters vs {n_grams[4]:,} distinct training 4-grams "
+    f"and {sum(n_grams.values()):,} distinct 1- to 4-grams stored by the 4-gram model"
 )
+assert n_grams[4] < n_params < sum(n_grams.values())
 
 # %% [markdown]
 # ## 4. Backpropagation through time
 #
-# The Elman RNN of lessons 03 and 04, in the notation of the lecture notes of seed 003
-# (seed 002 writes $U$ for $W_{hh}$ and $W$ for $W_{xh}$):
+# An Elman RNN, in the notation of Galerne's lecture (the Penn CIS 7000 notes write $U$ for
+# $W_{hh}$ and $W$ for $W_{xh}$). Lessons 03 and 04 use it with a ReLU, as Galerne does; here we
+# take $\tanh$, whose derivative is at most 1, which keeps section 5's argument simple (the
+# slider there also has ReLU):
 #
 # $$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h), \qquad t = 1, \dots, T$$
 #
@@ -472,6 +499,37 @@ print(
 assert (norms_cut[: T - 4] == 0).all() and torch.allclose(norms_cut[T - 4 :], norms_full[T - 4 :])
 rel = float((truncated["W_hh"] - full["W_hh"]).norm() / full["W_hh"].norm())
 print(f"\nwith a loss at every step, truncation changes dW_hh by {rel:.1%} (relative norm)")
+
+# %% [markdown]
+# ### Why truncate at all: memory
+#
+# The Penn notes give the reason: backpropagating through a whole corpus at once is too
+# expensive memory-wise, so in practice BPTT is truncated after about 20 steps. The backward
+# pass needs every step's pre-activation $a_t$ and state $h_t$ (the cache), so memory grows
+# linearly with the number of steps it goes back. We measure the cache for 20 and 200 steps
+# and scale it to lesson 01's training text read as one sequence (a batch of 32 streams,
+# 512 hidden units, 512-dimensional inputs, float32; one layer, before any embedding or output
+# layer, which would need more):
+
+
+# %%
+def cache_bytes(steps, batch=32, hidden=512, inputs=512):
+    xs = torch.zeros(steps, batch, inputs, dtype=torch.float32)
+    W_xh, W_hh = torch.zeros(hidden, inputs, dtype=torch.float32), torch.zeros(hidden, hidden, dtype=torch.float32)
+    _, c = bptt.rnn_forward(
+        xs, torch.zeros(batch, hidden, dtype=torch.float32), W_xh, W_hh, torch.zeros(hidden, dtype=torch.float32)
+    )
+    return sum(t.numel() * t.element_size() for t in (c.xs, c.a, c.hs))  # what grows with the steps
+
+
+per_step = cache_bytes(200) / 200
+assert cache_bytes(200) == 10 * cache_bytes(20)  # linear in the number of steps
+corpus_steps = len(windows["train"]) // 32  # every training word once, 32 streams side by side
+print(
+    f"cache for 20 steps: {cache_bytes(20) / 2**20:.1f} MiB;  for the whole corpus "
+    f"({corpus_steps:,} steps): {per_step * corpus_steps / 2**30:,.0f} GiB"
+)
+assert corpus_steps / 20 > 1000  # a thousand times the memory of a 20-step chunk
 
 # %% [markdown]
 # ## 5. Vanishing and exploding gradients, shown
@@ -555,9 +613,26 @@ radius_explorer = viz.interactive(
 )
 
 # %% [markdown]
-# This is why plain RNNs struggle to learn long-range dependencies (the lecture's "she finally
-# printed her ___ tickets", seven steps back), why gradients are clipped, and why the LSTM and
-# GRU of lesson 04 add a path along which the gradient is not multiplied by $W_{hh}$ at every step.
+# This is why plain RNNs struggle to learn long-range dependencies, why gradients are clipped,
+# and why the LSTM and GRU of lesson 04 add a path along which the gradient is not multiplied by
+# $W_{hh}$ at every step. The Penn lecture's example: to fill the blank in the passage below, an
+# RNN language model must carry "tickets", the 7th word, to the end. How many steps back is that?
+
+# %%
+passage = (
+    "When she tried to print her tickets, she found that the printer was out of toner. She went to the "
+    "stationery store to buy more toner. It was very overpriced. After installing the toner into the "
+    "printer, she finally printed her ____"
+)
+words = passage.replace(",", "").replace(".", "").split()
+first, blank = words.index("tickets"), words.index("____")
+print(f'"tickets" is word {first + 1}; the blank is word {blank + 1}: {blank - first} steps later')
+assert first + 1 == 7 and 30 <= blank - first <= 40
+for r in [0.9, 1.0]:
+    print(
+        f"tanh RNN of section 5, rho = {r}: the gradient {blank - first} steps back is "
+        f"{tanh[r][-1 - (blank - first)] / tanh[r][-1]:.1e} of its size at the blank"
+    )
 #
 # ## What to try
 #
@@ -568,8 +643,8 @@ radius_explorer = viz.interactive(
 # * Train with plain SGD instead of Adam: `for k in model.params: model.params[k] -= lr * grads[k]`.
 #   What learning rate works, and how far does the loss get in the same number of steps?
 # * Run `scripts/train_fflm.py --minutes 60` (or with a larger `--hidden`) and put the new model
-#   in the table. Does it overtake the Kneser-Ney 4-gram? Bengio et al. also *mixed* the network
-#   with an n-gram model: average the two probabilities and measure the perplexity of the mix.
+#   in the table. Does it overtake the Kneser-Ney 4-gram alone? How does the tuned mixture weight
+#   move as the network improves?
 # * In section 5, use a random Gaussian $W_{hh}$ scaled to spectral radius $\rho$ instead of an
 #   orthogonal one: the norm now drifts from $\rho^{T-t}$. Why? (Compare the largest singular value.)
 # * Then do the exercises: `exercises/02_backprop.ipynb`.

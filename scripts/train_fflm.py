@@ -4,9 +4,11 @@
 
 The model, its hand-written backward pass and the optimizer are course_lib.backprop's, the
 same code the notebook trains live (no autograd here either). Data: the State of the Union
-training addresses with lesson 01's vocabulary (NGramLM, unk_cutoff=2). The checkpoint with
-the best validation perplexity is saved as float16 tensors only (read back with
-torch.load(..., weights_only=True)); the test split is never looked at.
+training addresses with lesson 01's vocabulary (NGramLM, unk_cutoff=2). The parameters with
+the best validation perplexity are saved with course_lib.checkpoint (safetensors, float16,
+with the config and vocabulary; read back with checkpoint.load). The test split plays no part
+in training or selection: the test perplexity of the chosen parameters is measured once at the
+end and recorded in the checkpoint's info, where a test checks that the file reproduces it.
 """
 
 from __future__ import annotations
@@ -19,12 +21,24 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from course_lib import set_seed
-from course_lib.backprop import Adam, FeedForwardLM, ngram_windows
+from course_lib import checkpoint, set_seed
 from course_lib.corpora import load_sotu
+from course_lib.fflm import Adam, FeedForwardLM, ngram_windows
 from course_lib.ngram import NGramLM
 
-CHECKPOINT = Path(__file__).resolve().parents[1] / "course_lib" / "weights" / "fflm_sotu.pt"
+CHECKPOINT = checkpoint.WEIGHTS_DIR / "fflm_sotu.safetensors"
+
+
+def save(path: Path, model: FeedForwardLM, vocab: list[str], info: dict) -> None:
+    """The one way this model is written: course_lib.checkpoint, float16 tensors."""
+    checkpoint.save(
+        path, model.state_dict(), kind="fflm", config=model.config, vocab=vocab, info=info, dtype=torch.float16
+    )
+
+
+def load(path: Path, vocab: list[str] | None = None) -> FeedForwardLM:
+    model, _ = checkpoint.load(path, build=lambda config: FeedForwardLM(**config), kind="fflm", vocab=vocab)
+    return model
 
 
 def main(argv=None) -> None:
@@ -42,12 +56,14 @@ def main(argv=None) -> None:
 
     set_seed(args.seed)
     corpus = load_sotu()
-    vocab = NGramLM(4, smoothing="kneser-ney", unk_cutoff=2).fit(corpus.train).word_to_id  # lesson 01's vocabulary
+    torch.set_num_threads(1)  # a shared machine
+    itos = NGramLM(4, smoothing="kneser-ney", unk_cutoff=2).fit(corpus.train).vocab  # lesson 01's vocabulary
+    vocab = {w: i for i, w in enumerate(itos)}
     train = ngram_windows(corpus.train, vocab, order=4)
     val = ngram_windows(corpus.val, vocab, order=4)
     model = FeedForwardLM(len(vocab), context=3, d=args.d, hidden=args.hidden, seed=args.seed)
     if args.init is not None:  # continue training (Adam's running averages start afresh)
-        model = FeedForwardLM.from_state_dict(torch.load(args.init, weights_only=True))
+        model = load(args.init, itos)
     print(model, f"\n{len(train):,} training windows, {len(val):,} validation windows")
     optimizer = Adam(model.params, lr=args.lr)
 
@@ -76,11 +92,15 @@ def main(argv=None) -> None:
                 print(f"step {step}: validation perplexity {ppl:.1f}")
                 if ppl < best:
                     best = ppl
-                    args.out.parent.mkdir(parents=True, exist_ok=True)
-                    torch.save(model.state_dict(dtype=torch.float16), args.out)
+                    save(args.out, model, itos, {"val_perplexity": ppl, "steps": step})
                 if time.time() >= deadline:
                     break
+    best_model = load(args.out, itos)  # float16 weights, as the lesson will read them
+    info = {"val_perplexity": best_model.perplexity(val), "minutes": round((time.time() - start) / 60, 1)}
+    info["test_perplexity"] = best_model.perplexity(ngram_windows(corpus.test, vocab, order=4))
+    save(args.out, best_model, itos, {**checkpoint.read(args.out).info, **info})
     print(
+        f"test perplexity {info['test_perplexity']:.2f}; "
         f"best validation perplexity {best:.1f} after {step} steps ({(time.time() - start) / 60:.1f} min); "
         f"saved to {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)"
     )

@@ -6,10 +6,9 @@ torch.autograd.gradcheck in float64, which compares it with finite differences.
 
 from __future__ import annotations
 
-import io
 import math
-from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -17,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_lib import backprop as bp
+from course_lib import checkpoint, fflm
+from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM
 
 D64 = torch.float64
@@ -443,15 +444,13 @@ def test_feedforward_lm_gradcheck():
     assert torch.autograd.gradcheck(Model.apply, params)
 
 
-def test_feedforward_lm_perplexity_and_checkpoint_round_trip():
+def test_feedforward_lm_perplexity_and_checkpoint_round_trip(tmp_path):
     model = bp.FeedForwardLM(9, 3, 4, 5, seed=2)
     windows = torch.randint(0, 9, (50, 4), generator=torch.Generator().manual_seed(3))
     expected = math.exp(float(model.loss(**model.params, contexts=windows[:, :3], targets=windows[:, 3])))
     assert math.isclose(model.perplexity(windows, batch_size=7), expected, rel_tol=1e-5)
-    buffer = io.BytesIO()
-    torch.save(model.state_dict(), buffer)
-    buffer.seek(0)
-    again = bp.FeedForwardLM.from_state_dict(torch.load(buffer, weights_only=True))
+    path = checkpoint.save(tmp_path / "ff.safetensors", model.state_dict(), kind="fflm", config=model.config)
+    again, _ = checkpoint.load(path, build=lambda config: bp.FeedForwardLM(**config), kind="fflm")
     assert repr(again) == repr(model)
     assert all(torch.equal(again.params[k], model.params[k]) for k in model.PARAMS)
 
@@ -468,8 +467,8 @@ def test_feedforward_lm_bad_input():
         model.perplexity(torch.zeros(5, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="hidden must be a positive integer"):
         bp.FeedForwardLM(9, 3, 4, 0)
-    with pytest.raises(ValueError, match="state is missing"):
-        bp.FeedForwardLM.from_state_dict({"E": torch.zeros(1)})
+    with pytest.raises(ValueError, match="state must have the keys"):
+        bp.FeedForwardLM(9, 3, 4, 5).load_state_dict({"E": torch.zeros(1)})
 
 
 def test_adam_matches_torch_optim():
@@ -499,15 +498,76 @@ def test_training_with_hand_written_gradients_learns_a_tiny_language():
     assert model.perplexity(windows) < 1.05
 
 
-CHECKPOINT = Path(bp.__file__).parent / "weights" / "fflm_sotu.pt"
+CHECKPOINT = checkpoint.WEIGHTS_DIR / "fflm_sotu.safetensors"
 
 
-@pytest.mark.skipif(not CHECKPOINT.exists(), reason="no checkpoint trained yet (scripts/train_fflm.py)")
-def test_checkpoint_is_small_and_loads_as_weights_only():
+def load_shipped(vocab=None):
+    return checkpoint.load(CHECKPOINT, build=lambda config: bp.FeedForwardLM(**config), kind="fflm", vocab=vocab)
+
+
+def test_checkpoint_is_small_and_loads_without_pickle():
     assert CHECKPOINT.stat().st_size < 5e6
-    state = torch.load(CHECKPOINT, weights_only=True)
-    model = bp.FeedForwardLM.from_state_dict(state)
+    assert not (CHECKPOINT.parent / "fflm_sotu.pt").exists()  # one format: the old pickle-free .pt is gone
+    model, ckpt = load_shipped()
     assert model.context == 3 and all(torch.isfinite(p).all() for p in model.params.values())
+    assert all(p.dtype == torch.float32 for p in model.params.values())  # stored float16, computed float32
+
+
+def test_checkpoint_reproduces_its_recorded_test_perplexity():
+    torch.set_num_threads(1)
+    corpus = load_sotu()
+    itos = NGramLM(4, smoothing="kneser-ney", unk_cutoff=2).fit(corpus.train).vocab  # lesson 01's vocabulary
+    model, ckpt = load_shipped(vocab=itos)  # also checks that the vocabulary is lesson 01's
+    windows = bp.ngram_windows(corpus.test, {w: i for i, w in enumerate(itos)}, order=4)
+    assert math.isclose(model.perplexity(windows), ckpt.info["test_perplexity"], rel_tol=1e-4)
+
+
+def test_checkpoint_of_another_kind_or_size_is_refused(tmp_path):
+    model = bp.FeedForwardLM(9, 3, 4, 5)
+    path = checkpoint.save(
+        tmp_path / "ff.safetensors", model.state_dict(), kind="fflm", config={**model.config, "hidden": 6}
+    )
+    with pytest.raises(ValueError, match="does not match the model its config describes"):
+        checkpoint.load(path, build=lambda config: bp.FeedForwardLM(**config), kind="fflm")
+    with pytest.raises(ValueError, match="expected 'gpt'"):
+        checkpoint.load(path, build=lambda config: bp.FeedForwardLM(**config), kind="gpt")
+
+
+# --------------------------------------------------------------------------------------
+# Mixing the neural model with an n-gram model (Bengio et al.).
+# --------------------------------------------------------------------------------------
+def test_mixture_matches_a_hand_computed_mixture_on_a_tiny_corpus():
+    sents = [["a", "b", "a"], ["b", "a", "b", "b"]]
+    lm = NGramLM(2, smoothing="laplace").fit(sents)  # V = 5: <UNK> <s> </s> a b (a, b in some order)
+    test = [["a", "b"]]
+    # by hand, Laplace bigram (c(h w) + 1) / (c(h) + 5): counts of the padded training text
+    # <s> a b a </s> and <s> b a b b </s>: c(<s> a) = 1, c(<s>) = 2, c(a b) = 2, c(a) = 3, c(b </s>) = 1, c(b) = 4
+    p_ngram = [(1 + 1) / (2 + 5), (2 + 1) / (3 + 5), (1 + 1) / (4 + 5)]
+    assert np.allclose(lm.probs(test), p_ngram)
+    p_neural = [0.5, 0.1, 0.25]  # any model's probabilities of the same three words
+    expected = [0.3 * a + 0.7 * b for a, b in zip(p_neural, p_ngram)]
+    assert np.allclose(fflm.mixture(p_neural, lm.probs(test), 0.3), expected)
+    ppl = fflm.mixture_perplexity(torch.tensor(p_neural), lm.probs(test), 0.3)
+    assert math.isclose(ppl, (expected[0] * expected[1] * expected[2]) ** (-1 / 3))
+    assert fflm.mixture_perplexity(p_neural, p_ngram, 0.0) == pytest.approx(lm.perplexity(test))
+
+
+def test_tune_mixture_weight_minimises_perplexity_over_the_grid():
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.01, 1, 200), rng.uniform(0.01, 1, 200)
+    grid = np.linspace(0, 1, 101)
+    best = fflm.tune_mixture_weight(a, b, grid)
+    assert all(fflm.mixture_perplexity(a, b, best) <= fflm.mixture_perplexity(a, b, w) for w in grid)
+    assert fflm.tune_mixture_weight(np.full(5, 0.9), np.full(5, 0.1), [0.0, 0.5, 1.0]) == 1.0  # the better model alone
+
+
+def test_mixture_bad_input():
+    with pytest.raises(ValueError, match="p_neural and p_ngram must score the same words"):
+        fflm.mixture([0.5, 0.5], [0.5], 0.5)
+    with pytest.raises(ValueError, match="weight must be"):
+        fflm.mixture([0.5], [0.5], 1.5)
+    with pytest.raises(ValueError, match="p_ngram must be a non-empty 1-D array of probabilities"):
+        fflm.mixture([0.5], [2.0], 0.5)
 
 
 # --------------------------------------------------------------------------------------

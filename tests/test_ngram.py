@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import warnings
@@ -25,6 +26,7 @@ from course_lib.ngram import (
     NotFittedError,
     ZeroProbabilityWarning,
 )
+from course_lib.smoothing import lambda_grid
 
 SMOOTHED = ("laplace", "add-k", "interpolated", "kneser-ney")
 
@@ -371,7 +373,7 @@ def test_generate_mle_deterministic_corpus_and_characters():
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("order", [0, -1, 2.5, "3", True, None])
 def test_bad_order(order):
-    with pytest.raises(ValueError, match=r"order must be an integer >= 1, got"):
+    with pytest.raises(ValueError, match=r"order must be a positive integer, got"):
         NGramLM(order)
 
 
@@ -381,10 +383,10 @@ def test_bad_constructor_arguments():
     ):
         NGramLM(2, "kn")
     for k in (0, -1.0, float("nan")):
-        with pytest.raises(ValueError, match=r"k .* must be a number > 0"):
+        with pytest.raises(ValueError, match=r"k \(the add-k pseudo-count\) must be"):
             NGramLM(2, "add-k", k=k)
     for d in (0, 1, 1.5, -0.1):
-        with pytest.raises(ValueError, match=r"discount .* must be in the open interval \(0, 1\)"):
+        with pytest.raises(ValueError, match=r"discount \(the Kneser-Ney absolute discount d\) must be in"):
             NGramLM(2, "kneser-ney", discount=d)
     with pytest.raises(ValueError, match=r"lambdas must have one weight per order 1..3 \(3 numbers.*got 2"):
         NGramLM(3, "interpolated", lambdas=[0.5, 0.5])
@@ -392,7 +394,7 @@ def test_bad_constructor_arguments():
         NGramLM(3, "interpolated", lambdas=[0.2, 0.3, 0.4])
     with pytest.raises(ValueError, match=r"lambdas must be numbers in \[0, 1\]"):
         NGramLM(2, "interpolated", lambdas=[1.5, -0.5])
-    with pytest.raises(ValueError, match=r"unk_cutoff must be an integer >= 1"):
+    with pytest.raises(ValueError, match=r"unk_cutoff must be a positive integer"):
         NGramLM(2, unk_cutoff=0)
 
 
@@ -439,9 +441,9 @@ def test_not_fitted():
 def test_bad_generate_arguments():
     lm = our_model(2, "laplace")
     for t in (0, -1.0, float("inf")):
-        with pytest.raises(ValueError, match=r"temperature must be a number > 0"):
+        with pytest.raises(ValueError, match=r"temperature must be"):
             lm.generate(5, temperature=t)
-    with pytest.raises(ValueError, match=r"n_words must be an integer >= 0"):
+    with pytest.raises(ValueError, match=r"n_words must be a non-negative integer"):
         lm.generate(-1)
     with pytest.raises(ValueError, match=r"context must be a sequence of tokens"):
         lm.generate(5, context="the")
@@ -460,3 +462,39 @@ def test_repr_and_most_common():
     assert lm.most_common(1, top=1) == [(("a",), 3)]
     assert lm.most_common(top=1) == [((BOS, "a"), 2)]
     assert lm.lookup(["a", "zzz"]) == ["a", UNK]
+
+
+# --------------------------------------------------------------------------------------
+# Per-n-gram probabilities and interpolation weights tuned on held-out text.
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("smoothing", SMOOTHED)
+def test_probs_are_the_terms_of_the_perplexity(smoothing):
+    lm = our_model(3, smoothing)
+    _, test = corpus()
+    p = lm.probs(test)
+    expected = [lm.prob(g[-1], g[:-1]) for g in lm.ngrams(test)]  # one n-gram at a time
+    assert np.allclose(p, expected, rtol=1e-12)
+    assert math.isclose(2 ** -np.mean(np.log2(p)), lm.perplexity(test), rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_tune_lambdas_is_the_best_of_the_grid(order):
+    train, held_out = corpus()
+    lm = NGramLM(order, "interpolated").fit(train)
+    best = lm.tune_lambdas(held_out, steps=5)
+    ppl = {
+        tuple(lam): NGramLM(order, "interpolated", lambdas=tuple(lam)).fit(train).perplexity(held_out)
+        for lam in itertools.product(*[np.arange(6) / 5] * order)
+        if lam[0] > 0 and math.isclose(sum(lam), 1)
+    }  # brute force: one model per weight vector
+    assert math.isclose(ppl[best], min(ppl.values()), rel_tol=1e-9)
+    assert len(ppl) == len(lambda_grid(order, 5))
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_distinct_ngrams_match_nltk(order):
+    ref = nltk_model(MLE, order, 1)
+    lm = our_model(order, "mle")
+    for j in range(1, order + 1):
+        expected = len(ref.counts[1]) if j == 1 else sum(len(ref.counts[j][c]) for c in ref.counts[j].conditions())
+        assert lm.distinct_ngrams(j) == expected
