@@ -118,6 +118,7 @@ class Exercise:
     body: Callable[[list, list], None] = field(repr=False)  # raises Mistake(hint) on a wrong answer
     materialise: Callable | None = field(default=None, repr=False)
     observe: Callable | None = field(default=None, repr=False)
+    errors: Callable | None = field(default=None, repr=False)  # (case, record) -> a hint for a known crash, or ""
     trusted: bool = True  # False for a check not yet split: its verdict is computed where the student's code runs
 
     def run(self, fn: Callable, cases: list) -> list:
@@ -133,6 +134,10 @@ class Exercise:
                     NOT_IMPLEMENTED,
                     "Replace `raise NotImplementedError(...)` with your code, then run this cell again.",
                 )
+        for case, r in zip(cases, records):
+            hint = self.errors(case, r) if "raised" in r and self.errors else ""
+            if hint:
+                return FAILED, f"Hint: {hint}"
         for r in records:
             if "raised" in r:
                 if r["raised"] == "RecursionError":
