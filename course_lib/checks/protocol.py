@@ -138,6 +138,14 @@ class Exercise:
             hint = self.errors(case, r) if "raised" in r and self.errors else ""
             if hint:
                 return FAILED, f"Hint: {hint}"
+        crashed = next((i for i, r in enumerate(records) if "raised" in r), None)
+        if crashed:  # the cases before the crash may already show a known mistake: name it
+            try:
+                self.body(cases[:crashed], records[:crashed])
+            except Mistake as mistake:
+                return FAILED, f"Hint: {mistake}"
+            except Exception:  # noqa: S110 - the crash itself is reported below
+                pass
         for r in records:
             if "raised" in r:
                 if r["raised"] == "RecursionError":
