@@ -207,7 +207,7 @@ check_mle_prob = Exercise(
     _draw_mle,
     _judge_mle,
     materialise=lambda args: [Counter(args[0]), *args[1:]],  # the exercise hands a Counter
-    observe=lambda live: [dict(live[0]), *live[1:]],
+    observe=lambda args, live: [dict(live[0]), *live[1:]],
     errors=_mle_errors,
 )
 

@@ -58,7 +58,7 @@ MUTANTS = [
         "the k you are given",
     ),
     ("laplace_prob", "(count + k)", "(count + 1)", "not 1"),
-    ("laplace_prob", "(context_count + k * vocab_size)", "k * (context_count + vocab_size)", "k multiplies only V"),
+    ("laplace_prob", "(context_count + k * vocab_size)", "(k * (context_count + vocab_size))", "k multiplies only V"),
     ("perplexity", "return math.exp(J)", "return 2 ** J", "natural logs"),
     ("perplexity", "return math.exp(J)", "return 10 ** J", "not 10^J"),
     ("perplexity", "J = -sum(log_probs) / len(log_probs)", "J = -sum(log_probs)", "not the sum"),
