@@ -82,7 +82,13 @@ def _where(exc: BaseException) -> str:
     return f" (at line {frames[-1].lineno}: {frames[-1].line.strip()!r})"
 
 
-def call(fn: Callable, args: list, materialise: Callable | None = None, observe: Callable | None = None) -> dict:
+def call(
+    fn: Callable,
+    args: list,
+    materialise: Callable | None = None,
+    observe: Callable | None = None,
+    describe: Callable | None = None,
+) -> dict:
     """One call of the student's function on a fresh copy of ``args``: the record of what happened."""
     args = copy.deepcopy(args)
     live = materialise(copy.deepcopy(args)) if materialise else args
@@ -95,7 +101,7 @@ def call(fn: Callable, args: list, materialise: Callable | None = None, observe:
     except Exception as exc:  # the student's code crashed: the record says where and with what
         return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
     try:
-        value = _plainify(returned)
+        value = _plainify(describe(returned, live) if describe else returned)
         to_plain(value)
     except TypeError:
         value = None
@@ -119,12 +125,15 @@ class Exercise:
     materialise: Callable | None = field(default=None, repr=False)
     observe: Callable | None = field(default=None, repr=False)
     errors: Callable | None = field(default=None, repr=False)  # (case, record) -> a hint for a known crash, or ""
-    allowed_errors: tuple[str, ...] = ()  # exceptions the exercise asks for: judged by body, not reported as crashes
+    allowed_errors: tuple[str, ...] = ()
+    describe: Callable | None = field(
+        default=None, repr=False
+    )  # (returned, live args) -> plain: for objects  # exceptions the exercise asks for: judged by body, not reported as crashes
     trusted: bool = True  # False for a check not yet split: its verdict is computed where the student's code runs
 
     def run(self, fn: Callable, cases: list) -> list:
         with global_random_state_kept():
-            return [call(fn, list(case), self.materialise, self.observe) for case in cases]
+            return [call(fn, list(case), self.materialise, self.observe, self.describe) for case in cases]
 
     def judge(self, cases: list, records: list) -> tuple[str, str]:
         if not isinstance(records, list) or len(records) != len(cases) or not all(isinstance(r, dict) for r in records):
