@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers
+from course_lib.checks.protocol import Exercise, expect_answers, matches
 
 D64 = torch.float64
 
@@ -139,6 +139,12 @@ def _judge_ce(cases, records):
                 "one_hot(targets, num_classes=z.shape[1])"
             )
         _expect_shape(dz, (B, K), "dL/dz", "It has the shape of the logits z: one row per example.")
+        p = torch.softmax(z, 1)
+        if int(t.max()) == 0 and matches(dz, (p - F.one_hot(t, 1).to(D64)) / B):  # one column, broadcast
+            raise Mistake(
+                "the one-hot targets need K columns even when the batch lacks the last class: "
+                "one_hot(targets, num_classes=z.shape[1])"
+            )
         zz = z.clone().requires_grad_()
         F.cross_entropy(zz, t).backward()
         y, p = F.one_hot(t, K).to(D64), torch.softmax(z, 1)
