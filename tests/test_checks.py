@@ -234,3 +234,28 @@ def test_summary_of_a_lesson_lists_every_exercise_with_its_status_and_hint():
     assert len(lines) == 6 and lines[-1] == "0 of 5 exercises passed.", (text, checks.RESULTS)
     assert "Exercise 1.4 (perplexity from log-probabilities): failed. Hint:" in lines[3], text
     assert all("not checked yet" in lines[i] for i in (0, 1, 2, 4))
+
+
+def test_a_crafted_nan_where_a_weight_should_be_zero_is_rejected():
+    torch = pytest.importorskip("torch")
+    from course_lib.checks import lesson05
+
+    def crafted(scores, mask=None):
+        weights = torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)
+        return weights.masked_fill(weights == 0, float("nan"))  # NaN where the weight is 0
+
+    for _ in range(3):
+        r = lesson05.check_attention_weights(crafted, quiet=True)
+        assert r.status == FAILED and "nan" in r.message.lower(), r
+
+
+def test_a_float32_solution_passes_where_the_inputs_are_float64():
+    torch = pytest.importorskip("torch")
+    from course_lib.checks import lesson02
+
+    def embedding_backward(de, ids, vocab_size):
+        dE = torch.zeros(vocab_size, de.shape[-1])  # float32, as students write it
+        dE.index_add_(0, ids.reshape(-1), de.reshape(-1, de.shape[-1]).float())
+        return dE
+
+    assert all(lesson02.check_embedding_backward(embedding_backward, quiet=True).passed for _ in range(20))

@@ -269,7 +269,9 @@ def difference(got, expected, *, rtol: float = RTOL, atol: float = ATOL, what: s
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(g))[0])
         return f"{what} has {g[index]} at index {list(index)}: every entry should be a finite number"
     scale = max(1.0, float(np.max(np.abs(e[np.isfinite(e)]), initial=0.0)))
-    ok = np.isclose(g, e, rtol=rtol, atol=atol * scale, equal_nan=False) | ((g == e) & ~np.isfinite(e))
+    # NaN in the answer never matches a finite entry; it matches only a NaN in what it is compared with
+    # (a known mistake's output), so the mistake can still be named.
+    ok = np.isclose(g, e, rtol=rtol, atol=atol * scale, equal_nan=True) | ((g == e) & ~np.isfinite(e))
     if ok.all():
         return ""
     index = tuple(int(i) for i in np.argwhere(~ok)[0])
