@@ -12,26 +12,47 @@ import torch
 from torch import nn
 
 from course_lib import rnn
-from course_lib.checks import Mistake, exercise, expect, expect_values
+from course_lib.checks import Mistake
+from course_lib.checks.plain import _is_tensor
+from course_lib.checks.protocol import Exercise, expect_answers
 
 
 def _as_numpy(t) -> np.ndarray:
     return t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
 
 
-def _cases(gen: torch.Generator, n_blocks: int):
-    """Three fresh (x, h, c, W_xh, W_hh, b_xh, b_hh) with I != H and large enough weights to
-    push the gates away from 0.5 (so that swapping gates shows)."""
+def _draw_cell(seed, n_blocks, with_c):
+    """Fresh (x, h, [c,] W_xh, W_hh, b_xh, b_hh) with I != H in most cases, sizes drawn every run, and
+    weights large enough to push the gates away from 0.5 (so that swapping gates shows)."""
+    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    sizes = [
+        (3, 5, 4),
+        (2, 3, 6),
+        (1, 4, 2),
+        (int(rng.integers(2, 5)), int(rng.integers(2, 8)), int(rng.integers(2, 8))),
+    ]
     out = []
-    for B, I, H in ((3, 5, 4), (2, 3, 6), (1, 4, 2)):
+    for B, I, H in sizes:
 
-        def r(*shape, scale=1.0):
-            return torch.randn(*shape, generator=gen, device="cpu") * scale
+        def r(*shape):
+            return torch.randn(*shape, generator=gen)
 
-        out.append(
-            (r(B, I), r(B, H), r(B, H), r(n_blocks * H, I), r(n_blocks * H, H), r(n_blocks * H), r(n_blocks * H))
-        )
+        case = [r(B, I), r(B, H)] + ([r(B, H)] if with_c else [])
+        out.append(case + [r(n_blocks * H, I), r(n_blocks * H, H), r(n_blocks * H), r(n_blocks * H)])
     return out
+
+
+def _pair(record, names, h):
+    value = record["returned"]
+    values = [value] if len(names) == 1 else value
+    if len(names) > 1 and (not isinstance(value, (tuple, list)) or len(value) != len(names)):
+        raise Mistake(f"return the pair ({', '.join(names)}), got {record['type']}")
+    for name, t in zip(names, values):
+        if not _is_tensor(t) or tuple(t.shape) != tuple(h.shape):
+            got = tuple(t.shape) if _is_tensor(t) else (record["type"] if len(names) == 1 else type(t).__name__)
+            raise Mistake(f"{name} must be a tensor of shape (batch, hidden) = {tuple(h.shape)}, got {got}")
+    return torch.cat([t.double() for t in values], dim=1)
 
 
 def _lstm_variant(x, h, c, W_xh, W_hh, b_xh, b_hh, order="ifgo", acts=None, carry=True, squash=True, both_biases=True):
@@ -45,63 +66,46 @@ def _lstm_variant(x, h, c, W_xh, W_hh, b_xh, b_hh, order="ifgo", acts=None, carr
     return h_new, c_new
 
 
-@exercise("4.1", "one LSTM step")
-def check_lstm_step(lstm_step):
-    gen = torch.Generator(device="cpu").manual_seed(int(np.random.default_rng().integers(2**31)))
-    cases = _cases(gen, 4)
-    got, expected = [], []
-    wrong = {
-        "gate order: torch stacks the four blocks as i, f, g, o (input, forget, candidate, output), "
-        "so chunk(4) gives them in that order, not i, f, o, g": [],
-        "the output gate o_t is a sigmoid (a gate lets through a share between 0 and 1): "
-        "you used tanh where sigmoid belongs": [],
-        "the forget gate f_t is a sigmoid, not tanh: tanh where sigmoid belongs": [],
-        "the input gate i_t is a sigmoid, not tanh: tanh where sigmoid belongs": [],
-        "the candidate g_t (C~_t) uses tanh, not sigmoid: it proposes values in (-1, 1)": [],
-        "the cell state is not carried: c_t = f_t * c_{t-1} + i_t * g_t keeps the old cell "
-        "state through the forget gate": [],
-        "squash the cell state before the output gate: h_t = o_t * tanh(c_t)": [],
-        "torch's LSTMCell adds both biases: b_xh and b_hh": [],
-    }
-    variants = [
-        dict(order="ifog"),
-        dict(acts={"o": torch.tanh}),
-        dict(acts={"f": torch.tanh}),
-        dict(acts={"i": torch.tanh}),
-        dict(acts={"g": torch.sigmoid}),
-        dict(carry=False),
-        dict(squash=False),
-        dict(both_biases=False),
-    ]
-    for x, h, c, W_xh, W_hh, b_xh, b_hh in cases:
-        cell = nn.LSTMCell(W_xh.shape[1], h.shape[1])
+LSTM_HINTS = {
+    "gate order: torch stacks the four blocks as i, f, g, o (input, forget, candidate, output), "
+    "so chunk(4) gives them in that order, not i, f, o, g": dict(order="ifog"),
+    "the output gate o_t is a sigmoid (a gate lets through a share between 0 and 1): "
+    "you used tanh where sigmoid belongs": dict(acts={"o": torch.tanh}),
+    "the forget gate f_t is a sigmoid, not tanh: tanh where sigmoid belongs": dict(acts={"f": torch.tanh}),
+    "the input gate i_t is a sigmoid, not tanh: tanh where sigmoid belongs": dict(acts={"i": torch.tanh}),
+    "the candidate g_t (C~_t) uses tanh, not sigmoid: it proposes values in (-1, 1)": dict(acts={"g": torch.sigmoid}),
+    "the cell state is not carried: c_t = f_t * c_{t-1} + i_t * g_t keeps the old cell "
+    "state through the forget gate": dict(carry=False),
+    "squash the cell state before the output gate: h_t = o_t * tanh(c_t)": dict(squash=False),
+    "torch's LSTMCell adds both biases: b_xh and b_hh": dict(both_biases=False),
+    "gate order: i, f, g, o; you took the forget gate first (f, i, g, o)": dict(order="figo"),
+}
+
+
+def _judge_lstm(cases, records):
+    got, expected, wrong = [], [], {k: [] for k in LSTM_HINTS}
+    for (x, h, c, W_xh, W_hh, b_xh, b_hh), r in zip(cases, records):
+        got.append(_pair(r, ("h_t", "c_t"), h))
+        cell = nn.LSTMCell(W_xh.shape[1], h.shape[1], device="meta").to_empty(device="cpu")
         with torch.no_grad():
             for p, v in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), (W_xh, W_hh, b_xh, b_hh)):
                 p.copy_(v)
-            h_ref, c_ref = cell(x, (h, c))  # the oracle
-        out = lstm_step(x.clone(), h.clone(), c.clone(), W_xh.clone(), W_hh.clone(), b_xh.clone(), b_hh.clone())
-        expect(
-            isinstance(out, (tuple, list)) and len(out) == 2, f"return the pair (h_t, c_t), got {type(out).__name__}"
-        )
-        for name, t in zip(("h_t", "c_t"), out):
-            expect(
-                isinstance(t, torch.Tensor) and tuple(t.shape) == tuple(h.shape),
-                f"{name} must be a tensor of shape (batch, hidden) = {tuple(h.shape)}, got "
-                f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}",
-            )
-        got.append(np.concatenate([_as_numpy(out[0]), _as_numpy(out[1])], axis=1))
-        expected.append(np.concatenate([h_ref.numpy(), c_ref.numpy()], axis=1))
-        for hint, kwargs in zip(wrong, variants):
-            hv, cv = _lstm_variant(x, h, c, W_xh, W_hh, b_xh, b_hh, **kwargs)
-            wrong[hint].append(np.concatenate([hv.numpy(), cv.numpy()], axis=1))
-    expect_values(
-        got,
-        expected,
-        wrong,
-        what=["(h_t, c_t), first case", "(h_t, c_t), second case", "(h_t, c_t), third case"],
-        rtol=1e-4,
-        atol=1e-5,
+            expected.append(torch.cat(cell(x, (h, c)), dim=1))  # the oracle
+        for hint, kwargs in LSTM_HINTS.items():
+            wrong[hint].append(torch.cat(_lstm_variant(x, h, c, W_xh, W_hh, b_xh, b_hh, **kwargs), dim=1))
+    expect_answers(
+        got, expected, wrong, [f"(h_t, c_t) side by side, for I={c[0].shape[1]}, H={c[1].shape[1]}" for c in cases]
     )
+
+
+check_lstm_step = Exercise(
+    "4.1",
+    "one LSTM step",
+    "lstm_step",
+    ("x", "h", "c", "W_xh", "W_hh", "b_xh", "b_hh"),
+    lambda seed: _draw_cell(seed, 4, with_c=True),
+    _judge_lstm,
+)
 
 
 def _gru_variant(
@@ -122,45 +126,45 @@ def _gru_variant(
     return (1 - z) * h + z * n if swap_z else z * h + (1 - z) * n
 
 
-@exercise("4.2", "one GRU step")
-def check_gru_step(gru_step):
-    gen = torch.Generator(device="cpu").manual_seed(int(np.random.default_rng().integers(2**31)))
-    got, expected = [], []
-    wrong = {
-        "z_t and 1 - z_t are swapped: in torch's convention h_t = z_t * h_{t-1} + (1 - z_t) * n_t "
-        "(z_t near 1 keeps the old state); (1 - z) h_{t-1} + z h~ is colah's convention": [],
-        "gate order: torch stacks the blocks as r, z, n (reset, update, candidate); you swapped r and z": [],
-        "the candidate n_t uses tanh, not sigmoid": [],
-        "you applied the reset gate before the product, W_hn (r_t * h_{t-1}): that is the lecture's "
-        "(Cho et al. 2014) form; torch multiplies r_t with (W_hn h_{t-1} + b_hn), after the product": [],
-        "the reset gate r_t is missing from the candidate: n_t = tanh(W_xn x_t + b_xn + r_t * (W_hn h_{t-1} + b_hn))": [],
-    }
-    variants = [
-        dict(swap_z=True),
-        dict(swap_rz=True),
-        dict(n_act=torch.sigmoid),
-        dict(reset_before=True),
-        dict(no_reset=True),
-    ]
-    for x, h, _, W_xh, W_hh, b_xh, b_hh in _cases(gen, 3):
-        cell = nn.GRUCell(W_xh.shape[1], h.shape[1])
+GRU_HINTS = {
+    "z_t and 1 - z_t are swapped: in torch's convention h_t = z_t * h_{t-1} + (1 - z_t) * n_t "
+    "(z_t near 1 keeps the old state); (1 - z) h_{t-1} + z h~ is colah's convention": dict(swap_z=True),
+    "gate order: torch stacks the blocks as r, z, n (reset, update, candidate); you swapped r and z": dict(
+        swap_rz=True
+    ),
+    "the candidate n_t uses tanh, not sigmoid": dict(n_act=torch.sigmoid),
+    "you applied the reset gate before the product, W_hn (r_t * h_{t-1}): that is the lecture's "
+    "(Cho et al. 2014) form; torch multiplies r_t with (W_hn h_{t-1} + b_hn), after the product": dict(
+        reset_before=True
+    ),
+    "the reset gate r_t is missing from the candidate: n_t = tanh(W_xn x_t + b_xn + r_t * (W_hn h_{t-1} + b_hn))": dict(
+        no_reset=True
+    ),
+}
+
+
+def _judge_gru(cases, records):
+    got, expected, wrong = [], [], {k: [] for k in GRU_HINTS}
+    for (x, h, W_xh, W_hh, b_xh, b_hh), r in zip(cases, records):
+        got.append(_pair(r, ("h_t",), h))
+        cell = nn.GRUCell(W_xh.shape[1], h.shape[1], device="meta").to_empty(device="cpu")
         with torch.no_grad():
             for p, v in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), (W_xh, W_hh, b_xh, b_hh)):
                 p.copy_(v)
-            h_ref = cell(x, h)  # the oracle
-        out = gru_step(x.clone(), h.clone(), W_xh.clone(), W_hh.clone(), b_xh.clone(), b_hh.clone())
-        expect(
-            isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(h.shape),
-            f"return h_t, a tensor of shape (batch, hidden) = {tuple(h.shape)}, got "
-            f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}",
-        )
-        got.append(_as_numpy(out))
-        expected.append(h_ref.numpy())
-        for hint, kwargs in zip(wrong, variants):
-            wrong[hint].append(_gru_variant(x, h, W_xh, W_hh, b_xh, b_hh, **kwargs).numpy())
-    expect_values(
-        got, expected, wrong, what=["h_t, first case", "h_t, second case", "h_t, third case"], rtol=1e-4, atol=1e-5
-    )
+            expected.append(cell(x, h))  # the oracle
+        for hint, kwargs in GRU_HINTS.items():
+            wrong[hint].append(_gru_variant(x, h, W_xh, W_hh, b_xh, b_hh, **kwargs))
+    expect_answers(got, expected, wrong, [f"h_t for I={c[0].shape[1]}, H={c[1].shape[1]}" for c in cases])
+
+
+check_gru_step = Exercise(
+    "4.2",
+    "one GRU step",
+    "gru_step",
+    ("x", "h", "W_xh", "W_hh", "b_xh", "b_hh"),
+    lambda seed: _draw_cell(seed, 3, with_c=False),
+    _judge_gru,
+)
 
 
 def _count(kind, I, H, L, bias_vectors=2, same_input=False, lstm_blocks=4, gru_blocks=3):
@@ -168,25 +172,28 @@ def _count(kind, I, H, L, bias_vectors=2, same_input=False, lstm_blocks=4, gru_b
     return sum(blocks * H * ((I if layer == 0 or same_input else H) + H + bias_vectors) for layer in range(L))
 
 
-@exercise("4.3", "the parameter count")
-def check_param_count(param_count):
-    rng = np.random.default_rng()
+def _draw_count(seed):
+    rng = np.random.default_rng(seed)
     cases = []
-    for kind in ("lstm", "gru", "lstm", "gru", "lstm"):
+    for kind, L in (("lstm", 2), ("gru", 3), ("lstm", 1), ("gru", 1), ("lstm", int(rng.integers(1, 4)))):
         I, H = (int(v) for v in rng.choice(np.arange(2, 40), size=2, replace=False))  # I != H
-        cases.append((kind, I, H, int(rng.integers(1, 4))))
-    cases[0] = ("lstm", cases[0][1], cases[0][2], 2)  # at least one deep case per kind
-    cases[1] = ("gru", cases[1][1], cases[1][2], 3)
-    got, expected = [], []
-    for kind, I, H, L in cases:
-        value = param_count(kind, I, H, L)
-        expect(
-            isinstance(value, (int, np.integer)) or (isinstance(value, float) and value.is_integer()),
-            f"return a whole number of parameters, got {value!r}",
-        )
-        got.append(value)
-        module = (nn.LSTM if kind == "lstm" else nn.GRU)(I, H, num_layers=L, device="meta")  # the oracle
-        expected.append(sum(p.numel() for p in module.parameters()))
+        cases.append([kind, I, H, L])
+    return cases
+
+
+def _judge_count(cases, records):
+    got = []
+    for r in records:
+        value = r["returned"]
+        whole = type(value) is int or (type(value) is float and value.is_integer())
+        whole = whole or (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu")
+        if not whole:
+            raise Mistake(f"return a whole number of parameters, got {r['type']} {value!r}")
+        got.append(int(value))
+    expected = [
+        sum(p.numel() for p in (nn.LSTM if k == "lstm" else nn.GRU)(I, H, num_layers=L, device="meta").parameters())
+        for k, I, H, L in cases
+    ]  # the oracle
     wrong = {
         "torch keeps two bias vectors per layer (b_xh and b_hh), so each gate block has H * (I + H + 2) "
         "parameters, not H * (I + H + 1)": [_count(*c, bias_vectors=1) for c in cases],
@@ -198,46 +205,92 @@ def check_param_count(param_count):
         ],
         "a GRU has 3 blocks of weights (r, z, n), not 4 like the LSTM": [_count(*c, gru_blocks=4) for c in cases],
         "count every layer, not only the first": [_count(k, I, H, 1) for k, I, H, _ in cases],
+        "the biases are vectors of size H in every block, not two numbers per layer: H * (I + H + 2) per block": [
+            _count(*c, bias_vectors=0) + 2 * c[3] for c in cases
+        ],
     }
-    expect_values(
-        got, expected, wrong, what=[f"the count for {k}, I={I}, H={H}, num_layers={L}" for k, I, H, L in cases]
+    expect_answers(
+        got,
+        expected,
+        wrong,
+        [f"the count for {k}, I={I}, H={H}, num_layers={L}" for k, I, H, L in cases],
+        rtol=0,
+        atol=1e-9,
     )
 
 
-@exercise("4.4", "the forget-gate bias")
-def check_set_forget_bias(set_forget_bias):
-    rng = np.random.default_rng()
-    for _ in range(2):
-        I, H, L = int(rng.integers(2, 6)), int(rng.integers(2, 7)), int(rng.integers(2, 4))
-        value = float(rng.uniform(0.5, 3.0))
-        lstm = rnn.LSTM(I, H, num_layers=L)
-        before = [(c.b_xh.detach().clone(), c.b_hh.detach().clone()) for c in lstm.cells]
-        weights = [c.W_hh.detach().clone() for c in lstm.cells]
-        set_forget_bias(lstm, value)
-        expect(
-            all(torch.equal(c.W_hh, w) for c, w in zip(lstm.cells, weights)), "change only the biases, not the weights"
+check_param_count = Exercise(
+    "4.3",
+    "the parameter count",
+    "param_count",
+    ("kind", "input_size", "hidden_size", "num_layers"),
+    _draw_count,
+    _judge_count,
+)
+
+
+# ---------------------------------------------------------------- 4.4
+
+
+def _build_lstm(recipe):
+    """The model a 4.4 case stands for: a course_lib.rnn.LSTM with random biases from the recipe's seed."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe["seed"])
+        lstm = rnn.LSTM(recipe["I"], recipe["H"], num_layers=recipe["L"])
+        with torch.no_grad():
+            for cell in lstm.cells:
+                cell.b_xh.normal_()
+                cell.b_hh.normal_()
+    return lstm
+
+
+def _draw_forget(seed):
+    rng = np.random.default_rng(seed)
+    cases = []
+    for L in (2, 3, int(rng.integers(1, 4))):
+        I, H = (int(v) for v in rng.choice(np.arange(2, 8), size=2, replace=False))  # I != H
+        cases.append(
+            [{"I": I, "H": H, "L": L, "seed": int(rng.integers(2**31))}, round(float(rng.uniform(0.5, 3.0)), 3)]
         )
-        for layer, (cell, (bx, bh)) in enumerate(zip(lstm.cells, before)):
-            old, new = bx + bh, (cell.b_xh + cell.b_hh).detach()  # only the sum matters
+    return cases
+
+
+def _judge_forget(cases, records):
+    for (recipe, value), r in zip(cases, records):
+        state = r["returned"]["state"]
+        if not r["returned"]["same"]:
+            raise Mistake(
+                "return the lstm you were given (the exercise says: set the biases in place, then return lstm)"
+            )
+        lstm = _build_lstm(recipe)
+        H = recipe["H"]
+        for layer, cell in enumerate(lstm.cells):
+            if not all(torch.equal(state[f"cells.{layer}.{w}"], getattr(cell, w).detach()) for w in ("W_xh", "W_hh")):
+                raise Mistake("change only the biases, not the weights")
+        for layer, cell in enumerate(lstm.cells):
+            bx, bh = state[f"cells.{layer}.b_xh"], state[f"cells.{layer}.b_hh"]
+            old, new = (cell.b_xh + cell.b_hh).detach(), bx + bh  # only the sum matters
             f = slice(H, 2 * H)
+            target = torch.full_like(new[f], value)
             if torch.allclose(new, old):
-                if layer == 0:
+                if all(
+                    torch.allclose(state[f"cells.{k}.b_xh"] + state[f"cells.{k}.b_hh"], (c.b_xh + c.b_hh).detach())
+                    for k, c in enumerate(lstm.cells)
+                ):
                     raise Mistake("nothing changed: write into cell.b_xh / cell.b_hh in place (under torch.no_grad())")
                 raise Mistake(
-                    f"layer {layer} is unchanged: set the forget bias of every layer (lstm.cells), not only the first"
+                    f"layer {layer} is unchanged: set the forget bias of every layer (lstm.cells), not only one"
                 )
-            if torch.allclose(new[f], torch.full_like(new[f], value)) and not torch.allclose(
+            if torch.allclose(new[f], target) and not torch.allclose(
                 torch.cat([new[:H], new[2 * H :]]), torch.cat([old[:H], old[2 * H :]])
             ):
                 raise Mistake("set only the forget slice [H:2H]; the other gates' biases must stay as they were")
-            if torch.allclose(new[f], torch.full_like(new[f], 2 * value)):
+            if torch.allclose(new[f], 2 * target):
                 raise Mistake(
                     "both biases are added (b_f = b_xh[H:2H] + b_hh[H:2H]): setting both to the value "
                     "gives twice the value; set one to the value and the other to 0"
                 )
-            if torch.allclose(cell.b_xh[f], torch.full_like(new[f], value)) and not torch.allclose(
-                new[f], torch.full_like(new[f], value)
-            ):
+            if torch.allclose(bx[f], target) and not torch.allclose(new[f], target):
                 raise Mistake(
                     "the hidden-side bias b_hh is added too: set its forget slice b_hh[H:2H] to 0, "
                     "so that b_xh + b_hh equals the value"
@@ -252,7 +305,26 @@ def check_set_forget_bias(set_forget_bias):
                         f"wrong slice: you changed the {name}. torch stacks the gates i, f, g, o, "
                         "so the forget gate is the second block, [H:2H]"
                     )
-            expect(
-                torch.allclose(new[f], torch.full_like(new[f], value)),
-                f"layer {layer}: b_xh[H:2H] + b_hh[H:2H] should be {value:.3f} everywhere, got {new[f].tolist()}",
-            )
+            if torch.allclose(bx[f], cell.b_xh[f].detach() + value):
+                raise Mistake("set the forget bias to the value (=), do not add the value to it (+=)")
+            if not torch.allclose(new[f], target):
+                i = int((new[f] - target).abs().argmax())
+                raise Mistake(
+                    f"layer {layer}: b_xh[H:2H] + b_hh[H:2H] should be {value} everywhere, got {float(new[f][i]):.4g} at index {i}"
+                )
+
+
+check_set_forget_bias = Exercise(
+    "4.4",
+    "the forget-gate bias",
+    "set_forget_bias",
+    ("lstm", "value"),
+    _draw_forget,
+    _judge_forget,
+    materialise=lambda args: [_build_lstm(args[0]), args[1]],  # the recipe: sizes and a seed
+    observe=lambda args, live: [args[0], live[1]],  # the lstm is meant to change: its state is in "returned"
+    describe=lambda returned, live: {
+        "same": returned is live[0],
+        "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
+    },
+)

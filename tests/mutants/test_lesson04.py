@@ -52,6 +52,38 @@ MUTANTS = [
     ("set_forget_bias", "            cell.b_hh[H:2 * H] = 0.0\n", "", "b_hh is added too"),
     ("set_forget_bias", "for cell in lstm.cells:", "for cell in lstm.cells[:1]:", "every layer"),
     ("set_forget_bias", "cell.b_xh[H:2 * H] = value", "cell.b_xh[:] = value", "only the forget slice"),
+    ("lstm_step", "c_new = f * c + i * g", "c.mul_(f).add_(i * g)\n    c_new = c", "in place"),
+    ("lstm_step", "i, f, g, o = gates.chunk(4, dim=-1)", "f, i, g, o = gates.chunk(4, dim=-1)", "forget gate first"),
+    ("gru_step", "return z * h + (1 - z) * n", "return h.mul_(z).add_((1 - z) * n)", "in place"),
+    (
+        "param_count",
+        "inputs = input_size if layer == 0 else hidden_size",
+        "inputs = input_size",
+        "only the first layer reads",
+    ),
+    ("param_count", "(inputs + hidden_size + 2)", "(inputs + hidden_size) + 2", "vectors of size H"),
+    ("set_forget_bias", "    return lstm\n", "", "return the lstm"),
+    ("set_forget_bias", "cell.b_xh[H:2 * H] = value", "cell.b_xh[H:2 * H] += value", "do not add"),
+]
+
+# (function, edit from, edit to): different but right code that must pass
+ALTERNATIVES = [
+    (
+        "lstm_step",
+        "gates = x @ W_xh.T + b_xh + h @ W_hh.T + b_hh",
+        "gates = torch.nn.functional.linear(x, W_xh, b_xh) + torch.nn.functional.linear(h, W_hh, b_hh)",
+    ),
+    ("gru_step", "return z * h + (1 - z) * n", "return n + z * (h - n)"),
+    (
+        "param_count",
+        "total += blocks * hidden_size * (inputs + hidden_size + 2)",
+        "total += blocks * (hidden_size * inputs + hidden_size * hidden_size + 2 * hidden_size)",
+    ),
+    (
+        "set_forget_bias",
+        "            cell.b_xh[H:2 * H] = value\n            cell.b_hh[H:2 * H] = 0.0\n",
+        "            cell.b_hh[H:2 * H] = value / 2\n            cell.b_xh[H:2 * H] = value / 2\n",
+    ),
 ]
 
 
@@ -60,6 +92,8 @@ MUTANTS = [
     test_solution_passes,
     test_stub_is_not_implemented,
     test_mutant_is_rejected_with_a_targeted_hint,
-    test_every_exercise_has_at_least_three_mutants,
+    test_every_exercise_has_enough_mutants,
     test_a_crash_in_student_code_is_reported_not_raised,
-) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
+    test_alternative_solution_passes,
+    test_check_leaves_global_random_state_alone,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=3, mutant_repeats=5)

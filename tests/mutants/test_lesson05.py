@@ -68,6 +68,41 @@ MUTANTS = [
     ("additive_scores", "projected_keys) @ v", "projected_keys).sum(-1)", "learned vector v"),
     ("additive_scores", "torch.tanh(", "torch.relu(", "not ReLU"),
     ("additive_scores", "torch.tanh(", "torch.sigmoid(", "not the sigmoid"),
+    (
+        "attention_scores",
+        "return Q @ K.transpose(-2, -1) / math.sqrt(d)",
+        "Q /= math.sqrt(d)\n    return Q @ K.transpose(-2, -1)",
+        "in place",
+    ),
+    ("attention_weights", "scores = scores.masked_fill(~mask,", "scores = scores.masked_fill_(~mask,", "in place"),
+    (
+        "context_vector",
+        "(weights.unsqueeze(-1) * values).sum(dim=1)",
+        "values.mul_(weights.unsqueeze(-1)).sum(dim=1)",
+        "in place",
+    ),
+    (
+        "context_vector",
+        "(weights.unsqueeze(-1) * values).sum(dim=1)",
+        "values[range(values.shape[0]), weights.argmax(-1)]",
+        "hard attention",
+    ),
+]
+
+# (function, edit from, edit to): different but right code that must pass
+ALTERNATIVES = [
+    (
+        "attention_scores",
+        "return Q @ K.transpose(-2, -1) / math.sqrt(d)",
+        'return torch.einsum("...qd,...kd->...qk", Q, K) / d**0.5',
+    ),
+    (
+        "attention_weights",
+        'scores = scores.masked_fill(~mask, float("-inf"))',
+        'scores = scores + torch.zeros_like(scores).masked_fill(~mask, float("-inf"))',
+    ),
+    ("context_vector", "(weights.unsqueeze(-1) * values).sum(dim=1)", "(weights[:, None, :] @ values)[:, 0, :]"),
+    ("additive_scores", "projected_query.unsqueeze(1)", "projected_query[:, None, :]"),
 ]
 
 
@@ -75,9 +110,11 @@ MUTANTS = [
     test_solution_passes,
     test_stub_is_not_implemented,
     test_mutant_is_rejected_with_a_targeted_hint,
-    test_every_exercise_has_at_least_three_mutants,
+    test_every_exercise_has_enough_mutants,
     test_a_crash_in_student_code_is_reported_not_raised,
-) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
+    test_alternative_solution_passes,
+    test_check_leaves_global_random_state_alone,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=3, mutant_repeats=5)
 
 
 def test_a_non_tensor_answer_gets_a_clear_hint():
