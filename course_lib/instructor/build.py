@@ -121,6 +121,8 @@ import jupytext
 import nbformat
 from nbformat import NotebookNode
 
+from course_lib.instructor.ids import answer_exercise
+
 __all__ = [
     "BuildResult",
     "build",
@@ -148,7 +150,6 @@ _EXERCISE_LINE = re.compile(r"^\s*(#+)\s*Exercise\s+(\d+\.\d+)\b\s*(?::\s*(.*?))
 _HEADING = re.compile(r"^(#{1,6})\s")
 _CHECK_CALL = re.compile(r"\bcheck(?:_\w+)?\s*\(")  # check(...), check_laplace(...); not checkpoint(
 _STUB_ID = re.compile(r"NotImplementedError\(\s*[\"']Exercise\s+(\d+\.\d+)")
-_GRADE_ID = re.compile(r"^ex-(\d+)-(\d+)(?:-\d+)?$")
 
 # Layout hints jupytext adds to cell metadata; they mean nothing in a notebook.
 _JUPYTEXT_CELL_KEYS = {
@@ -433,10 +434,10 @@ def exercise_ids(nb: NotebookNode) -> list[str]:
     for cell, plan in zip(nb.cells, plans):
         found += plan.solution_ids
         found += _STUB_ID.findall(cell.source) if cell.cell_type == "code" else []
-        grader = cell.get("metadata", {}).get("nbgrader", {})
-        match = _GRADE_ID.match(grader.get("grade_id", "")) if grader.get("solution") else None
-        if match:
-            found.append(f"{match.group(1)}.{match.group(2)}")
+        grader = cell.get("metadata", {}).get("nbgrader") or {}  # a student's metadata may say null
+        exercise = answer_exercise(grader.get("grade_id")) if grader.get("solution") else None
+        if exercise:
+            found.append(exercise)
     return list(dict.fromkeys(found))
 
 
