@@ -28,9 +28,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
-
 from course_lib.ngram import NGramLM  # noqa: E402
+
+from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
 
 SECTION = "## N-gram LM (lesson 01)"
 ORDER = 3

@@ -29,11 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
-from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
 
 from course_lib import parentheses as P  # noqa: E402
 from course_lib.rnn import SequenceClassifier  # noqa: E402
 from course_lib.train import fit  # noqa: E402
+
+from _results import write_section  # benchmarks/_results.py (scripts run from this folder)
 
 SECTION = "## RNN batching (lesson 03)"
 GOAL = 15

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import random
+import re
 
 import numpy as np
 import torch
@@ -50,9 +51,10 @@ def get_device(prefer: str | None = None) -> torch.device:
 
     if not isinstance(requested, str):
         raise TypeError(f"{source} must be a string such as 'cpu' or 'cuda', got {type(requested).__name__}")
-    kind = requested.lower().split(":")[0]
-    if kind not in KNOWN_DEVICES:
+    match = re.fullmatch(r"(cpu|mps|cuda)(?::(\d+))?", requested.lower())
+    if match is None or (match.group(2) is not None and match.group(1) != "cuda"):
         raise ValueError(f"{source} must be one of {', '.join(KNOWN_DEVICES)} (optionally 'cuda:N'), got {requested!r}")
+    kind = match.group(1)
     if not _available(kind):
         raise RuntimeError(
             f"{source} asks for device {requested!r}, but it is not available on this machine "

@@ -45,7 +45,7 @@ def count_ngrams(sentence, n):
     """Counter of the n-gram tuples of `sentence` (a list of tokens) after padding."""
     ### BEGIN SOLUTION
     padded = ["<s>"] * (n - 1) + list(sentence) + ["</s>"] * (n - 1)
-    return Counter(tuple(padded[i : i + n]) for i in range(len(padded) - n + 1))
+    return Counter(tuple(padded[i:i + n]) for i in range(len(padded) - n + 1))
     ### END SOLUTION
 
 
@@ -65,7 +65,6 @@ assert result.passed, result
 # `counts` maps n-gram tuples to counts, `context` is a tuple of the $n-1$ previous
 # words. If the context never occurs there is nothing to divide by: return `0.0`
 # (this is what `nltk.lm.MLE` does too).
-
 
 # %%
 # Exercise 1.2: maximum-likelihood probability from counts
@@ -96,7 +95,6 @@ assert result.passed, result
 # $$P_{add\text{-}k}(w \mid h) = \frac{c(h\, w) + k}{c(h) + k V}$$
 #
 # Laplace smoothing is $k = 1$.
-
 
 # %%
 # Exercise 1.3: add-k (Laplace) smoothing

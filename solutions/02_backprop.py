@@ -70,6 +70,7 @@ assert result.passed, result
 
 # %%
 # Exercise 2.2: the cross-entropy gradient with respect to the logits
+import torch
 
 
 def cross_entropy_grad(z, targets):
@@ -94,7 +95,6 @@ assert result.passed, result
 # Given `dz` $= \partial L / \partial z$ (B, n_out), return `(dx, dW, db)`. Each gradient has the
 # shape of its tensor. For one example, `dW` is the lecture's $(\hat{y} - y)\,x^T$; for a batch,
 # the examples' contributions add up.
-
 
 # %%
 # Exercise 2.3: a linear layer's backward pass
@@ -125,6 +125,7 @@ assert result.passed, result
 
 # %%
 # Exercise 2.4: the embedding backward pass
+import torch
 
 
 def embedding_backward(de, ids, vocab_size):
@@ -153,13 +154,12 @@ assert result.passed, result
 # $t+1$), return this step's `(dW_xh, dW_hh, db_h, dh_prev)`. BPTT calls this for
 # $t = T, \dots, 1$, adds up the weight gradients of all steps, and passes `dh_prev` on.
 
-
 # %%
 # Exercise 2.5: one step of backpropagation through time
 def bptt_step(dh, h, h_prev, x, W_hh):
     """(dW_xh, dW_hh, db_h, dh_prev) for h = tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h), given dh = dL/dh."""
     ### BEGIN SOLUTION
-    da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2
+    da = dh * (1 - h ** 2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2
     dW_xh = da.T @ x
     dW_hh = da.T @ h_prev
     db_h = da.sum(dim=0)

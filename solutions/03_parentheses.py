@@ -41,7 +41,6 @@ course_lib.setup(seed=0)
 # the closer of opener `i` is `n_symbols - 1 - i`. A list works as a stack: `append` to
 # push, `pop` to take the top. (`n_symbols=2` is the binary task: 0 opens, 1 closes.)
 
-
 # %%
 # Exercise 3.1: is_balanced with a stack
 def is_balanced(seq, n_symbols=10):
@@ -83,7 +82,6 @@ assert result.passed, result
 # Example: from `[0, 1, 2, 7, 8, 9]` (0( 1( 2( 2) 1) 0)) you may return
 # `[0, 1, 2, 8, 7, 9]`, `[0, 1, 2, 9, 8, 7]` or `[0, 1, 2, 7, 9, 8]`.
 
-
 # %%
 # Exercise 3.2: the transposition negative generator
 def transpose_closers(seq, rng, n_symbols=10):
@@ -96,7 +94,8 @@ def transpose_closers(seq, rng, n_symbols=10):
             stack.append(i)
         else:
             opener_of[i] = stack.pop()
-    pairs = [(p, q) for p in opener_of for q in opener_of if p < q and seq[p] != seq[q] and opener_of[q] < p]
+    pairs = [(p, q) for p in opener_of for q in opener_of
+             if p < q and seq[p] != seq[q] and opener_of[q] < p]
     if not pairs:
         raise ValueError(f"no hard transposition exists in {seq}")
     p, q = pairs[rng.integers(len(pairs))]
@@ -120,10 +119,8 @@ rng = np.random.default_rng(0)
 positives = [P.random_positive(12, rng) for _ in range(300)]
 try:
     yours = [transpose_closers(s, rng) for s in positives if P.transposition_pairs(s)]
-    print(
-        f"{len(yours)} transpositions: the per-colour rule accepts {np.mean([P.per_colour_rule(s) for s in yours]):.0%}, "
-        f"your is_balanced accepts {np.mean([is_balanced(s) for s in yours]):.0%}"
-    )
+    print(f"{len(yours)} transpositions: the per-colour rule accepts {np.mean([P.per_colour_rule(s) for s in yours]):.0%}, "
+          f"your is_balanced accepts {np.mean([is_balanced(s) for s in yours]):.0%}")
 except NotImplementedError:
     print("(finish exercises 3.1 and 3.2 to see this)")
 
@@ -140,6 +137,7 @@ except NotImplementedError:
 
 # %%
 # Exercise 3.3: the Elman step
+import torch
 
 
 def elman_step(x_t, h_prev, W_xh, W_hh, b_h):
@@ -171,6 +169,7 @@ assert result.passed, result
 
 # %%
 # Exercise 3.4: the gated update
+import torch
 
 
 def gated_step(x_t, h_prev, W_xh, W_hh, b_h, W_xz, W_hz, b_z):

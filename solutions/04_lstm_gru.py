@@ -67,6 +67,7 @@ assert result.passed, result
 
 # %%
 # Exercise 4.2: one GRU step
+import torch
 
 
 def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
@@ -94,7 +95,6 @@ assert result.passed, result
 # or `torch.nn.GRU(...)` (`kind="gru"`)? Count per gate block: a weight matrix for the input,
 # one for the hidden state, and torch's two bias vectors. The first layer reads the input;
 # each layer above reads the hidden state of the layer below.
-
 
 # %%
 # Exercise 4.3: the parameter count
@@ -128,6 +128,7 @@ assert result.passed, result
 
 # %%
 # Exercise 4.4: the forget-gate bias
+import torch
 
 
 def set_forget_bias(lstm, value):
@@ -136,8 +137,8 @@ def set_forget_bias(lstm, value):
     H = lstm.hidden_size
     with torch.no_grad():
         for cell in lstm.cells:
-            cell.b_xh[H : 2 * H] = value
-            cell.b_hh[H : 2 * H] = 0.0
+            cell.b_xh[H:2 * H] = value
+            cell.b_hh[H:2 * H] = 0.0
     return lstm
     ### END SOLUTION
 

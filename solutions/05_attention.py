@@ -63,6 +63,7 @@ assert result.passed, result
 
 # %%
 # Exercise 5.2: attention weights, a masked softmax
+import torch
 
 
 def attention_weights(scores, mask=None):
@@ -94,6 +95,7 @@ assert result.passed, result
 
 # %%
 # Exercise 5.3: the context vector
+import torch
 
 
 def context_vector(weights, values):
@@ -124,6 +126,7 @@ assert result.passed, result
 
 # %%
 # Exercise 5.4: additive (Bahdanau) attention scores
+import torch
 
 
 def additive_scores(query, keys, W_q, W_k, v):

@@ -72,6 +72,7 @@ assert result.passed, result
 
 # %%
 # Exercise 6.2: one row of masked attention weights
+import torch
 
 
 def masked_row(e_i, i):
@@ -100,6 +101,7 @@ assert result.passed, result
 
 # %%
 # Exercise 6.3: the quiz for any score matrix
+import torch
 
 
 def alpha(scores, i, j):

@@ -71,6 +71,7 @@ assert result.passed, result
 
 # %%
 # Exercise 7.2: the causal mask
+import torch
 
 
 def causal_mask(T):
@@ -94,7 +95,6 @@ assert result.passed, result
 # slices of $W^Q$, $W^K$, $W^V$ as torch's `nn.MultiheadAttention`). Reshape the projected
 # queries `x` of shape `(B, T, C)` to `(B, H, T, D)`, so that each head's `(T, D)` matrix
 # can go through one batched `q @ k.transpose(-2, -1)`.
-
 
 # %%
 # Exercise 7.3: splitting the heads
@@ -128,11 +128,11 @@ assert result.passed, result
 
 # %%
 # Exercise 7.4: one transformer block
+import torch
 
 
 def transformer_block(x, self_attention, feed_forward, ln1, ln2, eps=1e-5):
     """Pre-norm block: x + SA(LN_1(x)), then + FFN(LN_2(x)). x: (B, T, C); ln1, ln2: (gamma, beta)."""
-
     ### BEGIN SOLUTION
     def layer_norm(h, gamma, beta):
         mu = h.mean(dim=-1, keepdim=True)  # (B, T, 1): over the features of each token
@@ -162,6 +162,7 @@ assert result.passed, result
 
 # %%
 # Exercise 7.5: top-k sampling
+import torch
 
 
 def top_k_probs(logits, k, temperature=1.0):

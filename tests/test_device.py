@@ -120,3 +120,35 @@ def test_environment_notes_for_jupyter_with_everything_installed():
 
 def test_where_am_i_outside_ipython():
     assert nbsetup.where_am_i() in ("python", "vscode")  # pytest is not a kernel
+
+
+@pytest.mark.parametrize("value", ["cpu:1", "cuda:abc", "cuda:-1", "mps:0", ":", "gpu"])
+def test_a_malformed_device_variable_is_named(monkeypatch, value):
+    monkeypatch.setenv("COURSE_LIB_DEVICE", value)
+    with pytest.raises(ValueError, match="COURSE_LIB_DEVICE must be one of cpu, cuda, mps"):
+        course_lib.get_device()
+
+
+@pytest.mark.parametrize("cores, expected", [(2, 1), (1, 1)])
+def test_setup_uses_one_thread_on_small_machines(monkeypatch, capsys, cores, expected):
+    before = torch.get_num_threads()
+    monkeypatch.setattr(nbsetup.os, "cpu_count", lambda: cores)
+    try:
+        torch.set_num_threads(2)
+        nbsetup.setup(seed=0)
+        assert torch.get_num_threads() == expected
+        nbsetup.setup(seed=0, threads=2)  # an explicit choice wins
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_setup_keeps_torchs_default_on_larger_machines(monkeypatch, capsys):
+    before = torch.get_num_threads()
+    monkeypatch.setattr(nbsetup.os, "cpu_count", lambda: 8)
+    try:
+        torch.set_num_threads(3)
+        nbsetup.setup(seed=0)
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)

@@ -6,18 +6,39 @@ A check calls the student's function on fresh inputs and says one of three thing
 - **not implemented yet**: the function still raises ``NotImplementedError``
   (no exception escapes, so the rest of the notebook keeps running);
 - **failed**, with a hint aimed at the likely mistake (wrong log base, missing
-  vocabulary size, off-by-one context, ...).
+  vocabulary size, input changed in place, ...).
 
-Checks are written with :func:`exercise` and :func:`expect`::
+The protocol (what a grader uses)
+---------------------------------
+``exercises("01")`` maps exercise ids to :class:`~course_lib.checks.protocol.Exercise`
+objects (``{"1.1": Exercise(...), ...}``). Each has ``id``, ``title``, ``function`` (the
+name of the student's function in the notebook), ``params`` and three steps:
 
-    @exercise("1.2", "Laplace smoothing")
-    def check_laplace(laplace):
-        got = laplace(count=0, context_count=10, vocab_size=5)
-        expect(close(got, 1 / 15), "an unseen bigram should get 1 / (c(prev) + V)")
+- ``draw(seed) -> cases``: the inputs as plain data, one list of positional arguments per
+  case. Inputs that are objects (a model, a generator) travel as a recipe (a seed, a state
+  dict) that the exercise's ``materialise`` builds just before the call.
+- ``run(fn, cases) -> records``: runs where the student's code runs. One record per case:
+  ``{"returned", "type", "inputs"}`` (the value, its type name, the inputs after the call)
+  or ``{"raised", "message", "where"}``. Plain data only; global random state untouched.
+- ``judge(cases, records) -> (status, hint)``: computes the right answers itself from the
+  cases and compares, in the grader's own process. It checks first that no input was changed
+  in place (against the cases it drew), then the answers.
+
+:func:`to_plain` / :func:`from_plain` (``course_lib.checks.plain``) are the strict JSON
+encoding records and cases cross a process boundary in: tensors and arrays as
+``{dtype, shape, data}``, everything that is not plain data refused. ``check(fn)`` in the
+notebook goes draw -> to_plain -> from_plain -> run -> to_plain -> from_plain -> judge, so
+every notebook run exercises the boundary code. Checks never touch torch's, NumPy's or
+Python's global random state: draws use local generators seeded from the seed, and ``run``
+restores the global generators after the student's function (``torch.random.fork_rng``).
+
+Checks not yet split into the three steps are written with :func:`exercise` and
+:func:`expect`; ``exercises()`` wraps them too, with ``trusted=False`` (their verdict is
+computed where the student's code runs).
 
 Every result is kept in :data:`RESULTS` and, when the environment variable
-``COURSE_LIB_RESULTS`` names a file, appended to it as one JSON line, so a
-grader can collect results from a notebook it executes.
+``COURSE_LIB_RESULTS`` names a file, appended to it as one JSON line; :func:`summary`
+lists the latest result of each exercise (the last cell of every exercises notebook).
 """
 
 from __future__ import annotations
@@ -186,8 +207,11 @@ def exercise(exercise_id: str, title: str) -> Callable:
 
 
 def _run(body: Callable, student_fn: Callable, exercise_id: str, title: str) -> CheckResult:
+    from course_lib.checks.protocol import global_random_state_kept
+
     try:
-        body(student_fn)
+        with global_random_state_kept():  # a check never moves the notebook's random numbers
+            body(student_fn)
     except NotImplementedError:
         return CheckResult(
             exercise_id,
@@ -214,8 +238,75 @@ def summary(results=None) -> str:
     return "\n".join(str(r) for r in latest.values())
 
 
+def exercises(lesson: str) -> dict:
+    """The exercises of a lesson ("01" or "01_ngrams"), by id: ``{"1.1": Exercise, ...}``, in order."""
+    import importlib
+    import re
+
+    if not isinstance(lesson, str) or not re.fullmatch(r"\d\d(_\w+)?", lesson):
+        raise ValueError(f"lesson must be two digits such as '01' (or '01_ngrams'), got {lesson!r}")
+    try:
+        module = importlib.import_module(f"course_lib.checks.lesson{lesson[:2]}")
+    except ModuleNotFoundError:
+        raise ValueError(f"there are no exercises for lesson {lesson!r}") from None
+    found = {}
+    for name, obj in vars(module).items():
+        if isinstance(obj, Exercise):
+            found[obj.id] = obj
+        elif name.startswith("check_") and callable(obj) and hasattr(obj, "exercise_id"):
+            found[obj.exercise_id] = _legacy(obj, name.removeprefix("check_"))
+    return dict(sorted(found.items(), key=lambda kv: [int(x) for x in kv[0].split(".")]))
+
+
+def _legacy(check: Callable, function: str):
+    """A check written as one body, in the three steps: run computes the verdict (not forge-proof)."""
+
+    def run(fn, cases):
+        from course_lib.checks.protocol import global_random_state_kept
+
+        with global_random_state_kept():
+            body = check.__wrapped__
+            result = _run(body, fn, check.exercise_id, check.title)
+        return [{"status": result.status, "message": result.message}]
+
+    def judge(cases, records):
+        if not (isinstance(records, list) and len(records) == 1 and isinstance(records[0], dict)):
+            return FAILED, "the check's records are malformed"
+        status, message = records[0].get("status"), records[0].get("message", "")
+        if status not in (PASSED, NOT_IMPLEMENTED, FAILED) or not isinstance(message, str):
+            return FAILED, "the check's records are malformed"
+        return status, message
+
+    return _LegacyExercise(check.exercise_id, check.title, function, check, run, judge)
+
+
+@dataclass(frozen=True)
+class _LegacyExercise:
+    id: str
+    title: str
+    function: str
+    _check: Callable
+    run: Callable
+    judge: Callable
+    params: tuple = ()
+    trusted: bool = False
+
+    def draw(self, seed: int) -> list:
+        return [[seed]]
+
+    def check(self, student_fn, *, quiet: bool = False, seed=None):
+        return self._check(student_fn, quiet=quiet)
+
+
+from course_lib.checks.plain import from_plain, to_plain  # noqa: E402
+from course_lib.checks.protocol import Exercise  # noqa: E402
+
 __all__ = [
     "CheckResult",
+    "Exercise",
+    "exercises",
+    "to_plain",
+    "from_plain",
     "Mistake",
     "expect",
     "expect_value",

@@ -18,9 +18,13 @@ from course_lib.device import describe, get_device, set_seed
 def setup(seed: int = 0, threads: int | None = None, device: str | None = None) -> torch.device:
     """The first cell of every notebook: seed everything, pick the device, print what we run on.
 
-    ``threads`` sets torch's CPU threads (on small shared machines 1 thread is often
-    faster than 2: measure); ``None`` keeps torch's default.
+    ``threads`` sets torch's CPU threads. ``None`` picks 1 on machines with at most 2 cores
+    and torch's default elsewhere: on 2 cores, 2 threads train only 1.1-1.4x faster than 1 when
+    the machine is quiet, but 2-3x slower when one other CPU-bound process runs beside the
+    notebook (benchmarks/bench_threads.py, RESULTS.md).
     """
+    if threads is None and (os.cpu_count() or 1) <= 2:
+        threads = 1
     if threads is not None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be a positive integer or None, got {threads!r}")

@@ -1,0 +1,298 @@
+"""An exercise check in three steps, so the grade can be decided outside the graded code.
+
+``draw(seed) -> cases``
+    The inputs, as plain data (see :mod:`course_lib.checks.plain`): each case is a list of the
+    function's positional arguments. Objects (a model, a generator) travel as a recipe (a seed,
+    a state dict) that ``materialise`` turns into the object just before the call.
+``run(fn, cases) -> records``
+    Calls the student's function once per case, on a fresh copy of the inputs, and records
+    ``{"returned": ..., "type": ..., "inputs": ...}`` (what came back, its type name, and the
+    inputs as they were after the call) or ``{"raised": ..., "message": ..., "where": ...}``.
+    Plain data only. It runs where the student's code runs (the notebook's kernel) and never
+    moves torch's, NumPy's or Python's global random state.
+``judge(cases, records) -> (status, hint)``
+    Compares the records with the answers it computes itself from the cases: "passed",
+    "not implemented yet" or "failed" with a hint. In grading it runs in the grader's process,
+    on cases the grader drew, so nothing the student's code does can change the verdict
+    except the records it returns.
+
+In the notebook, ``check(fn)`` goes through exactly the same path: draw, send the cases
+through :func:`to_plain`/:func:`from_plain`, run, send the records back the same way, judge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import random
+import secrets
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
+from course_lib.checks.plain import _is_tensor, from_plain, same, to_plain
+
+
+@contextlib.contextmanager
+def global_random_state_kept():
+    """Whatever runs inside (the student's function included) leaves the global generators as they were."""
+    import torch
+
+    py_state, np_state = random.getstate(), np.random.get_state()
+    with torch.random.fork_rng(devices=[]):
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            np.random.set_state(np_state)
+
+
+def _plainify(x, _depth: int = 0):
+    """What the student returned, as plain data: containers and NumPy/torch values unwrapped."""
+    if _depth > 32:
+        raise TypeError("nested too deeply")
+    if x is None or type(x) in (bool, int, float, str):
+        return x
+    for base in (bool, int, float, str):  # a subclass (an IntEnum, ...) becomes its plain base
+        if isinstance(x, base) and not isinstance(x, np.generic):
+            return base(x)
+    if isinstance(x, dict):
+        return {_plainify(k, _depth + 1): _plainify(v, _depth + 1) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(_plainify(v, _depth + 1) for v in x)
+    if isinstance(x, list):
+        return [_plainify(v, _depth + 1) for v in x]
+    if isinstance(x, np.ndarray):
+        return np.array(x)
+    if isinstance(x, np.generic):
+        return np.asarray(x).copy()
+    if _is_tensor(x):
+        return x.detach().cpu().clone()
+    raise TypeError(type(x).__name__)
+
+
+def _where(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "course_lib" not in f.filename]
+    if not frames or not frames[-1].line:
+        return ""
+    return f" (at line {frames[-1].lineno}: {frames[-1].line.strip()!r})"
+
+
+def call(fn: Callable, args: list, materialise: Callable | None = None, observe: Callable | None = None) -> dict:
+    """One call of the student's function on a fresh copy of ``args``: the record of what happened."""
+    args = copy.deepcopy(args)
+    live = materialise(args) if materialise else args
+    try:
+        returned = fn(*live)
+    except NotImplementedError:
+        return {"raised": "NotImplementedError", "message": "", "where": ""}
+    except RecursionError:
+        return {"raised": "RecursionError", "message": "your function recursed without end", "where": ""}
+    except Exception as exc:  # the student's code crashed: the record says where and with what
+        return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
+    try:
+        value = _plainify(returned)
+        to_plain(value)
+    except TypeError:
+        value = None
+    try:
+        inputs = _plainify(observe(live) if observe else live)
+    except TypeError:
+        inputs = None
+    return {"returned": value, "type": type(returned).__name__, "inputs": inputs}
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise's check in three steps (see the module docstring); calling it checks a function."""
+
+    id: str
+    title: str
+    function: str
+    params: tuple[str, ...]
+    draw: Callable[[int], list]
+    body: Callable[[list, list], None] = field(repr=False)  # raises Mistake(hint) on a wrong answer
+    materialise: Callable | None = field(default=None, repr=False)
+    observe: Callable | None = field(default=None, repr=False)
+    trusted: bool = True  # False for a check not yet split: its verdict is computed where the student's code runs
+
+    def run(self, fn: Callable, cases: list) -> list:
+        with global_random_state_kept():
+            return [call(fn, list(case), self.materialise, self.observe) for case in cases]
+
+    def judge(self, cases: list, records: list) -> tuple[str, str]:
+        if not isinstance(records, list) or len(records) != len(cases) or not all(isinstance(r, dict) for r in records):
+            return FAILED, "the check's records are malformed (one record per case was expected)"
+        for r in records:
+            if r.get("raised") == "NotImplementedError":
+                return (
+                    NOT_IMPLEMENTED,
+                    "Replace `raise NotImplementedError(...)` with your code, then run this cell again.",
+                )
+        for r in records:
+            if "raised" in r:
+                if r["raised"] == "RecursionError":
+                    return FAILED, "Your function recursed without end."
+                return FAILED, f"Your function raised {r['raised']}: {r.get('message', '')}{r.get('where', '')}"
+        for case, r in zip(cases, records):
+            changed = _changed_input(self.params, case, r.get("inputs"))
+            if changed:
+                return FAILED, f"Hint: {changed}"
+        try:
+            self.body(cases, records)
+        except Mistake as mistake:
+            return FAILED, f"Hint: {mistake}"
+        except Exception as exc:  # an answer so malformed the comparison itself failed
+            return FAILED, f"Hint: your answer has an unexpected form ({type(exc).__name__}: {str(exc)[:120]})"
+        return PASSED, ""
+
+    def check(self, student_fn: Callable, *, quiet: bool = False, seed: int | None = None) -> CheckResult:
+        if not callable(student_fn):
+            status, message = FAILED, f"pass your function itself, e.g. check(my_fn), not {type(student_fn).__name__}"
+        else:
+            seed = secrets.randbits(32) if seed is None else seed
+            cases = self.draw(seed)
+            sent = from_plain(_json_round_trip(to_plain(cases)))
+            records = self.run(student_fn, sent)
+            try:
+                back = from_plain(_json_round_trip(to_plain(records)))
+            except TypeError as exc:
+                back = [{"raised": "TypeError", "message": f"your answer is not plain data: {exc}", "where": ""}]
+            status, message = self.judge(cases, back)
+        result = CheckResult(self.id, self.title, status, message)
+        record(result)
+        if not quiet:
+            print(result)
+        return result
+
+    __call__ = check
+
+    @property
+    def exercise_id(self) -> str:  # the name legacy checks used
+        return self.id
+
+
+def _json_round_trip(data):
+    import json
+
+    return json.loads(json.dumps(data, allow_nan=False))
+
+
+def _changed_input(params, case, after) -> str:
+    for i, (before, now) in enumerate(zip(case, after if isinstance(after, list) else [None] * len(case))):
+        if not same(before, now):
+            name = params[i] if i < len(params) else f"argument {i + 1}"
+            return (
+                f"your function changed its input `{name}` in place ({_short(before)} became {_short(now)}): "
+                "the caller's data must stay as it was, so work on a copy (e.g. x = x + ..., not x += ...)"
+            )
+    return ""
+
+
+# ---------------------------------------------------------------- judging helpers
+
+
+def _short(x, limit: int = 60) -> str:
+    if _is_tensor(x) or isinstance(x, np.ndarray):
+        arr = x.detach().float().numpy() if _is_tensor(x) else x
+        text = f"{type(x).__name__} of shape {tuple(arr.shape)}"
+        if arr.size and arr.dtype != bool:
+            text += f" starting {np.ravel(arr)[:3].round(4).tolist()}"
+        return text
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_array(x) -> np.ndarray | None:
+    """Numbers, lists, arrays and tensors as a float64 array; None when it is none of those."""
+    try:
+        if _is_tensor(x):
+            return x.detach().double().numpy()
+        if isinstance(x, bool) or x is None or isinstance(x, (str, dict)):
+            return None
+        a = np.asarray(x)
+        if a.dtype == object or a.dtype.kind not in "biuf":
+            return None
+        return a.astype(float)
+    except (TypeError, ValueError):
+        return None
+
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def difference(got, expected, *, rtol: float = RTOL, atol: float = ATOL, what: str = "the result") -> str:
+    """ "" when ``got`` matches ``expected`` at a float32 tolerance; else one short line saying where not.
+
+    ``atol`` is scaled by the size of the expected values, so float32 arithmetic always passes.
+    """
+    e = as_array(expected)
+    g = as_array(got)
+    if g is None:
+        return f"{what} should be numbers, got {type(got).__name__}"
+    if g.shape != e.shape:
+        return f"{what} should have shape {tuple(e.shape)}, got {tuple(g.shape)}"
+    if not np.all(np.isfinite(g)) and np.all(np.isfinite(e)):
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(g))[0])
+        return f"{what} has {g[index]} at index {list(index)}: every entry should be a finite number"
+    scale = max(1.0, float(np.max(np.abs(e[np.isfinite(e)]), initial=0.0)))
+    ok = np.isclose(g, e, rtol=rtol, atol=atol * scale, equal_nan=False) | ((g == e) & ~np.isfinite(e))
+    if ok.all():
+        return ""
+    index = tuple(int(i) for i in np.argwhere(~ok)[0])
+    where = f" at index {list(index)}" if index else ""
+    return f"{what}{where} should be {_num(e[index])}, got {_num(g[index])}"
+
+
+def _num(v) -> str:
+    v = float(v)
+    return repr(v) if not math.isfinite(v) or v == int(v) else f"{v:.6g}"
+
+
+def matches(got, expected, **tol) -> bool:
+    return not difference(got, expected, **tol)
+
+
+def expect_answers(got: list, expected: list, wrong: dict | None = None, what: list[str] | None = None, **tol) -> None:
+    """Every answer right, or the hint of the one known mistake that explains them all, or the first difference."""
+    first = ""
+    for i, (g, e) in enumerate(zip(got, expected)):
+        first = difference(g, e, what=what[i] if what else f"answer {i + 1}", **tol)
+        if first:
+            break
+    if not first:
+        return
+    for hint, values in (wrong or {}).items():
+        if all(v is not None and matches(g, v, **tol) for g, v in zip(got, values)):
+            raise Mistake(hint)
+    raise Mistake(first)
+
+
+def expect_type(rec: dict, kinds: tuple[str, ...], asked: str) -> None:
+    """The student's value has one of the type names ``kinds`` (e.g. ("Tensor",)), else a hint naming ``asked``."""
+    if rec.get("type") not in kinds:
+        raise Mistake(f"return {asked}, got {rec.get('type')}")
+
+
+def expect_finite(value, what: str = "your answer") -> None:
+    a = as_array(value)
+    if a is not None and not np.all(np.isfinite(a)):
+        raise Mistake(f"{what} contains NaN or inf: every entry must be a finite number")
+
+
+def expect_rng_used(got_a, got_again, got_other, name: str = "rng") -> None:
+    """Same seed twice gives the same answer, another seed a different one: the passed generator is the one used."""
+    if not same(got_a, got_again):
+        raise Mistake(
+            f"two calls with generators seeded alike gave different answers: draw every random number from "
+            f"the `{name}` you are given, not from the global generator (random, np.random or torch's default)"
+        )
+    if same(got_a, got_other):
+        raise Mistake(
+            f"generators with different seeds gave the same answer: use the `{name}` you are given "
+            "(do not create or re-seed your own)"
+        )
