@@ -635,9 +635,13 @@ def main(argv: list[str] | None = None) -> int:
     build_cmd.add_argument("--force", action="store_true", help="overwrite files changed since they were built")
     build_cmd.add_argument("--root", default=None, help="repository root (default: where pyproject.toml is)")
     args = parser.parse_args(argv)
+    return run_build(args.root, check=args.check, force=args.force)
 
+
+def run_build(root=None, check: bool = False, force: bool = False) -> int:
+    """Build (or check) every notebook, print what happened; 0 when all is well (the command's body)."""
     try:
-        results = build(args.root, check=args.check, force=args.force)
+        results = build(root, check=check, force=force)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -646,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in results if not r.ok]
     if not results:
         print("no notebook sources found", file=sys.stderr)
-    elif failed and args.check:
+    elif failed and check:
         print(f"{len(failed)} file(s) out of date; run `python -m course_lib.instructor.build build`", file=sys.stderr)
     elif failed:
         print(f"{len(failed)} file(s) not built; see above", file=sys.stderr)

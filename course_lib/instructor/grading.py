@@ -125,6 +125,31 @@ def _setup_cell(release_nb):
     return None
 
 
+def lesson_of(nb) -> str | None:
+    """The lesson an exercise notebook belongs to, from its answer cells' grade ids ("ex-1-2" -> "01")."""
+    for exercise in expected_exercises(nb):
+        return f"{int(exercise.split('.')[0]):02d}"
+    return None
+
+
+def find_release_for(path) -> Path:
+    """For ``course-lib validate``: the released notebook of the lesson ``path`` belongs to, from the clone
+    when there is one; otherwise the notebook itself (a student's install has no exercises/ folder)."""
+    import nbformat
+
+    try:
+        nb = nbformat.reads(read_regular(path, MAX_NOTEBOOK_BYTES).decode("utf-8"), as_version=4)
+    except Exception as exc:
+        raise ValueError(f"{path}: not a notebook ({exc})") from None
+    lesson = lesson_of(nb)
+    if lesson is None:
+        raise ValueError(f"{path}: no exercises in it (is it an exercises notebook?)")
+    try:
+        return release_notebook(lesson)
+    except FileNotFoundError:
+        return Path(path)
+
+
 def expected_exercises(release_nb) -> list[str]:
     return list(dict.fromkeys(e for e in (answer_exercise(_grade_id(c)) for c in release_nb.cells) if e))
 
@@ -368,7 +393,7 @@ def grade_submission(
     limits = limits or sandbox.Limits()
     path = Path(path)
     release_nb = nbformat.read(release, as_version=4)
-    lesson = lesson or Path(release).name[:2]
+    lesson = lesson or lesson_of(release_nb) or Path(release).name[:2]
     result = Submission(student=student or path.stem, path=str(path))
     expected = expected_exercises(release_nb)
     for exercise in expected:
@@ -448,6 +473,7 @@ def grade_submission(
                     if reply is not None:
                         result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
                 result.exercises[exercise_id] = _judge(exercises[exercise_id], cases, reply, title)
+
         else:
             try:
                 data = read_regular(home / f".results-{secret}.jsonl", MAX_RECORD_BYTES)
@@ -469,7 +495,7 @@ def _execute(client, result: Submission) -> None:
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     try:
-        client.execute()
+        client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # the kernel's own chatter
     except DeadKernelError:
         result.problems.append("the kernel died (out of memory, too many processes, or the notebook exited Python)")
     except CellTimeoutError:
@@ -673,6 +699,12 @@ def grade(
             "warning: course_lib.checks has no exercises() protocol; grades come from check results written "
             "inside the student's kernel, which a determined student can forge"
         )
+    inside = [e for e, ex in (exercises or {}).items() if not getattr(ex, "trusted", True)]
+    if inside:
+        say(
+            f"warning: exercise(s) {', '.join(inside)} are judged inside the student's kernel (their checks are not "
+            "yet split into draw / run / judge), so a determined student can forge those"
+        )
     if done:
         say(f"resuming: {len(done)} student(s) already in {out}")
     todo = [e for e in entries if safe_cell(e.student) not in done]
@@ -709,82 +741,108 @@ def _file_name(student: str) -> str:
     return name[:100]
 
 
+class _Worker:
+    """A grader process of our own (a new session, so Ctrl-C reaches only the main process) that grades
+    one submission at a time: a job as a JSON line on its stdin, the Submission as a JSON line on its stdout.
+    Kept for many submissions, so its imports (nbclient, torch) are paid once."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "course_lib.instructor.grading", "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.entry: Entry | None = None
+        self.started = 0.0
+        self.buffer = b""
+
+    def give(self, entry: Entry, job: dict) -> None:
+        self.entry, self.started, self.buffer = entry, time.monotonic(), b""
+        self.proc.stdin.write(json.dumps({**job, "path": str(entry.path), "student": entry.student}).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def read(self) -> bool:
+        """Take what the worker wrote; True when its answer is complete (or it ended)."""
+        chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+        self.buffer += chunk
+        return not chunk or b"\n" in self.buffer or len(self.buffer) > MAX_RECORD_BYTES
+
+    def result(self, late: bool) -> Submission:
+        entry, self.entry = self.entry, None
+        try:
+            return Submission(**json.loads(self.buffer.split(b"\n")[0].decode("utf-8")))
+        except Exception:
+            sub = Submission(student=entry.student, path=str(entry.path))
+            why = "ran past the total time budget" if late else "the grader's worker failed"
+            sub.problems.append(f"not graded: {why}; tell your instructor")
+            return sub
+
+    def kill(self) -> None:
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+
+
 def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int):
-    """Each submission in a worker process of its own (a new session, so Ctrl-C reaches only us);
-    yields each Submission as it finishes. A worker past the budget (plus a margin) is killed."""
+    """Grade every entry with ``jobs`` workers; yield each Submission as it finishes. A worker past the
+    budget (plus a margin for starting the kernel) is killed with everything it started, and replaced."""
+    import select
+
     pending = list(entries)
-    running: dict[subprocess.Popen, tuple[Entry, float, object]] = {}
+    workers: list[_Worker] = []
     try:
-        while pending or running:
-            while pending and len(running) < jobs:
-                entry = pending.pop(0)
-                out = tempfile.TemporaryFile()
-                worker = subprocess.Popen(
-                    [sys.executable, "-m", "course_lib.instructor.grading", "--worker"],
-                    stdin=subprocess.PIPE,
-                    stdout=out,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-                worker.stdin.write(json.dumps({**job, "path": str(entry.path), "student": entry.student}).encode())
-                worker.stdin.close()
-                running[worker] = (entry, time.monotonic(), out)
-            time.sleep(0.1)
-            for worker, (entry, started, out) in list(running.items()):
-                late = time.monotonic() - started > budget + 120
-                if worker.poll() is None and not late:
-                    continue
-                if late:
-                    _kill(worker)
-                del running[worker]
-                out.seek(0)
-                yield _worker_result(entry, worker.returncode, out.read(MAX_RECORD_BYTES), late)
-                out.close()
+        while pending or any(w.entry for w in workers):
+            for worker in workers:
+                if worker.entry is None and pending:
+                    worker.give(pending.pop(0), job)
+            while pending and len(workers) < jobs:
+                workers.append(_Worker())
+                workers[-1].give(pending.pop(0), job)
+            busy = {w.proc.stdout.fileno(): w for w in workers if w.entry}
+            ready, _, _ = select.select(list(busy), [], [], 0.5)
+            for fd in ready:
+                worker = busy[fd]
+                if worker.read():
+                    ended = worker.proc.poll() is not None or not worker.buffer.endswith(b"\n")
+                    yield worker.result(late=False)
+                    if ended:
+                        worker.kill()
+                        workers.remove(worker)
+            for worker in list(workers):
+                if worker.entry and time.monotonic() - worker.started > budget + 120:
+                    worker.kill()
+                    workers.remove(worker)
+                    yield worker.result(late=True)
     finally:  # Ctrl-C, or any error of ours: no worker outlives the run
-        for worker, (_, _, out) in running.items():
-            _kill(worker)
-            out.close()
-
-
-def _kill(worker: subprocess.Popen) -> None:
-    import signal
-
-    try:
-        os.killpg(worker.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    worker.wait()
-
-
-def _worker_result(entry: Entry, code, data: bytes, late: bool) -> Submission:
-    try:
-        raw = json.loads(data.decode("utf-8"))
-        return Submission(**raw)
-    except Exception:
-        sub = Submission(student=entry.student, path=str(entry.path))
-        why = "ran past the total time budget" if late else f"the grader's worker failed (exit code {code})"
-        sub.problems.append(f"not graded: {why}; tell your instructor")
-        return sub
+        for worker in workers:
+            worker.kill()
 
 
 def _worker() -> int:
-    job = json.loads(sys.stdin.read())
-    # our stdout carries the result; the kernel inherits 1 and 2, so point those at /dev/null
-    result = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    # our stdout carries the results; the kernels inherit 1 and 2, so point those at /dev/null
+    results = os.fdopen(os.dup(1), "w", encoding="utf-8")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    sub = grade_submission(
-        job["path"],
-        job["release"],
-        lesson=job["lesson"],
-        student=job["student"],
-        cell_timeout=job["cell_timeout"],
-        budget=job["budget"],
-        limits=sandbox.Limits(**job["limits"]),
-    )
-    result.write(json.dumps(asdict(sub)))
-    result.close()
+    for line in sys.stdin:
+        job = json.loads(line)
+        sub = grade_submission(
+            job["path"],
+            job["release"],
+            lesson=job["lesson"],
+            student=job["student"],
+            cell_timeout=job["cell_timeout"],
+            budget=job["budget"],
+            limits=sandbox.Limits(**job["limits"]),
+        )
+        results.write(json.dumps(asdict(sub)) + "\n")
+        results.flush()
     return 0
 
 
