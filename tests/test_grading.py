@@ -193,7 +193,7 @@ def graded(tmp_path_factory):
     hashes = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in subs.iterdir() if p.is_file()}
     out = grades / "grades.csv"
     code = cli.main(
-        ["grade", str(subs), "--lesson", "01", "--out", str(out), "--timeout", "10", "--budget", "90"]
+        ["grade", str(subs), "--lesson", "01", "--out", str(out), "--timeout", "20", "--budget", "150"]
         + ["--jobs", "2", "--memory", "1500", "--root", str(ROOT)]
     )
     assert code == 0

@@ -328,6 +328,7 @@ def _client_class():
             self.dropped = False
             self.interrupted_cells: list[int] = []
             self.killed = ""
+            self.first_cell = 0  # cells the grader put before the student's, not counted in messages
             self.timeout_func = self._timeout_for
 
         def _timeout_for(self, cell):
@@ -344,7 +345,8 @@ def _client_class():
             index = self.nb.cells.index(cell) if cell in self.nb.cells else -1
             if index in self.interrupted_cells or time.monotonic() >= self.deadline:
                 # it ignored the interrupt, or the notebook's budget is spent: kill the kernel
-                self.killed = "ignored the interrupt" if index in self.interrupted_cells else "used up the budget"
+                why = "ignored the interrupt" if index in self.interrupted_cells else "used up the notebook's budget"
+                self.killed = f"cell {index - self.first_cell} {why}"
                 await self.km.shutdown_kernel(now=True)
                 raise CellTimeoutError.error_from_timeout_and_cell("killed", timeout, cell)
             self.interrupted_cells.append(index)
@@ -423,6 +425,7 @@ def grade_submission(
     secret = secrets.token_hex(16)
     n_student_cells = len(graded.cells)
     drawn = {}
+    first_cell = 0
     try:
         (home / "submission.ipynb").write_bytes(data)  # the student's own copy, all the kernel can see
         if exercises:
@@ -450,6 +453,7 @@ def grade_submission(
                 0, nbformat.v4.new_code_cell(f"import os\nos.environ[{RESULTS_ENV!r}] = {results_path!r}")
             )
             n_student_cells += 1
+            first_cell = 1
         client = _client_class()(
             graded,
             km=_kernel_manager(home, conn, limits, cgroup),
@@ -461,6 +465,7 @@ def grade_submission(
             shutdown_kernel="immediate",
             resources={"metadata": {"path": str(home)}},
         )
+        client.first_cell = first_cell
         _execute(client, result)
         _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes, exercises is None)
         if exercises:
@@ -499,7 +504,7 @@ def _execute(client, result: Submission) -> None:
     except DeadKernelError:
         result.problems.append("the kernel died (out of memory, too many processes, or the notebook exited Python)")
     except CellTimeoutError:
-        result.problems.append(f"the kernel was killed: a cell {client.killed} (the rest was not run)")
+        result.problems.append(f"the kernel was killed: {client.killed} (the rest was not run)")
     except CellExecutionError as exc:  # pragma: no cover - allow_errors makes this rare
         result.problems.append(f"execution stopped: {str(exc)[:200]}")
     except KeyboardInterrupt:
