@@ -48,6 +48,7 @@ NOT_RUN = "not run"
 MAX_OUTPUT_BYTES = 2_000_000
 MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_RECORD_BYTES = 5_000_000
+MAX_MESSAGE_BYTES = 64_000_000  # one message from the kernel (its output is capped at MAX_OUTPUT_BYTES anyway)
 MAX_FIELD = 500  # characters of any status / message / title kept from the kernel
 STATUSES = (PASSED, NOT_IMPLEMENTED, FAILED)
 
@@ -363,6 +364,15 @@ def _kernel_manager(home: Path, conn: Path, limits: sandbox.Limits, cgroup: str 
         def format_kernel_cmd(self, extra_arguments=None):
             argv = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
             return sandbox.kernel_command(argv, home, conn, limits, cgroup)
+
+        def client(self, **kwargs):
+            # a message bigger than this drops the connection instead of being read into our memory
+            # (one print of 1 GB): set on the client's context before its sockets exist
+            import zmq
+
+            kc = super().client(**kwargs)
+            kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            return kc
 
     from jupyter_client.kernelspec import KernelSpec
 
