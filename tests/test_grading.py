@@ -305,7 +305,18 @@ def test_release_copies_and_never_overwrites(tmp_path, capsys):
 def test_doctor_reports(capsys):
     code = cli.main(["doctor"])
     out = capsys.readouterr().out
-    assert "torch" in out and "device:" in out and code in (0, 1)
+    assert "torch" in out and "device:" in out and "kernel:" in out and code in (0, 1)
+    assert "pytest" not in out and "nbclient" not in out  # a student does not need them
+    cli.main(["doctor", "--for", "contributor"])
+    out = capsys.readouterr().out
+    assert "pytest" in out and "nbclient" in out and "grading isolation:" in out
+
+
+def test_a_file_name_cannot_become_an_option(tmp_path, capsys):
+    (tmp_path / "bob.ipynb").write_text("bob's work")
+    argv = ["grade", str(tmp_path / "bob.ipynb"), "--out=bob.ipynb", "--lesson", "01", "--out", "g.csv"]
+    assert cli.main(argv) == 2 and "looks like an option" in capsys.readouterr().err
+    assert (tmp_path / "bob.ipynb").read_text() == "bob's work"
 
 
 # --------------------------------------------------------------------------- the attacks of issue 16

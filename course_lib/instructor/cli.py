@@ -142,6 +142,17 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--timeout", type=int, default=120, help="seconds per cell before it is interrupted")
     d = sub.add_parser("doctor", help="device, versions, widget support, the kernel, and what is missing")
     d.add_argument("--for", dest="role", choices=[STUDENT, INSTRUCTOR, CONTRIBUTOR], default=STUDENT)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `course-lib grade subs/*.ipynb` hands the shell's file names to us: a file named --out=bob.ipynb
+    # would become an option. Refuse any such name (only --release takes a notebook).
+    posing = [a for a in argv if a.startswith("-") and a.endswith(".ipynb") and not a.startswith("--release=")]
+    if posing:
+        print(
+            f"course-lib: {posing[0]!r} looks like an option but is a file name (a submission named so?); "
+            "pass the submissions folder instead of a glob",
+            file=sys.stderr,
+        )
+        return 2
     args = parser.parse_args(argv)
 
     try:
