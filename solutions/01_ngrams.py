@@ -33,7 +33,7 @@ course_lib.setup(seed=0)
 # $n-1$ start symbols `<s>` on the left and $n-1$ end symbols `</s>` on the right (the
 # convention of `nltk.lm`), then count every run of $n$ consecutive tokens.
 #
-# `count_ngrams(["the", "union"], 2)` gives
+# Leave `sentence` unchanged (pad a copy). `count_ngrams(["the", "union"], 2)` gives
 # `Counter({("<s>", "the"): 1, ("the", "union"): 1, ("union", "</s>"): 1})`.
 
 # %%
@@ -64,7 +64,7 @@ assert result.passed, result
 #
 # `counts` maps n-gram tuples to counts, `context` is a tuple of the $n-1$ previous
 # words. If the context never occurs there is nothing to divide by: return `0.0`
-# (this is what `nltk.lm.MLE` does too).
+# (this is what `nltk.lm.MLE` does too). The context may be of any length $n-1 \ge 1$.
 
 # %%
 # Exercise 1.2: maximum-likelihood probability from counts
@@ -94,7 +94,8 @@ assert result.passed, result
 #
 # $$P_{add\text{-}k}(w \mid h) = \frac{c(h\, w) + k}{c(h) + k V}$$
 #
-# Laplace smoothing is $k = 1$.
+# Laplace smoothing is $k = 1$; $k = 0$ is MLE again. Any $k \ge 0$ may be passed, and
+# $c(h)$ may be 0 (a context never seen: with $k > 0$ every word then gets $1/V$).
 
 # %%
 # Exercise 1.3: add-k (Laplace) smoothing
@@ -144,7 +145,9 @@ assert result.passed, result
 # To generate text, draw the next word from $P(w \mid h)$. A temperature $T$ reshapes the
 # distribution: $q_w \propto p_w^{1/T}$ (below 1 sharper, above 1 flatter). Sample by the
 # inverse of the cumulative distribution: given a uniform number $u \in [0, 1)$, return the
-# first index $i$ with $q_0 + \dots + q_i > u$.
+# first index $i$ with $q_0 + \dots + q_i > u$ (strictly greater: when $u$ equals a cumulative
+# sum exactly, the answer is the next index). `probs` may be a list or a NumPy array; leave it
+# unchanged.
 
 # %%
 # Exercise 1.5: sampling the next word with a temperature
@@ -175,4 +178,4 @@ assert result.passed, result
 # %%
 from course_lib.checks import summary
 
-print(summary())
+print(summary(lesson="01"))

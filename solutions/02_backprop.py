@@ -17,7 +17,9 @@
 # inputs, compares with `torch.autograd`, and says **passed**, **not implemented yet**, or
 # **failed** with a hint about the likely mistake. Replace each `raise NotImplementedError(...)`
 # with your code (torch tensor operations, no autograd) and run the cell below it. The lesson
-# notebook `notebooks/02_backprop.ipynb` explains everything used here.
+# notebook `notebooks/02_backprop.ipynb` explains everything used here. Every function returns
+# torch tensors and leaves its inputs unchanged (the caller still needs them); sizes change from
+# call to call, so nothing may be hard-coded.
 #
 # Conventions, as in the lesson and in `torch.nn`: a batch of B examples is a matrix with
 # one example per **row**, so the lecture's column-vector layer $\mathbf{z} = W\mathbf{x}$ reads
@@ -66,7 +68,8 @@ assert result.passed, result
 # For a batch of logits `z` (B, K) and the true classes `targets` (B,), the loss is the mean
 # cross-entropy $L = \frac{1}{B} \sum_b -\log \hat{y}_{b, t_b}$ with $\hat{y}_b = \mathrm{softmax}(z_b)$.
 # The lecture's result for one example is $\partial L / \partial z = \hat{y} - y$ with $y$ the
-# one-hot target. Return $\partial L / \partial z$ for the batch, shape (B, K).
+# one-hot target. Return $\partial L / \partial z$ for the batch, shape (B, K). A batch need not
+# contain every class.
 
 # %%
 # Exercise 2.2: the cross-entropy gradient with respect to the logits
@@ -121,7 +124,8 @@ assert result.passed, result
 # shape, and `e` has shape `ids.shape + (d,)`. It is the same as multiplying one-hot vectors
 # by `E`, so the gradient flows back only into the rows that were used. Given `de`
 # $= \partial L / \partial e$, return `dE` (V, d). A word that appears twice was used twice:
-# its row gets both gradients.
+# its row gets both gradients. `dE` has a row for every word of the vocabulary (`vocab_size`),
+# zero for words the batch did not use.
 
 # %%
 # Exercise 2.4: the embedding backward pass
@@ -182,4 +186,4 @@ assert result.passed, result
 # %%
 from course_lib.checks import summary
 
-print(summary())
+print(summary(lesson="02"))

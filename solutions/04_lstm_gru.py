@@ -153,4 +153,4 @@ assert result.passed, result
 # ## Summary
 
 # %%
-print(course_lib.checks.summary())
+print(course_lib.checks.summary(lesson="04"))

@@ -152,4 +152,4 @@ assert result.passed, result
 # %%
 from course_lib.checks import summary
 
-print(summary())
+print(summary(lesson="05"))

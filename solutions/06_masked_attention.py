@@ -128,4 +128,4 @@ assert result.passed, result
 # %%
 from course_lib.checks import summary
 
-print(summary())
+print(summary(lesson="06"))

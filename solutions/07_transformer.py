@@ -189,4 +189,4 @@ assert result.passed, result
 # %%
 from course_lib.checks import summary
 
-print(summary())
+print(summary(lesson="07"))

@@ -215,3 +215,22 @@ def test_exercises_lists_every_lesson_with_the_function_names():
         checks.exercises("1")
     with pytest.raises(ValueError, match="no exercises"):
         checks.exercises("99")
+
+
+def test_zero_dimensional_values_keep_their_shape():
+    torch = pytest.importorskip("torch")
+    for x in (np.float64(2.5), np.array(3, dtype=np.int32), torch.tensor(1.5), torch.tensor(True)):
+        back = checks.from_plain(checks.to_plain(x))
+        assert tuple(back.shape) == () and back.dtype == (x.dtype if hasattr(x, "shape") else np.float64)
+
+
+def test_summary_of_a_lesson_lists_every_exercise_with_its_status_and_hint():
+    checks.RESULTS.clear()
+    ex = checks.exercises("01")
+    result = ex["1.4"].check(lambda log_probs: 2.0, quiet=True)
+    assert checks.RESULTS == [result]
+    text = checks.summary(lesson="01")
+    lines = text.splitlines()
+    assert len(lines) == 6 and lines[-1] == "0 of 5 exercises passed.", (text, checks.RESULTS)
+    assert "Exercise 1.4 (perplexity from log-probabilities): failed. Hint:" in lines[3], text
+    assert all("not checked yet" in lines[i] for i in (0, 1, 2, 4))

@@ -230,12 +230,26 @@ def _run(body: Callable, student_fn: Callable, exercise_id: str, title: str) -> 
     return CheckResult(exercise_id, title, PASSED, "")
 
 
-def summary(results=None) -> str:
-    """One line per exercise: the latest result of each, in the order first checked."""
+def summary(results=None, lesson: str | None = None) -> str:
+    """One line per exercise, the latest result of each, in the order first checked.
+
+    With ``lesson`` ("01"), every exercise of the lesson is listed in order, and one whose
+    check has not run yet says so, so a student sees at a glance what is left.
+    """
     latest: dict[str, CheckResult] = {}
     for r in RESULTS if results is None else results:
         latest[r.exercise] = r
-    return "\n".join(str(r) for r in latest.values())
+    if lesson is None:
+        return "\n".join(str(r) for r in latest.values())
+    lines = []
+    for exercise_id, ex in exercises(lesson).items():
+        r = latest.get(exercise_id)
+        lines.append(
+            str(r) if r is not None else f"⬜ Exercise {exercise_id} ({ex.title}): not checked yet. Run its check cell."
+        )
+    done = sum(latest.get(i) is not None and latest[i].passed for i in exercises(lesson))
+    lines.append(f"{done} of {len(lines)} exercises passed.")
+    return "\n".join(lines)
 
 
 def exercises(lesson: str) -> dict:

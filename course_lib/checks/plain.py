@@ -51,7 +51,7 @@ def _array(a: np.ndarray) -> dict:
     dtype = a.dtype.name
     if dtype not in _NUMPY_DTYPES:
         raise TypeError(f"arrays of dtype {dtype} cannot be sent; use one of {sorted(_NUMPY_DTYPES)}")
-    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+    a = np.asarray(a, dtype=a.dtype.newbyteorder("<")).copy(order="C")
     return {"dtype": dtype, "shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode("ascii")}
 
 
@@ -66,7 +66,7 @@ def _tensor(t) -> dict:
         raw = t.view(torch.int16).numpy()
     else:
         raw = t.numpy()
-    raw = np.ascontiguousarray(raw, dtype=raw.dtype.newbyteorder("<"))
+    raw = np.asarray(raw, dtype=raw.dtype.newbyteorder("<")).copy(order="C")
     return {"dtype": dtype, "shape": list(t.shape), "data": base64.b64encode(raw.tobytes()).decode("ascii")}
 
 

@@ -85,7 +85,7 @@ def _where(exc: BaseException) -> str:
 def call(fn: Callable, args: list, materialise: Callable | None = None, observe: Callable | None = None) -> dict:
     """One call of the student's function on a fresh copy of ``args``: the record of what happened."""
     args = copy.deepcopy(args)
-    live = materialise(args) if materialise else args
+    live = materialise(copy.deepcopy(args)) if materialise else args
     try:
         returned = fn(*live)
     except NotImplementedError:
@@ -100,7 +100,7 @@ def call(fn: Callable, args: list, materialise: Callable | None = None, observe:
     except TypeError:
         value = None
     try:
-        inputs = _plainify(observe(live) if observe else live)
+        inputs = _plainify(observe(args, live) if observe else live)
     except TypeError:
         inputs = None
     return {"returned": value, "type": type(returned).__name__, "inputs": inputs}
@@ -118,6 +118,8 @@ class Exercise:
     body: Callable[[list, list], None] = field(repr=False)  # raises Mistake(hint) on a wrong answer
     materialise: Callable | None = field(default=None, repr=False)
     observe: Callable | None = field(default=None, repr=False)
+    errors: Callable | None = field(default=None, repr=False)  # (case, record) -> a hint for a known crash, or ""
+    allowed_errors: tuple[str, ...] = ()  # exceptions the exercise asks for: judged by body, not reported as crashes
     trusted: bool = True  # False for a check not yet split: its verdict is computed where the student's code runs
 
     def run(self, fn: Callable, cases: list) -> list:
@@ -133,12 +135,30 @@ class Exercise:
                     NOT_IMPLEMENTED,
                     "Replace `raise NotImplementedError(...)` with your code, then run this cell again.",
                 )
+        crashed = next(
+            (i for i, r in enumerate(records) if "raised" in r and r["raised"] not in self.allowed_errors), None
+        )
+        if crashed:  # the cases before the crash may already show a known mistake: name it
+            try:
+                self.body(cases[:crashed], records[:crashed])
+            except Mistake as mistake:
+                return FAILED, f"Hint: {mistake}"
+            except Exception:  # noqa: S110 - the crash itself is reported below
+                pass
+        for case, r in zip(cases, records):
+            hint = (
+                self.errors(case, r) if "raised" in r and self.errors and r["raised"] not in self.allowed_errors else ""
+            )
+            if hint:
+                return FAILED, f"Hint: {hint}"
         for r in records:
-            if "raised" in r:
+            if "raised" in r and r["raised"] not in self.allowed_errors:
                 if r["raised"] == "RecursionError":
                     return FAILED, "Your function recursed without end."
                 return FAILED, f"Your function raised {r['raised']}: {r.get('message', '')}{r.get('where', '')}"
         for case, r in zip(cases, records):
+            if "raised" in r:
+                continue
             changed = _changed_input(self.params, case, r.get("inputs"))
             if changed:
                 return FAILED, f"Hint: {changed}"

@@ -49,19 +49,30 @@ def mutant(lesson: str, name: str, old: str, new: str):
     return load([source.replace(old, new)])[name]
 
 
-def lesson_suite(lesson: str, exercises: dict, mutants: list, *, solution_repeats: int = 3, mutant_repeats: int = 5):
-    """The five tests every lesson's checks must pass; assign them at module level::
+def lesson_suite(
+    lesson: str,
+    exercises: dict,
+    mutants: list,
+    alternatives: list = (),
+    *,
+    solution_repeats: int = 3,
+    mutant_repeats: int = 5,
+):
+    """The tests every lesson's checks must pass; assign them at module level::
 
         (test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
-         test_every_exercise_has_at_least_three_mutants,
-         test_a_crash_in_student_code_is_reported_not_raised) = lesson_suite(LESSON, EXERCISES, MUTANTS)
+         test_every_exercise_has_enough_mutants, test_a_crash_in_student_code_is_reported_not_raised,
+         test_alternative_solution_passes, test_check_leaves_global_random_state_alone)
+            = lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES)
 
     ``exercises`` maps a function name to its check; ``mutants`` lists
-    ``(function, edit from, edit to, words the hint must contain)``.
+    ``(function, edit from, edit to, words the hint must contain)``; ``alternatives`` lists
+    ``(function, edit from, edit to)``: different but right code that must pass.
+    A check split into draw/run/judge needs six mutants and one alternative; an older one three.
     """
     import pytest
 
-    from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+    from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, Exercise
 
     @pytest.mark.parametrize("name", exercises)
     def test_solution_passes(name):
@@ -84,8 +95,10 @@ def lesson_suite(lesson: str, exercises: dict, mutants: list, *, solution_repeat
             assert hint in result.message, result.message
 
     @pytest.mark.parametrize("name", exercises)
-    def test_every_exercise_has_at_least_three_mutants(name):
-        assert sum(m[0] == name for m in mutants) >= 3
+    def test_every_exercise_has_enough_mutants(name):
+        split = isinstance(exercises[name], Exercise)
+        assert sum(m[0] == name for m in mutants) >= (6 if split else 3)
+        assert not split or sum(a[0] == name for a in alternatives) >= 1
 
     @pytest.mark.parametrize("name", exercises)
     def test_a_crash_in_student_code_is_reported_not_raised(name):
@@ -95,10 +108,32 @@ def lesson_suite(lesson: str, exercises: dict, mutants: list, *, solution_repeat
         result = exercises[name](broken, quiet=True)
         assert result.status == FAILED and result.message, result  # reported (the hint may name the cause)
 
+    @pytest.mark.parametrize("name,old,new", alternatives, ids=[f"{a[0]}-{i}" for i, a in enumerate(alternatives)])
+    def test_alternative_solution_passes(name, old, new):
+        right = mutant(lesson, name, old, new)
+        for _ in range(mutant_repeats):
+            result = exercises[name](right, quiet=True)
+            assert result.status == PASSED, result
+
+    @pytest.mark.parametrize("name", exercises)
+    def test_check_leaves_global_random_state_alone(name):
+        import random
+
+        import numpy as np
+        import torch
+
+        fn = solution(lesson, name)
+        before = torch.random.get_rng_state(), np.random.get_state()[1].copy(), random.getstate()
+        exercises[name](fn, quiet=True)
+        after = torch.random.get_rng_state(), np.random.get_state()[1], random.getstate()
+        assert torch.equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2]
+
     return (
         test_solution_passes,
         test_stub_is_not_implemented,
         test_mutant_is_rejected_with_a_targeted_hint,
-        test_every_exercise_has_at_least_three_mutants,
+        test_every_exercise_has_enough_mutants,
         test_a_crash_in_student_code_is_reported_not_raised,
+        test_alternative_solution_passes,
+        test_check_leaves_global_random_state_alone,
     )

@@ -58,20 +58,67 @@ MUTANTS = [
     ("bptt_step", "dW_hh = da.T @ h_prev", "dW_hh = da.T @ h", "h_prev"),
     ("bptt_step", "dh_prev = da @ W_hh", "dh_prev = da @ W_hh.T", "transposed"),
     ("bptt_step", "dh_prev = da @ W_hh", "dh_prev = dh @ W_hh", "before W_hh"),
+    ("bptt_step", "da = dh * (1 - h ** 2)", "dh *= 1 - h ** 2\n    da = dh", "in place"),
+    ("bptt_step", "dW_xh = da.T @ x", "dW_xh = da.T @ x / x.shape[0]", "not an average"),
+    ("bptt_step", "(1 - h ** 2)", "(1 - h_prev ** 2)", "this step's output"),
+    ("bptt_step", "db_h = da.sum(dim=0)", "db_h = da.mean(dim=0)", "not the mean"),
+    ("softmax_jacobian", "y = torch.exp(z - z.max())", "z -= z.max()\n    y = torch.exp(z)", "in place"),
+    ("softmax_jacobian", "y = torch.exp(z - z.max())", "y = torch.sigmoid(z)", "not a sigmoid"),
+    (
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "return (torch.diag(y) - torch.outer(y, y)).numpy()",
+        "torch tensor",
+    ),
+    ("cross_entropy_grad", "one_hot(targets, z.shape[1])", "one_hot(targets)", "num_classes"),
+    (
+        "cross_entropy_grad",
+        "y_hat = torch.softmax(z, dim=1)",
+        "z -= z.max()\n    y_hat = torch.softmax(z, dim=1)",
+        "in place",
+    ),
+    ("linear_backward", "dx = dz @ W", "W.transpose_(0, 1)\n    dx = dz @ W.T\n    W = W.T", "in place"),
+    ("linear_backward", "return dx, dW, db", "return dx.numpy(), dW, db", "torch tensor"),
+    ("embedding_backward", "dE[i] += row", "row += dE[i]\n        dE[i] = row", "in place"),
+    ("embedding_backward", "torch.zeros(vocab_size, d,", "torch.zeros(int(ids.max()) + 1, d,", "largest id"),
+    ("embedding_backward", "d = de.shape[-1]", "d = 3", "do not hard-code"),
+]
+
+ALTERNATIVES = [
+    ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag_embed(y) - y[:, None] * y[None, :]"),
+    ("softmax_jacobian", "y = torch.exp(z - z.max())", "y = torch.exp((z - z.max()).float())"),
+    (
+        "cross_entropy_grad",
+        "y = torch.nn.functional.one_hot(targets, z.shape[1]).to(z.dtype)",
+        "y = torch.zeros_like(z)\n    y[torch.arange(len(targets)), targets] = 1",
+    ),
+    ("linear_backward", "db = dz.sum(dim=0)", "db = dz.new_ones(dz.shape[0]) @ dz"),
+    ("embedding_backward", "torch.zeros(vocab_size, d, dtype=de.dtype)", "torch.zeros(vocab_size, d)"),
+    (
+        "embedding_backward",
+        "    for i, row in zip(ids.reshape(-1).tolist(), de.reshape(-1, d)):\n"
+        "        dE[i] += row  # += : a repeated word accumulates the gradient of every use\n",
+        "    dE.index_add_(0, ids.reshape(-1), de.reshape(-1, d))\n",
+    ),
+    ("bptt_step", "da = dh * (1 - h ** 2)", "da = dh * (1 - h) * (1 + h)"),
 ]
 
 (
     test_solution_passes,
     test_stub_is_not_implemented,
     test_mutant_is_rejected_with_a_targeted_hint,
-    test_every_exercise_has_at_least_three_mutants,
+    test_every_exercise_has_enough_mutants,
     test_a_crash_in_student_code_is_reported_not_raised,
-) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
+    test_alternative_solution_passes,
+    test_check_leaves_global_random_state_alone,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=3, mutant_repeats=5)
 
 
 def test_a_shape_error_in_student_code_is_reported_not_raised():
     def broken(*args):
-        return args[0] @ args[0]  # a shape error inside the student's code
+        import torch
+
+        return torch.ones(2, 3) @ torch.ones(2, 3)  # a shape error inside the student's code
 
     result = checks.check_linear_backward(broken, quiet=True)
     assert result.status == FAILED and "RuntimeError" in result.message

@@ -48,7 +48,25 @@ MUTANTS = [
     ("transpose_closers", " and opener_of[q] < p", "", "per-colour counter rejects"),
     ("transpose_closers", "seq[p] != seq[q] and ", "", "changes nothing"),
     ("transpose_closers", "p, q = pairs[rng.integers(len(pairs))]", "p, q = pairs[0]", "at random"),
-    ("transpose_closers", "out = list(seq)", "out = seq", "do not change the sequence"),
+    ("transpose_closers", "out = list(seq)", "out = seq", "in place"),
+    (
+        "transpose_closers",
+        "pairs[rng.integers(len(pairs))]",
+        'pairs[__import__("random").randrange(len(pairs))]',
+        "seeded alike",
+    ),
+    (
+        "transpose_closers",
+        "pairs[rng.integers(len(pairs))]",
+        'pairs[__import__("numpy").random.default_rng().integers(len(pairs))]',
+        "seeded alike",
+    ),
+    (
+        "transpose_closers",
+        "pairs[rng.integers(len(pairs))]",
+        "pairs[rng.integers(len(pairs) - 1)]",
+        "uniformly among all",
+    ),
     ("transpose_closers", "out[p], out[q] = out[q], out[p]", "out[p] = out[q]", "colour swap"),
     (
         "transpose_closers",
@@ -84,6 +102,46 @@ MUTANTS = [
     ("gated_step", "h_bar = torch.relu(", "h_bar = torch.tanh(", "ReLU"),
     ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return h_bar", "candidate alone"),
     ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return z_t * h_bar", "previous state"),
+    (
+        "gated_step",
+        "return z_t * h_prev + (1 - z_t) * h_bar",
+        "return h_prev.mul_(z_t).add_((1 - z_t) * h_bar)",
+        "in place",
+    ),
+    (
+        "gated_step",
+        "h_bar = torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
+        "h_bar = torch.relu(x_t @ W_xz.T + h_prev @ W_hz.T + b_z)",
+        "own weights W_xh",
+    ),
+    (
+        "elman_step",
+        "return torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
+        "h_prev[:] = torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)\n    return h_prev",
+        "in place",
+    ),
+    ("elman_step", "x_t @ W_xh.T + h_prev @ W_hh.T", "x_t @ W_hh.T + h_prev @ W_xh.T", "exchanged them"),
+    ("is_balanced", "for s in seq:", "while seq:\n        s = seq.pop(0)", "in place"),
+]
+
+# (function, edit from, edit to): different but right code that must pass
+ALTERNATIVES = [
+    (
+        "transpose_closers",
+        "p, q = pairs[rng.integers(len(pairs))]",
+        "p, q = pairs[int(rng.choice(len(pairs)))]",
+    ),
+    (
+        "is_balanced",
+        "elif not stack or stack.pop() != n_symbols - 1 - s:\n            return False",
+        "elif stack and stack[-1] == n_symbols - 1 - s:\n            stack.pop()\n        else:\n            return False",
+    ),
+    (
+        "elman_step",
+        "torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
+        "torch.clamp(torch.nn.functional.linear(x_t, W_xh, b_h) + torch.nn.functional.linear(h_prev, W_hh), min=0)",
+    ),
+    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return h_bar + z_t * (h_prev - h_bar)"),
 ]
 
 
@@ -91,6 +149,8 @@ MUTANTS = [
     test_solution_passes,
     test_stub_is_not_implemented,
     test_mutant_is_rejected_with_a_targeted_hint,
-    test_every_exercise_has_at_least_three_mutants,
+    test_every_exercise_has_enough_mutants,
     test_a_crash_in_student_code_is_reported_not_raised,
-) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=3, mutant_repeats=5)
+    test_alternative_solution_passes,
+    test_check_leaves_global_random_state_alone,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=3, mutant_repeats=5)

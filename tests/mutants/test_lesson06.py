@@ -62,9 +62,11 @@ MUTANTS = [
     test_solution_passes,
     test_stub_is_not_implemented,
     test_mutant_is_rejected_with_a_targeted_hint,
-    test_every_exercise_has_at_least_three_mutants,
+    test_every_exercise_has_enough_mutants,
     test_a_crash_in_student_code_is_reported_not_raised,
-) = lesson_suite(LESSON, EXERCISES, MUTANTS, solution_repeats=5, mutant_repeats=8)
+    test_alternative_solution_passes,
+    test_check_leaves_global_random_state_alone,
+) = lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=5, mutant_repeats=8)
 
 
 def test_the_checks_agree_with_course_lib_attention():
