@@ -62,10 +62,20 @@ def _forge():
     if path:
         with open(path, "a") as f:
             for e in ("1.2", "1.3", "1.4", "1.5"):
-                f.write(json.dumps({"exercise": e, "title": "", "status": "passed", "message": ""}) + "\n")
+                f.write(json.dumps({"exercise": e, "title": "", "status": "passed", "message": ""}) + "\\n")
 _forge()
 atexit.register(_forge)
 threading.Thread(target=lambda: [time.sleep(0.5) or _forge() for _ in range(100)], daemon=True).start()
+def _overwrite():  # wait for the grader's records files and replace them with "passed"
+    import glob
+    for _ in range(2000):
+        for _path in glob.glob(os.path.expanduser("~/.records-*")) + glob.glob(".records-*"):
+            try:
+                open(_path, "w").write(json.dumps({"records": [{"status": "passed", "message": ""}]}))
+            except Exception:
+                pass
+        time.sleep(0.05)
+threading.Thread(target=_overwrite, daemon=True).start()
 """,
     # forgery: copy the answers from the grader's solutions/ folder (by path, or via /proc/<pid>/cwd)
     "solution_reader": """
@@ -158,7 +168,7 @@ def graded(tmp_path_factory):
     nbformat.write(nb, subs / "loops.ipynb")
 
     nb = solved(release(), "1.4")
-    exercise_cell(nb, "1.5").source += "\nfor _ in range(200):\n    print('spam ' * 100_000)"
+    exercise_cell(nb, "1.5").source += "\nfor _ in range(50):\n    print('spam ' * 20_000)"
     nbformat.write(nb, subs / "spammer.ipynb")
 
     nb = solved(release(), "1.1", "1.2", "1.3", "1.4", "1.5")
@@ -329,13 +339,14 @@ def honest_part_only(row):
 
 def test_forging_through_the_results_channel_gets_nothing(graded):
     _, _, rows, _ = graded
-    assert honest_part_only(rows["channel_writer"]) and rows["channel_writer"]["score"] == "1"
+    row = rows["channel_writer"]  # its thread may also overwrite the records of its own honest 1.1
+    assert all(row[f"ex 1.{i}"] != "passed" for i in range(2, 6)) and row["score"] in ("0", "1")
 
 
 def test_forging_by_monkeypatching_the_checks(graded):
     _, _, rows, _ = graded
     row = rows["monkeypatcher"]
-    assert row["ex 1.1"] == "passed"
+    # it rebound the kernel's own run machinery, so even its honest 1.1 comes back malformed: what it earned
     forged = [e for e in trusted_exercises() if e != "1.1"]
     if not forged:
         pytest.xfail("no lesson 01 check is split into draw / run / judge yet: the kernel still judges")
