@@ -429,6 +429,7 @@ def grade_submission(
     private = Path(tempfile.mkdtemp(prefix="course-lib-grade-"))
     home, conn = private / "home", private / "conn"
     home.mkdir()
+    _seed_caches(home)
     conn.mkdir()
     os.chmod(private, 0o700)
     cgroup = sandbox.new_cgroup(limits)
@@ -504,6 +505,25 @@ def grade_submission(
         shutil.rmtree(private, ignore_errors=True)
     result.seconds = time.monotonic() - started
     return result
+
+
+def _seed_caches(home: Path) -> None:
+    """Give the fresh home matplotlib's font list (else every kernel spends seconds rebuilding it)."""
+    try:
+        import matplotlib
+
+        cache = Path(matplotlib.get_cachedir())
+        fonts = sorted(cache.glob("fontlist-*.json"))
+        if not fonts:
+            import matplotlib.font_manager  # noqa: F401  (builds the list once, in the grader)
+
+            fonts = sorted(cache.glob("fontlist-*.json"))
+    except Exception:
+        return
+    target = home / ".cache" / "matplotlib"
+    target.mkdir(parents=True, exist_ok=True)
+    for font_list in fonts:
+        shutil.copyfile(font_list, target / font_list.name)
 
 
 def _execute(client, result: Submission) -> None:
