@@ -729,6 +729,7 @@ def grade(
     for warning in warnings:
         say(f"warning: {warning}")
     say(f"isolation: {sandbox.detect().describe()}")
+    sandbox.sweep_cgroups()
     if exercises is None:
         say(
             "warning: course_lib.checks has no exercises() protocol; grades come from check results written "

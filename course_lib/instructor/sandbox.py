@@ -240,11 +240,30 @@ def remove_cgroup(name: str | None) -> None:
             except OSError:
                 pass
         time.sleep(0.05)
-    for group in _cgroup_dirs(name):
-        try:
-            group.rmdir()
-        except OSError:
-            pass
+    for _ in range(20):  # the last processes may take a moment to leave
+        left = [group for group in _cgroup_dirs(name) if group.exists()]
+        for group in left:
+            try:
+                group.rmdir()
+            except OSError:
+                pass
+        if not any(group.exists() for group in left):
+            break
+        time.sleep(0.1)
+
+
+def sweep_cgroups() -> None:
+    """Remove the empty cgroups of graders that were killed before they could (named course-lib-<pid>-...)."""
+    kind = detect().cgroup
+    bases = [CGROUP_V2] if kind == "v2" else list(CGROUP_V1.values()) if kind == "v1" else []
+    for base in bases:
+        for group in base.glob("course-lib-*-*"):
+            pid = group.name.split("-")[2]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                try:
+                    group.rmdir()  # fails, harmlessly, while a process is still in it
+                except OSError:
+                    pass
 
 
 # --------------------------------------------------------------------------- the launcher
