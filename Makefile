@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=600
 
-.PHONY: setup browser lab test test-unit test-notebooks notebooks exercises bench site clean
+.PHONY: setup browser sandbox lab test test-unit test-notebooks notebooks exercises bench site clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,18 +23,26 @@ $(BROWSER_STAMP): $(STAMP) scripts/install_browser.sh
 
 browser: $(BROWSER_STAMP)
 
+# bubblewrap, the sandbox `course-lib grade` runs each submission in (apt; skipped with a warning elsewhere).
+SANDBOX_STAMP := $(VENV)/.sandbox
+$(SANDBOX_STAMP): $(STAMP) scripts/install_sandbox.sh
+	bash scripts/install_sandbox.sh
+	touch $(SANDBOX_STAMP)
+
+sandbox: $(SANDBOX_STAMP)
+
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
 # Everything CI runs: the build check, unit/property/mutant/browser tests, then every notebook.
-test: $(STAMP) $(BROWSER_STAMP)
+test: $(STAMP) $(BROWSER_STAMP) $(SANDBOX_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m course_lib.instructor.build build --check
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PY) -m pytest $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) $(SANDBOX_STAMP)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 test-notebooks: $(STAMP)

@@ -547,3 +547,18 @@ def test_the_repository_notebooks_match_their_sources():
     assert results, "no notebooks found in the repository"
     bad = [f"{r.path}: {r.status} {r.detail}" for r in results if not r.ok]
     assert not bad, "run `make notebooks`:\n" + "\n".join(bad)
+
+
+def test_builder_and_grader_read_exercise_ids_alike():
+    """A second answer cell of exercise 1.2 is named ex-1-2-2: still exercise 1.2 for both (issue 13)."""
+    from course_lib.instructor import grading, ids
+
+    assert ids.exercise_of("ex-1-2-2") == ids.exercise_of("ex-1-2") == ids.exercise_of("check-1-2") == "1.2"
+    assert (
+        ids.exercise_of("ex-x") is None and ids.exercise_of(None) is None and ids.answer_exercise("check-1-2") is None
+    )
+    meta = lambda gid: {"nbgrader": {"grade": False, "grade_id": gid, "locked": False, "solution": True}}  # noqa: E731
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("x = 1", metadata=meta(g)) for g in ("ex-1-2", "ex-1-2-2", "ex-1-3")]
+    )
+    assert exercise_ids(nb) == grading.expected_exercises(nb) == ["1.2", "1.3"]

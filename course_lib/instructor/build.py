@@ -121,6 +121,8 @@ import jupytext
 import nbformat
 from nbformat import NotebookNode
 
+from course_lib.instructor.ids import answer_exercise
+
 __all__ = [
     "BuildResult",
     "build",
@@ -148,7 +150,6 @@ _EXERCISE_LINE = re.compile(r"^\s*(#+)\s*Exercise\s+(\d+\.\d+)\b\s*(?::\s*(.*?))
 _HEADING = re.compile(r"^(#{1,6})\s")
 _CHECK_CALL = re.compile(r"\bcheck(?:_\w+)?\s*\(")  # check(...), check_laplace(...); not checkpoint(
 _STUB_ID = re.compile(r"NotImplementedError\(\s*[\"']Exercise\s+(\d+\.\d+)")
-_GRADE_ID = re.compile(r"^ex-(\d+)-(\d+)(?:-\d+)?$")
 
 # Layout hints jupytext adds to cell metadata; they mean nothing in a notebook.
 _JUPYTEXT_CELL_KEYS = {
@@ -433,10 +434,10 @@ def exercise_ids(nb: NotebookNode) -> list[str]:
     for cell, plan in zip(nb.cells, plans):
         found += plan.solution_ids
         found += _STUB_ID.findall(cell.source) if cell.cell_type == "code" else []
-        grader = cell.get("metadata", {}).get("nbgrader", {})
-        match = _GRADE_ID.match(grader.get("grade_id", "")) if grader.get("solution") else None
-        if match:
-            found.append(f"{match.group(1)}.{match.group(2)}")
+        grader = cell.get("metadata", {}).get("nbgrader") or {}  # a student's metadata may say null
+        exercise = answer_exercise(grader.get("grade_id")) if grader.get("solution") else None
+        if exercise:
+            found.append(exercise)
     return list(dict.fromkeys(found))
 
 
@@ -634,9 +635,13 @@ def main(argv: list[str] | None = None) -> int:
     build_cmd.add_argument("--force", action="store_true", help="overwrite files changed since they were built")
     build_cmd.add_argument("--root", default=None, help="repository root (default: where pyproject.toml is)")
     args = parser.parse_args(argv)
+    return run_build(args.root, check=args.check, force=args.force)
 
+
+def run_build(root=None, check: bool = False, force: bool = False) -> int:
+    """Build (or check) every notebook, print what happened; 0 when all is well (the command's body)."""
     try:
-        results = build(args.root, check=args.check, force=args.force)
+        results = build(root, check=check, force=force)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -645,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in results if not r.ok]
     if not results:
         print("no notebook sources found", file=sys.stderr)
-    elif failed and args.check:
+    elif failed and check:
         print(f"{len(failed)} file(s) out of date; run `python -m course_lib.instructor.build build`", file=sys.stderr)
     elif failed:
         print(f"{len(failed)} file(s) not built; see above", file=sys.stderr)

