@@ -123,13 +123,16 @@ def _mounts(home: Path, conn: Path | None = None) -> list[str]:
     args = []
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"):
         args += ["--ro-bind-try", path, path]
+    # The empty /tmp first: a mount listed later lands on top of it, so a Python or a venv that lives
+    # under /tmp (a CI clone) stays visible; listed after, the tmpfs would hide it.
+    args += ["--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
     prefixes = {Path(sys.base_prefix).resolve(), Path(sys.prefix), Path(sys.prefix).resolve()}
     prefixes |= {Path(p) for p in sys.path if p and Path(p).is_dir() and "site-packages" in p}
     for prefix in sorted(prefixes):
         if not str(prefix).startswith(("/usr/", "/bin/", "/lib")):
             args += ["--ro-bind-try", str(prefix), str(prefix)]
     args += ["--ro-bind", str(_package_dir()), f"{PACKAGE_MOUNT}/course_lib"]
-    args += ["--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc", "--bind", str(home), HOME]
+    args += ["--bind", str(home), HOME]
     if conn is not None:
         args += ["--bind", str(conn), str(conn)]
     # whatever the sandbox could reach by these paths is hidden again (e.g. a venv inside the repository
