@@ -58,12 +58,8 @@ def lesson_suite(
     solution_repeats: int = 3,
     mutant_repeats: int = 5,
 ):
-    """The tests every lesson's checks must pass; assign them at module level::
-
-        (test_solution_passes, test_stub_is_not_implemented, test_mutant_is_rejected_with_a_targeted_hint,
-         test_every_exercise_has_enough_mutants, test_a_crash_in_student_code_is_reported_not_raised,
-         test_alternative_solution_passes, test_check_leaves_global_random_state_alone)
-            = lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES)
+    """The tests every lesson's checks must pass, by name; a lesson's test module installs them with
+    ``globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES))`` so pytest collects them there.
 
     ``exercises`` maps a function name to its check; ``mutants`` lists
     ``(function, edit from, edit to, words the hint must contain)``; ``alternatives`` lists
@@ -128,12 +124,12 @@ def lesson_suite(
         after = torch.random.get_rng_state(), np.random.get_state()[1], random.getstate()
         assert torch.equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2]
 
-    return (
-        test_solution_passes,
-        test_stub_is_not_implemented,
-        test_mutant_is_rejected_with_a_targeted_hint,
-        test_every_exercise_has_enough_mutants,
-        test_a_crash_in_student_code_is_reported_not_raised,
-        test_alternative_solution_passes,
-        test_check_leaves_global_random_state_alone,
-    )
+    return {
+        "test_solution_passes": test_solution_passes,
+        "test_stub_is_not_implemented": test_stub_is_not_implemented,
+        "test_mutant_is_rejected_with_a_targeted_hint": test_mutant_is_rejected_with_a_targeted_hint,
+        "test_every_exercise_has_enough_mutants": test_every_exercise_has_enough_mutants,
+        "test_a_crash_in_student_code_is_reported_not_raised": test_a_crash_in_student_code_is_reported_not_raised,
+        "test_alternative_solution_passes": test_alternative_solution_passes,
+        "test_check_leaves_global_random_state_alone": test_check_leaves_global_random_state_alone,
+    }
