@@ -29,8 +29,9 @@ course_lib.setup(seed=0, threads=1)
 # ## Exercise 7.1: sinusoidal position encodings
 #
 # Self-attention ignores the order of its inputs, so we add to each token embedding a vector
-# that depends on its position. The lecture's encoding, for position $pos$ and channel pair
-# $i = 0, \dots, d/2 - 1$:
+# that depends on its position. The course uses Vaswani et al.'s (2017) convention, as lesson 07
+# does (Galerne's slide writes each pair cosine first; lesson 07 shows both), for position $pos$ and
+# channel pair $i = 0, \dots, d/2 - 1$:
 #
 # $$PE_{pos, 2i} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right), \qquad
 #   PE_{pos, 2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right)$$

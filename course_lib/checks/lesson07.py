@@ -45,7 +45,7 @@ def check_positional_encoding(positional_encoding):
     cases = [(5, 4), (int(rng.integers(6, 30)), 2 * int(rng.integers(2, 10))), (50, 16)]
     got, expected, what = [], [], []
     wrong = {
-        "sin and cos are swapped: even channels 2i get sin, odd channels 2i+1 get cos": [],
+        "sin and cos are swapped: the course follows Vaswani et al., sin on even channels 2i and cos on odd 2i+1 (Galerne's slide puts cos first)": [],
         "the exponent is 2i/d where i indexes the sin/cos PAIR: channels 2i and 2i+1 share one frequency "
         "(you used the channel index j/d)": [],
         "the exponent is 2i/d, not i/d: the slowest clock must turn once every 10000 * 2 pi positions": [],
