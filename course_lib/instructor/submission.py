@@ -1,0 +1,443 @@
+"""Grading one submission: run it in a sandboxed kernel and decide its grade outside that kernel.
+
+:func:`grade_submission` copies the notebook (a regular file only) into a private scratch folder, puts
+back the released setup and check cells, runs it in a bubblewrap sandbox
+(:mod:`course_lib.instructor.sandbox`) with an output cap enforced as output streams and timeouts that
+escalate from interrupt to kill, then judges: the grader draws each check's inputs with a seed the
+notebook never sees, the student's function runs on them in the kernel, only plain data comes back
+(read strictly, with a size cap), and the comparison and the hints run here. Checks without the
+draw / run / judge protocol fall back to results written from inside the kernel (forgeable; the run
+says so). :mod:`course_lib.instructor.grading` grades a whole class with this, one worker per job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+from course_lib.instructor import sandbox
+from course_lib.instructor.ids import sort_key
+from course_lib.instructor.release import expected_exercises, lesson_of, release_notebook, restore_checks
+
+NOT_RUN = "not run"
+MAX_OUTPUT_BYTES = 2_000_000
+MAX_NOTEBOOK_BYTES = 20_000_000
+MAX_RECORD_BYTES = 5_000_000
+MAX_MESSAGE_BYTES = 64_000_000  # one message from the kernel (its output is capped at MAX_OUTPUT_BYTES anyway)
+MAX_FIELD = 500  # characters of any status / message / title kept from the kernel
+STATUSES = (PASSED, NOT_IMPLEMENTED, FAILED)
+
+
+@dataclass
+class Submission:
+    """The outcome of grading one student's notebook."""
+
+    student: str
+    path: str
+    exercises: dict[str, dict] = field(default_factory=dict)  # id -> {"status", "message", "title"}
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> int:
+        return sum(e["status"] == PASSED for e in self.exercises.values())
+
+
+def grade_submission(
+    path,
+    release,
+    *,
+    lesson: str | None = None,
+    student: str | None = None,
+    cell_timeout: int = 120,
+    budget: int = 900,
+    limits: sandbox.Limits | None = None,
+    max_output_bytes: int = MAX_OUTPUT_BYTES,
+) -> Submission:
+    """Grade one submission against the released exercise notebook; never raises for a bad submission."""
+    import nbformat
+
+    limits = limits or sandbox.Limits()
+    path = Path(path)
+    release_nb = nbformat.read(release, as_version=4)
+    lesson = lesson or lesson_of(release_nb) or Path(release).name[:2]
+    result = Submission(student=student or path.stem, path=str(path))
+    expected = expected_exercises(release_nb)
+    for exercise in expected:
+        result.exercises[exercise] = {"status": NOT_RUN, "message": "", "title": ""}
+    started = time.monotonic()
+    try:
+        data = read_regular(path, MAX_NOTEBOOK_BYTES)
+    except ValueError as exc:
+        result.problems.append(f"not graded: the submission is {exc}")
+        return result
+    try:
+        student_nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        nbformat.validate(student_nb)
+    except Exception as exc:  # any unreadable file: report and go on
+        result.problems.append(f"not a notebook ({type(exc).__name__}: {str(exc)[:200]})")
+        return result
+
+    graded, notes = restore_checks(student_nb, release_nb)
+    result.problems.extend(notes)
+    exercises = protocol(lesson)
+    private = Path(tempfile.mkdtemp(prefix="course-lib-grade-"))
+    home, conn = private / "home", private / "conn"
+    home.mkdir()
+    _seed_caches(home)
+    conn.mkdir()
+    os.chmod(private, 0o700)
+    cgroup = sandbox.new_cgroup(limits)
+    secret = secrets.token_hex(16)
+    n_student_cells = len(graded.cells)
+    drawn = {}
+    first_cell = 0
+    try:
+        (home / "submission.ipynb").write_bytes(data)  # the student's own copy, all the kernel can see
+        if exercises:
+            for exercise_id in expected:
+                if exercise_id not in exercises:
+                    continue
+                cases = exercises[exercise_id].draw(secrets.randbits(63))
+                drawn[exercise_id] = cases
+                from course_lib import checks
+
+                source = _RUN_CELL.format(
+                    lesson=lesson[:2],
+                    exercise=exercise_id,
+                    cases=json.dumps(checks.to_plain(cases)),
+                    path=f"{sandbox.HOME}/.records-{secret}-{exercise_id}.json"
+                    if sandbox.detect().bwrap
+                    else str(home / f".records-{secret}-{exercise_id}.json"),
+                )
+                graded.cells.append(nbformat.v4.new_code_cell(source))
+        else:
+            results_path = f"{sandbox.HOME if sandbox.detect().bwrap else home}/.results-{secret}.jsonl"
+            from course_lib.checks import RESULTS_ENV
+
+            graded.cells.insert(
+                0, nbformat.v4.new_code_cell(f"import os\nos.environ[{RESULTS_ENV!r}] = {results_path!r}")
+            )
+            n_student_cells += 1
+            first_cell = 1
+        client = _client_class()(
+            graded,
+            km=_kernel_manager(home, conn, limits, cgroup),
+            deadline=time.monotonic() + budget,
+            max_output_bytes=max_output_bytes,
+            timeout=cell_timeout,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": str(home)}},
+        )
+        client.first_cell = first_cell
+        _execute(client, result)
+        _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes, exercises is None)
+        if exercises:
+            for exercise_id, cases in drawn.items():
+                title = getattr(exercises[exercise_id], "title", "")
+                try:
+                    reply = read_regular(home / f".records-{secret}-{exercise_id}.json", MAX_RECORD_BYTES)
+                except ValueError as exc:
+                    reply = None if "cannot be read" in str(exc) else b"!"
+                    if reply is not None:
+                        result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
+                result.exercises[exercise_id] = _judge(exercises[exercise_id], cases, reply, title)
+
+        else:
+            try:
+                data = read_regular(home / f".results-{secret}.jsonl", MAX_RECORD_BYTES)
+            except ValueError as exc:
+                data = b""
+                if "cannot be read" not in str(exc):
+                    result.problems.append(f"the check results were {exc}")
+            found, bad = parse_results(data, expected)
+            result.exercises.update(found)
+            result.problems.extend(bad)
+    finally:
+        sandbox.remove_cgroup(cgroup)
+        shutil.rmtree(private, ignore_errors=True)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def feedback_text(sub: Submission) -> str:
+    """What a student reads: every exercise with its status and hint, then any problem."""
+    lines = [f"# Feedback for {sub.student}", "", f"Score: {sub.score} of {len(sub.exercises)} exercises passed.", ""]
+    for exercise, info in sorted(sub.exercises.items(), key=lambda kv: sort_key(kv[0])):
+        title = f" ({info['title']})" if info.get("title") else ""
+        lines.append(f"- Exercise {exercise}{title}: {info['status']}. {info.get('message', '')}".rstrip())
+    if sub.problems:
+        lines += ["", "Problems found while running your notebook:"] + [f"- {p}" for p in sub.problems]
+    return "\n".join(lines) + "\n"
+
+
+def find_release_for(path) -> Path:
+    """For ``course-lib validate``: the released notebook of the lesson ``path`` belongs to, from the clone
+    when there is one; otherwise the notebook itself (a student's install has no exercises/ folder)."""
+    import nbformat
+
+    try:
+        nb = nbformat.reads(read_regular(path, MAX_NOTEBOOK_BYTES).decode("utf-8"), as_version=4)
+    except Exception as exc:
+        raise ValueError(f"{path}: not a notebook ({exc})") from None
+    lesson = lesson_of(nb)
+    if lesson is None:
+        raise ValueError(f"{path}: no exercises in it (is it an exercises notebook?)")
+    try:
+        return release_notebook(lesson)
+    except FileNotFoundError:
+        return Path(path)
+
+
+def read_regular(path, limit: int) -> bytes:
+    """The bytes of a regular file, never through a symlink, never more than ``limit`` (ValueError)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise ValueError("a symbolic link, not a file (not followed)") from None
+        raise ValueError(f"cannot be read ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        if info.st_size > limit:
+            raise ValueError(f"{info.st_size / 1e6:.1f} MB, over the limit of {limit / 1e6:.1f} MB")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(f"over the limit of {limit / 1e6:.1f} MB")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _clip(value) -> str:
+    return value[:MAX_FIELD] if isinstance(value, str) else ""
+
+
+def parse_results(data: bytes, expected: list[str]) -> tuple[dict[str, dict], list[str]]:
+    """Check results written from the kernel (the fallback path): only well-formed lines count."""
+    found, bad = {}, 0
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            bad += 1
+            continue
+        if (
+            not isinstance(record, dict)
+            or record.get("exercise") not in expected
+            or record.get("status") not in STATUSES
+        ):
+            bad += 1
+            continue
+        found[record["exercise"]] = {k: _clip(record.get(k)) for k in ("status", "message", "title")}
+    return found, ([f"{bad} malformed line(s) in the check results were ignored"] if bad else [])
+
+
+def protocol(lesson: str):
+    """``{exercise id: Exercise}`` from ``course_lib.checks.exercises``, or None when checks lack it."""
+    from course_lib import checks
+
+    if not hasattr(checks, "exercises"):
+        return None
+    found = checks.exercises(lesson[:2])
+    return dict(found) if found else None
+
+
+_RUN_CELL = """\
+def _course_lib_grade():
+    import json
+    from course_lib import checks as _checks
+
+    exercise = _checks.exercises({lesson!r})[{exercise!r}]
+    fn = globals().get(exercise.function)
+    try:
+        if not callable(fn):
+            raise NameError(f"{{exercise.function}} is not defined (run its cell)")
+        cases = _checks.from_plain(json.loads({cases!r}))
+        records = {{"records": _checks.to_plain(exercise.run(fn, cases))}}
+    except NotImplementedError:
+        records = {{"error": "NotImplementedError"}}
+    except BaseException as exc:
+        records = {{"error": f"{{type(exc).__name__}}: {{exc}}"[:300]}}
+    with open({path!r}, "w", encoding="utf-8") as f:
+        json.dump(records, f)
+
+
+_course_lib_grade()
+del _course_lib_grade
+"""
+
+
+def _judge(exercise, cases, data: bytes | None, title: str) -> dict:
+    """The grade of one exercise, decided here from plain data only."""
+    from course_lib import checks
+
+    def result(status, message=""):
+        return {"status": status, "message": _clip(message), "title": title}
+
+    if data is None:
+        return result(NOT_RUN, "the function was not called (the notebook stopped before the grader could)")
+    try:
+        reply = json.loads(data.decode("utf-8"))
+        if not isinstance(reply, dict):
+            raise ValueError("not an object")
+        if "error" in reply:
+            error = str(reply["error"])
+            if error == "NotImplementedError":
+                return result(NOT_IMPLEMENTED, "Replace `raise NotImplementedError(...)` with your code.")
+            return result(FAILED, f"Your function raised {error}")
+        records = checks.from_plain(reply["records"])
+    except Exception as exc:  # anything the kernel sent that is not plain data in the agreed shape
+        return result(FAILED, f"the results of your function could not be read ({type(exc).__name__})")
+    status, hint = exercise.judge(cases, records)
+    if status not in STATUSES:
+        status = FAILED
+    return result(status, hint or "")
+
+
+def _client_class():
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError
+
+    class GuardedClient(NotebookClient):
+        """nbclient with an output cap enforced as output streams, and interrupt-then-kill on timeouts."""
+
+        def __init__(self, nb, *, deadline: float, max_output_bytes: int, **kw):
+            super().__init__(nb, **kw)
+            self.deadline = deadline
+            self.max_output_bytes = max_output_bytes
+            self.output_bytes = 0
+            self.dropped = False
+            self.interrupted_cells: list[int] = []
+            self.killed = ""
+            self.first_cell = 0  # cells the grader put before the student's, not counted in messages
+            self.timeout_func = self._timeout_for
+
+        def _timeout_for(self, cell):
+            return max(1, min(self.timeout, int(self.deadline - time.monotonic())))
+
+        def output(self, outs, msg, display_id, cell_index):
+            self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
+            if self.output_bytes > self.max_output_bytes:
+                self.dropped = True
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+        async def _async_handle_timeout(self, timeout, cell=None):
+            index = self.nb.cells.index(cell) if cell in self.nb.cells else -1
+            if index in self.interrupted_cells or time.monotonic() >= self.deadline:
+                # it ignored the interrupt, or the notebook's budget is spent: kill the kernel
+                why = "ignored the interrupt" if index in self.interrupted_cells else "used up the notebook's budget"
+                self.killed = f"cell {index - self.first_cell} {why}"
+                await self.km.shutdown_kernel(now=True)
+                raise CellTimeoutError.error_from_timeout_and_cell("killed", timeout, cell)
+            self.interrupted_cells.append(index)
+            await self.km.interrupt_kernel()
+            return None
+
+    return GuardedClient
+
+
+def _kernel_manager(home: Path, conn: Path, limits: sandbox.Limits, cgroup: str | None):
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
+            return sandbox.kernel_command(argv, home, conn, limits, cgroup)
+
+        def client(self, **kwargs):
+            # a message bigger than this drops the connection instead of being read into our memory
+            # (one print of 1 GB): set on the client's context before its sockets exist
+            import zmq
+
+            kc = super().client(**kwargs)
+            kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            return kc
+
+    from jupyter_client.kernelspec import KernelSpec
+
+    km = SandboxedKernelManager(transport="ipc", ip=str(conn / "kernel"))
+    km.connection_file = str(conn / "kernel.json")
+    # our own spec: the grader's Python, and interrupts as messages (a signal would stop bwrap, not the kernel)
+    km._kernel_spec = KernelSpec(
+        argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        display_name="course-lib sandbox",
+        language="python",
+        interrupt_mode="message",
+    )
+    return km
+
+
+def _seed_caches(home: Path) -> None:
+    """Give the fresh home matplotlib's font list (else every kernel spends seconds rebuilding it)."""
+    try:
+        import matplotlib
+
+        cache = Path(matplotlib.get_cachedir())
+        fonts = sorted(cache.glob("fontlist-*.json"))
+        if not fonts:
+            import matplotlib.font_manager  # noqa: F401  (builds the list once, in the grader)
+
+            fonts = sorted(cache.glob("fontlist-*.json"))
+    except Exception:
+        return
+    target = home / ".cache" / "matplotlib"
+    target.mkdir(parents=True, exist_ok=True)
+    for font_list in fonts:
+        shutil.copyfile(font_list, target / font_list.name)
+
+
+def _execute(client, result: Submission) -> None:
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    try:
+        client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # the kernel's own chatter
+    except DeadKernelError:
+        result.problems.append("the kernel died (out of memory, too many processes, or the notebook exited Python)")
+    except CellTimeoutError:
+        result.problems.append(f"the kernel was killed: {client.killed} (the rest was not run)")
+    except CellExecutionError as exc:  # pragma: no cover - allow_errors makes this rare
+        result.problems.append(f"execution stopped: {str(exc)[:200]}")
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        result.problems.append(f"could not execute: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def _collect_problems(cells, client, result: Submission, max_output_bytes: int, skip_first: bool) -> None:
+    for index, cell in enumerate(cells):
+        if skip_first and index == 0:
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                name = _clip(output.get("ename", "Error"))
+                if name == "KeyboardInterrupt":
+                    result.problems.append(f"cell {index} ran past the time limit and was interrupted")
+                elif name != "NotImplementedError":
+                    result.problems.append(f"cell {index} raised {name}: {_clip(output.get('evalue', ''))[:150]}")
+    if client.dropped:
+        result.problems.append(
+            f"the notebook printed {client.output_bytes / 1e6:.1f} MB of output or more "
+            f"(limit {max_output_bytes / 1e6:.1f} MB); the rest was dropped"
+        )
