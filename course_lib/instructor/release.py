@@ -15,31 +15,31 @@ from pathlib import Path
 from course_lib.instructor.ids import answer_exercise
 
 
-def find_root(start=None) -> Path | None:
-    """The clone this package runs from, if any (a folder with ``exercises/`` beside ``course_lib/``)."""
+def exercise_folders(root=None) -> list[Path]:
+    """Where released exercise notebooks are looked for, in order: ``root/exercises`` when given; else the
+    clone this package runs from, the current folder's ``exercises/``, and the copy installed with the
+    package (``course_lib/released``, from the wheel), so ``course-lib release`` works without a clone."""
     import course_lib
 
-    candidates = [Path(start)] if start else [Path(course_lib.__file__).resolve().parents[1], Path.cwd()]
-    for folder in candidates:
-        if (folder / "exercises").is_dir():
-            return folder
-    return None
+    if root:
+        return [Path(root) / "exercises"]
+    package = Path(course_lib.__file__).resolve().parent
+    return [package.parent / "exercises", Path.cwd() / "exercises", package / "released"]
 
 
 def release_notebook(lesson: str, root=None) -> Path:
     """The exercise notebook as released for ``lesson`` ("01" or "01_ngrams")."""
     if not isinstance(lesson, str) or not re.fullmatch(r"\d\d(_\w+)?", lesson):
         raise ValueError(f"lesson must be two digits such as '01' (or '01_ngrams'), got {lesson!r}")
-    folder = Path(root) if root else find_root()
-    if folder is None:
-        raise FileNotFoundError(
-            "no exercises/ folder: run from a clone of the course, pass --root CLONE, "
-            "or pass --release path/to/NN_topic.ipynb (the exercise notebook you handed out)"
-        )
-    matches = sorted((folder / "exercises").glob(f"{lesson[:2]}_*.ipynb"))
-    if not matches:
-        raise FileNotFoundError(f"no exercise notebook for lesson {lesson!r} in {folder / 'exercises'}")
-    return matches[0]
+    folders = exercise_folders(root)
+    for folder in folders:
+        matches = sorted(folder.glob(f"{lesson[:2]}_*.ipynb")) if folder.is_dir() else []
+        if matches:
+            return matches[0]
+    raise FileNotFoundError(
+        f"no exercise notebook for lesson {lesson!r} in {', '.join(map(str, folders))}: pass --root CLONE, "
+        "or --release path/to/NN_topic.ipynb (the exercise notebook you handed out)"
+    )
 
 
 def release(lesson: str, dest, root=None) -> Path:

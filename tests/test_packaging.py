@@ -1,0 +1,141 @@
+"""The package as pip installs it (a wheel): everything it needs is in it, and the instructor's commands work
+from the installed package in a folder that is not a clone (release, validate, grade)."""
+
+import csv
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib.instructor.ids import answer_exercise
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "course_lib"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (found,) = out.glob("course_lib-*.whl")
+    return found
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """The wheel installed into a folder of its own, named like a site-packages (the sandbox mounts those)."""
+    target = tmp_path_factory.mktemp("install") / "site-packages"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
+def run_installed(installed: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m course_lib.instructor.cli ARGS`` with the installed copy first on the path, outside the clone."""
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_the_wheel_holds_every_module_the_weights_and_the_released_exercises_but_no_solution(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    on_disk = {
+        p.relative_to(ROOT).as_posix()
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".safetensors", ".json")
+    }
+    assert on_disk and on_disk <= names, f"not packaged: {sorted(on_disk - names)}"
+    released = sorted(n for n in names if n.startswith("course_lib/released/"))
+    assert released == [f"course_lib/released/{p.name}" for p in sorted((ROOT / "exercises").glob("*.ipynb"))]
+    archive = zipfile.ZipFile(wheel)
+    for name in released:
+        assert archive.read(name) == (ROOT / "exercises" / Path(name).name).read_bytes()
+        assert b"BEGIN SOLUTION" not in archive.read(name)
+    assert not [n for n in names if n.startswith(("solutions/", "tests/", "notebooks/", "scripts/"))]
+
+
+def test_release_validate_and_grade_work_from_the_installed_package_outside_a_clone(installed, tmp_path):
+    where = run_installed(installed, tmp_path, "-c", "import course_lib; print(course_lib.__file__)")
+    assert where.stdout.strip().startswith(str(installed)), where  # the installed copy, not the clone's
+
+    released = run_installed(installed, tmp_path, "-m", "course_lib.instructor.cli", "release", "01", "handout")
+    assert released.returncode == 0, released.stderr
+    handout = tmp_path / "handout" / "01_ngrams.ipynb"
+    assert handout.read_bytes() == (ROOT / "exercises" / "01_ngrams.ipynb").read_bytes()
+
+    # a student validates the untouched notebook: every exercise is reported as not done, exit status 1
+    validated = run_installed(installed, tmp_path, "-m", "course_lib.instructor.cli", "validate", str(handout))
+    assert validated.returncode == 1, validated.stdout + validated.stderr
+    assert "not implemented yet" in validated.stdout
+
+    # the instructor grades a class of two in nbgrader's layout: one solved notebook, one untouched
+    solution = nbformat.read(ROOT / "solutions" / "01_ngrams.ipynb", as_version=4)
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in solution.cells
+        if (c.metadata.get("nbgrader") or {}).get("solution")
+    }
+    solved = nbformat.read(handout, as_version=4)
+    for cell in solved.cells:
+        gid = (cell.metadata.get("nbgrader") or {}).get("grade_id")
+        cell.source = answers.get(gid, cell.source)
+    for student, nb in (("ada", solved), ("bob", nbformat.read(handout, as_version=4))):
+        folder = tmp_path / "submitted" / student / "ps01"
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / "01_ngrams.ipynb")
+    out = tmp_path / "grades.csv"
+    graded = run_installed(
+        installed,
+        tmp_path,
+        "-m",
+        "course_lib.instructor.cli",
+        "grade",
+        "submitted",
+        "--lesson",
+        "01",
+        "--out",
+        str(out),
+    )
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    rows = {row["student"]: row for row in csv.DictReader(out.open(encoding="utf-8"))}
+    total = len({answer_exercise(gid) for gid in answers})
+    assert rows["ada"]["score"] == rows["ada"]["total"] == str(total), rows["ada"]
+    assert rows["bob"]["score"] == "0" and all(
+        rows["bob"][k] == "not implemented yet" for k in rows["bob"] if k.startswith("ex ")
+    )
