@@ -171,6 +171,10 @@ def graded(tmp_path_factory):
     exercise_cell(nb, "1.5").source += "\nfor _ in range(50):\n    print('spam ' * 20_000)"
     nbformat.write(nb, subs / "spammer.ipynb")
 
+    nb = solved(release(), "1.1", "1.2")  # one print bigger than the grader reads in one message
+    exercise_cell(nb, "1.3").source = "print('x' * 100_000_000)\n1 / 0"
+    nbformat.write(nb, subs / "shouter.ipynb")
+
     nb = solved(release(), "1.1", "1.2", "1.3", "1.4", "1.5")
     checks_cells = [c for c in nb.cells if (c.metadata.get("nbgrader") or {}).get("grade_id", "").startswith("check-")]
     checks_cells[0].source = "result = 'passed'  # I promise"  # an edited check
@@ -257,6 +261,13 @@ def test_infinite_loop_is_interrupted_and_grading_goes_on(graded):
 def test_megabytes_of_output_are_reported(graded):
     _, _, rows, _ = graded
     assert "MB of output" in rows["spammer"]["problems"] and rows["spammer"]["ex 1.4"] == "passed"
+
+
+def test_an_output_too_big_for_one_message_is_reported_and_the_rest_still_graded(graded):
+    _, _, rows, _ = graded
+    row = rows["shouter"]
+    assert "never reached the grader" in row["problems"] and "over 64 MB" in row["problems"]
+    assert row["ex 1.1"] == row["ex 1.2"] == "passed" and row["ex 1.3"] == "failed"
 
 
 def test_edited_and_deleted_checks_are_restored(graded):

@@ -18,7 +18,6 @@ import secrets
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,13 +26,13 @@ from pathlib import Path
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
 from course_lib.instructor import sandbox
 from course_lib.instructor.ids import sort_key
+from course_lib.instructor.kernel import MAX_MESSAGE_BYTES, _client_class, _kernel_manager
 from course_lib.instructor.release import expected_exercises, lesson_of, release_notebook, restore_checks
 
 NOT_RUN = "not run"
 MAX_OUTPUT_BYTES = 2_000_000
 MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_RECORD_BYTES = 5_000_000
-MAX_MESSAGE_BYTES = 64_000_000  # one message from the kernel (its output is capped at MAX_OUTPUT_BYTES anyway)
 MAX_FIELD = 500  # characters of any status / message / title kept from the kernel
 STATUSES = (PASSED, NOT_IMPLEMENTED, FAILED)
 
@@ -315,80 +314,6 @@ def _judge(exercise, cases, data: bytes | None, title: str) -> dict:
     return result(status, hint or "")
 
 
-def _client_class():
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError
-
-    class GuardedClient(NotebookClient):
-        """nbclient with an output cap enforced as output streams, and interrupt-then-kill on timeouts."""
-
-        def __init__(self, nb, *, deadline: float, max_output_bytes: int, **kw):
-            super().__init__(nb, **kw)
-            self.deadline = deadline
-            self.max_output_bytes = max_output_bytes
-            self.output_bytes = 0
-            self.dropped = False
-            self.interrupted_cells: list[int] = []
-            self.killed = ""
-            self.first_cell = 0  # cells the grader put before the student's, not counted in messages
-            self.timeout_func = self._timeout_for
-
-        def _timeout_for(self, cell):
-            return max(1, min(self.timeout, int(self.deadline - time.monotonic())))
-
-        def output(self, outs, msg, display_id, cell_index):
-            self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
-            if self.output_bytes > self.max_output_bytes:
-                self.dropped = True
-                return None
-            return super().output(outs, msg, display_id, cell_index)
-
-        async def _async_handle_timeout(self, timeout, cell=None):
-            index = self.nb.cells.index(cell) if cell in self.nb.cells else -1
-            if index in self.interrupted_cells or time.monotonic() >= self.deadline:
-                # it ignored the interrupt, or the notebook's budget is spent: kill the kernel
-                why = "ignored the interrupt" if index in self.interrupted_cells else "used up the notebook's budget"
-                self.killed = f"cell {index - self.first_cell} {why}"
-                await self.km.shutdown_kernel(now=True)
-                raise CellTimeoutError.error_from_timeout_and_cell("killed", timeout, cell)
-            self.interrupted_cells.append(index)
-            await self.km.interrupt_kernel()
-            return None
-
-    return GuardedClient
-
-
-def _kernel_manager(home: Path, conn: Path, limits: sandbox.Limits, cgroup: str | None):
-    from jupyter_client.manager import AsyncKernelManager
-
-    class SandboxedKernelManager(AsyncKernelManager):
-        def format_kernel_cmd(self, extra_arguments=None):
-            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
-            return sandbox.kernel_command(argv, home, conn, limits, cgroup)
-
-        def client(self, **kwargs):
-            # a message bigger than this drops the connection instead of being read into our memory
-            # (one print of 1 GB): set on the client's context before its sockets exist
-            import zmq
-
-            kc = super().client(**kwargs)
-            kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-            return kc
-
-    from jupyter_client.kernelspec import KernelSpec
-
-    km = SandboxedKernelManager(transport="ipc", ip=str(conn / "kernel"))
-    km.connection_file = str(conn / "kernel.json")
-    # our own spec: the grader's Python, and interrupts as messages (a signal would stop bwrap, not the kernel)
-    km._kernel_spec = KernelSpec(
-        argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        display_name="course-lib sandbox",
-        language="python",
-        interrupt_mode="message",
-    )
-    return km
-
-
 def _seed_caches(home: Path) -> None:
     """Give the fresh home matplotlib's font list (else every kernel spends seconds rebuilding it)."""
     try:
@@ -436,6 +361,13 @@ def _collect_problems(cells, client, result: Submission, max_output_bytes: int, 
                     result.problems.append(f"cell {index} ran past the time limit and was interrupted")
                 elif name != "NotImplementedError":
                     result.problems.append(f"cell {index} raised {name}: {_clip(output.get('evalue', ''))[:150]}")
+    silent = [i for i in client.silent_cells if 0 <= i < len(cells)]  # the student's cells, not the grader's
+    if silent:
+        result.problems.append(
+            f"the output of cell {silent[0]} (and of {len(silent) - 1} cell(s) after it) "
+            f"never reached the grader: one output over {MAX_MESSAGE_BYTES // 1_000_000} MB, such as a huge print, "
+            "cuts the output off; errors in those cells are not listed"
+        )
     if client.dropped:
         result.problems.append(
             f"the notebook printed {client.output_bytes / 1e6:.1f} MB of output or more "

@@ -1,0 +1,121 @@
+"""The kernel a submission runs in, and the client that drives it.
+
+The kernel is started through :func:`course_lib.instructor.sandbox.kernel_command` (bubblewrap plus
+limits) and reached over Unix sockets in a folder of its own; messages over ``MAX_MESSAGE_BYTES`` are
+refused by the socket rather than read into the grader's memory. The client is nbclient's, with the
+output cap enforced as output streams, timeouts that escalate from interrupt to kill within the
+notebook's total budget, and a note of the cells whose output never arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from course_lib.instructor import sandbox
+
+MAX_MESSAGE_BYTES = 64_000_000  # one message from the kernel (its output is capped at MAX_OUTPUT_BYTES anyway)
+
+
+def _client_class():
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError
+
+    class GuardedClient(NotebookClient):
+        """nbclient with an output cap enforced as output streams, and interrupt-then-kill on timeouts."""
+
+        def __init__(self, nb, *, deadline: float, max_output_bytes: int, **kw):
+            super().__init__(nb, **kw)
+            self.deadline = deadline
+            self.max_output_bytes = max_output_bytes
+            self.output_bytes = 0
+            self.dropped = False
+            self.interrupted_cells: list[int] = []
+            self.killed = ""
+            self.first_cell = 0  # cells the grader put before the student's, not counted in messages
+            self.timeout_func = self._timeout_for
+            self.cell_index = -1
+            self.silent_cells: list[int] = []  # cells whose output never arrived
+            self.log = _OutputWatch(self, self.log)
+
+        def _timeout_for(self, cell):
+            return max(1, min(self.timeout, int(self.deadline - time.monotonic())))
+
+        async def async_execute_cell(self, cell, cell_index, *args, **kw):
+            self.cell_index = cell_index
+            return await super().async_execute_cell(cell, cell_index, *args, **kw)
+
+        def output_lost(self):
+            # nbclient waited iopub_timeout for this cell's output and went on: typically one message over
+            # MAX_MESSAGE_BYTES dropped the output channel for good. Later cells need not wait as long.
+            self.silent_cells.append(self.cell_index - self.first_cell)
+            self.iopub_timeout = 1
+
+        def output(self, outs, msg, display_id, cell_index):
+            self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
+            if self.output_bytes > self.max_output_bytes:
+                self.dropped = True
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+        async def _async_handle_timeout(self, timeout, cell=None):
+            index = self.nb.cells.index(cell) if cell in self.nb.cells else -1
+            if index in self.interrupted_cells or time.monotonic() >= self.deadline:
+                # it ignored the interrupt, or the notebook's budget is spent: kill the kernel
+                why = "ignored the interrupt" if index in self.interrupted_cells else "used up the notebook's budget"
+                self.killed = f"cell {index - self.first_cell} {why}"
+                await self.km.shutdown_kernel(now=True)
+                raise CellTimeoutError.error_from_timeout_and_cell("killed", timeout, cell)
+            self.interrupted_cells.append(index)
+            await self.km.interrupt_kernel()
+            return None
+
+    return GuardedClient
+
+
+class _OutputWatch(logging.LoggerAdapter):
+    """nbclient's logger, which tells the client when a cell's output stopped arriving (it only logs that)."""
+
+    def __init__(self, client, logger):
+        super().__init__(logger, {})
+        self.client = client
+
+    def warning(self, msg, *args, **kwargs):
+        if "Timeout waiting for IOPub output" in str(msg):
+            self.client.output_lost()
+        else:
+            super().warning(msg, *args, **kwargs)
+
+
+def _kernel_manager(home: Path, conn: Path, limits: sandbox.Limits, cgroup: str | None):
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
+            return sandbox.kernel_command(argv, home, conn, limits, cgroup)
+
+        def client(self, **kwargs):
+            # a message bigger than this drops the connection instead of being read into our memory
+            # (one print of 1 GB): set on the client's context before its sockets exist
+            import zmq
+
+            kc = super().client(**kwargs)
+            kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            return kc
+
+    from jupyter_client.kernelspec import KernelSpec
+
+    km = SandboxedKernelManager(transport="ipc", ip=str(conn / "kernel"))
+    km.connection_file = str(conn / "kernel.json")
+    # our own spec: the grader's Python, and interrupts as messages (a signal would stop bwrap, not the kernel)
+    km._kernel_spec = KernelSpec(
+        argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        display_name="course-lib sandbox",
+        language="python",
+        interrupt_mode="message",
+    )
+    return km
