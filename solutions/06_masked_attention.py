@@ -66,9 +66,10 @@ assert result.passed, result
 # ## Exercise 6.2: one row of masked attention weights
 #
 # Given the scores $\mathbf{e}_i = (e_{i,1}, \dots, e_{i,n})$ of query $i$ (a 1-D tensor)
-# and $i$ itself (counting from 1), return $\alpha_i$: the softmax of the row after the
-# future scores $e_{i,j}$, $j > i$, were set to $-\infty$. The weights of the future are
-# then exactly 0 and the others sum to 1.
+# and $i$ itself (counting from 1), return $\alpha_i$ as a tensor of the same length $n$: the
+# softmax of the row after the future scores $e_{i,j}$, $j > i$, were set to $-\infty$. The
+# weights of the future are then exactly 0 and the others sum to 1. Leave `e_i` as it was
+# given (the caller may still need it): mask a copy, not the tensor itself.
 
 # %%
 # Exercise 6.2: one row of masked attention weights
@@ -96,8 +97,9 @@ assert result.passed, result
 #
 # The lecture's quiz gives the $n \times n$ matrix of scores $e_{i,j}$ and asks for one
 # weight $\alpha_{i,j}$ of masked attention. Write the function that answers every variant
-# of it: `alpha(scores, i, j)` with $i$ and $j$ counted from 1, returning a float. Mask the
-# whole matrix at once, take the softmax of each row, then pick the entry.
+# of it: `alpha(scores, i, j)` with $i$ and $j$ counted from 1, returning a Python float. Mask
+# the whole matrix at once (without changing `scores`), take the softmax of each row, then pick
+# the entry.
 
 # %%
 # Exercise 6.3: the quiz for any score matrix

@@ -227,7 +227,7 @@ def _changed_input(params, case, after) -> str:
 
 def _short(x, limit: int = 60) -> str:
     if _is_tensor(x) or isinstance(x, np.ndarray):
-        arr = x.detach().float().numpy() if _is_tensor(x) else x
+        arr = x.detach().double().numpy() if _is_tensor(x) else x
         text = f"{type(x).__name__} of shape {tuple(arr.shape)}"
         if arr.size and arr.dtype != bool:
             text += f" starting {np.ravel(arr)[:3].round(4).tolist()}"
