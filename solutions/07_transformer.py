@@ -94,8 +94,9 @@ assert result.passed, result
 # Multi-head attention runs $H$ attentions side by side on slices of the $C$ features: head
 # $h$ gets features $hD, \dots, (h+1)D - 1$ of every token, with $D = C / H$ (the same
 # slices of $W^Q$, $W^K$, $W^V$ as torch's `nn.MultiheadAttention`). Reshape the projected
-# queries `x` of shape `(B, T, C)` to `(B, H, T, D)`, so that each head's `(T, D)` matrix
-# can go through one batched `q @ k.transpose(-2, -1)`.
+# queries `x` of shape `(B, T, C)` to `(B, H, T, D)` for any number of heads $H$ = `n_head`
+# that divides $C$, so that each head's `(T, D)` matrix can go through one batched
+# `q @ k.transpose(-2, -1)`.
 
 # %%
 # Exercise 7.3: splitting the heads
@@ -125,7 +126,8 @@ assert result.passed, result
 # $\mathrm{LN}(h) = \gamma \odot \dfrac{h - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta$, where $\mu$ and
 # $\sigma^2$ are the mean and the (biased) variance of that token's features and $\epsilon = 10^{-5}$.
 # `self_attention` and `feed_forward` are given (functions from `(B, T, C)` to `(B, T, C)`);
-# `ln1` and `ln2` are `(gamma, beta)` pairs of shape `(C,)`.
+# `ln1` and `ln2` are `(gamma, beta)` pairs of shape `(C,)`. Return a new tensor: the caller's `x`
+# stays as it was (write `x = x + ...`, not `x += ...`).
 
 # %%
 # Exercise 7.4: one transformer block
@@ -158,7 +160,9 @@ assert result.passed, result
 # To generate text we sample the next token from $p = \mathrm{softmax}(\text{logits} / T)$
 # (temperature $T$). Top-$k$ sampling first removes every token but the $k$ most likely, so
 # the long tail of unlikely tokens can never be drawn. Return the distribution to sample from:
-# a tensor of shape `(V,)` that is zero outside the $k$ largest logits and sums to 1.
+# a tensor of shape `(V,)` that is zero outside the $k$ largest logits and sums to 1. A logit
+# equal to the $k$-th largest is kept too (keep every logit $\ge$ the $k$-th largest, as
+# nanoGPT does), so ties can leave more than $k$ tokens. Leave `logits` unchanged.
 # (`torch.multinomial(probs, 1)` would then draw from it.)
 
 # %%

@@ -1,251 +1,358 @@
-"""Checks for lesson 07 (the transformer): one per exercise, each with targeted hints.
+"""Checks for lesson 07 (the transformer): one per exercise, each with hints for the usual mistakes.
 
-The oracles are torch's own modules (nn.LayerNorm, nn.TransformerEncoderLayer) and the
-formulas of the lecture, computed here independently of the student's code.
+Each check is in three steps (draw, run, judge; see :mod:`course_lib.checks.protocol`), with sizes,
+head counts and lengths drawn every run. The oracles are torch's own modules (nn.TransformerEncoderLayer
+for the block) and the lecture's formulas, computed here independently of the student's code; each
+known mistake is computed too, and when every answer matches one, its hint is shown. Exercise 7.2 is
+lesson 06's causal mask, checked by the same check.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import torch
 from torch import nn
 
-from course_lib.checks import Mistake, close, exercise, expect, expect_values
+from course_lib.checks import Mistake
+from course_lib.checks.lesson06 import _draw_mask, _judge_mask, _tensor_of_shape
+from course_lib.checks.plain import _is_tensor
+from course_lib.checks.protocol import Exercise, expect_answers, matches
+
+# --- Exercise 7.1 -----------------------------------------------------------------------------------------
 
 
-def _tensor(got, what: str) -> torch.Tensor:
-    expect(isinstance(got, torch.Tensor), f"return a torch.Tensor ({what}), got {type(got).__name__}")
-    return got
-
-
-def _pe(T, d, pos_offset=0, swap=False, exponent="2i", layout="interleaved"):
-    """The lecture's encoding and the realistic ways to get it wrong."""
+def _pe(T, d, pos_offset=0, swap=False, exponent="2i", layout="interleaved", odd=np.cos):
+    """The lecture's encoding (Vaswani et al.) and the realistic ways to get it wrong."""
     pos = np.arange(pos_offset, T + pos_offset, dtype=np.float64)[:, None]
     pe = np.zeros((T, d))
     if exponent == "j":  # channel index j instead of the pair index 2i
-        j = np.arange(d)
-        angle = pos / 10000 ** (j / d)
-        even, odd = angle[:, 0::2], angle[:, 1::2]
+        angle = pos / 10000 ** (np.arange(d) / d)
+        even_angle, odd_angle = angle[:, 0::2], angle[:, 1::2]
     else:
         two_i = np.arange(0, d, 2)
-        base = 10000 ** ((two_i / 2 if exponent == "i" else two_i) / d)
-        even = odd = pos / base
-    first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
+        even_angle = odd_angle = pos / 10000 ** ((two_i / 2 if exponent == "i" else two_i) / d)
+    first, second = (odd, np.sin) if swap else (np.sin, odd)
     if layout == "concat":
-        return np.concatenate([first(even), second(odd)], axis=1)
-    pe[:, 0::2], pe[:, 1::2] = first(even), second(odd)
+        return np.concatenate([first(even_angle), second(odd_angle)], axis=1)
+    pe[:, 0::2], pe[:, 1::2] = first(even_angle), second(odd_angle)
     return pe
 
 
-@exercise("7.1", "sinusoidal position encodings")
-def check_positional_encoding(positional_encoding):
-    rng = np.random.default_rng()
-    cases = [(5, 4), (int(rng.integers(6, 30)), 2 * int(rng.integers(2, 10))), (50, 16)]
-    got, expected, what = [], [], []
-    wrong = {
-        "sin and cos are swapped: the course follows Vaswani et al., sin on even channels 2i and cos on odd 2i+1 (Galerne's slide puts cos first)": [],
-        "the exponent is 2i/d where i indexes the sin/cos PAIR: channels 2i and 2i+1 share one frequency "
-        "(you used the channel index j/d)": [],
-        "the exponent is 2i/d, not i/d: the slowest clock must turn once every 10000 * 2 pi positions": [],
-        "positions start at 0, not 1: the first token's encoding is [0, 1, 0, 1, ...]": [],
-        "interleave the channels (PE[:, 0::2] = sin, PE[:, 1::2] = cos); you put all the sines first": [],
-    }
-    swap, by_j, by_i, from_one, concat = wrong
-    for T, d in cases:
-        out = _tensor(positional_encoding(T, d), "the (T, d) encodings")
-        expect(
-            tuple(out.shape) == (T, d),
-            f"for T={T}, d={d} the result must have shape (T, d) = {(T, d)}, got {tuple(out.shape)}",
-        )
-        got.append(out.detach().double().cpu().numpy())
+def _draw_pe(seed):
+    rng = np.random.default_rng(seed)
+    # d even; several d per run (so a fixed d fails), a long sequence (slow clocks), T = 1 and d = 2
+    return [[5, 4], [int(rng.integers(6, 30)), 2 * int(rng.integers(3, 11))], [50, 16], [1, 2], [7, 2]]
+
+
+PE_HINTS = [
+    "sin and cos are swapped: the course follows Vaswani et al., sin on even channels 2i and cos on odd 2i+1 "
+    "(Galerne's slide puts cos first)",
+    "the exponent is 2i/d where i indexes the sin/cos PAIR: channels 2i and 2i+1 share one frequency "
+    "(you used the channel index j/d)",
+    "the exponent is 2i/d, not i/d: the slowest clock must turn once every 10000 * 2 pi positions",
+    "positions start at 0, not 1: the first token's encoding is [0, 1, 0, 1, ...]",
+    "interleave the channels (PE[:, 0::2] = sin, PE[:, 1::2] = cos); you put all the sines first",
+    "the odd channels 2i+1 hold the cosine: you put sin on every channel",
+]
+
+
+def _judge_pe(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in PE_HINTS}
+    for (T, d), r in zip(cases, records):
+        got.append(_tensor_of_shape(r, f"the encodings for T = {T}, d = {d}", (T, d)))
         expected.append(_pe(T, d))
-        what.append(f"the encodings for T={T}, d={d}")
-        wrong[swap].append(_pe(T, d, swap=True))
-        wrong[by_j].append(_pe(T, d, exponent="j"))
-        wrong[by_i].append(_pe(T, d, exponent="i"))
-        wrong[from_one].append(_pe(T, d, pos_offset=1))
-        wrong[concat].append(_pe(T, d, layout="concat"))
-    expect_values(got, expected, wrong, what, rtol=1e-4, atol=1e-5)
+        variants = [
+            _pe(T, d, swap=True),
+            _pe(T, d, exponent="j"),
+            _pe(T, d, exponent="i"),
+            _pe(T, d, pos_offset=1),
+            _pe(T, d, layout="concat"),
+            _pe(T, d, odd=np.sin),
+        ]
+        for h, v in zip(PE_HINTS, variants):
+            wrong[h].append(v)
+    expect_answers(got, expected, wrong, [f"the encodings for T = {T}, d = {d}" for T, d in cases])
 
 
-@exercise("7.2", "the causal mask")
-def check_causal_mask(causal_mask):
-    for T in (4, int(np.random.default_rng().integers(5, 12)), 1):  # T = 1 last: there, several mistakes agree
-        m = _tensor(causal_mask(T), "a (T, T) boolean mask")
-        expect(tuple(m.shape) == (T, T), f"for T={T} the mask must have shape (T, T) = {(T, T)}, got {tuple(m.shape)}")
-        if m.dtype != torch.bool:
-            if m.dtype.is_floating_point and torch.isinf(m).any():
-                raise Mistake(
-                    "return a boolean mask (True = may attend), not the additive 0 / -inf float mask: "
-                    "the -inf is put in later, by masked_fill"
-                )
-            raise Mistake(f"return a boolean tensor (dtype torch.bool), got {m.dtype}")
-        i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
-        right = j <= i
-        if torch.equal(m, right):
-            continue
-        if torch.equal(m, j < i):
-            raise Mistake("off by one: position i may attend to itself too (j <= i), so the diagonal is True")
-        if torch.equal(m, j >= i):
-            raise Mistake("that mask lets position i see the FUTURE (j >= i): keep the lower triangle, j <= i")
-        if torch.equal(m, j > i):
+def _pe_errors(case, record):
+    T, d = case
+    if record["raised"] == "RuntimeError" and ("size" in record["message"] or "shape" in record["message"]):
+        return f"your function fails for T = {T}, d = {d}: take the sizes from T and d, not a fixed number"
+    return ""
+
+
+check_positional_encoding = Exercise(
+    "7.1", "sinusoidal position encodings", "positional_encoding", ("T", "d"), _draw_pe, _judge_pe, errors=_pe_errors
+)
+
+
+# --- Exercise 7.2 -----------------------------------------------------------------------------------------
+
+check_causal_mask = Exercise("7.2", "the causal mask", "causal_mask", ("T",), _draw_mask, _judge_mask)
+
+
+# --- Exercise 7.3 -----------------------------------------------------------------------------------------
+
+
+def _draw_heads(seed):
+    g = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    H1, H2 = (int(h) for h in rng.choice([2, 4, 5, 6, 8], size=2, replace=False))  # two head counts per run
+    shapes = [(2, 5, 3, 7), (1, int(rng.integers(2, 9)), H1, int(rng.integers(2, 6))), (2, 4, 1, 6)]
+    shapes.append((int(rng.integers(1, 4)), int(rng.integers(2, 7)), H2, int(rng.integers(2, 5))))
+    return [[torch.randn(B, T, H * D, generator=g), H] for B, T, H, D in shapes]
+
+
+HEAD_HINTS = [
+    "a plain view(B, H, T, D) mixes time steps into the heads: split the LAST axis (the C features) into "
+    "(H, D) first, then move H in front of T",
+    "each head must get a contiguous slice of features (head h: h*D .. (h+1)*D - 1, as torch splits W^Q); "
+    "you gave head h every H-th feature: view as (B, T, H, D), not (B, T, D, H)",
+    "transpose the head axis in front of time: (B, T, H, D) -> (B, H, T, D), so each head attends over its "
+    "own (T, D) matrix",
+]
+
+
+def _judge_heads(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in HEAD_HINTS}
+    for (x, H), r in zip(cases, records):
+        B, T, C = x.shape
+        D = C // H
+        value = r["returned"]
+        shape = tuple(value.shape) if _is_tensor(value) else None
+        if shape in ((B, T, H, D), (B, T, D, H)) and shape != (B, H, T, D):
+            raise Mistake(f"shape {shape}: {HEAD_HINTS[2]}")
+        if shape and len(shape) == 4 and shape[1] != H and shape[0] == B and shape[1] * shape[3] == C:
             raise Mistake(
-                "inverted: True must mean 'may attend' (as in F.scaled_dot_product_attention); you marked "
-                "what is forbidden"
+                f"for n_head = {H} the heads axis (axis 1) should have size {H}, got shape {shape}: "
+                "use n_head, not a fixed number"
             )
-        if T > 1 and torch.equal(m, torch.ones(T, T, dtype=torch.bool)):
-            raise Mistake("nothing is masked: query i may only attend to keys j <= i")
-        raise Mistake(f"for T={T} the mask should be {right.int().tolist()}, got {m.int().tolist()}")
+        got.append(_tensor_of_shape(r, f"the heads for x of shape (B, T, C) = {(B, T, C)}, n_head = {H}", (B, H, T, D)))
+        expected.append(torch.stack([x[:, :, h * D : (h + 1) * D] for h in range(H)], dim=1))  # head h: its slice
+        variants = [x.reshape(B, H, T, D), torch.stack([x[:, :, h::H] for h in range(H)], dim=1), x.reshape(B, T, H, D)]
+        for h, v in zip(HEAD_HINTS, variants):
+            wrong[h].append(v if tuple(v.shape) == (B, H, T, D) else None)
+    wrong = {h: [e if v is None else v for v, e in zip(vs, expected)] for h, vs in wrong.items()}
+    expect_answers(got, expected, wrong, [f"the heads for x {tuple(x.shape)}, n_head = {H}" for x, H in cases])
 
 
-@exercise("7.3", "splitting the heads")
-def check_split_heads(split_heads):
-    rng = np.random.default_rng()
-    B, T, H, D = 2, int(rng.integers(4, 7)), 3, int(rng.integers(7, 9))  # all different, so shapes tell
-    x = torch.randn(B, T, H * D)
-    got = _tensor(split_heads(x.clone(), H), "(B, H, T, D)")
-    want = (B, H, T, D)
-    if tuple(got.shape) == (B, T, H, D):
-        raise Mistake(
-            f"shape (B, T, H, D) = {(B, T, H, D)}: transpose the head axis in front of time, "
-            f"to (B, H, T, D) = {want}, so each head attends over its own (T, D) matrix"
-        )
-    expect(
-        tuple(got.shape) == want,
-        f"for x of shape (B, T, C) = {(B, T, H * D)} and n_head={H} the result "
-        f"must have shape (B, H, T, D) = {want}, got {tuple(got.shape)}",
-    )
-    right = torch.stack([x[:, :, h * D : (h + 1) * D] for h in range(H)], dim=1)  # head h: features hD..(h+1)D-1
-    if close(got, right):
-        return
-    if close(got, x.reshape(B, H, T, D)):
-        raise Mistake(
-            "a plain view(B, H, T, D) mixes time steps into the heads: split the LAST axis (the C "
-            "features) into (H, D) first, then move H in front of T"
-        )
-    if close(got, torch.stack([x[:, :, h::H] for h in range(H)], dim=1)):
-        raise Mistake(
-            "each head must get a contiguous slice of features (head h: h*D .. (h+1)*D - 1, as torch "
-            "splits W^Q); you gave head h every H-th feature: view as (B, T, H, D), not (B, T, D, H)"
-        )
-    raise Mistake("head h of token t should hold x[b, t, h*D:(h+1)*D]")
+def _heads_errors(case, record):
+    x, H = case
+    message = record["message"]
+    if record["raised"] == "TypeError" and "float" in message:
+        return "C / n_head is a float: the head size is D = C // n_head (integer division)"
+    if record["raised"] == "RuntimeError" and ("shape" in message or "size" in message):
+        return f"your function fails for x of shape {tuple(x.shape)} and n_head = {H}: use n_head, not a fixed number"
+    return ""
 
 
-def _random_layer(C, H, rng_seed):
-    torch.manual_seed(rng_seed)
-    layer = nn.TransformerEncoderLayer(
-        C, H, 2 * C, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
-    ).eval()
-    with torch.no_grad():  # non-trivial gamma and beta, so mixing up the two norms shows
-        for norm in (layer.norm1, layer.norm2):
-            norm.weight.uniform_(0.5, 1.5)
-            norm.bias.uniform_(-0.5, 0.5)
+check_split_heads = Exercise(
+    "7.3", "splitting the heads", "split_heads", ("x", "n_head"), _draw_heads, _judge_heads, errors=_heads_errors
+)
+
+
+# --- Exercise 7.4 -----------------------------------------------------------------------------------------
+
+
+def _layer(recipe) -> nn.TransformerEncoderLayer:
+    """torch's pre-norm block with weights drawn from the recipe's seed (never from the global generator)."""
+    C, H = recipe["C"], recipe["H"]
+    with torch.random.fork_rng(devices=[]):  # its constructor initialises from the global generator
+        layer = nn.TransformerEncoderLayer(
+            C, H, 2 * C, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+        ).eval()
+    g = torch.Generator().manual_seed(recipe["seed"])
+    with torch.no_grad():
+        for name, p in layer.named_parameters():
+            if name.startswith("norm"):  # non-trivial gamma and beta, so mixing up the two norms shows
+                p.copy_(
+                    torch.rand(p.shape, generator=g) + 0.5
+                    if name.endswith("weight")
+                    else torch.rand(p.shape, generator=g) - 0.5
+                )
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
     return layer
 
 
-def _by_hand(x, layer, mask, *, post=False, dim=-1, unbiased=False, residual=True, same_norm=False):
-    def ln(h, norm):
+def _sublayers(layer, T):
+    mask = nn.Transformer.generate_square_subsequent_mask(T)
+
+    def self_attention(h):
+        return layer.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+
+    def feed_forward(h):
+        return layer.linear2(torch.nn.functional.gelu(layer.linear1(h)))
+
+    return self_attention, feed_forward
+
+
+def _draw_block(seed):
+    g = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cases = []
+    for B, T, H, D in [
+        (2, 5, 2, 3),
+        (1, int(rng.integers(3, 9)), int(rng.choice([1, 4])), int(rng.integers(2, 5))),
+        (2, 1, 2, 2),
+    ]:
+        recipe = {"C": H * D, "H": H, "T": T, "seed": int(rng.integers(0, 2**31))}
+        layer = _layer(recipe)
+        ln = [(n.weight.detach().clone(), n.bias.detach().clone()) for n in (layer.norm1, layer.norm2)]
+        cases.append([torch.randn(B, T, H * D, generator=g) * 2 + 0.5, recipe, recipe, ln[0], ln[1]])
+    return cases
+
+
+def _materialise_block(args):
+    x, recipe, _, ln1, ln2 = args
+    self_attention, feed_forward = _sublayers(_layer(recipe), recipe["T"])
+    return [x, self_attention, feed_forward, ln1, ln2]
+
+
+def _by_hand(x, layer, T, *, post=False, dim=-1, unbiased=False, residual=(True, True), norms=(1, 2), affine=True):
+    """The block written out, with the switches its mistakes flip."""
+    self_attention, feed_forward = _sublayers(layer, T)
+    norm = {1: layer.norm1, 2: layer.norm2}
+
+    def ln(h, k):
         mu = h.mean(dim, keepdim=True)
         var = h.var(dim, keepdim=True, unbiased=unbiased)
-        return norm.weight * (h - mu) / torch.sqrt(var + 1e-5) + norm.bias
+        normed = (h - mu) / torch.sqrt(var + 1e-5)
+        return norm[k].weight * normed + norm[k].bias if affine else normed
 
-    sa = lambda h: layer.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]  # noqa: E731
-    ff = lambda h: layer.linear2(torch.nn.functional.gelu(layer.linear1(h)))  # noqa: E731
-    n1, n2 = layer.norm1, (layer.norm1 if same_norm else layer.norm2)
     if post:
-        x = ln(x + sa(x), n1)
-        return ln(x + ff(x), n2)
-    if not residual:
-        x = sa(ln(x, n1))
-        return ff(ln(x, n2))
-    x = x + sa(ln(x, n1))
-    return x + ff(ln(x, n2))
+        x = ln(x + self_attention(x), norms[0])
+        return ln(x + feed_forward(x), norms[1])
+    a = self_attention(ln(x, norms[0]))
+    x = x + a if residual[0] else a
+    f = feed_forward(ln(x, norms[1]))
+    return x + f if residual[1] else f
 
 
-@exercise("7.4", "one transformer block")
-def check_transformer_block(transformer_block):
-    rng = np.random.default_rng()
-    got, expected, what = [], [], []
-    wrong = {
-        "layer norm normalises each token over its C features (the last axis, dim=-1), not over time": [],
-        "layer norm uses the biased variance (divide by C, unbiased=False), as torch's LayerNorm": [],
-        "that is post-norm, x = LN(x + SA(x)); this block is pre-norm: x = x + SA(LN_1(x)), "
-        "then x = x + FFN(LN_2(x))": [],
-        "the residual connections are missing: add each sub-layer's output to its input, x = x + SA(LN_1(x))": [],
-        "use ln2 (its own gamma and beta) before the feed-forward layer, not ln1 again": [],
-    }
-    by_time, unbiased, post, no_residual, same = wrong
-    for _ in range(3):
-        B, T, H = 2, int(rng.integers(4, 8)), 2
-        C = 2 * int(rng.integers(3, 6))
-        layer = _random_layer(C, H, int(rng.integers(0, 10_000)))
-        mask = nn.Transformer.generate_square_subsequent_mask(T)
-        x = torch.randn(B, T, C) * 2 + 0.5
+BLOCK_HINTS = [
+    "layer norm normalises each token over its C features (the last axis, dim=-1), not over time",
+    "layer norm uses the biased variance (divide by C, unbiased=False), as torch's LayerNorm",
+    "that is post-norm, x = LN(x + SA(x)); this block is pre-norm: x = x + SA(LN_1(x)), then x = x + FFN(LN_2(x))",
+    "the residual connections are missing: add each sub-layer's output to its input, x = x + SA(LN_1(x))",
+    "the feed-forward's residual is missing: x = x + FFN(LN_2(x)), not x = FFN(LN_2(x))",
+    "use ln2 (its own gamma and beta) before the feed-forward layer, not ln1 again",
+    "ln1 and ln2 are swapped: ln1 goes before the self-attention, ln2 before the feed-forward",
+    "layer norm ends with gamma * x_hat + beta: you left out the learned scale and shift",
+]
 
-        def self_attention(h):
-            return layer.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]
 
-        def feed_forward(h):
-            return layer.linear2(torch.nn.functional.gelu(layer.linear1(h)))
-
-        ln1 = (layer.norm1.weight.detach().clone(), layer.norm1.bias.detach().clone())
-        ln2 = (layer.norm2.weight.detach().clone(), layer.norm2.bias.detach().clone())
+def _judge_block(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in BLOCK_HINTS}
+    for (x, recipe, _, _, _), r in zip(cases, records):
+        got.append(_tensor_of_shape(r, f"the block's output for x of shape {tuple(x.shape)}", x.shape))
+        layer, T = _layer(recipe), recipe["T"]
         with torch.no_grad():
-            out = _tensor(transformer_block(x.clone(), self_attention, feed_forward, ln1, ln2), "(B, T, C)")
-            expect(
-                tuple(out.shape) == (B, T, C),
-                f"the block maps (B, T, C) = {(B, T, C)} to the same shape, got {tuple(out.shape)}",
-            )
-            got.append(out)
-            expected.append(layer(x, src_mask=mask))  # torch's pre-norm encoder layer, causal: the oracle
-            what.append(f"the block's output for x of shape {(B, T, C)}")
-            wrong[by_time].append(_by_hand(x, layer, mask, dim=1))
-            wrong[unbiased].append(_by_hand(x, layer, mask, unbiased=True))
-            wrong[post].append(_by_hand(x, layer, mask, post=True))
-            wrong[no_residual].append(_by_hand(x, layer, mask, residual=False))
-            wrong[same].append(_by_hand(x, layer, mask, same_norm=True))
-    expect_values(got, expected, wrong, what, rtol=1e-4, atol=1e-5)
+            mask = nn.Transformer.generate_square_subsequent_mask(T)
+            expected.append(layer(x, src_mask=mask, is_causal=True))  # torch's pre-norm encoder layer: the oracle
+            variants = [
+                _by_hand(x, layer, T, dim=1),
+                _by_hand(x, layer, T, unbiased=True),
+                _by_hand(x, layer, T, post=True),
+                _by_hand(x, layer, T, residual=(False, False)),
+                _by_hand(x, layer, T, residual=(True, False)),
+                _by_hand(x, layer, T, norms=(1, 1)),
+                _by_hand(x, layer, T, norms=(2, 1)),
+                _by_hand(x, layer, T, affine=False),
+            ]
+        for h, v in zip(BLOCK_HINTS, variants):
+            wrong[h].append(v)
+    expect_answers(got, expected, wrong, [f"the block's output for x of shape {tuple(x.shape)}" for x, *_ in cases])
 
 
-def _top_k(logits, k, temperature):
-    z = logits / temperature
-    kth = np.sort(z)[-k]
-    p = np.where(z >= kth, np.exp(z - z.max()), 0.0)
+check_transformer_block = Exercise(
+    "7.4",
+    "one transformer block",
+    "transformer_block",
+    ("x", "self_attention", "feed_forward", "ln1", "ln2"),
+    _draw_block,
+    _judge_block,
+    materialise=_materialise_block,  # the recipe: sizes and a seed for torch's layer
+    observe=lambda args, live: [live[0], args[1], args[2], live[3], live[4]],  # the sub-layers are functions
+)
+
+
+# --- Exercise 7.5 -----------------------------------------------------------------------------------------
+
+
+def _softmax(z):
+    p = np.exp(z - z[np.isfinite(z)].max())
     return p / p.sum()
 
 
-@exercise("7.5", "top-k sampling")
-def check_top_k_probs(top_k_probs):
-    rng = np.random.default_rng()
-    got, expected, what = [], [], []
-    wrong = {
-        "turn the logits into probabilities with a softmax (exp, then divide by the sum): logits are not "
-        "probabilities": [],
-        "after removing all but the top k, renormalise so the k probabilities sum to 1": [],
-        "off by one: keep exactly the k largest, the k-th largest logit included (>= it, not >)": [],
-        "divide the logits by the temperature (p = softmax(logits / T)), do not multiply": [],
-    }
-    raw, unnormalised, off_by_one, times_t = wrong
-    for k, temperature in ((3, 1.0), (2, 0.5), (int(rng.integers(2, 6)), 2.0), (4, 1.0)):
-        V = int(rng.integers(8, 14))
-        logits = rng.normal(0, 2, size=V)
-        given = torch.tensor(logits, dtype=torch.float32)
-        out = _tensor(top_k_probs(given.clone(), k, temperature), "probabilities of shape (V,)")
-        expect(
-            tuple(out.shape) == (V,), f"return one probability per token, shape (V,) = ({V},), got {tuple(out.shape)}"
-        )
-        got.append(out.detach().double().cpu().numpy())
-        logits = given.double().numpy()
-        expected.append(_top_k(logits, k, temperature))
-        what.append(f"the probabilities for k={k}, temperature={temperature}")
-        z = logits / temperature
-        keep = z >= np.sort(z)[-k]
-        wrong[raw].append(np.where(keep, z, 0.0) / np.where(keep, z, 0.0).sum())
-        full = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
-        wrong[unnormalised].append(np.where(keep, full, 0.0))
-        wrong[off_by_one].append(_top_k(logits, k - 1, temperature))  # kept only those > the k-th: k - 1 left
-        wrong[times_t].append(_top_k(logits * temperature * temperature, k, temperature))
-    expect_values(got, expected, wrong, what, rtol=1e-4, atol=1e-6)
-    expect(math.isclose(float(got[-1].sum()), 1.0, rel_tol=1e-5), "the probabilities must sum to 1")
+def _top_k(logits, k, temperature):
+    """The exercise's rule: softmax(logits / temperature) over every logit >= the k-th largest (ties kept)."""
+    z = np.asarray(logits, dtype=np.float64) / temperature
+    kth = np.sort(z)[-k]
+    return _softmax(np.where(z >= kth, z, -np.inf))
+
+
+def _draw_top_k(seed):
+    rng = np.random.default_rng(seed)
+    V = [int(rng.integers(8, 15)), int(rng.integers(15, 40))]
+    cases = [
+        [rng.normal(0, 2, size=10), 3, 1.0],
+        [rng.normal(0, 2, size=V[0]), 2, 0.5],
+        [rng.normal(0, 2, size=V[1]), int(rng.integers(2, 6)), 2.0],
+        [rng.normal(0, 2, size=V[0]), int(rng.integers(2, 6)), float(rng.uniform(0.3, 3.0))],
+        [rng.normal(0, 2, size=9), 1, 1.0],  # k = 1: greedy decoding
+        [rng.normal(0, 2, size=V[0]), V[0], 0.7],  # k = V: nothing removed
+    ]
+    tie = rng.normal(0, 2, size=12).round(1)
+    order = np.argsort(-tie)
+    tie[order[3]] = tie[order[2]]  # the 3rd and 4th largest are equal: with k = 3 both stay
+    cases.append([tie, 3, 1.0])
+    return [[torch.tensor(z, dtype=torch.float32), k, t] for z, k, t in cases]
+
+
+TOP_K_HINTS = [
+    "turn the logits into probabilities with a softmax (exp, then divide by the sum): logits are not probabilities",
+    "after removing all but the top k, renormalise so the kept probabilities sum to 1",
+    "off by one: keep the k largest, the k-th largest logit included (>= it, not >)",
+    "divide the logits by the temperature (p = softmax(logits / T)), do not multiply",
+    "you ignored the temperature: p = softmax(logits / temperature)",
+    "you used the k-th smallest logit as the threshold: keep the k largest (torch.topk's default, largest=True)",
+]
+TIES = (
+    "ties: every logit equal to the k-th largest is kept (as the exercise says), so compare with the k-th "
+    "largest value (z >= kth) instead of keeping exactly k indices"
+)
+
+
+def _judge_top_k(cases, records):
+    got, expected, wrong, exactly_k = [], [], {h: [] for h in TOP_K_HINTS}, []
+    for (logits, k, t), r in zip(cases, records):
+        V = logits.shape[0]
+        got.append(_tensor_of_shape(r, f"the probabilities for V = {V}, k = {k}", (V,)))
+        z = logits.double().numpy()
+        want = _top_k(z, k, t)
+        expected.append(want)
+        keep = z / t >= np.sort(z / t)[-k]
+        above = z / t > np.sort(z / t)[-k]  # the off-by-one rule: NaN (no logit left) when k = 1
+        kept_logits = np.where(keep, z / t, 0.0)
+        variants = [
+            kept_logits / kept_logits.sum(),
+            np.where(keep, _softmax(z / t), 0.0),
+            _softmax(np.where(above, z / t, -np.inf)) if above.any() else np.full(V, np.nan),
+            _top_k(z * t * t, k, t),
+            _top_k(z * t, k, t),
+            _softmax(np.where(z / t >= np.sort(z / t)[k - 1], z / t, -np.inf)),  # threshold: the k-th smallest
+        ]
+        for h, v in zip(TOP_K_HINTS, variants):
+            wrong[h].append(v)
+        answer = got[-1].detach().double().numpy()
+        if (want > 0).sum() > k:  # a tie at the k-th largest
+            exactly_k.append((answer > 0).sum() == k and np.all(answer[want == 0] == 0))
+    untied = [i for i, (z, k, _) in enumerate(cases) if (expected[i] > 0).sum() == k]
+    if exactly_k and all(exactly_k) and all(matches(got[i], expected[i]) for i in untied):
+        raise Mistake(TIES)
+    expect_answers(got, expected, wrong, [f"the probabilities for k = {k}, temperature = {t}" for _, k, t in cases])
+
+
+check_top_k_probs = Exercise(
+    "7.5", "top-k sampling", "top_k_probs", ("logits", "k", "temperature"), _draw_top_k, _judge_top_k
+)
