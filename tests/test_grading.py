@@ -31,9 +31,9 @@ def solved(nb, *exercises):
     return nb
 
 
-def trusted_exercises():
-    """Exercises whose verdict the grader decides itself (split into draw / run / judge)."""
-    return {e for e, ex in checks.exercises("01").items() if ex.trusted}
+def lesson_exercises():
+    """Every exercise of lesson 01: the grader decides each verdict itself (draw / run / judge)."""
+    return set(checks.exercises("01"))
 
 
 # Each attack from issue 16 is a submission that solves exercise 1.1 honestly (so its row shows that its
@@ -358,7 +358,7 @@ def test_forging_by_monkeypatching_the_checks(graded):
     _, _, rows, _ = graded
     row = rows["monkeypatcher"]
     # it rebound the kernel's own run machinery, so even its honest 1.1 comes back malformed: what it earned
-    forged = [e for e in trusted_exercises() if e != "1.1"]
+    forged = [e for e in lesson_exercises() if e != "1.1"]
     if not forged:
         pytest.xfail("no lesson 01 check is split into draw / run / judge yet: the kernel still judges")
     assert all(row[f"ex {e}"] != "passed" for e in forged)
@@ -487,11 +487,27 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
     assert any("too deep" in w for w in warnings)
 
 
-def test_malformed_result_lines_are_ignored():
-    good = json.dumps({"exercise": "1.1", "title": "t", "status": "passed", "message": ""}).encode()
-    lines = [b"[1, 2]", b'{"status": "passed"}', b'{"exercise": "x", "status": "passed"}', b"\xff\xfe", good]
-    found, notes = grading.parse_results(b"\n".join(lines), ["1.1", "1.2"])
-    assert found == {"1.1": {"status": "passed", "message": "", "title": "t"}} and "4 malformed" in notes[0]
+def test_a_malformed_reply_from_the_kernel_fails_that_exercise_and_nothing_else():
+    from course_lib.instructor import submission
+
+    exercise = checks.exercises("01")["1.4"]
+    cases = exercise.draw(7)
+    for reply in (b"[1, 2]", b'{"records": "passed"}', b'{"records": [{"status": "passed"}]}', b"\xff\xfe", b"!"):
+        judged = submission._judge(exercise, cases, reply, "t")
+        assert judged["status"] == "failed" and judged["title"] == "t", (reply, judged)
+    assert submission._judge(exercise, cases, None, "t")["status"] == "not run"
+    stub = submission._judge(exercise, cases, b'{"error": "NotImplementedError"}', "t")
+    assert stub["status"] == "not implemented yet"
+    right = exercise.run(solved_function("1.4"), checks.from_plain(checks.to_plain(cases)))
+    reply = json.dumps({"records": checks.to_plain(right)}).encode()
+    assert submission._judge(exercise, cases, reply, "t")["status"] == "passed"
+
+
+def solved_function(exercise):
+    """The solution's function for an exercise of lesson 01, defined from its answer cell."""
+    namespace = {}
+    exec(exercise_cell(nbformat.read(SOLUTION, as_version=4), exercise).source, namespace)
+    return namespace[checks.exercises("01")[exercise].function]
 
 
 def test_read_regular_refuses_links_fifos_and_big_files(tmp_path):

@@ -3,6 +3,7 @@ from the installed package in a folder that is not a clone (release, validate, g
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,6 +22,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    """The wheel, built from a copy of the sources (setuptools' build/ folder would otherwise keep stale files)."""
+    source = tmp_path_factory.mktemp("source") / "course-lib"
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache")
+    shutil.copytree(ROOT, source, ignore=skip)
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [
@@ -33,7 +38,7 @@ def wheel(tmp_path_factory) -> Path:
             "--no-build-isolation",
             "-w",
             str(out),
-            str(ROOT),
+            str(source),
         ],
         check=True,
         capture_output=True,

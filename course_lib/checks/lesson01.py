@@ -125,17 +125,16 @@ def _draw_mle(seed):
         for _ in range(int(rng.integers(15, 30))):
             counts.update(_grams(_padded(_sentence(rng, int(rng.integers(2, 8))), n), n))
         grams = list(counts)
-        for _ in range(2):  # seen n-grams, chosen where the known mistakes give different numbers
-            chosen = fallback = None
+        for _ in range(2):  # seen n-grams, chosen where the known mistakes give the most different numbers
+            best, chosen = -1, grams[0]
             for index in rng.permutation(len(grams)):
                 context, word = grams[index][:-1], grams[index][-1]
                 values = [_mle(counts, context, word)] + _mle_variants(counts, context, word)
-                if len({round(v, 12) for v in values if v is not None}) == len(values):  # all different
-                    chosen = grams[index]
+                distinct = len({round(v, 12) for v in values if v is not None})
+                if distinct > best:
+                    best, chosen = distinct, grams[index]
+                if distinct == len(values):
                     break
-                if fallback is None and (n == 2 or not math.isclose(values[5], values[0])):
-                    fallback = grams[index]  # at least the whole context matters here
-            chosen = chosen or fallback or grams[0]
             cases.append([dict(counts), chosen[:-1], chosen[-1]])
         seen = sorted({g[:-1] for g in grams})
         context = seen[int(rng.integers(len(seen)))]

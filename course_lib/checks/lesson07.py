@@ -334,8 +334,10 @@ def _judge_top_k(cases, records):
         keep = z / t >= np.sort(z / t)[-k]
         above = z / t > np.sort(z / t)[-k]  # the off-by-one rule: NaN (no logit left) when k = 1
         kept_logits = np.where(keep, z / t, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):  # the raw-logits mistake may divide by 0
+            raw = kept_logits / kept_logits.sum()
         variants = [
-            kept_logits / kept_logits.sum(),
+            raw,
             np.where(keep, _softmax(z / t), 0.0),
             _softmax(np.where(above, z / t, -np.inf)) if above.any() else np.full(V, np.nan),
             _top_k(z * t * t, k, t),

@@ -125,11 +125,8 @@ class Exercise:
     materialise: Callable | None = field(default=None, repr=False)
     observe: Callable | None = field(default=None, repr=False)
     errors: Callable | None = field(default=None, repr=False)  # (case, record) -> a hint for a known crash, or ""
-    allowed_errors: tuple[str, ...] = ()
-    describe: Callable | None = field(
-        default=None, repr=False
-    )  # (returned, live args) -> plain: for objects  # exceptions the exercise asks for: judged by body, not reported as crashes
-    trusted: bool = True  # False for a check not yet split: its verdict is computed where the student's code runs
+    allowed_errors: tuple[str, ...] = ()  # exceptions the exercise asks for: judged by body, not crashes
+    describe: Callable | None = field(default=None, repr=False)  # (returned, live args) -> plain: for objects
 
     def run(self, fn: Callable, cases: list) -> list:
         with global_random_state_kept():
@@ -199,10 +196,6 @@ class Exercise:
         return result
 
     __call__ = check
-
-    @property
-    def exercise_id(self) -> str:  # the name legacy checks used
-        return self.id
 
 
 def _json_round_trip(data):

@@ -11,11 +11,11 @@ For each submission the grader
 2. puts back the setup cell and every locked check cell from the released exercise notebook;
 3. executes the notebook (a cell past its time limit is interrupted, a cell that ignores the interrupt
    gets the kernel killed; the whole notebook has a total budget; output is capped as it streams);
-4. decides the grade itself: when ``course_lib.checks`` offers ``exercises(lesson)``, the grader draws
-   each check's inputs with a seed the notebook never sees, the student's function runs on them in the
-   sandboxed kernel, only plain data (numbers, strings, arrays) comes back, read strictly with a size
-   cap, and the comparison and the hints run here, in the grader. Without that protocol the grader falls
-   back to the results the checks wrote from inside the kernel, and says that those can be forged;
+4. decides the grade itself: for every exercise (``course_lib.checks.exercises(lesson)``) the grader
+   draws the check's inputs with a seed the notebook never sees, the student's function runs on them in
+   the sandboxed kernel, only plain data (numbers, strings, arrays) comes back, read strictly with a size
+   cap, and the comparison and the hints run here, in the grader. Nothing the checks print or record
+   inside the kernel counts;
 5. appends the student's row to the CSV as soon as the submission is done, so an interrupted run keeps
    what it graded, and running the same command again resumes after the last row.
 
@@ -48,7 +48,6 @@ from course_lib.instructor.submission import (
     feedback_text,
     find_release_for,
     grade_submission,
-    parse_results,
     protocol,
     read_regular,
 )
@@ -64,7 +63,6 @@ __all__ = [  # the grading API, wherever each piece lives
     "collect",
     "safe_cell",
     "read_regular",
-    "parse_results",
     "Submission",
     "InstructorError",
     "PASSED",
@@ -166,6 +164,16 @@ def preflight(lesson: str, release, out: Path, feedback_dir: Path) -> list[str]:
     expected = expected_exercises(release_nb)
     if not expected:
         raise InstructorError(f"{release} has no exercises (no ex-N-M answer cells): is it the exercise notebook?")
+    try:
+        checked = protocol(lesson)
+    except ValueError as exc:
+        raise InstructorError(f"lesson {lesson}: {exc}") from None
+    unknown = [e for e in expected if e not in checked]
+    if unknown:
+        raise InstructorError(
+            f"{release} has exercise(s) {', '.join(unknown)} that course_lib has no check for: "
+            "is it the exercise notebook of this version of the course?"
+        )
     if out.is_dir():
         raise InstructorError(f"--out must be a CSV file, got the folder {out}")
     if out.suffix.lower() != ".csv":
@@ -219,7 +227,6 @@ def grade(
     if duplicates:
         raise ValueError(f"submissions: two files would share the student name(s) {duplicates}; rename them")
     expected = preflight(lesson, release, out, feedback_dir)
-    exercises = protocol(lesson)
     header = _header(sorted(expected, key=sort_key))
     done = _previous_rows(out, header)
     say = progress or (lambda *a: None)
@@ -227,17 +234,6 @@ def grade(
         say(f"warning: {warning}")
     say(f"isolation: {sandbox.detect().describe()}")
     sandbox.sweep_cgroups()
-    if exercises is None:
-        say(
-            "warning: course_lib.checks has no exercises() protocol; grades come from check results written "
-            "inside the student's kernel, which a determined student can forge"
-        )
-    inside = [e for e, ex in (exercises or {}).items() if not getattr(ex, "trusted", True)]
-    if inside:
-        say(
-            f"warning: exercise(s) {', '.join(inside)} are judged inside the student's kernel (their checks are not "
-            "yet split into draw / run / judge), so a determined student can forge those"
-        )
     if done:
         say(f"resuming: {len(done)} student(s) already in {out}")
     todo = [e for e in entries if safe_cell(e.student) not in done]

@@ -35,7 +35,6 @@ def _client_class():
             self.dropped = False
             self.interrupted_cells: list[int] = []
             self.killed = ""
-            self.first_cell = 0  # cells the grader put before the student's, not counted in messages
             self.timeout_func = self._timeout_for
             self.cell_index = -1
             self.silent_cells: list[int] = []  # cells whose output never arrived
@@ -51,7 +50,7 @@ def _client_class():
         def output_lost(self):
             # nbclient waited iopub_timeout for this cell's output and went on: typically one message over
             # MAX_MESSAGE_BYTES dropped the output channel for good. Later cells need not wait as long.
-            self.silent_cells.append(self.cell_index - self.first_cell)
+            self.silent_cells.append(self.cell_index)
             self.iopub_timeout = 1
 
         def output(self, outs, msg, display_id, cell_index):
@@ -66,7 +65,7 @@ def _client_class():
             if index in self.interrupted_cells or time.monotonic() >= self.deadline:
                 # it ignored the interrupt, or the notebook's budget is spent: kill the kernel
                 why = "ignored the interrupt" if index in self.interrupted_cells else "used up the notebook's budget"
-                self.killed = f"cell {index - self.first_cell} {why}"
+                self.killed = f"cell {index} {why}"
                 await self.km.shutdown_kernel(now=True)
                 raise CellTimeoutError.error_from_timeout_and_cell("killed", timeout, cell)
             self.interrupted_cells.append(index)

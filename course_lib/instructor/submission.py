@@ -100,35 +100,24 @@ def grade_submission(
     secret = secrets.token_hex(16)
     n_student_cells = len(graded.cells)
     drawn = {}
-    first_cell = 0
     try:
         (home / "submission.ipynb").write_bytes(data)  # the student's own copy, all the kernel can see
-        if exercises:
-            for exercise_id in expected:
-                if exercise_id not in exercises:
-                    continue
-                cases = exercises[exercise_id].draw(secrets.randbits(63))
-                drawn[exercise_id] = cases
-                from course_lib import checks
+        from course_lib import checks
 
-                source = _RUN_CELL.format(
-                    lesson=lesson[:2],
-                    exercise=exercise_id,
-                    cases=json.dumps(checks.to_plain(cases)),
-                    path=f"{sandbox.HOME}/.records-{secret}-{exercise_id}.json"
-                    if sandbox.detect().bwrap
-                    else str(home / f".records-{secret}-{exercise_id}.json"),
-                )
-                graded.cells.append(nbformat.v4.new_code_cell(source))
-        else:
-            results_path = f"{sandbox.HOME if sandbox.detect().bwrap else home}/.results-{secret}.jsonl"
-            from course_lib.checks import RESULTS_ENV
-
-            graded.cells.insert(
-                0, nbformat.v4.new_code_cell(f"import os\nos.environ[{RESULTS_ENV!r}] = {results_path!r}")
+        for exercise_id in expected:
+            if exercise_id not in exercises:
+                continue
+            cases = exercises[exercise_id].draw(secrets.randbits(63))
+            drawn[exercise_id] = cases
+            source = _RUN_CELL.format(
+                lesson=lesson[:2],
+                exercise=exercise_id,
+                cases=json.dumps(checks.to_plain(cases)),
+                path=f"{sandbox.HOME}/.records-{secret}-{exercise_id}.json"
+                if sandbox.detect().bwrap
+                else str(home / f".records-{secret}-{exercise_id}.json"),
             )
-            n_student_cells += 1
-            first_cell = 1
+            graded.cells.append(nbformat.v4.new_code_cell(source))
         client = _client_class()(
             graded,
             km=_kernel_manager(home, conn, limits, cgroup),
@@ -140,30 +129,16 @@ def grade_submission(
             shutdown_kernel="immediate",
             resources={"metadata": {"path": str(home)}},
         )
-        client.first_cell = first_cell
         _execute(client, result)
-        _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes, exercises is None)
-        if exercises:
-            for exercise_id, cases in drawn.items():
-                title = getattr(exercises[exercise_id], "title", "")
-                try:
-                    reply = read_regular(home / f".records-{secret}-{exercise_id}.json", MAX_RECORD_BYTES)
-                except ValueError as exc:
-                    reply = None if "cannot be read" in str(exc) else b"!"
-                    if reply is not None:
-                        result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
-                result.exercises[exercise_id] = _judge(exercises[exercise_id], cases, reply, title)
-
-        else:
+        _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes)
+        for exercise_id, cases in drawn.items():
             try:
-                data = read_regular(home / f".results-{secret}.jsonl", MAX_RECORD_BYTES)
+                reply = read_regular(home / f".records-{secret}-{exercise_id}.json", MAX_RECORD_BYTES)
             except ValueError as exc:
-                data = b""
-                if "cannot be read" not in str(exc):
-                    result.problems.append(f"the check results were {exc}")
-            found, bad = parse_results(data, expected)
-            result.exercises.update(found)
-            result.problems.extend(bad)
+                reply = None if "cannot be read" in str(exc) else b"!"
+                if reply is not None:
+                    result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
+            result.exercises[exercise_id] = _judge(exercises[exercise_id], cases, reply, exercises[exercise_id].title)
     finally:
         sandbox.remove_cgroup(cgroup)
         shutil.rmtree(private, ignore_errors=True)
@@ -230,36 +205,11 @@ def _clip(value) -> str:
     return value[:MAX_FIELD] if isinstance(value, str) else ""
 
 
-def parse_results(data: bytes, expected: list[str]) -> tuple[dict[str, dict], list[str]]:
-    """Check results written from the kernel (the fallback path): only well-formed lines count."""
-    found, bad = {}, 0
-    for line in data.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            bad += 1
-            continue
-        if (
-            not isinstance(record, dict)
-            or record.get("exercise") not in expected
-            or record.get("status") not in STATUSES
-        ):
-            bad += 1
-            continue
-        found[record["exercise"]] = {k: _clip(record.get(k)) for k in ("status", "message", "title")}
-    return found, ([f"{bad} malformed line(s) in the check results were ignored"] if bad else [])
-
-
-def protocol(lesson: str):
-    """``{exercise id: Exercise}`` from ``course_lib.checks.exercises``, or None when checks lack it."""
+def protocol(lesson: str) -> dict:
+    """``{exercise id: Exercise}`` of the lesson (ValueError when course_lib has no checks for it)."""
     from course_lib import checks
 
-    if not hasattr(checks, "exercises"):
-        return None
-    found = checks.exercises(lesson[:2])
-    return dict(found) if found else None
+    return checks.exercises(lesson[:2])
 
 
 _RUN_CELL = """\
@@ -350,10 +300,8 @@ def _execute(client, result: Submission) -> None:
         result.problems.append(f"could not execute: {type(exc).__name__}: {str(exc)[:200]}")
 
 
-def _collect_problems(cells, client, result: Submission, max_output_bytes: int, skip_first: bool) -> None:
+def _collect_problems(cells, client, result: Submission, max_output_bytes: int) -> None:
     for index, cell in enumerate(cells):
-        if skip_first and index == 0:
-            continue
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 name = _clip(output.get("ename", "Error"))

@@ -91,7 +91,6 @@ def jupyter_lab(browser_ready, tmp_path_factory):
         JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
         MPLBACKEND="module://matplotlib_inline.backend_inline",
     )
-    env.pop("COURSE_LIB_RESULTS", None)
     port, token = _free_port(), secrets.token_hex(16)
     log = open(home / "jupyterlab.log", "w")
     server = subprocess.Popen(

@@ -64,11 +64,11 @@ def lesson_suite(
     ``exercises`` maps a function name to its check; ``mutants`` lists
     ``(function, edit from, edit to, words the hint must contain)``; ``alternatives`` lists
     ``(function, edit from, edit to)``: different but right code that must pass.
-    A check split into draw/run/judge needs six mutants and one alternative; an older one three.
+    Every exercise needs at least six mutants and one alternative.
     """
     import pytest
 
-    from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, Exercise
+    from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
 
     @pytest.mark.parametrize("name", exercises)
     def test_solution_passes(name):
@@ -92,9 +92,8 @@ def lesson_suite(
 
     @pytest.mark.parametrize("name", exercises)
     def test_every_exercise_has_enough_mutants(name):
-        split = isinstance(exercises[name], Exercise)
-        assert sum(m[0] == name for m in mutants) >= (6 if split else 3)
-        assert not split or sum(a[0] == name for a in alternatives) >= 1
+        assert sum(m[0] == name for m in mutants) >= 6
+        assert sum(a[0] == name for a in alternatives) >= 1
 
     @pytest.mark.parametrize("name", exercises)
     def test_a_crash_in_student_code_is_reported_not_raised(name):

@@ -104,9 +104,7 @@ ALTERNATIVES = [
 ]
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(
-    lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=3, mutant_repeats=5)
-)
+globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
 
 
 def test_a_shape_error_in_student_code_is_reported_not_raised():

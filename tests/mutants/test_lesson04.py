@@ -89,6 +89,4 @@ ALTERNATIVES = [
 
 # Checks draw fresh inputs: the solution must pass, and a mistake be caught with its hint, every time.
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(
-    lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=3, mutant_repeats=5)
-)
+globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))

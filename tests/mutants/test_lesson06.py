@@ -98,9 +98,7 @@ ALTERNATIVES = [
 
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(
-    lesson_suite(LESSON, EXERCISES, MUTANTS, globals().get("ALTERNATIVES", []), solution_repeats=5, mutant_repeats=8)
-)
+globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=5, mutant_repeats=8))
 
 
 def test_the_checks_agree_with_course_lib_attention():
