@@ -521,3 +521,43 @@ def test_read_regular_refuses_links_fifos_and_big_files(tmp_path):
     with pytest.raises(ValueError, match="over the limit"):
         grading.read_regular(tmp_path / "big", 100)
     assert grading.read_regular(tmp_path / "big", 2000) == b"x" * 2000
+
+
+FORGER = """
+import course_lib.checks as _c
+from course_lib.checks import protocol as _p
+_p.Exercise.judge = lambda self, cases, records: ("passed", "")
+_p.Exercise.check = lambda self, fn, **kw: _c.CheckResult(self.id, self.title, "passed", "")
+"""
+
+
+@pytest.mark.parametrize("lesson", ["02", "03", "04", "05", "06", "07"])
+def test_every_lesson_is_graded_outside_the_kernel(lesson, tmp_path):
+    """A solved notebook of each lesson gets full marks from the grader; an unsolved one whose first answer
+    cell rebinds the checks' judge to say "passed" gets what its functions earn: nothing."""
+    release_path = grading.release_notebook(lesson, ROOT)
+    solution = nbformat.read(ROOT / "solutions" / release_path.name, as_version=4)
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in solution.cells if c.metadata.get("nbgrader")}
+    answer_ids = [
+        c.metadata["nbgrader"]["grade_id"] for c in solution.cells if (c.metadata.get("nbgrader") or {}).get("solution")
+    ]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    solved_nb = nbformat.read(release_path, as_version=4)
+    for cell in solved_nb.cells:
+        gid = (cell.metadata.get("nbgrader") or {}).get("grade_id")
+        if gid in answer_ids:
+            cell.source = answers[gid]
+    nbformat.write(solved_nb, subs / "solved.ipynb")
+    forger = nbformat.read(release_path, as_version=4)
+    first = next(c for c in forger.cells if (c.metadata.get("nbgrader") or {}).get("grade_id") == answer_ids[0])
+    first.source += "\n" + FORGER
+    nbformat.write(forger, subs / "forger.ipynb")
+
+    out = tmp_path / "grades.csv"
+    grading.grade([subs], lesson, out, root=ROOT, jobs=2, cell_timeout=60, budget=300, progress=None)
+    rows = {r["student"]: r for r in csv.DictReader(open(out, encoding="utf-8"))}
+    columns = [k for k in rows["solved"] if k.startswith("ex ")]
+    assert len(columns) == len(checks.exercises(lesson))
+    assert [rows["solved"][k] for k in columns] == ["passed"] * len(columns), rows["solved"]
+    assert [rows["forger"][k] for k in columns] == ["not implemented yet"] * len(columns), rows["forger"]
