@@ -14,7 +14,7 @@ import torch
 from course_lib import parentheses as P
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers
+from course_lib.checks.protocol import Exercise, expect_answers, size_error
 
 # --------------------------------------------------------------------------- 3.1 is_balanced
 
@@ -310,8 +310,7 @@ def _step_output(record, h):
 
 
 def _step_errors(case, record):
-    text = record["message"]
-    if record["raised"] == "RuntimeError" and ("shape" in text or "size" in text or "dimension" in text):
+    if size_error(record):
         return SHAPES
     return ""
 

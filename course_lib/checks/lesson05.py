@@ -15,7 +15,7 @@ import torch
 
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers
+from course_lib.checks.protocol import Exercise, expect_answers, size_error
 
 
 def _tensor(record, name, shape):
@@ -78,8 +78,7 @@ def _judge_scores(cases, records):
 
 def _scores_errors(case, record):
     Q, K = case
-    text = record["message"]
-    if record["raised"] == "RuntimeError" and ("shape" in text or "size" in text):
+    if size_error(record):
         return (
             f"your function fails for Q of shape {tuple(Q.shape)} and K of shape {tuple(K.shape)}; the scores are "
             "Q K^T: transpose K's last two axes (K.transpose(-2, -1)), not K itself"

@@ -15,7 +15,7 @@ import torch
 
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers
+from course_lib.checks.protocol import Exercise, expect_answers, size_error
 
 
 def _lower(T, k=0):
@@ -166,7 +166,7 @@ def _judge_row(cases, records):
 
 def _row_errors(case, record):
     e, i = case
-    if record["raised"] == "RuntimeError" and ("size" in record["message"] or "shape" in record["message"]):
+    if size_error(record):
         return f"your function fails for a row of n = {e.shape[0]} scores: take n from e_i (e_i.shape[0]), not a fixed size"
     return ""
 
@@ -240,7 +240,7 @@ def _alpha_errors(case, record):
     e, i, j = case
     if record["raised"] == "IndexError":
         return f"alpha_{{{i},{j}}} raised IndexError for an n = {e.shape[0]} matrix: {ALPHA_HINTS[2]}"
-    if record["raised"] == "RuntimeError" and ("size" in record["message"] or "shape" in record["message"]):
+    if size_error(record):
         return f"your function fails for an n = {e.shape[0]} matrix: take n from scores.shape, not a fixed size"
     return ""
 

@@ -16,7 +16,7 @@ from torch import nn
 from course_lib.checks import Mistake
 from course_lib.checks.lesson06 import _draw_mask, _judge_mask, _tensor_of_shape
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers, matches
+from course_lib.checks.protocol import Exercise, expect_answers, matches, size_error
 
 # --- Exercise 7.1 -----------------------------------------------------------------------------------------
 
@@ -76,7 +76,7 @@ def _judge_pe(cases, records):
 
 def _pe_errors(case, record):
     T, d = case
-    if record["raised"] == "RuntimeError" and ("size" in record["message"] or "shape" in record["message"]):
+    if size_error(record):
         return f"your function fails for T = {T}, d = {d}: take the sizes from T and d, not a fixed number"
     return ""
 
@@ -141,7 +141,7 @@ def _heads_errors(case, record):
     message = record["message"]
     if record["raised"] == "TypeError" and "float" in message:
         return "C / n_head is a float: the head size is D = C // n_head (integer division)"
-    if record["raised"] == "RuntimeError" and ("shape" in message or "size" in message):
+    if size_error(record):
         return f"your function fails for x of shape {tuple(x.shape)} and n_head = {H}: use n_head, not a fixed number"
     return ""
 

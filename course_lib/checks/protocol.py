@@ -296,6 +296,12 @@ def expect_answers(got: list, expected: list, wrong: dict | None = None, what: l
     raise Mistake(first)
 
 
+def size_error(record: dict) -> bool:
+    """The student's function crashed on a size or shape mismatch (typically: a size written as a number)."""
+    text = record.get("message", "")
+    return record.get("raised") == "RuntimeError" and any(w in text for w in ("shape", "size", "dimension"))
+
+
 def expect_type(rec: dict, kinds: tuple[str, ...], asked: str) -> None:
     """The student's value has one of the type names ``kinds`` (e.g. ("Tensor",)), else a hint naming ``asked``."""
     if rec.get("type") not in kinds:
