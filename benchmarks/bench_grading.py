@@ -20,14 +20,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from course_lib.instructor import grading  # noqa: E402
+from course_lib.instructor.release import _grade_id  # noqa: E402
 
 
 def solved_copy(lesson: str) -> nbformat.NotebookNode:
     release = nbformat.read(grading.release_notebook(lesson, ROOT), as_version=4)
     solution = nbformat.read(next((ROOT / "solutions").glob(f"{lesson}_*.ipynb")), as_version=4)
-    answers = {grading._grade_id(c): c.source for c in solution.cells if grading._grade_id(c)}
+    answers = {_grade_id(c): c.source for c in solution.cells if _grade_id(c)}
     for cell in release.cells:
-        gid = grading._grade_id(cell)
+        gid = _grade_id(cell)
         if gid and gid.startswith("ex-"):
             cell.source = answers[gid]
     return release
