@@ -146,3 +146,24 @@ def test_a_progress_bar_ends_on_its_final_line(shell):
     assert steps.startswith("steps: 100%") and "7/7 [" in steps, steps
     assert stopped.startswith("stopped:  40%") and "4/10 [" in stopped, stopped
     assert final[0]["transient"]["display_id"] == first["transient"]["display_id"]
+
+
+def test_show_carries_the_alt_text_with_the_png(shell):
+    import matplotlib.pyplot as plt
+
+    plt.plot([1, 2, 3], [3, 1, 2])
+    shell.run_cell(
+        'from course_lib.notebook import viz\nviz.show("Loss against step: falls from 3 to 1, then rises to 2.")'
+    )
+    bundles = [o for o in shell.display_pub.outputs if "image/png" in o["data"]]
+    assert bundles, "no PNG was displayed"
+    data, md = bundles[-1]["data"], bundles[-1]["metadata"]
+    base64.b64decode(data["image/png"])  # a real PNG payload
+    assert md["image/png"]["alt"] == "Loss against step: falls from 3 to 1, then rises to 2."
+    assert plt.get_fignums() == [], "the figure must be closed (or the inline backend shows it a second time)"
+
+
+@pytest.mark.parametrize("alt", ["", "figure", "A plot.", None, "No description has been provided for this image"])
+def test_show_refuses_a_generic_alt(alt):
+    with pytest.raises(ValueError, match="alt must describe"):
+        viz.show(alt)
