@@ -127,6 +127,9 @@ class Exercise:
     errors: Callable | None = field(default=None, repr=False)  # (case, record) -> a hint for a known crash, or ""
     allowed_errors: tuple[str, ...] = ()  # exceptions the exercise asks for: judged by body, not crashes
     describe: Callable | None = field(default=None, repr=False)  # (returned, live args) -> plain: for objects
+    # what the student's function may not call: dotted names such as "course_lib.parentheses.is_balanced",
+    # "torch.Tensor.backward", "torch.autograd.grad", "torch.nn.LSTM" (the answer borrowed instead of written)
+    forbidden: tuple[str, ...] = ()
 
     def run(self, fn: Callable, cases: list) -> list:
         with global_random_state_kept():
