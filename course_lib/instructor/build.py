@@ -77,7 +77,7 @@ __all__ = [
 ]
 
 LESSONS, SOLUTIONS, EXERCISES = "notebooks", "solutions", "exercises"
-NAME = re.compile(r"^\d{2}_[A-Za-z0-9_-]+$")  # the stem of a managed file: NN_topic
+NAME = re.compile(r"^\d{2}b?_[A-Za-z0-9_-]+$")  # a managed file's stem: NN_topic, or NNb_topic (going further)
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 LANGUAGE_INFO = {"name": "python"}

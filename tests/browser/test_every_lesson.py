@@ -9,8 +9,8 @@ from .lab import error_outputs, open_and_run_all, save_and_read, shutdown_kernel
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-LESSONS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-EXERCISES = sorted(p.name for p in (ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
+LESSONS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+EXERCISES = sorted(p.name for p in (ROOT / "exercises").glob("[0-9][0-9]*_*.ipynb"))
 EXPLORER = ".widget-interact"  # what viz.interactive renders
 CONTROLS = "select, .widget-slider [role=slider], .widget-slider .ui-slider-handle, input[type=number], textarea, input[type=text]"
 
