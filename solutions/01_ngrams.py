@@ -13,39 +13,46 @@
 # %% [markdown]
 # # Lesson 01 exercises: n-grams and perplexity
 #
-# Five small functions, each followed by a check. A check calls your function on fresh
-# inputs and says **passed**, **not implemented yet**, or **failed** with a hint about
-# the likely mistake. Replace each `raise NotImplementedError(...)` with your code and
-# run the cell below it. The lesson notebook `notebooks/01_ngrams.ipynb` explains
-# everything used here.
+# You build an n-gram language model yourself: count its n-grams, smooth them with add-$k$,
+# measure its perplexity the standard way (Exercises 1.1 and 1.2), then choose $k$ on
+# held-out text and read the curve (Exercise 1.3). Two short exercises follow: perplexity
+# from natural logs, and sampling with a temperature.
+#
+# Each exercise is followed by a check. A check calls your function on fresh inputs and says
+# **passed**, **not implemented yet**, or **failed** with a hint about the likely mistake.
+# Replace each `raise NotImplementedError(...)` with your code and run the cell below it. Write
+# them yourself: a check refuses an answer that calls `course_lib.ngram.NGramLM` or `nltk.lm`.
+# The lesson notebook `notebooks/01_ngrams.ipynb` explains everything used here.
 
 # %%
 import course_lib
 from course_lib.checks import lesson01 as checks
+from course_lib.notebook import viz
 
 course_lib.setup(seed=0)
 
 # %% [markdown]
-# ## Exercise 1.1: counting padded n-grams
+# ## Exercise 1.1: the n-grams of the standard count (warm-up)
 #
-# An n-gram model predicts each word from the $n-1$ words before it. So that the first
-# word has a context and the end of the sentence is predicted too, pad the sentence with
-# $n-1$ start symbols `<s>` on the left and $n-1$ end symbols `</s>` on the right (the
-# convention of `nltk.lm`), then count every run of $n$ consecutive tokens.
+# An n-gram model predicts each token from the $n-1$ tokens before it. The standard count
+# (Jurafsky & Martin ch. 3, SRILM, KenLM) pads each sentence with $n-1$ start symbols `<s>`
+# on the left, which are context only and never predicted, and **one** end symbol `</s>` on
+# the right, which is predicted. Every word and the `</s>` is then the last token of one
+# n-gram: a sentence of $L$ words gives $L + 1$ n-grams, whatever $n$ is.
 #
-# Leave `sentence` unchanged (pad a copy). `count_ngrams(["the", "union"], 2)` gives
-# `Counter({("<s>", "the"): 1, ("the", "union"): 1, ("union", "</s>"): 1})`.
+# Leave `sentence` unchanged (pad a copy). `count_ngrams(["the", "union"], 3)` gives
+# `Counter({("<s>", "<s>", "the"): 1, ("<s>", "the", "union"): 1, ("the", "union", "</s>"): 1})`.
 
 # %%
-# Exercise 1.1: counting padded n-grams
+# Exercise 1.1: the n-grams of the standard count
 from collections import Counter
 
 
 def count_ngrams(sentence, n):
-    """Counter of the n-gram tuples of `sentence` (a list of tokens) after padding."""
+    """Counter of the n-grams (tuples) that end at each word and at the one </s> of `sentence`."""
     ### BEGIN SOLUTION
-    padded = ["<s>"] * (n - 1) + list(sentence) + ["</s>"] * (n - 1)
-    return Counter(tuple(padded[i:i + n]) for i in range(len(padded) - n + 1))
+    padded = ["<s>"] * (n - 1) + list(sentence) + ["</s>"]
+    return Counter(tuple(padded[i - n + 1 : i + 1]) for i in range(n - 1, len(padded)))
     ### END SOLUTION
 
 
@@ -56,61 +63,153 @@ assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Exercise 1.2: the maximum-likelihood estimate
+# ## Exercise 1.2: an add-k n-gram model and its perplexity
 #
-# From counts of n-grams, the MLE of the next word is
+# Write the whole model in one function: train it on `train`, measure it on `test` (both are
+# lists of sentences, each a list of tokens), return the perplexity.
 #
-# $$P_{MLE}(w_i \mid w_{i-n+1:i-1}) = \frac{c(w_{i-n+1:i-1}\, w_i)}{\sum_{w} c(w_{i-n+1:i-1}\, w)}$$
-#
-# `counts` maps n-gram tuples to counts, `context` is a tuple of the $n-1$ previous
-# words. If the context never occurs there is nothing to divide by: return `0.0`
-# (this is what `nltk.lm.MLE` does too). The context may be of any length $n-1 \ge 1$.
+# 1. **Vocabulary.** $V$ holds every token the model can predict: the training words, `</s>`
+#    and `<UNK>`. A test word never seen in training becomes `<UNK>`. `<s>` is not in $V$:
+#    it is never predicted.
+# 2. **Counts.** Pad every training sentence as in Exercise 1.1 and count, for each n-gram
+#    $h\,w$ that ends at a word or at `</s>`, $c(h\,w)$ and its context $c(h)$.
+# 3. **Add-k.** $P(w \mid h) = \dfrac{c(h\,w) + k}{c(h) + kV}$ (an unseen context has $c(h) = 0$).
+# 4. **Perplexity.** Pad each test sentence the same way and score every word and every `</s>`:
+#    $N$ = words + sentences tokens, $J = -\frac{1}{N}\sum_i \log_2 P(w_i \mid h_i)$, return $2^J$.
 
 # %%
-# Exercise 1.2: maximum-likelihood probability from counts
-def mle_prob(counts, context, word):
-    """P(word | context) by maximum likelihood from a Counter of n-grams."""
+# Exercise 1.2: an add-k n-gram model and its perplexity
+import math
+from collections import Counter
+
+
+def add_k_perplexity(train, test, n, k):
+    """Perplexity on `test` of an add-k n-gram model trained on `train` (the standard count)."""
     ### BEGIN SOLUTION
-    context = tuple(context)
-    context_count = sum(c for ngram, c in counts.items() if ngram[:-1] == context)
-    if context_count == 0:
-        return 0.0
-    return counts.get(context + (word,), 0) / context_count
+    vocab = {w for sentence in train for w in sentence} | {"</s>", "<UNK>"}
+    V = len(vocab)
+
+    def pad(sentence):
+        return ["<s>"] * (n - 1) + [w if w in vocab else "<UNK>" for w in sentence] + ["</s>"]
+
+    counts, context_counts = Counter(), Counter()
+    for sentence in train:
+        padded = pad(sentence)
+        for i in range(n - 1, len(padded)):
+            counts[tuple(padded[i - n + 1 : i + 1])] += 1
+            context_counts[tuple(padded[i - n + 1 : i])] += 1
+    log_prob, N = 0.0, 0
+    for sentence in test:
+        padded = pad(sentence)
+        for i in range(n - 1, len(padded)):
+            ngram = tuple(padded[i - n + 1 : i + 1])
+            p = (counts[ngram] + k) / (context_counts[ngram[:-1]] + k * V)
+            log_prob += math.log2(p)
+            N += 1
+    return 2 ** (-log_prob / N)
     ### END SOLUTION
 
 
 # %%
-result = checks.check_mle_prob(mle_prob)
+result = checks.check_add_k_perplexity(add_k_perplexity)
 ### BEGIN HIDDEN TESTS
 assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Exercise 1.3: add-k smoothing
-#
-# MLE gives probability zero to every n-gram it has not seen, so one unseen n-gram in the
-# test set makes the perplexity infinite. Add-$k$ smoothing pretends every word of the
-# vocabulary (size $V$) was seen $k$ more times after every context:
-#
-# $$P_{add\text{-}k}(w \mid h) = \frac{c(h\, w) + k}{c(h) + k V}$$
-#
-# Laplace smoothing is $k = 1$; $k = 0$ is MLE again. Any $k \ge 0$ may be passed, and
-# $c(h)$ may be 0 (a context never seen: with $k > 0$ every word then gets $1/V$).
+# Now on real text: the lesson's State of the Union addresses (a slice of them, so that your
+# pure-Python model runs in a second). `course_lib`'s `NGramLM` counts the same way, so once
+# your function passes, the two numbers agree.
 
 # %%
-# Exercise 1.3: add-k (Laplace) smoothing
-def laplace_prob(count, context_count, vocab_size, k=1.0):
-    """Add-k estimate from c(h w) = count, c(h) = context_count and V = vocab_size."""
+from course_lib.corpora import load_sotu
+from course_lib.ngram import NGramLM
+
+corpus = load_sotu(level="word")
+train, val = corpus.train[:4000], corpus.val[:1000]
+print(f"{sum(map(len, train)):,} training words, {sum(map(len, val)):,} validation words")
+try:
+    yours = add_k_perplexity(train, val, 2, 0.01)
+    library = NGramLM(2, "add-k", k=0.01).fit(train).perplexity(val)
+    print(f"add-k bigram (k = 0.01), validation perplexity: yours {yours:.2f}, NGramLM {library:.2f}")
+except NotImplementedError:
+    print("(finish Exercise 1.2 to see this)")
+
+# %% [markdown]
+# ## Exercise 1.3: choose k on held-out text
+#
+# $k$ is a choice we make on **validation** text, never on the test set. Write `tune_k`: for
+# each $k$ in `ks` compute the validation perplexity with `perplexity(train, val, n, k)` (the
+# check hands you a correct one; below you pass yours), and return the pair
+# `(best_k, perplexities)`: the $k$ with the lowest validation perplexity, and the list of
+# perplexities in the order of `ks`.
+
+# %%
+# Exercise 1.3: tuning k on held-out text
+import numpy as np
+
+
+def tune_k(train, val, n, ks, perplexity):
+    """(best k, [validation perplexity for each k in ks]) of add-k n-gram models."""
     ### BEGIN SOLUTION
-    return (count + k) / (context_count + k * vocab_size)
+    perplexities = [perplexity(train, val, n, k) for k in ks]
+    best_k = ks[int(np.argmin(perplexities))]
+    return best_k, perplexities
     ### END SOLUTION
 
 
 # %%
-result = checks.check_laplace_prob(laplace_prob)
+result = checks.check_tune_k(tune_k)
 ### BEGIN HIDDEN TESTS
 assert result.passed, result
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# Run it with your own model on the slice above, for the bigram and the trigram, and plot
+# validation perplexity against $k$ (log scales).
+
+# %%
+ks = [0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0]
+try:
+    tuned = {n: tune_k(train, val, n, ks, add_k_perplexity) for n in (2, 3)}
+    for n, (best_k, ppl) in tuned.items():
+        print(f"{n}-gram: best k = {best_k} (validation perplexity {min(ppl):.1f}); at k = 1: {ppl[-1]:.1f}")
+    ax = viz.line_plot(
+        ks,
+        {f"{n}-gram": ppl for n, (_, ppl) in tuned.items()},
+        xlabel="k (pseudo-count added to every n-gram)",
+        ylabel="validation perplexity",
+        logy=True,
+        title="Add-k: validation perplexity against k",
+    )
+    ax.set_xscale("log")
+    viz.show(
+        "Validation perplexity of add-k models against k, log scales: "
+        + "; ".join(
+            f"{n}-gram from {ppl[0]:.0f} at k = {ks[0]} to a minimum of {min(ppl):.0f} at k = {b} and {ppl[-1]:.0f} at k = 1"
+            for n, (b, ppl) in tuned.items()
+        )
+    )
+except NotImplementedError:
+    print("(finish Exercises 1.2 and 1.3 to see this)")
+
+# %% [markdown]
+# **Question.** Read your output. Which $k$ is best for the bigram and which for the trigram?
+# Why does the validation perplexity rise when $k$ grows past the best value, why does it rise
+# when $k$ shrinks below it, and why does the trigram want a different $k$ than the bigram?
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# Both curves are U-shaped. Past the best $k$, every context hands $kV$ pseudo-counts to its $V$
+# possible next words (here $V$ is several thousand), which swamps the real counts, so the
+# model spreads its probability almost uniformly; $k = 1$ (Laplace) is far on that side.
+# Below the best $k$, the model trusts its counts too much: the n-grams of the validation text
+# that never occurred in training get almost no probability, and each costs many bits. The
+# trigram's contexts are rarer (most are seen once or never), so the same $k$ is a larger
+# share of each context's count: in the printed output its best $k$ is smaller than the
+# bigram's (or equal on this grid) and its curve is higher; even tuned, add-k gets worse with
+# the order, which is why the lesson moves on to interpolation and Kneser-Ney.
+# ### END SOLUTION
 
 # %% [markdown]
 # ## Exercise 1.4: perplexity from log-probabilities

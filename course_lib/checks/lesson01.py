@@ -14,7 +14,7 @@ import numpy as np
 from course_lib.checks import Mistake
 from course_lib.checks.protocol import Exercise, expect_answers
 
-BOS, EOS = "<s>", "</s>"
+BOS, EOS, UNK = "<s>", "</s>", "<UNK>"
 WORDS = ["we", "the", "people", "of", "union", "states", "congress", "nation", "free", "world"]
 NUMBER = ("int", "float", "float64", "float32", "ndarray")
 
@@ -46,34 +46,44 @@ def _expect_number(record, what):
 # ---------------------------------------------------------------- 1.1
 
 
+def _standard(sentence, n, left=None, right=1):
+    """The n-grams that end at each scored token of the padded sentence: n-1 <s>, words, one </s>."""
+    padded = _padded(sentence, n, left=left, right=right)
+    return Counter(tuple(padded[i - n + 1 : i + 1]) for i in range(max(n - 1, 0), len(padded)))
+
+
 def _draw_count(seed):
     rng = np.random.default_rng(seed)
     cases = []
-    for n in (1, 2, 3, 4, int(rng.integers(2, 5))):
+    for n in (1, 3, 2, 4, int(rng.integers(3, 6))):
         sentence = _sentence(rng, int(rng.integers(2, 8)))
         sentence += sentence[:n]  # a repeated n-gram in every sentence: counts above 1
         cases.append([sentence, n])
-    cases.append([_sentence(rng, 1), int(rng.integers(2, 4))])  # one word: every n-gram is mostly padding
+    cases.append([_sentence(rng, 1), int(rng.integers(3, 5))])  # one word: every n-gram is mostly padding
     return cases
 
 
 def _count_variants(sentence, n):
-    padded = _padded(sentence, n)
+    padded = _padded(sentence, n, right=1)
     return {
-        f"pad the sentence first: n-1 '{BOS}' on the left and n-1 '{EOS}' on the right, so the first word "
-        "has a context and the end of the sentence is predicted too": _grams(list(sentence), n),
-        f"you padded only the left: add n-1 '{EOS}' on the right as well (the end of a sentence is a word to "
-        "predict)": _grams(_padded(sentence, n, right=0), n),
-        f"you padded only the right: add n-1 '{BOS}' on the left as well (the first word needs a context)": _grams(
-            _padded(sentence, n, left=0), n
+        f"pad the sentence first: n-1 '{BOS}' on the left (context) and one '{EOS}' on the right (predicted)": (
+            _grams(list(sentence), n)
         ),
-        "too much padding: n-1 symbols on each side, not n": _grams(_padded(sentence, n, n, n), n),
-        "pad with n-1 symbols on each side, not always one (one is right only for bigrams)": _grams(
-            _padded(sentence, n, 1, 1), n
+        f"add one '{EOS}' on the right: the end of a sentence is a token the model must predict": _standard(
+            sentence, n, right=0
         ),
-        f"pad with n-1 '{EOS}' on the right, not one": _grams(_padded(sentence, n, right=1), n),
-        "the last n-gram is missing: a list of length L has L - n + 1 n-grams (range off by one)": _grams(
-            padded, n, len(padded) - n
+        f"pad n-1 '{BOS}' on the left as well: the first word needs a context of n-1 tokens": _grams(
+            _padded(sentence, n, left=0, right=1), n
+        ),
+        f"too much padding: n-1 '{BOS}' on the left, not n (an n-gram ending in '{BOS}' predicts '{BOS}', "
+        "which is never predicted)": _grams(_padded(sentence, n, left=n, right=1), n),
+        f"one '{EOS}' per sentence, not n-1: extra '{EOS}' are near-certain predictions that flatter "
+        "higher orders (that is nltk's pad_both_ends)": _grams(_padded(sentence, n, right=n - 1), n),
+        f"n-1 '{BOS}' on the left, not always one (one is right only for bigrams)": _grams(
+            _padded(sentence, n, left=1, right=1), n
+        ),
+        "off by one: the first n-gram ends at the first word, index n-1 of the padded list": Counter(
+            tuple(padded[i - n + 1 : i + 1]) for i in range(n, len(padded))
         ),
         "count every occurrence: a repeated n-gram counts more than once": Counter(set(_grams(padded, n))),
     }
@@ -94,7 +104,7 @@ def _judge_count(cases, records):
         if not all(type(v) is int or (isinstance(v, np.ndarray) and v.dtype.kind in "iu") for v in got.values()):
             raise Mistake("the counts must be whole numbers (ints)")
         got = Counter({k: int(v) for k, v in got.items() if v})
-        expected = _grams(_padded(sentence, n), n)
+        expected = _standard(sentence, n)
         for hint, value in _count_variants(sentence, n).items():
             wrong.setdefault(hint, []).append(got == value)
         if got != expected and not first:
@@ -110,177 +120,204 @@ def _judge_count(cases, records):
 
 
 check_count_ngrams = Exercise(
-    "1.1", "counting padded n-grams", "count_ngrams", ("sentence", "n"), _draw_count, _judge_count
+    "1.1",
+    "the n-grams of the standard count",
+    "count_ngrams",
+    ("sentence", "n"),
+    _draw_count,
+    _judge_count,
+    forbidden=("course_lib.ngram.NGramLM", "nltk.lm.preprocessing.pad_both_ends", "nltk.util.ngrams"),
 )
 
 
 # ---------------------------------------------------------------- 1.2
 
 
-def _draw_mle(seed):
+def add_k_perplexity(train, test, n, k, *, left=None, right=1, v_shift=0, numerator_only=False, log_mix=False,
+                     per_sentence=False):  # fmt: skip
+    """The reference (keyword arguments off): perplexity of an add-k n-gram model under the standard count.
+
+    The keywords give the known mistakes: ``left``/``right`` padding, |V| shifted by ``v_shift``, k
+    added to the numerator only, natural logs raised to 2, J divided by the number of sentences.
+    """
+    left = n - 1 if left is None else left
+    vocab = {w for s in train for w in s} | {EOS, UNK}
+    V = len(vocab) + v_shift
+
+    def pad(sentence):
+        return [BOS] * left + [w if w in vocab else UNK for w in sentence] + [EOS] * right
+
+    counts, context_counts = Counter(), Counter()
+    for sentence in train:
+        p = pad(sentence)
+        for i in range(n - 1, len(p)):
+            counts[tuple(p[i - n + 1 : i + 1])] += 1
+            context_counts[tuple(p[i - n + 1 : i])] += 1
+    total, N = 0.0, 0
+    for sentence in test:
+        p = pad(sentence)
+        for i in range(n - 1, len(p)):
+            gram = tuple(p[i - n + 1 : i + 1])
+            denominator = context_counts[gram[:-1]] + (0 if numerator_only else k * V)
+            if denominator == 0:
+                return None
+            prob = (counts[gram] + k) / denominator
+            total += math.log(prob) if log_mix else math.log2(prob)
+            N += 1
+    return 2 ** (-total / (len(test) if per_sentence else N))
+
+
+_PPL_HINTS = {
+    f"score the end: pad one '{EOS}' after each sentence and predict it (N = words + sentences)": {"right": 0},
+    f"'{BOS}' is context, never predicted: pad n-1 '{BOS}', not n": {"left": "n"},
+    f"one '{EOS}' per sentence, not n-1 (nltk's pad_both_ends): the extra ones are near-certain and flatter "
+    "higher orders": {"right": "n-1"},
+    "k pseudo-counts go to every one of the V words: add k * V to the denominator too": {"numerator_only": True},
+    f"V counts every token the model can predict: the training words, '{EOS}' and '{UNK}'": {"v_shift": -1},
+    f"'{BOS}' is never predicted, so it is not in V: V = training words + '{EOS}' + '{UNK}'": {"v_shift": 1},
+    "log base: you summed natural logs (ln) but raised 2 to J; use log2 with 2 ** J (or ln with e ** J)": {
+        "log_mix": True
+    },
+    "J is the mean over the N scored tokens (words + one end per sentence), not over sentences": {"per_sentence": True},
+}
+
+
+def _ppl_variant(case, spec):
+    train, test, n, k = case
+    kwargs = {key: (n if v == "n" else n - 1 if v == "n-1" else v) for key, v in spec.items()}
+    return add_k_perplexity(train, test, n, k, **kwargs)
+
+
+def _draw_ppl(seed):
     rng = np.random.default_rng(seed)
+    words = [str(w) for w in rng.choice(WORDS, size=int(rng.integers(5, len(WORDS) + 1)), replace=False)]
+
+    def sentences(count, extra=()):
+        pool = words + list(extra)
+        return [[pool[i] for i in rng.integers(0, len(pool), size=int(rng.integers(1, 7)))] for _ in range(count)]
+
     cases = []
-    for n in (2, 3, int(rng.integers(2, 5))):
-        counts: Counter = Counter()
-        for _ in range(int(rng.integers(15, 30))):
-            counts.update(_grams(_padded(_sentence(rng, int(rng.integers(2, 8))), n), n))
-        grams = list(counts)
-        for _ in range(2):  # seen n-grams, chosen where the known mistakes give the most different numbers
-            best, chosen = -1, grams[0]
-            for index in rng.permutation(len(grams)):
-                context, word = grams[index][:-1], grams[index][-1]
-                values = [_mle(counts, context, word)] + _mle_variants(counts, context, word)
-                distinct = len({round(v, 12) for v in values if v is not None})
-                if distinct > best:
-                    best, chosen = distinct, grams[index]
-                if distinct == len(values):
-                    break
-            cases.append([dict(counts), chosen[:-1], chosen[-1]])
-        seen = sorted({g[:-1] for g in grams})
-        context = seen[int(rng.integers(len(seen)))]
-        cases.append([dict(counts), context, "zebra"])  # a seen context, an unseen word: 0
-    cases.append([dict(counts), ("zebra",) * (n - 1), "the"])  # an unseen context: 0.0 (nothing to divide by)
+    for n in (1, 3, 2, int(rng.integers(3, 5))):  # n = 1 first: k in the numerator only is still finite there
+        train = sentences(int(rng.integers(6, 15)))
+        test = sentences(int(rng.integers(3, 7)), extra=("zebra",))  # unseen words become <UNK>
+        test.append(["zebra"])  # an unseen word, so an unseen context too for n > 1
+        k = float(rng.choice([1.0, round(float(rng.uniform(0.05, 0.9)), 3)]))
+        cases.append([train, test, n, k])
     return cases
 
 
-def _mle(counts, context, word):
-    total = sum(c for g, c in counts.items() if g[:-1] == context)
-    return counts.get(context + (word,), 0) / total if total else 0.0
+def _judge_ppl(cases, records):
+    got = [_expect_number(r, f"the perplexity for n={c[2]}, k={c[3]}") for c, r in zip(cases, records)]
+    expected = [add_k_perplexity(*c) for c in cases]
+    wrong = {hint: [_ppl_variant(c, spec) for c in cases] for hint, spec in _PPL_HINTS.items()}
+    what = [f"the perplexity for n={n}, k={k} ({len(test)} test sentences)" for _, test, n, k in cases]
+    expect_answers(got, expected, wrong, what, rtol=1e-6, atol=1e-9)
 
 
-def _mle_variants(counts, context, word):
-    c = counts.get(context + (word,), 0)
-    total = sum(counts.values())
-    word_count = sum(v for g, v in counts.items() if g[-1] == word)
-    types = sum(1 for g in counts if g[:-1] == context)
-    last = sum(v for g, v in counts.items() if g[-2] == context[-1])
-    return [
-        c / total,
-        c / word_count if word_count else 0.0,
-        counts.get((word,) + context, 0) / sum(v for g, v in counts.items() if g[:-1] == context)
-        if any(g[:-1] == context for g in counts)
-        else None,
-        c / types if types else None,
-        (c / last if last else 0.0) if len(context) > 1 else _mle(counts, context, word),
-        c // sum(v for g, v in counts.items() if g[:-1] == context) if any(g[:-1] == context for g in counts) else None,
-    ]
-
-
-_MLE_HINTS = [
-    "divide by the count of the context c(w_{i-1}), not by the number of all n-grams: "
-    "that gives the joint probability P(w_{i-1}, w_i)",
-    "the denominator counts the context (the words before), not the word itself",
-    "off by one: the n-gram is the context followed by the word; you put the word first",
-    "the denominator is the total count of n-grams starting with the context (a sum of counts), "
-    "not the number of different words that follow it",
-    "the context is all n-1 previous words: compare the whole tuple, not only its last word",
-    "use true division /, not // (which rounds down to 0)",
-]
-
-
-def _judge_mle(cases, records):
-    got, expected = [], []
-    wrong = {hint: [] for hint in _MLE_HINTS}
-    for (counts, context, word), r in zip(cases, records):
-        got.append(_expect_number(r, f"P({word!r} | {context})"))
-        expected.append(_mle(counts, context, word))
-        if not any(g[:-1] == context for g in counts):
-            variants = [expected[-1]] * len(_MLE_HINTS)  # every mistake still says 0 (or crashes) here
-        else:
-            variants = _mle_variants(counts, context, word)
-        for hint, v in zip(_MLE_HINTS, variants):
-            wrong[hint].append(v)
-    what = [f"P({w!r} | {c})" for _, c, w in cases]
-    expect_answers(got, expected, wrong, what, rtol=1e-9, atol=1e-12)
-
-
-def _mle_errors(case, record):
-    counts, context, _ = case
-    if record["raised"] == "ZeroDivisionError" and not any(g[:-1] == context for g in counts):
-        return "for a context that never occurs, c(context) = 0: return 0.0 instead of dividing by zero"
-    if record["raised"] == "KeyError":
-        return "an n-gram that was never seen has count 0: use counts.get(ngram, 0) (or a Counter lookup)"
+def _ppl_errors(case, record):
+    if record["raised"] == "ZeroDivisionError":
+        return "k pseudo-counts go to every one of the V words: add k * V to the denominator too"
+    if record["raised"] == "ValueError" and "math domain" in record.get("message", ""):
+        return "a probability of 0 has no log: smooth every count with k, including unseen n-grams and contexts"
     return ""
 
 
-check_mle_prob = Exercise(
+check_add_k_perplexity = Exercise(
     "1.2",
-    "maximum-likelihood probability from counts",
-    "mle_prob",
-    ("counts", "context", "word"),
-    _draw_mle,
-    _judge_mle,
-    materialise=lambda args: [Counter(args[0]), *args[1:]],  # the exercise hands a Counter
-    observe=lambda args, live: [dict(live[0]), *live[1:]],
-    errors=_mle_errors,
+    "an add-k n-gram model and its perplexity",
+    "add_k_perplexity",
+    ("train", "test", "n", "k"),
+    _draw_ppl,
+    _judge_ppl,
+    errors=_ppl_errors,
+    forbidden=(
+        "course_lib.ngram.NGramLM",
+        "course_lib.smoothing.add_k",
+        "nltk.lm.Lidstone",
+        "nltk.lm.Laplace",
+        "nltk.lm.MLE",
+        "nltk.lm.preprocessing.pad_both_ends",
+    ),
 )
 
 
 # ---------------------------------------------------------------- 1.3
 
 
-def _draw_laplace(seed):
+def _tune(train, val, n, ks, perplexity):
+    ppl = [perplexity(train, val, n, k) for k in ks]
+    return ks[int(np.argmin(ppl))], ppl
+
+
+def _draw_tune(seed):
     rng = np.random.default_rng(seed)
     cases = []
-    for k in (1.0, round(float(rng.uniform(0.05, 0.9)), 3), round(float(rng.uniform(1.5, 3)), 3), 0.0):
-        vocab_size = int(rng.integers(5, 60))
-        context_count = int(rng.integers(1, 100))
-        count = int(rng.integers(1, context_count + 1))
-        cases.append([count, context_count, vocab_size, k])
-    cases.append([0, int(rng.integers(1, 50)), int(rng.integers(5, 60)), 0.5])  # an unseen n-gram
-    cases.append([0, 0, int(rng.integers(5, 60)), 1.0])  # an unseen context: uniform 1 / V
+    for n in (2, int(rng.choice([1, 3]))):
+        for _ in range(100):  # until the best k lies strictly inside the grid (then every mistake shows)
+            sentences = [
+                [WORDS[i] for i in rng.zipf(1.6, size=int(rng.integers(1, 8))) % len(WORDS)]
+                for _ in range(int(rng.integers(40, 80)))
+            ]
+            cut = int(0.75 * len(sentences))
+            ks = sorted({round(float(x), 4) for x in 10.0 ** rng.uniform(-3, 1.5, size=int(rng.integers(5, 9)))})
+            ks = [ks[i] for i in rng.permutation(len(ks))]  # not sorted: the best k is found, not assumed
+            ppl = [add_k_perplexity(sentences[:cut], sentences[cut:], n, k) for k in ks]
+            if min(ks) < ks[int(np.argmin(ppl))] < max(ks) and ppl != sorted(ppl):  # (then every mistake shows)
+                break
+        cases.append([sentences[:cut], sentences[cut:], n, ks])
     return cases
 
 
-def _laplace_variants(count, context_count, vocab_size, k):
-    def safe(a, b):
-        return a / b if b else None
-
+def _tune_variants(train, val, n, ks):
+    ppl = [add_k_perplexity(train, val, n, k) for k in ks]
+    on_train = [add_k_perplexity(train, train, n, k) for k in ks]
+    bigram = [add_k_perplexity(train, val, 2, k) for k in ks]
     return {
-        "you forgot the vocabulary size in the denominator: k is added to each of the V words, "
-        "so the denominator grows by k * V": safe(count + k, context_count + k),
-        "the denominator needs k * V as well, not only c(context)": safe(count + k, context_count),
-        "add k times V to the denominator, not V: every one of the V words received k": safe(
-            count + k, context_count + vocab_size
+        "the best k has the LOWEST validation perplexity (you took the highest)": (ks[int(np.argmax(ppl))], ppl),
+        "choose k on the validation sentences, not on the training sentences (those favour k -> 0)": (
+            ks[int(np.argmin(on_train))],
+            on_train,
         ),
-        "use the k you are given, not always 1 (Laplace is the special case k = 1)": safe(
-            count + 1, context_count + vocab_size
-        ),
-        "add k to the count in the numerator, not 1": safe(count + 1, context_count + k * vocab_size),
-        "k multiplies only V: the denominator is c(context) + k * V, not k * (c(context) + V)": safe(
-            count + k, k * (context_count + vocab_size)
+        "return the best k itself, not its position in ks": (int(np.argmin(ppl)), ppl),
+        "return one perplexity per k, in the order of ks": (ks[int(np.argmin(ppl))], sorted(ppl)),
+        "use the order n you are given": (ks[int(np.argmin(bigram))], bigram),
+        "best_k is a value of k (the one with the lowest perplexity), not the lowest perplexity itself": (
+            min(ppl),
+            ppl,
         ),
     }
 
 
-def _judge_laplace(cases, records):
-    got, expected, wrong = [], [], {}
-    for (count, context_count, vocab_size, k), r in zip(cases, records):
-        got.append(_expect_number(r, f"P with c={count}, c(context)={context_count}, V={vocab_size}, k={k}"))
-        expected.append((count + k) / (context_count + k * vocab_size))
-        for hint, v in _laplace_variants(count, context_count, vocab_size, k).items():
-            wrong.setdefault(hint, []).append(v)
-    what = [f"P with c={c}, c(context)={h}, V={v}, k={k}" for c, h, v, k in cases]
-    expect_answers(got, expected, wrong, what, rtol=1e-9, atol=1e-12)
+def _judge_tune(cases, records):
+    for (*_, ks), r in zip(cases, records):
+        value = r["returned"]
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise Mistake("return a pair (best_k, perplexities): the best k and the list of perplexities, one per k")
+        if not isinstance(value[1], (list, tuple, np.ndarray)) or len(value[1]) != len(ks):
+            raise Mistake(f"perplexities must have one number per k ({len(ks)} here)")
+    # one flat list of numbers: per case, the best k then the perplexities
+    got = [float(x) for r in records for x in [r["returned"][0], *r["returned"][1]]]
+    expected, wrong, what = [], {}, []
+    for case in cases:
+        best, ppl = _tune(*case, add_k_perplexity)
+        expected += [best, *ppl]
+        what += [f"best_k for n={case[2]}, ks={case[3]}"] + [f"the perplexity for k={k} (n={case[2]})" for k in case[3]]
+        for hint, (b, p) in _tune_variants(*case).items():
+            wrong.setdefault(hint, []).extend([float(b), *p])
+    expect_answers(got, expected, wrong, what, rtol=1e-6, atol=1e-9)
 
 
-def _laplace_errors(case, record):
-    count, context_count, vocab_size, k = case
-    if record["raised"] == "ZeroDivisionError" and k == 0:
-        return "k multiplies only V: the denominator is c(context) + k * V, not k * (c(context) + V)"
-    if record["raised"] == "ZeroDivisionError" and context_count == 0:
-        return "the denominator needs k * V as well, not only c(context) (an unseen context has c(context) = 0)"
-    return ""
-
-
-check_laplace_prob = Exercise(
+check_tune_k = Exercise(
     "1.3",
-    "add-k (Laplace) smoothing",
-    "laplace_prob",
-    ("count", "context_count", "vocab_size", "k"),
-    _draw_laplace,
-    _judge_laplace,
-    errors=_laplace_errors,
+    "tuning k on held-out text",
+    "tune_k",
+    ("train", "val", "n", "ks", "perplexity"),
+    _draw_tune,
+    _judge_tune,
+    # the perplexity function handed to the student's tune_k is the check's own reference, so a
+    # mistake in Exercise 1.2 does not fail this one
+    materialise=lambda args: [*args, add_k_perplexity],
+    observe=lambda args, live: live[:4],
 )
 
 
@@ -436,4 +473,11 @@ check_sample_next = Exercise(
     _judge_sample,
 )
 
-__all__ = ["check_count_ngrams", "check_mle_prob", "check_laplace_prob", "check_perplexity", "check_sample_next"]
+__all__ = [
+    "check_count_ngrams",
+    "check_add_k_perplexity",
+    "check_tune_k",
+    "check_perplexity",
+    "check_sample_next",
+    "add_k_perplexity",
+]

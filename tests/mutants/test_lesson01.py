@@ -7,58 +7,51 @@ from .mutate import lesson_suite
 LESSON = "01_ngrams"
 EXERCISES = {
     "count_ngrams": checks.check_count_ngrams,
-    "mle_prob": checks.check_mle_prob,
-    "laplace_prob": checks.check_laplace_prob,
+    "add_k_perplexity": checks.check_add_k_perplexity,
+    "tune_k": checks.check_tune_k,
     "perplexity": checks.check_perplexity,
     "sample_next": checks.check_sample_next,
 }
-PAD = '["<s>"] * (n - 1) + list(sentence) + ["</s>"] * (n - 1)'
-COUNT = "return Counter(tuple(padded[i:i + n]) for i in range(len(padded) - n + 1))"
-CONTEXT_COUNT = "sum(c for ngram, c in counts.items() if ngram[:-1] == context)"
+PAD = '["<s>"] * (n - 1) + list(sentence) + ["</s>"]'
+COUNT = "return Counter(tuple(padded[i - n + 1 : i + 1]) for i in range(n - 1, len(padded)))"
+MODEL_PAD = '["<s>"] * (n - 1) + [w if w in vocab else "<UNK>" for w in sentence] + ["</s>"]'
+ADD_K = "p = (counts[ngram] + k) / (context_counts[ngram[:-1]] + k * V)"
 SAMPLE = "q = np.asarray(probs, dtype=float) ** (1.0 / temperature)\n    q = q / q.sum()"
+BEST = "best_k = ks[int(np.argmin(perplexities))]"
 
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
     ("count_ngrams", PAD, "list(sentence)", "pad the sentence"),
-    ("count_ngrams", ' + ["</s>"] * (n - 1)', "", "only the left"),
-    ("count_ngrams", '["<s>"] * (n - 1) + list', "list", "only the right"),
-    ("count_ngrams", PAD, '["<s>"] * n + list(sentence) + ["</s>"] * n', "too much padding"),
-    ("count_ngrams", PAD, '["<s>"] + list(sentence) + ["</s>"]', "not always one"),
-    ("count_ngrams", '["</s>"] * (n - 1)', '["</s>"]', "on the right, not one"),
-    ("count_ngrams", "len(padded) - n + 1", "len(padded) - n", "off by one"),
-    ("count_ngrams", "tuple(padded[i:i + n])", "' '.join(padded[i:i + n])", "tuples"),
-    ("count_ngrams", "tuple(padded[i:i + n])", "tuple(padded[i:i + 2])", "length n="),
+    ("count_ngrams", ' + ["</s>"]', "", "add one '</s>'"),
+    ("count_ngrams", '["<s>"] * (n - 1) + list', "list", "pad n-1 '<s>' on the left"),
+    ("count_ngrams", '["<s>"] * (n - 1)', '["<s>"] * n', "not n"),
+    ("count_ngrams", '["</s>"]', '["</s>"] * (n - 1)', "not n-1"),
+    ("count_ngrams", '["<s>"] * (n - 1)', '["<s>"]', "not always one"),
+    ("count_ngrams", "range(n - 1, len(padded))", "range(n, len(padded))", "off by one"),
     ("count_ngrams", COUNT, COUNT.replace("Counter(", "Counter(set(") + ")", "every occurrence"),
     (
         "count_ngrams",
         f"padded = {PAD}",
-        'sentence[:0] = ["<s>"] * (n - 1)\n    sentence += ["</s>"] * (n - 1)\n    padded = sentence',
+        'sentence[:0] = ["<s>"] * (n - 1)\n    sentence.append("</s>")\n    padded = sentence',
         "in place",
     ),
-    (
-        "mle_prob",
-        "return counts.get(context + (word,), 0) / context_count",
-        "return counts.get(context + (word,), 0) / sum(counts.values())",
-        "joint probability",
-    ),
-    ("mle_prob", "if ngram[:-1] == context", "if ngram[-1] == word", "not the word itself"),
-    ("mle_prob", "        return 0.0\n", "        pass\n", "dividing by zero"),
-    ("mle_prob", "counts.get(context + (word,), 0)", "counts.get((word,) + context, 0)", "off by one"),
-    ("mle_prob", CONTEXT_COUNT, CONTEXT_COUNT.replace("sum(c ", "sum(1 "), "not the number of different words"),
-    ("mle_prob", "if ngram[:-1] == context", "if ngram[-2] == context[-1]", "only its last word"),
-    ("mle_prob", ") / context_count", ") // context_count", "true division"),
-    ("mle_prob", "counts.get(context + (word,), 0)", "counts.setdefault(context + (word,), 0)", "in place"),
-    ("laplace_prob", "(context_count + k * vocab_size)", "(context_count + k)", "vocabulary size"),
-    ("laplace_prob", "(context_count + k * vocab_size)", "context_count", "k * V"),
-    ("laplace_prob", "(context_count + k * vocab_size)", "(context_count + vocab_size)", "not V"),
-    (
-        "laplace_prob",
-        "(count + k) / (context_count + k * vocab_size)",
-        "(count + 1) / (context_count + vocab_size)",
-        "the k you are given",
-    ),
-    ("laplace_prob", "(count + k)", "(count + 1)", "not 1"),
-    ("laplace_prob", "(context_count + k * vocab_size)", "(k * (context_count + vocab_size))", "k multiplies only V"),
+    # the build: the standard count, add-k and the perplexity
+    ("add_k_perplexity", ' + ["</s>"]\n', "\n", "score the end"),
+    ("add_k_perplexity", MODEL_PAD, MODEL_PAD.replace('["<s>"] * (n - 1)', '["<s>"] * n'), "never predicted"),
+    ("add_k_perplexity", MODEL_PAD, MODEL_PAD.replace('["</s>"]', '["</s>"] * (n - 1)'), "not n-1"),
+    ("add_k_perplexity", "+ k * V)", ")", "add k * V to the denominator"),
+    ("add_k_perplexity", '| {"</s>", "<UNK>"}', '| {"<UNK>"}', "V counts every token"),
+    ("add_k_perplexity", '| {"</s>", "<UNK>"}', '| {"<s>", "</s>", "<UNK>"}', "not in V"),
+    ("add_k_perplexity", "math.log2(p)", "math.log(p)", "log base"),
+    ("add_k_perplexity", "-log_prob / N", "-log_prob / len(test)", "not over sentences"),
+    ("add_k_perplexity", ADD_K, ADD_K.replace("(counts[ngram] + k)", "counts[ngram]"), "smooth every count"),
+    # the experiment's function
+    ("tune_k", BEST, "best_k = ks[int(np.argmax(perplexities))]", "LOWEST"),
+    ("tune_k", "perplexity(train, val, n, k)", "perplexity(train, train, n, k)", "validation sentences"),
+    ("tune_k", BEST, "best_k = int(np.argmin(perplexities))", "not its position"),
+    ("tune_k", BEST, "best_k = min(perplexities)", "not the lowest perplexity itself"),
+    ("tune_k", "perplexity(train, val, n, k)", "perplexity(train, val, 2, k)", "the order n"),
+    ("tune_k", "return best_k, perplexities", "return best_k, sorted(perplexities)", "in the order of ks"),
     ("perplexity", "return math.exp(J)", "return 2 ** J", "natural logs"),
     ("perplexity", "return math.exp(J)", "return 10 ** J", "not 10^J"),
     ("perplexity", "J = -sum(log_probs) / len(log_probs)", "J = -sum(log_probs)", "not the sum"),
@@ -88,11 +81,20 @@ MUTANTS = [
 # (function, edit from, edit to): different but right code that must pass
 ALTERNATIVES = [
     ("count_ngrams", COUNT, "return Counter(zip(*(padded[i:] for i in range(n))))"),
-    ("mle_prob", CONTEXT_COUNT, "sum(counts[g] for g in list(counts) if g[: len(context)] == context)"),
     (
-        "laplace_prob",
-        "(count + k) / (context_count + k * vocab_size)",
-        "(k + count) / (vocab_size * k + context_count)",
+        "add_k_perplexity",
+        "log_prob += math.log2(p)",
+        "log_prob += math.log(p) / math.log(2)",
+    ),
+    (
+        "add_k_perplexity",
+        "    return 2 ** (-log_prob / N)",
+        "    return math.exp(-log_prob * math.log(2) / N)  # e ** J_nats, the same number",
+    ),
+    (
+        "tune_k",
+        BEST,
+        "best_k = min(zip(perplexities, range(len(ks))))[1]\n    best_k = ks[best_k]",
     ),
     (
         "perplexity",
@@ -108,4 +110,29 @@ ALTERNATIVES = [
 
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
+# (function, edit from, edit to, the forbidden name it calls): borrowed answers, refused
+BORROWED = [
+    (
+        "add_k_perplexity",
+        "    vocab = {w for sentence in train",
+        '    from course_lib.ngram import NGramLM\n\n    return NGramLM(n, "add-k", k=k).fit(train).perplexity(test)\n'
+        "    vocab = {w for sentence in train",
+        "course_lib.ngram.NGramLM",
+    ),
+    (
+        "add_k_perplexity",
+        "    vocab = {w for sentence in train",
+        "    from nltk.lm import Lidstone\n\n    Lidstone(k, n)\n    vocab = {w for sentence in train",
+        "nltk.lm.Lidstone",
+    ),
+    (
+        "count_ngrams",
+        "    padded = ",
+        "    from nltk.lm.preprocessing import pad_both_ends\n\n    list(pad_both_ends(sentence, n))\n    padded = ",
+        "nltk.lm.preprocessing.pad_both_ends",
+    ),
+]
+
+globals().update(
+    lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, borrowed=BORROWED, solution_repeats=3, mutant_repeats=5)
+)
