@@ -225,6 +225,45 @@ def main(argv=None):
         flush=True,
     )
 
+    # ---------------- KenLM: the same Kneser-Ney model as an ARPA file --------------------
+    kenlm_row, kenlm_note = None, "KenLM: the `kenlm` module is not installed, so it is not compared here."
+    try:
+        import kenlm
+    except ImportError:
+        kenlm = None
+    if kenlm is not None:
+        import tempfile
+
+        from course_lib.ngram_arpa import to_arpa
+
+        kn_model = NGramLM(ORDER, "kneser-ney", discount=0.75).fit(train)
+        with tempfile.TemporaryDirectory() as tmp:
+            arpa = Path(tmp) / "kn.arpa"
+            t_write, _ = timed(lambda: to_arpa(kn_model, arpa))
+            t_load, klm = timed(lambda: kenlm.Model(str(arpa)))
+
+            def kenlm_ppl():
+                total = 0.0
+                for sentence in test:  # n-1 <s> of context, unscored; one </s>, scored
+                    scores = [x[0] for x in klm.full_scores(" ".join(["<s>"] * (ORDER - 1) + sentence), False, True)]
+                    total += sum(scores[ORDER - 1 :])
+                return 10 ** (-total / (n_test + len(test)))
+
+            t_kppl, k_value = median_time(kenlm_ppl, 3)
+        krel = abs(k_value - kn_ppl) / kn_ppl
+        print(f"kenlm kneser-ney (our ARPA): load {t_load:.2f} s, test perplexity {t_kppl:.3f} s -> {k_value:.4f}")
+        assert krel < 1e-6, f"KenLM and NGramLM differ: {k_value} vs {kn_ppl}"
+        kenlm_row = (
+            "Kneser-Ney trigram: test perplexity, KenLM on our ARPA file",
+            f"{k_ppl:.3f} s",
+            f"KenLM {t_kppl:.3f} s (+ ARPA write {t_write:.1f} s, load {t_load:.1f} s)",
+            f"{t_kppl / k_ppl:.1f}x",
+        )
+        kenlm_note = (
+            "KenLM scores our Kneser-Ney trigram written as ARPA (`course_lib.ngram_arpa`): "
+            f"perplexity {k_value:.4f} vs ours {kn_ppl:.4f}, relative difference {krel:.1e}."
+        )
+
     # ---------------- report -------------------------------------------------------------
     o_total, n_total = o_fit + o_ppl, n_fit + n_ppl
     ppl_note = (
@@ -254,6 +293,8 @@ def main(argv=None):
             f"~{nkn_total / k_ppl:,.0f}x",
         ),
     ]
+    if kenlm_row:
+        rows.append(kenlm_row)
     table = "\n".join(
         ["| what | course_lib.ngram | nltk.lm | speed-up |", "| --- | --- | --- | --- |"]
         + [f"| {' | '.join(r)} |" for r in rows]
@@ -279,6 +320,7 @@ counts, `np.searchsorted` look-ups) against `nltk.lm` (dicts of `FreqDist`s, one
   and its lower-order weights count word types in raw counts rather than continuation counts,
   so some next-word distributions sum to more than 1). Ours is tested against a slow
   textbook reference and a hand-computed example in tests/test_ngram.py.
+- {kenlm_note}
 
 {table}
 """

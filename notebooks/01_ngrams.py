@@ -31,7 +31,6 @@ import math
 import warnings
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -79,8 +78,22 @@ for sentence in corpus.train[1000:1003]:
 #
 # ## 3. Maximum likelihood: probabilities from counts
 #
-# Pad each sentence with $n-1$ start symbols `<s>` (context only, never predicted) and one end
-# symbol `</s>` (predicted: the model must learn where sentences end), count, and divide:
+# The Penn CIS 7000 lecture (Mayur Naik) trains a model $P_\theta$ on the pairs (history $h_i$,
+# next word $w_i$) of the training text by **maximum likelihood**: choose $\theta$ to make the
+# training data as probable as possible. Products of many numbers below 1 underflow, so take
+# logs; maximising the log-likelihood is minimising the **negative log-likelihood** (NLL), the
+# loss that every later lesson trains with (also called cross-entropy):
+#
+# $$\theta^* = \arg\max_\theta \sum_{i=1}^{n} \log P_\theta(w_i \mid h_i)
+#   = \arg\min_\theta \; -\frac{1}{n} \sum_{i=1}^{n} \log P_\theta(w_i \mid h_i)$$
+#
+# For an n-gram model the parameters are one distribution $P(\cdot \mid h)$ per context, and the
+# minimiser has a closed form: the relative frequencies (counts divided by the context's count).
+#
+# First the tokens. Each sentence gets $n-1$ start symbols `<s>` on the left, as context only
+# (never predicted), and **one** end symbol `</s>` on the right, which is predicted: the model
+# must learn where sentences end. This is the standard count of Jurafsky & Martin (ch. 3),
+# SRILM and KenLM. Then count and divide:
 #
 # $$P_{MLE}(w_i \mid w_{i-1}) = \frac{c(w_{i-1}\, w_i)}{c(w_{i-1})}$$
 
@@ -96,11 +109,64 @@ assert math.isclose(bigram.prob("states", ["united"]), c_pair / c_prev)
 print("most likely words after 'the':", [bigram.vocab[i] for i in np.argsort(-bigram.next_distribution(["the"]))[:8]])
 
 # %% [markdown]
+# Are the relative frequencies really the maximum-likelihood choice? Take every word that
+# follows "united" in training: the NLL of those words under the counts' distribution, and under
+# the same distribution moved a little toward other choices (any other distribution would do),
+# is never lower.
+
+# %%
+after = bigram.next_distribution(["united"])  # the MLE: c(united w) / c(united)
+seen = np.flatnonzero(after)
+counts_after = np.array([bigram.count(("united", bigram.vocab[i])) for i in seen])
+
+
+def nll(q):
+    """-1/n sum_i ln q(w_i) over the n training words that follow 'united' (nats per word)."""
+    return -np.sum(counts_after * np.log(q[seen])) / counts_after.sum()
+
+
+uniform = np.where(np.arange(len(after)) == bigram.vocab.index("<s>"), 0, 1 / bigram.vocab_size)
+for mix in (0.0, 0.01, 0.1, 0.5):
+    q = (1 - mix) * after + mix * uniform
+    print(f"{mix:.0%} of the mass moved to uniform: NLL {nll(q):.4f} nats per word")
+    assert nll(q) >= nll(after) - 1e-12  # Gibbs' inequality: the counts' distribution is the minimum
+
+# %% [markdown]
+# ## 4. Perplexity
+#
+# How good is a model on text it has not seen? The lecture's answer is the cross-entropy $J$
+# of the model on a test set of $N$ predicted tokens (the NLL above, on test text, in bits),
+# and the **perplexity** $2^J$:
+#
+# $$J = -\frac{1}{N} \sum_{i=1}^{N} \log_2 P(w_i \mid h_i), \qquad \mathrm{PP} = 2^{J} = P(w_1 \dots w_N)^{-1/N}$$
+#
+# Lower is better; a model that is certain and right has $\mathrm{PP} = 1$. With the standard
+# count, the $N$ predicted tokens are every word and one `</s>` per sentence:
+# $N$ = words + sentences, the same for every order $n$, so perplexities of different orders
+# compare. With natural logarithms (what PyTorch computes), $J$ is in nats and
+# $\mathrm{PP} = e^{J}$: the same number, since $J_{\text{nats}} = J_{\text{bits}} \ln 2$. We
+# check both on the MLE bigram, on training sentences (where it has seen every bigram).
+
+# %%
+some = corpus.train[:200]
+grams = bigram.ngrams(some)
+N = sum(map(len, some)) + len(some)
+assert len(grams) == N  # every word and one </s> per sentence
+probs = np.array([bigram.prob(g[-1], g[:-1]) for g in grams])
+J_bits = -np.mean(np.log2(probs))
+J_nats = -np.mean(np.log(probs))
+print(
+    f"N = {N:,} tokens; J = {J_bits:.4f} bits = {J_nats:.4f} nats;  2^J = {2**J_bits:.2f},  e^J = {math.exp(J_nats):.2f}"
+)
+assert math.isclose(2**J_bits, math.exp(J_nats), rel_tol=1e-9)
+assert math.isclose(2**J_bits, bigram.perplexity(some), rel_tol=1e-9)
+
+# %% [markdown]
 # ### Why zeros happen
 #
-# Language is creative: many bigrams of the test addresses never occur in training. MLE gives
-# each of them probability zero, so the probability of the whole test set is zero and its
-# perplexity (below) is infinite.
+# On test text it is another story. Language is creative: many bigrams of the test addresses
+# never occur in training. MLE gives each of them probability zero, so the probability of the
+# whole test set is zero and its perplexity is infinite.
 
 # %%
 rng = np.random.default_rng(0)
@@ -116,28 +182,6 @@ print("MLE bigram test perplexity:", mle_ppl)
 assert math.isinf(mle_ppl)
 
 # %% [markdown]
-# ## 4. Perplexity
-#
-# The Penn CIS 7000 lecture (Mayur Naik) defines the cross-entropy of a model on a test set of $N$ predicted tokens,
-# and perplexity from it:
-#
-# $$J = -\frac{1}{N} \sum_{i=1}^{N} \log_2 P(w_i \mid h_i), \qquad \mathrm{PP} = 2^{J} = P(w_1 \dots w_N)^{-1/N}$$
-#
-# With natural logarithms (what PyTorch computes), $J$ is in nats and $\mathrm{PP} = e^{J}$:
-# the same number, since $J_{\text{nats}} = J_{\text{bits}} \ln 2$. We check it on a Laplace
-# bigram, computing both from the individual probabilities.
-
-# %%
-laplace = NGramLM(2, smoothing="laplace", unk_cutoff=2).fit(corpus.train)
-sample = laplace.ngrams(corpus.test[:200])
-probs = np.array([laplace.prob(g[-1], g[:-1]) for g in sample])
-J_bits = -np.mean(np.log2(probs))
-J_nats = -np.mean(np.log(probs))
-print(f"J = {J_bits:.4f} bits = {J_nats:.4f} nats;  2^J = {2**J_bits:.2f},  e^J = {math.exp(J_nats):.2f}")
-assert math.isclose(2**J_bits, math.exp(J_nats), rel_tol=1e-9)
-assert math.isclose(2**J_bits, laplace.perplexity(corpus.test[:200]), rel_tol=1e-9)
-
-# %% [markdown]
 # ### Perplexity as a branching factor
 #
 # Perplexity is the number of equally likely choices that would be as hard to predict.
@@ -147,17 +191,19 @@ assert math.isclose(2**J_bits, laplace.perplexity(corpus.test[:200]), rel_tol=1e
 # 2. a switchboard where callers ask for the operator, sales or tech support (1 in 4 each)
 #    or one of 30,000 names (1 in 120,000 each): perplexity about 53.
 #
-# For the first, we train a unigram model on random digits and measure it on new ones; for
-# the second we compute $2^{H}$ with $H = -\sum_w p_w \log_2 p_w$.
+# For the first, we train a unigram model on random digits (sentences of 50) and measure it on
+# new ones. The lecture counts the digits only; the standard count also predicts one `</s>`
+# per sentence, so the ideal unigram here gives `</s>` probability 1/51 and each digit
+# (50/51)/10: its perplexity is a little above 10, and the trained model is close to it. For the
+# second we compute $2^{H}$ with $H = -\sum_w p_w \log_2 p_w$.
 
 # %%
 digits = np.random.default_rng(1).integers(0, 10, size=(2000, 50)).astype(str).tolist()
 digit_model = NGramLM(1, smoothing="laplace").fit(digits[:1000])
-# The unigram also predicts one '</s>' per 50 digits: ideally P(</s>) = 1/51 and P(d) = 50/51 * 1/10.
 digit_ppl = digit_model.perplexity(digits[1000:])
-ideal = math.exp(-(50 * math.log(50 / 51 / 10) + math.log(1 / 51)) / 51)
-print(f"random digits: perplexity {digit_ppl:.2f} (ideal model: {ideal:.2f}; the digits alone: 10)")
-assert abs(digit_ppl - ideal) < 0.1
+ideal = 2 ** -((50 * math.log2(50 / 51 / 10) + math.log2(1 / 51)) / 51)
+print(f"random digits: perplexity {digit_ppl:.3f} (ideal model {ideal:.3f}; the digits alone: 10)")
+assert abs(digit_ppl - ideal) < 0.1  # 50,000 training digits: the estimate is within 1% for any seed
 
 p_switchboard = np.array([1 / 4] * 3 + [1 / 120_000] * 30_000)
 assert math.isclose(p_switchboard.sum(), 1.0)
@@ -165,6 +211,46 @@ H = -np.sum(p_switchboard * np.log2(p_switchboard))
 switchboard_ppl = 2**H
 print(f"switchboard: H = {H:.3f} bits, perplexity {switchboard_ppl:.1f}")
 assert round(switchboard_ppl) == 53
+
+# %% [markdown]
+# ### Which tokens are counted: nltk's padding is another convention
+#
+# `nltk.lm`'s usual recipe (`padded_everygram_pipeline` to train, `pad_both_ends` to score)
+# pads $n-1$ `</s>` on the right, not one, and scores them all. Then $N$ grows with the order
+# (words $+ (n-1) \times$ sentences), so the orders no longer score the same tokens. And the
+# extra `</s>` are easy: after `</s>` only `</s>` can come, so after a context seen often (such
+# as `. </s>`) even a smoothed model gives it a probability close to 1, a term near 0 in the
+# sum while $N$ grows, which flatters higher orders. Both counts on the same slice of the
+# corpus (a Laplace trigram; nltk is slow, so a slice):
+
+# %%
+small_train, small_test = corpus.train[:3000], corpus.test[:300]
+words_test = sum(map(len, small_test))
+for n in (1, 2, 3, 4):
+    print(
+        f"{n}-gram: tokens scored, standard {words_test + len(small_test):,}, "
+        f"nltk's pad_both_ends {words_test + (n - 1) * len(small_test):,}"
+    )
+standard_ppl = NGramLM(3, "laplace").fit(small_train).perplexity(small_test)
+try:
+    from nltk.lm import Laplace
+    from nltk.lm.preprocessing import pad_both_ends, padded_everygram_pipeline
+    from nltk.util import ngrams
+
+    nltk_lm = Laplace(3)
+    nltk_lm.fit(*padded_everygram_pipeline(3, small_train))
+    nltk_ppl = nltk_lm.perplexity([g for s in small_test for g in ngrams(pad_both_ends(s, n=3), 3)])
+    print(f"Laplace trigram, test perplexity: standard count {standard_ppl:.1f}, nltk's padding {nltk_ppl:.1f}")
+    print(f"in this run nltk's count reads {'lower' if nltk_ppl < standard_ppl else 'higher'} than the standard one")
+except ImportError:
+    print(f"Laplace trigram, test perplexity with the standard count: {standard_ppl:.1f} (install nltk for its number)")
+
+# %% [markdown]
+# We report the standard count, the one of Jurafsky & Martin, SRILM and KenLM: it scores the
+# same tokens for every order, so the table below compares orders fairly, and it is the count
+# that neural models (lessons 02 and 07) are measured with, so their numbers sit next to these.
+# (nltk's model also keeps `<s>` in its vocabulary, one more word for add-one to spread mass
+# over; that changes little next to the padding.)
 
 # %% [markdown]
 # ## 5. Smoothing
@@ -204,8 +290,7 @@ print(inspect.getsource(smoothing.interpolated))
 k_grid = [1.0, 0.1, 0.01, 0.003, 0.001, 0.0003]
 val_ppl = {k: NGramLM(2, smoothing="add-k", k=k, unk_cutoff=2).fit(corpus.train).perplexity(corpus.val) for k in k_grid}
 best_k = min(val_ppl, key=val_ppl.get)
-for k, ppl in val_ppl.items():
-    print(f"add-k bigram, k = {k:<6}: validation perplexity {ppl:8.1f}{'   <- best' if k == best_k else ''}")
+print(f"add-k bigram: best k on validation {best_k} (Exercise 1.3 plots the whole curve)")
 assert best_k not in (k_grid[0], k_grid[-1])  # the best k is inside the grid, not at its edge
 
 ORDERS = [1, 2, 3, 4]
@@ -256,7 +341,12 @@ ax = viz.line_plot(
     title="Perplexity of n-gram models on held-out addresses",
 )
 ax.set_xticks(ORDERS)
-plt.show()
+viz.show(
+    "Test perplexity (log scale) against n-gram order 1 to 4, one line per smoothing: "
+    + "; ".join(
+        f"{names.get(s, s)} " + ", ".join(f"{test_ppl[n, s]:.0f}" for n in ORDERS) for s in SMOOTHINGS if s != "mle"
+    )
+)
 
 # %% [markdown]
 # What the table shows (each claim is checked in the next cell):
@@ -352,8 +442,8 @@ explorer = viz.interactive(
 # * Character-level models: `load_sotu(level="char")` and orders up to 6. How does the best
 #   character perplexity compare with the word one, and why can you not compare them directly?
 # * Change Kneser-Ney's `discount` (0.5, 0.9) and look at the validation perplexity.
-# * Lesson 02 mixes a neural language model with the Kneser-Ney 4-gram (Bengio et al.'s headline
-#   result) and puts the mixture in this table.
+# * Lesson 02 trains Bengio et al.'s feedforward neural language model on these addresses and
+#   mixes it with the Kneser-Ney 4-gram, as they did, and compares both with these numbers.
 # * Train on the addresses before 1900 only (`load_sotu(last_year=1899)`) and test on modern ones.
 # * Fit your own text with `course_lib.corpora.load_text_file("my.txt")`.
 # * Then do the exercises: `exercises/01_ngrams.ipynb`.

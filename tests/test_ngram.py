@@ -587,3 +587,56 @@ def test_distinct_ngrams_match_nltk(order):
     for j in range(1, order + 1):
         expected = len(ref.counts[1]) if j == 1 else sum(len(ref.counts[j][c]) for c in ref.counts[j].conditions())
         assert lm.distinct_ngrams(j) == expected
+
+
+# --------------------------------------------------------------------------------------
+# ARPA: the Kneser-Ney model written for SRILM / KenLM scores text as NGramLM does.
+# --------------------------------------------------------------------------------------
+def read_arpa(path):
+    """{n-gram tuple: (log10 p, log10 bow)} of an ARPA file."""
+    entries, order = {}, 0
+    for line in open(path, encoding="utf-8"):
+        line = line.strip()
+        if line.endswith("-grams:"):
+            order = int(line[1])
+        elif order and line and not line.startswith("\\"):
+            parts = line.split("\t")
+            entries[tuple(parts[1].split(" "))] = (float(parts[0]), float(parts[2]) if len(parts) > 2 else 0.0)
+    return entries
+
+
+def arpa_log10(entries, gram):
+    """The ARPA back-off rule (SRILM's ngram-format): p(w | h) = p(h w) if listed, else bow(h) p(w | h')."""
+    if gram in entries:
+        return entries[gram][0]
+    return entries.get(gram[:-1], (0.0, 0.0))[1] + arpa_log10(entries, gram[1:])
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_arpa_file_gives_our_probabilities(order, tmp_path):
+    from course_lib.ngram_arpa import to_arpa
+
+    lm = our_model(order, "kneser-ney")
+    to_arpa(lm, tmp_path / "kn.arpa")
+    entries = read_arpa(tmp_path / "kn.arpa")
+    _, test = corpus()
+    grams = [tuple("<unk>" if t == UNK else t for t in g) for g in lm.ngrams(test)]
+    ours = np.log10(lm.probs(test))
+    assert np.allclose([arpa_log10(entries, g) for g in grams], ours, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_kenlm_scores_the_test_set_as_we_do(order, tmp_path):
+    kenlm = pytest.importorskip("kenlm")
+    from course_lib.ngram_arpa import to_arpa
+
+    lm = our_model(order, "kneser-ney")
+    to_arpa(lm, tmp_path / "kn.arpa")
+    model = kenlm.Model(str(tmp_path / "kn.arpa"))
+    _, test = corpus()
+    total = 0.0
+    for sentence in test:  # KenLM starts a sentence with one <s>: give it the model's n-1, unscored
+        scores = [s[0] for s in model.full_scores(" ".join([BOS] * (order - 1) + sentence), bos=False, eos=True)]
+        total += sum(scores[order - 1 :])
+    N = sum(map(len, test)) + len(test)
+    assert 10 ** (-total / N) == pytest.approx(lm.perplexity(test), rel=1e-6)
