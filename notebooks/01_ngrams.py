@@ -224,7 +224,7 @@ assert round(switchboard_ppl) == 53
 # corpus (a Laplace trigram; nltk is slow, so a slice):
 
 # %%
-small_train, small_test = corpus.train[:3000], corpus.test[:300]
+small_train, small_test = corpus.train[:1500], corpus.test[:200]
 words_test = sum(map(len, small_test))
 for n in (1, 2, 3, 4):
     print(

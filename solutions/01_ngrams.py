@@ -195,20 +195,21 @@ except NotImplementedError:
 
 # %% [markdown]
 # **Question.** Read your output. Which $k$ is best for the bigram and which for the trigram?
-# Why does the validation perplexity rise when $k$ grows past the best value, why does it rise
-# when $k$ shrinks below it, and why does the trigram want a different $k$ than the bigram?
+# Why does the validation perplexity rise when $k$ grows past the best value, and why does it
+# rise when $k$ shrinks below it? Why is the trigram's curve above the bigram's at every $k$?
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# Both curves are U-shaped. Past the best $k$, every context hands $kV$ pseudo-counts to its $V$
-# possible next words (here $V$ is several thousand), which swamps the real counts, so the
-# model spreads its probability almost uniformly; $k = 1$ (Laplace) is far on that side.
-# Below the best $k$, the model trusts its counts too much: the n-grams of the validation text
-# that never occurred in training get almost no probability, and each costs many bits. The
-# trigram's contexts are rarer (most are seen once or never), so the same $k$ is a larger
-# share of each context's count: in the printed output its best $k$ is smaller than the
-# bigram's (or equal on this grid) and its curve is higher; even tuned, add-k gets worse with
-# the order, which is why the lesson moves on to interpolation and Kneser-Ney.
+# Both curves are U-shaped, with their minimum at a small $k$ (on this slice both orders pick
+# the same $k$ of the grid, about 0.003). Past the best $k$, every context hands $kV$
+# pseudo-counts to its $V$ possible next words ($V$ is several thousand here), which swamps the
+# real counts and spreads the probability almost uniformly; $k = 1$ (Laplace) is far on that
+# side. Below the best $k$, the model trusts its counts too much: the n-grams of the validation
+# text never seen in training get almost no probability, and each costs many bits. The
+# trigram's contexts are much rarer than the bigram's (most are seen once or never), so a far
+# larger share of its validation n-grams are unseen and fall back on the pseudo-counts alone:
+# even tuned, add-k gets worse with the order, which is why the lesson moves on to
+# interpolation and Kneser-Ney, which fall back on the shorter context instead.
 # ### END SOLUTION
 
 # %% [markdown]
