@@ -122,7 +122,8 @@ def machine_info() -> str:
     return (
         f"{datetime.date.today().isoformat()}, {platform.machine()} {platform.system()}, "
         f"{os.cpu_count()} cores, {torch_info}, Python {platform.python_version()}, "
-        f"numpy {np.__version__}, nltk {nltk.__version__}"
+        f"numpy {np.__version__}, nltk {nltk.__version__}, load average {os.getloadavg()[0]:.1f} at the end "
+        "(times on a loaded machine are inflated; the ratios less so)"
     )
 
 

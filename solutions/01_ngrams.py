@@ -126,7 +126,7 @@ from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM
 
 corpus = load_sotu(level="word")
-train, val = corpus.train[:4000], corpus.val[:1000]
+train, val = corpus.train[:2000], corpus.val[:500]
 print(f"{sum(map(len, train)):,} training words, {sum(map(len, val)):,} validation words")
 try:
     yours = add_k_perplexity(train, val, 2, 0.01)
@@ -200,16 +200,17 @@ except NotImplementedError:
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# Both curves are U-shaped, with their minimum at a small $k$ (on this slice both orders pick
-# the same $k$ of the grid, about 0.003). Past the best $k$, every context hands $kV$
-# pseudo-counts to its $V$ possible next words ($V$ is several thousand here), which swamps the
-# real counts and spreads the probability almost uniformly; $k = 1$ (Laplace) is far on that
-# side. Below the best $k$, the model trusts its counts too much: the n-grams of the validation
-# text never seen in training get almost no probability, and each costs many bits. The
-# trigram's contexts are much rarer than the bigram's (most are seen once or never), so a far
-# larger share of its validation n-grams are unseen and fall back on the pseudo-counts alone:
-# even tuned, add-k gets worse with the order, which is why the lesson moves on to
-# interpolation and Kneser-Ney, which fall back on the shorter context instead.
+# Both curves are U-shaped, with their minimum at a small $k$: on this slice 0.01 for the
+# bigram and 0.003 for the trigram. Past the best $k$, every context hands $kV$ pseudo-counts
+# to its $V$ possible next words ($V$ is several thousand here), which swamps the real counts
+# and spreads the probability almost uniformly; $k = 1$ (Laplace) is far on that side. Below
+# the best $k$, the model trusts its counts too much: the n-grams of the validation text never
+# seen in training get almost no probability, and each costs many bits. The trigram's contexts
+# are much rarer than the bigram's (most are seen once or never): their counts $c(h)$ are small,
+# so the same $k$ is a larger share of each, and the trigram's best $k$ is smaller. Far more of
+# its validation n-grams are unseen and fall back on the pseudo-counts alone, so its curve is
+# higher at every $k$: even tuned, add-k gets worse with the order, which is why the lesson
+# moves on to interpolation and Kneser-Ney, which fall back on the shorter context instead.
 # ### END SOLUTION
 
 # %% [markdown]
