@@ -152,7 +152,7 @@ model = AttentionSeq2Seq(Seq2SeqConfig.for_vocab(vocab, attention="none", hidden
 if result_5_2.passed:
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     history = fit(
-        model, seq2seq_loss, optimizer, batches, epochs=5, max_steps=250, max_seconds=60, clip_grad_norm=1.0,
+        model, seq2seq_loss, optimizer, batches, epochs=5, max_steps=250, max_seconds=45, clip_grad_norm=1.0,
         desc="your decoder",
     )
     print(
