@@ -243,14 +243,17 @@ def test_summary_of_a_lesson_lists_every_exercise_with_its_status_and_hint():
 
 def test_a_crafted_nan_where_a_weight_should_be_zero_is_rejected():
     torch = pytest.importorskip("torch")
-    from course_lib.checks import lesson05
+    from course_lib.checks import lesson06
 
-    def crafted(scores, mask=None):
-        weights = torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)
-        return weights.masked_fill(weights == 0, float("nan"))  # NaN where the weight is 0
+    def crafted(scores, values, lengths):
+        T = scores.shape[-1]
+        allowed = torch.ones(T, T, dtype=torch.bool).tril() & (torch.arange(T)[None, :] < lengths[:, None])[:, None]
+        weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+        weights = weights.masked_fill(weights == 0, float("nan"))  # NaN where the weight is 0
+        return torch.nan_to_num(weights) @ values, weights
 
     for _ in range(3):
-        r = lesson05.check_attention_weights(crafted, quiet=True)
+        r = lesson06.check_masked_attention(crafted, quiet=True)
         assert r.status == FAILED and "nan" in r.message.lower(), r
 
 
