@@ -32,7 +32,14 @@ from torch import nn
 
 from course_lib._validate import boolean, number, positive_int
 
-__all__ = ["causal_mask", "padding_mask", "decoder_mask", "masked_softmax", "scaled_dot_product_attention", "MultiHeadAttention"]
+__all__ = [
+    "causal_mask",
+    "padding_mask",
+    "decoder_mask",
+    "masked_softmax",
+    "scaled_dot_product_attention",
+    "MultiHeadAttention",
+]
 
 
 def causal_mask(T: int, device=None) -> torch.Tensor:

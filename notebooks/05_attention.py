@@ -303,7 +303,10 @@ for name in ("none", "dot"):
         f"attention = {name:>4}: {info['examples_seen']:,} training examples in {len(info['runs'])} run(s), "
         f"{info['train_minutes']} CPU minutes"
     )
-print("the model without attention saw at least as many examples:", infos["none"]["examples_seen"] >= infos["dot"]["examples_seen"])
+print(
+    "the model without attention saw at least as many examples:",
+    infos["none"]["examples_seen"] >= infos["dot"]["examples_seen"],
+)
 
 three = make_pairs(300, "train", n_dates=3, **{k: v for k, v in TASK.items() if k != "max_dates"})
 three_batch = encode_pairs(three.sources, three.targets, vocab, device=device)
@@ -312,7 +315,9 @@ for name, model in models.items():
     with evaluating(model):
         fit_loss[name] = seq2seq_loss(model, three_batch).item()
     print(f"attention = {name:>4}: teacher-forced training loss on 3-date sentences {fit_loss[name]:.3f} nats/char")
-print(f"in this run the bottleneck model's loss is {fit_loss['none'] / fit_loss['dot']:.1f} times the attention model's")
+print(
+    f"in this run the bottleneck model's loss is {fit_loss['none'] / fit_loss['dot']:.1f} times the attention model's"
+)
 
 # %% [markdown]
 # ## 5. Accuracy against input length (Bahdanau et al.'s figure)
@@ -392,7 +397,10 @@ print(f"with attention:    {acc['dot'][0]:.1%} on the shortest inputs, {acc['dot
 print(
     "with minus without attention, by length:", [f"{labels[i]}: {acc['dot'][i] - acc['none'][i]:+.1%}" for i in longer]
 )
-print("with attention better in every bin beyond one date (in this run):", all(acc["dot"][i] > acc["none"][i] for i in longer))
+print(
+    "with attention better in every bin beyond one date (in this run):",
+    all(acc["dot"][i] > acc["none"][i] for i in longer),
+)
 
 # %% [markdown]
 # ## 6. Heatmaps: what the decoder looks at
@@ -700,8 +708,10 @@ with torch.no_grad():
     a_f = to_query(H_f) @ to_key(H_f).T  # a_{t,k} = (Q h_t + b_Q) . (K h_k + b_K)
     Y_f = torch.softmax(a_f, dim=-1) @ H_f  # y_t = sum_k softmax(a_t)_k h_k: the values are the h_k
     fused_f = F.scaled_dot_product_attention(to_query(H_f), to_key(H_f), H_f, scale=1.0)
-print(f"y_t has the width of h_t ({tuple(Y_f.shape)}); largest difference from torch's fused path: "
-      f"{(Y_f - fused_f).abs().max().item():.1e}")
+print(
+    f"y_t has the width of h_t ({tuple(Y_f.shape)}); largest difference from torch's fused path: "
+    f"{(Y_f - fused_f).abs().max().item():.1e}"
+)
 assert Y_f.shape == H_f.shape and torch.allclose(Y_f, fused_f, atol=1e-5)
 
 # %% [markdown]
@@ -735,8 +745,10 @@ with torch.no_grad():
     h_torch = a_o_gate * h_g + (1 - a_o_gate) * n_torch  # gate(a_o, h_prev, candidate)
     h_fitzgibbon = a_o_gate * h_g + (1 - a_o_gate) * n_fitzgibbon
     h_cell = cell(x_g, h_g)
-print(f"torch's order vs nn.GRUCell: {(h_torch - h_cell).abs().max().item():.1e}; "
-      f"Fitzgibbon's order vs nn.GRUCell: {(h_fitzgibbon - h_cell).abs().max().item():.3f}")
+print(
+    f"torch's order vs nn.GRUCell: {(h_torch - h_cell).abs().max().item():.1e}; "
+    f"Fitzgibbon's order vs nn.GRUCell: {(h_fitzgibbon - h_cell).abs().max().item():.3f}"
+)
 assert torch.allclose(h_torch, h_cell, atol=1e-6)
 
 # %% [markdown]

@@ -152,7 +152,14 @@ model = AttentionSeq2Seq(Seq2SeqConfig.for_vocab(vocab, attention="none", hidden
 if result_5_2.passed:
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     history = fit(
-        model, seq2seq_loss, optimizer, batches, epochs=5, max_steps=250, max_seconds=45, clip_grad_norm=1.0,
+        model,
+        seq2seq_loss,
+        optimizer,
+        batches,
+        epochs=5,
+        max_steps=250,
+        max_seconds=45,
+        clip_grad_norm=1.0,
         desc="your decoder",
     )
     print(
@@ -215,7 +222,11 @@ if result_5_2.passed and result_5_3.passed:
     w = alignment(model, source, target, vocab)
     fig, ax = plt.subplots(figsize=(0.24 * len(source) + 2.5, 0.24 * len(target) + 2))
     viz.attention_heatmap(
-        w, keys=list(source) + ["⏎"], queries=list(target) + ["⏎"], annotate=False, ax=ax,
+        w,
+        keys=list(source) + ["⏎"],
+        queries=list(target) + ["⏎"],
+        annotate=False,
+        ax=ax,
         title="your decoder's attention weights (one colour scale, 0 to the largest weight)",
     )
     ax.set(xlabel="English source character j (⏎ = end)", ylabel="French output character i")
@@ -229,7 +240,7 @@ if result_5_2.passed and result_5_3.passed:
     part = next(name for name, end in words.items() if looked < end)  # the word that holds the argmax column
     viz.show(
         f"Heatmap of your decoder's attention for {source!r} -> {target!r}: rows are French characters, "
-        f"columns English ones; writing the day {day!r} it looks most at column {looked} ({source[looked:looked + 1]!r}, "
+        f"columns English ones; writing the day {day!r} it looks most at column {looked} ({source[looked : looked + 1]!r}, "
         f"in {part})."
     )
     question = quiz.MultipleChoice(
@@ -244,9 +255,19 @@ else:
     print("Exercises 5.2 and 5.3 do not pass yet: no model to read.")
 
 # %% [markdown]
-# Then, in one or two sentences (a markdown cell of your own): does the French day look at the
-# English day although it stands in another place in the sentence (the alignment **crosses**)?
-# Where do the weekday's letters look? Try another test sentence (`test_pairs[k]`).
+# **Your answer** (replace the text below, in two or three sentences, from your heatmap): does
+# the French day look at the English day although it stands elsewhere in the sentence (does
+# the alignment **cross**)? Where do the weekday's letters look? Try another test sentence
+# (`test_pairs[k]`) before you answer.
+#
+# ### BEGIN SOLUTION
+# Reading the heatmap of the trained decoder: the French day's digits put their largest weight on
+# the English day's digits, which come *after* the month in English and *before* it in French,
+# so the alignment crosses; the month and the year look at their English counterparts. The
+# weekday's letters are spread out or sit on the end marker: the French weekday is not a copy of
+# one English word's letters, and the encoder's last state has read the whole date. (What a
+# given run shows can differ: the quiz above reads the answer from your own weights.)
+# ### END SOLUTION
 
 # %% [markdown]
 # ## Your results

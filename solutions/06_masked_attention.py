@@ -111,7 +111,9 @@ assert result.passed, result
 #
 # Now in code, for a whole batch. `scores` has shape `(B, T, T)` (row $i$, column $j$: the
 # scaled score $e_{i,j}$ of sentence $b$), `values` shape `(B, T, d_v)`, and `lengths` shape
-# `(B,)`: sentence $b$ holds `lengths[b]` real tokens, then padding. Build the two masks
+# `(B,)`: sentence $b$ holds `lengths[b]` real tokens, then padding (a sentence may be empty,
+# `lengths[b] = 0`: its queries see no key at all; give them weights 0 and output 0, not NaN,
+# as torch's fused attention does; section 3 of the lesson shows why). Build the two masks
 # (True = may attend): the causal one, `(T, T)`, true where $j \le i$, and the padding one,
 # `(B, T)`, true at the real keys; combine them into one `(B, T, T)` mask (broadcasting: which
 # axis does the padding mask belong on?); give the masked scores $-\infty$; take the softmax
@@ -134,7 +136,10 @@ def masked_attention(scores, values, lengths):
     real_keys = positions[None, :] < lengths[:, None].to(scores.device)  # (B, T): key j is a real token
     allowed = causal[None, :, :] & real_keys[:, None, :]  # (B, T, T): both must allow; padding masks keys
     e = scores.masked_fill(~allowed, float("-inf"))  # exp(-inf) = 0
+    empty = ~allowed.any(dim=-1, keepdim=True)  # (B, T, 1): a query with no key at all (an empty sentence)
+    e = e.masked_fill(empty, 0.0)  # the softmax of a row of -inf would be 0/0 = NaN
     weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1
+    weights = weights.masked_fill(empty, 0.0)  # no key: weights 0 and output 0, as torch's fused attention
     output = weights @ values  # h_i = sum_j alpha_ij v_j
     return output, weights
     ### END SOLUTION
@@ -233,6 +238,17 @@ try:
     ).show()
 except NotImplementedError:
     print("Exercise 6.3 or 6.4 is not done yet.")
+
+# %% [markdown]
+# **Your answer** (replace the text below, from your numbers): which changes moved which real
+# outputs, and why? Which mask stops each leak?
+#
+# ### BEGIN SOLUTION
+# Changing the padding moved no real output (0): the padding mask gives every padded key the
+# score $-\infty$, so its weight is exactly 0 for every query. Changing sentence 1's last real
+# token moved only that token's own output: it attends to itself, while every earlier query has
+# it in its future and the causal mask hides it from them (their change is 0 as well).
+# ### END SOLUTION
 
 # %% [markdown]
 # ## Your results

@@ -214,8 +214,9 @@ DECODE_HINTS = {
     "not over the batch": {"axis": 0},
     "the padding mask is off by one: positions j < lengths[b] are real (lengths count the end marker), "
     "j >= lengths[b] is padding": {"extra": 1},
-    "a padded position with score 0 still gets weight e^0 = 1: fill the masked scores with -inf "
-    "before the softmax": {"fill": 0.0},
+    "a padded position with score 0 still gets weight e^0 = 1: fill the masked scores with -inf before the softmax": {
+        "fill": 0.0
+    },
     "you ignored the padding: the positions j >= lengths[b] must get weight 0": {"fill": None},
     "the query of step i is the decoder's previous state h_{i-1}^d, which changes every step, "
     "not the encoder's last state h_n^e": {"query": "encoder"},

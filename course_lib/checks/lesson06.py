@@ -303,6 +303,14 @@ def _draw_masked_attention(seed):
         lengths[int(rng.integers(B))] = T  # ... and one of full length
         scores = torch.randn(B, T, T, generator=g, dtype=torch.float64) * 1.5
         cases.append([scores, torch.randn(B, T, d_v, generator=g, dtype=torch.float64), torch.tensor(lengths)])
+    T = int(rng.integers(3, 7))  # an empty sentence beside a full one: its queries see no key at all
+    cases.append(
+        [
+            torch.randn(2, T, T, generator=g, dtype=torch.float64),
+            torch.randn(2, T, 2, generator=g, dtype=torch.float64),
+            torch.tensor([T, 0]),
+        ]
+    )
     lecture = torch.tensor([LECTURE], dtype=torch.float64)  # the quiz's matrix, token 4 padding
     cases.append([lecture, torch.randn(1, 4, 3, generator=g, dtype=torch.float64), torch.tensor([3])])
     return cases
@@ -310,9 +318,7 @@ def _draw_masked_attention(seed):
 
 MASKING_HINTS = {
     "softmax over the wrong axis: each query's weights (a row) run over the keys j, dim=-1": {"axis": -2},
-    "you masked the diagonal too: query i may attend to itself (j = i); only j > i is the future": {
-        "causal_shift": -1
-    },
+    "you masked the diagonal too: query i may attend to itself (j = i); only j > i is the future": {"causal_shift": -1},
     "the causal mask is off by one: query i may see key i + 1 in your mask, one step into the future": {
         "causal_shift": 1
     },
@@ -331,17 +337,21 @@ MASKING_HINTS = {
     "zeroing after the softmax leaves rows that no longer sum to 1: mask the scores with -inf before it": {
         "after": True
     },
+    "a query with no key at all (an empty sentence) got NaN: softmax of a row of -inf is 0/0; give such "
+    "rows weights 0 (fill their scores with 0 before the softmax, then their weights with 0)": {"safe": False},
 }
 
 
-def reference_masked_attention(scores, values, lengths, axis=-1, fill=float("-inf"), after=False, **mask):
+def reference_masked_attention(scores, values, lengths, axis=-1, fill=float("-inf"), after=False, safe=True, **mask):
     """(output, weights): causal AND padding-key masks, -inf, softmax over the keys, weights @ values."""
     T = scores.shape[-1]
     allowed = _allowed(T, lengths, **mask)
     if after:
         weights = torch.softmax(scores, dim=-1) * allowed
     else:
-        weights = torch.softmax(scores.masked_fill(~allowed, fill), dim=axis)
+        empty = ~allowed.any(dim=-1, keepdim=True) & safe  # a query with no key at all: weights 0, not NaN
+        e = scores.masked_fill(~allowed, fill).masked_fill(empty, 0.0)
+        weights = torch.softmax(e, dim=axis).masked_fill(empty, 0.0)
     return weights @ values, weights
 
 
@@ -355,7 +365,9 @@ def _judge_masked_attention(cases, records):
             raise Mistake(f"return a tuple (output, weights) of two tensors, got {r['type']}")
         output, weights = value
         if tuple(weights.shape) != (B, T, T):
-            raise Mistake(f"weights should have the shape of the scores, (B, T, T) = {(B, T, T)}, got {tuple(weights.shape)}")
+            raise Mistake(
+                f"weights should have the shape of the scores, (B, T, T) = {(B, T, T)}, got {tuple(weights.shape)}"
+            )
         if tuple(output.shape) != tuple(values.shape):
             raise Mistake(
                 f"the output has one row h_i per query: (B, T, d_v) = {tuple(values.shape)}, got {tuple(output.shape)}"
@@ -418,7 +430,11 @@ def _reference_leaks(scores, values, lengths):
     changed = values.clone()
     changed[0, last] += 100.0
     moved = (reference_masked_attention(scores, changed, lengths)[0] - output).abs()[0]
-    return {"padding": moved_padding, "last token": moved[last].max().item(), "last token, earlier queries": moved[:last].max().item()}
+    return {
+        "padding": moved_padding,
+        "last token": moved[last].max().item(),
+        "last token, earlier queries": moved[:last].max().item(),
+    }
 
 
 def _draw_leaks(seed):
@@ -463,6 +479,7 @@ check_leak_test = Exercise(
     ("masked_attention", "scores", "values", "lengths"),
     _draw_leaks,
     _judge_leaks,
+    forbidden=FORBIDDEN_MASKING,
     materialise=lambda args: [_reference_attention_fn, *args[1:]],  # the recipe: the reference masked attention
     observe=lambda args, live: [None, *live[1:]],
 )
