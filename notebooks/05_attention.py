@@ -280,7 +280,7 @@ for attention, history in live_runs.items():
     )
 
 # %% [markdown]
-# A few seconds are not enough to translate anything. `scripts/train_seq2seq.py` runs the same
+# A few seconds of training is short. `scripts/train_seq2seq.py` runs the same
 # loop for longer on lists of 1 to 3 dates and saves small checkpoints (`course_lib.checkpoint`
 # files: weights without pickle, with the config, the vocabulary and what the run measured in
 # the header); we load them. The model without attention saw as many training examples as the

@@ -122,8 +122,8 @@ assert result_5_2.passed, result_5_2
 # The lesson's `Seq2Seq` with `attention="none"` has every part your decoder uses (an encoder,
 # `tgt_embed`, `decoder`, `out`); the class below keeps its encoder and replaces its decoding
 # loop by yours. Then `course_lib.train.fit`, the course's training loop, trains it on single
-# dates, English to French, with teacher forcing. (It runs once your decoder passes its check:
-# about 30 seconds on a 2-core CPU.)
+# dates, English to French, with teacher forcing. (It runs once your decoder passes its check,
+# and prints how long it took.)
 
 # %%
 from course_lib.dates import build_vocab, make_pairs
