@@ -137,3 +137,23 @@ def test_course_lib_grade_and_nbgrader_autograde_agree(lesson, tmp_path):
         assert set(theirs) == set(exercises), (student, theirs)  # nbgrader sees a check cell for every exercise
         assert ours == expected[student], (student, rows[student])
         assert theirs == ours, f"{student}: nbgrader {theirs}, course-lib grade {ours}"
+
+
+@pytest.mark.parametrize("lesson", ALL)
+def test_every_exercise_has_nbgrader_cells_that_nbgraders_own_validator_accepts(lesson):
+    """Fast, on every lesson: nbgrader's schema accepts our metadata, and each check is a locked, pointed cell."""
+    from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+
+    for folder in ("solutions", "exercises"):
+        nb = nbformat.read(ROOT / folder / f"{lesson}.ipynb", as_version=4)
+        MetadataValidator().validate_nb(nb)
+        cells = {_grade_id(c): c for c in nb.cells if _grade_id(c)}
+        for exercise in checks.exercises(lesson[:2]):
+            answers = [g for g in cells if g.startswith("ex-") and exercise_of(g) == exercise]
+            tests = [cells[g].metadata.nbgrader for g in cells if g.startswith("check-") and exercise_of(g) == exercise]
+            assert answers, f"{folder}/{lesson}: Exercise {exercise} has no answer cell"
+            assert tests and all(t["locked"] and t["grade"] and t["points"] > 0 for t in tests), (folder, exercise)
+        broken = nbformat.from_dict(nb)  # the validator is not a formality: a graded cell without points fails
+        del next(c for c in broken.cells if _grade_id(c).startswith("check-")).metadata.nbgrader["points"]
+        with pytest.raises(ValidationError):
+            MetadataValidator().validate_nb(broken)
