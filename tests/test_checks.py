@@ -518,3 +518,29 @@ def test_a_forged_borrowed_record_echoes_only_the_exercises_own_names():
 def test_forbidden_must_be_dotted_names():
     with pytest.raises(ValueError, match="dotted names"):
         Exercise("9.9", "t", "f", ("x",), _draw_numbers, _judge_double, forbidden="torch.autograd.grad")
+
+
+def test_a_closure_a_builtin_method_and_a_generator_are_refused_and_put_back(monkeypatch):
+    from course_lib.checks import borrowed
+
+    def make():
+        scale = 3
+
+        def scaled(x):
+            return scale * x
+
+        return scaled
+
+    scaled, resolve = make(), borrowed.resolve  # a function with a closure, under a name of its own
+    monkeypatch.setattr(borrowed, "resolve", lambda d: (None, "scaled", scaled) if d == "my.scaled" else resolve(d))
+    with refusing(("my.scaled", "torch.Tensor.softmax", "torch.nn.Module.parameters")) as called:
+        with pytest.raises(Borrowed):
+            scaled(2)
+        with pytest.raises(Borrowed):
+            torch.ones(3).softmax(0)
+        with pytest.raises(Borrowed):
+            list(torch.nn.Linear(2, 2).parameters())
+    assert called == ["my.scaled", "torch.Tensor.softmax", "torch.nn.Module.parameters"]
+    assert scaled(2) == 6 and "softmax" not in vars(torch.Tensor)  # put back where it was (inherited from C)
+    assert torch.allclose(torch.zeros(2).softmax(0), torch.full((2,), 0.5))
+    assert len(list(torch.nn.Linear(2, 2).parameters())) == 2

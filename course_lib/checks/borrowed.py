@@ -79,13 +79,13 @@ def resolve(dotted: str):
 def _stand_in_code(name: str, original: types.CodeType) -> types.CodeType:
     """A code object that calls ``_refused(name)``, with the original's free variables (so it can be swapped in)."""
     free = original.co_freevars
-    inner = f"    def {original.co_name}(*args, **kwargs):\n"
+    inner = "    def refused(*args, **kwargs):\n"
     if free:
         inner = "    " + ", ".join(free) + " = " + ", ".join("None" for _ in free) + "\n" + inner
         inner += "        (" + ", ".join(free) + ",)\n"
     inner += f"        __import__('course_lib.checks.borrowed', fromlist=['_refused'])._refused({name!r})\n"
     namespace: dict = {}
-    exec(compile(f"def _outer():\n{inner}    return {original.co_name}\n", f"<forbidden {name}>", "exec"), namespace)
+    exec(compile(f"def _outer():\n{inner}    return refused\n", f"<forbidden {name}>", "exec"), namespace)
     code = namespace["_outer"]().__code__
     assert len(code.co_freevars) == len(free)
     return code
@@ -166,8 +166,13 @@ def refusing(forbidden, fn=None):
                             space[key] = stand_in
                             undo.append(lambda space=space, key=key, obj=obj: space.__setitem__(key, obj))
                 if not isinstance(owner, types.ModuleType) and getattr(owner, attr, None) is obj:
-                    setattr(owner, attr, stand_in)  # a method of a class (e.g. a builtin method of torch.Tensor)
-                    undo.append(lambda owner=owner, attr=attr, obj=obj: setattr(owner, attr, obj))
+                    # a method of a class (e.g. a builtin method of torch.Tensor, perhaps inherited)
+                    own = attr in vars(owner)
+                    setattr(owner, attr, stand_in)
+                    if own:
+                        undo.append(lambda owner=owner, attr=attr, obj=obj: setattr(owner, attr, obj))
+                    else:
+                        undo.append(lambda owner=owner, attr=attr: delattr(owner, attr))
         yield called
     finally:
         for restore in reversed(undo):
