@@ -211,9 +211,24 @@ def test_a_run_leaves_every_global_random_generator_as_it_was():
 
 
 def test_exercises_lists_every_lesson_with_the_function_names():
-    for lesson, count in [("01", 5), ("02", 5), ("03", 4), ("04", 4), ("05", 4), ("06", 3), ("07", 5)]:
+    from pathlib import Path
+
+    import nbformat
+
+    from course_lib.instructor.ids import exercise_of
+
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "solutions").glob("[0-9][0-9]_*.ipynb")):
+        lesson = path.stem[:2]
         found = checks.exercises(lesson)
-        assert len(found) == count and all(e.id.startswith(str(int(lesson)) + ".") for e in found.values())
+        nb = nbformat.read(path, as_version=4)
+        checked = {  # the exercises whose check cell the solutions notebook holds
+            exercise_of(c.metadata["nbgrader"]["grade_id"])
+            for c in nb.cells
+            if (c.metadata.get("nbgrader") or {}).get("grade_id", "").startswith("check-") and "check" in c.source
+        }
+        assert set(found) >= checked, (lesson, sorted(found), sorted(checked))
+        assert all(e.id.startswith(str(int(lesson)) + ".") for e in found.values())
         assert all(e.function.isidentifier() for e in found.values())
     assert checks.exercises("01")["1.1"].function == "count_ngrams"
     with pytest.raises(ValueError, match="two digits"):
@@ -232,18 +247,26 @@ def test_zero_dimensional_values_keep_their_shape():
 def test_summary_of_a_lesson_lists_every_exercise_with_its_status_and_hint():
     checks.RESULTS.clear()
     ex = checks.exercises("01")
-    result = ex["1.4"].check(lambda log_probs: 2.0, quiet=True)
-    assert checks.RESULTS == [result]
-    text = checks.summary(lesson="01")
-    lines = text.splitlines()
-    assert len(lines) == 6 and lines[-1] == "0 of 5 exercises passed.", (text, checks.RESULTS)
-    assert "Exercise 1.4 (perplexity from log-probabilities): failed. Hint:" in lines[3], text
-    assert all("not checked yet" in lines[i] for i in (0, 1, 2, 4))
+    ids, n = list(ex), len(ex)
+    picked = ids[n // 2]
+
+    def wrong(*args):
+        return None  # the wrong type for every exercise
+
+    result = ex[picked].check(wrong, quiet=True)
+    assert result.status == FAILED and checks.RESULTS == [result]
+    lines = checks.summary(lesson="01").splitlines()
+    assert len(lines) == n + 1 and lines[-1] == f"0 of {n} exercises passed.", (lines, checks.RESULTS)
+    assert f"Exercise {picked} ({ex[picked].title}): failed. Hint:" in lines[n // 2], lines
+    assert all("not checked yet" in line for i, line in enumerate(lines[:-1]) if i != n // 2)
 
 
 def test_a_crafted_nan_where_a_weight_should_be_zero_is_rejected():
     torch = pytest.importorskip("torch")
     from course_lib.checks import lesson05
+
+    if not hasattr(lesson05, "check_attention_weights"):
+        pytest.skip("lesson 05 no longer has the masked-softmax exercise this test uses")
 
     def crafted(scores, mask=None):
         weights = torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)
@@ -257,6 +280,9 @@ def test_a_crafted_nan_where_a_weight_should_be_zero_is_rejected():
 def test_a_float32_solution_passes_where_the_inputs_are_float64():
     torch = pytest.importorskip("torch")
     from course_lib.checks import lesson02
+
+    if not hasattr(lesson02, "check_embedding_backward"):
+        pytest.skip("lesson 02 no longer has the embedding-backward exercise this test uses")
 
     def embedding_backward(de, ids, vocab_size):
         dE = torch.zeros(vocab_size, de.shape[-1])  # float32, as students write it
