@@ -414,6 +414,15 @@ def test_the_source_is_read_too_for_an_alias_bound_before_the_call():
     r = ex.check(via_helper, quiet=True)
     assert r.status == FAILED and HINT.format("uses", "course_lib.parentheses.is_balanced") in r.message, r
 
+    import types
+
+    copied = types.FunctionType(ib.__code__, ib.__globals__)  # a copy keeps the original code when it is swapped
+
+    def via_copy(seq):
+        return copied(seq, 4)
+
+    assert uses_forbidden(via_copy, ex.forbidden) == "course_lib.parentheses.is_balanced"
+
     def default_argument(seq, check=ib):
         return check(seq, 4)
 

@@ -234,8 +234,11 @@ def uses_forbidden(fn, forbidden) -> str:
     if not targets:
         return ""
 
-    def hit(obj) -> str:
-        return next((name for name, target in targets if obj is target), "")
+    def hit(obj) -> str:  # the object itself, or a copy of a function made from its code
+        code = getattr(obj, "__code__", None)
+        return next(
+            (name for name, t in targets if obj is t or (code is not None and code is getattr(t, "__code__", None))), ""
+        )
 
     seen: set[int] = set()
     todo = [fn]
