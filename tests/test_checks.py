@@ -346,7 +346,7 @@ def _grad_exercise():
         ("x",),
         draw,
         body,
-        forbidden=("torch.autograd.grad", "torch.Tensor.backward"),
+        forbidden=("torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward"),
     )
 
 
@@ -579,3 +579,30 @@ def test_a_closure_a_builtin_method_and_a_generator_are_refused_and_put_back(mon
     assert scaled(2) == 6 and "softmax" not in vars(torch.Tensor)  # put back where it was (inherited from C)
     assert torch.allclose(torch.zeros(2).softmax(0), torch.full((2,), 0.5))
     assert len(list(torch.nn.Linear(2, 2).parameters())) == 2
+
+
+def test_the_graders_look_at_the_notebook_text_finds_borrowed_answers_without_running_them():
+    grad = _grad_exercise()
+    cells = ["import torch\nfrom torch import autograd as ag\n", "x = 1\n"]
+    assert grad.judge_source([*cells, "def grad_cube(x):\n    return 3 * x**2\n"]) == ""
+    for answer in (
+        "def grad_cube(x):\n    y = x.clone().requires_grad_(True)\n    return ag.grad((y**3).sum(), y)[0]\n",
+        "def grad_cube(x):\n    y = x.clone().requires_grad_(True)\n    (y**3).sum().backward()\n    return y.grad\n",
+        "def helper(y):\n    return torch.autograd.grad((y**3).sum(), y)[0]\n\n"
+        "def grad_cube(x):\n    return helper(x.clone().requires_grad_(True))\n",
+        "g = torch.autograd.grad\ndef grad_cube(x):\n    y = x.clone().requires_grad_(True)\n    return g((y**3).sum(), y)[0]\n",
+        "def grad_cube(x):\n    from torch.autograd import backward\n    return backward\n",
+    ):
+        hint = grad.judge_source([*cells, answer])
+        assert hint.startswith("Hint: write it yourself: your function uses `torch."), (answer, hint)
+    # a method of the student's own (micrograd's Value.backward) is theirs to call
+    own = "class Value:\n    def backward(self):\n        return 0\n\ndef grad_cube(x):\n    Value().backward()\n    return 3 * x**2\n"
+    assert grad.judge_source([*cells, own]) == ""
+    attend = _attention_exercise()
+    lstm = (
+        "import torch.nn as nn\nclass Mine(nn.LSTM):\n    pass\n\ndef attend(q, k, v):\n    Mine(2, 2)\n    return q\n"
+    )
+    assert "`torch.nn.LSTM`" in attend.judge_source([lstm])
+    balanced = _balanced_exercise()
+    via = "from course_lib import parentheses as P\n%time\ndef balanced(seq):\n    return P.is_balanced(seq, 4)\n"
+    assert "`course_lib.parentheses.is_balanced`" in balanced.judge_source([via])
