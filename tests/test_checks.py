@@ -261,35 +261,51 @@ def test_summary_of_a_lesson_lists_every_exercise_with_its_status_and_hint():
     assert all("not checked yet" in line for i, line in enumerate(lines[:-1]) if i != n // 2)
 
 
+def _masked_softmax_exercise():
+    """A masked softmax over float64 scores: some weights are exactly 0, the reference is float64."""
+    torch = pytest.importorskip("torch")
+
+    def draw(seed):
+        g = torch.Generator().manual_seed(seed)
+        T = int(torch.randint(3, 7, (1,), generator=g))
+        return [[torch.randn(T, T, generator=g, dtype=torch.float64)] for _ in range(3)]
+
+    def body(cases, records):
+        causal = [torch.ones(s.shape, dtype=torch.bool).tril() for (s,) in cases]
+        expect_answers(
+            [r["returned"] for r in records],
+            [torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1) for (s,), m in zip(cases, causal)],
+        )
+
+    return Exercise("9.6", "masked softmax", "weights", ("scores",), draw, body)
+
+
 def test_a_crafted_nan_where_a_weight_should_be_zero_is_rejected():
     torch = pytest.importorskip("torch")
-    from course_lib.checks import lesson05
+    ex = _masked_softmax_exercise()
 
-    if not hasattr(lesson05, "check_attention_weights"):
-        pytest.skip("lesson 05 no longer has the masked-softmax exercise this test uses")
+    def right(scores):
+        return torch.softmax(scores.masked_fill(~torch.ones_like(scores, dtype=torch.bool).tril(), float("-inf")), -1)
 
-    def crafted(scores, mask=None):
-        weights = torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)
+    def crafted(scores):
+        weights = right(scores)
         return weights.masked_fill(weights == 0, float("nan"))  # NaN where the weight is 0
 
+    assert ex.check(right, quiet=True).status == PASSED
     for _ in range(3):
-        r = lesson05.check_attention_weights(crafted, quiet=True)
+        r = ex.check(crafted, quiet=True)
         assert r.status == FAILED and "nan" in r.message.lower(), r
 
 
 def test_a_float32_solution_passes_where_the_inputs_are_float64():
     torch = pytest.importorskip("torch")
-    from course_lib.checks import lesson02
+    ex = _masked_softmax_exercise()
 
-    if not hasattr(lesson02, "check_embedding_backward"):
-        pytest.skip("lesson 02 no longer has the embedding-backward exercise this test uses")
+    def float32(scores):
+        s = scores.float()  # float32, as students write it
+        return torch.softmax(s.masked_fill(~torch.ones_like(s, dtype=torch.bool).tril(), float("-inf")), dim=-1)
 
-    def embedding_backward(de, ids, vocab_size):
-        dE = torch.zeros(vocab_size, de.shape[-1])  # float32, as students write it
-        dE.index_add_(0, ids.reshape(-1), de.reshape(-1, de.shape[-1]).float())
-        return dE
-
-    assert all(lesson02.check_embedding_backward(embedding_backward, quiet=True).passed for _ in range(20))
+    assert all(ex.check(float32, quiet=True).passed for _ in range(20))
 
 
 # ---------------------------------------------------------------- borrowed answers are refused
