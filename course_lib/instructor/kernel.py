@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
-from pathlib import Path
 
 from course_lib.instructor import sandbox
 
@@ -27,12 +27,16 @@ def _client_class():
     class GuardedClient(NotebookClient):
         """nbclient with an output cap enforced as output streams, and interrupt-then-kill on timeouts."""
 
-        def __init__(self, nb, *, deadline: float, max_output_bytes: int, **kw):
+        def __init__(self, nb, *, deadline: float, max_output_bytes: int, max_widget_bytes: int, on_ready=None, **kw):
             super().__init__(nb, **kw)
             self.deadline = deadline
             self.max_output_bytes = max_output_bytes
             self.output_bytes = 0
             self.dropped = False
+            self.max_widget_bytes = max_widget_bytes
+            self.widget_bytes = 0  # comm (widget) messages: nbclient keeps widget state, so they are capped too
+            self.widgets_dropped = 0
+            self.on_ready = on_ready
             self.interrupted_cells: list[int] = []
             self.killed = ""
             self.timeout_func = self._timeout_for
@@ -52,6 +56,20 @@ def _client_class():
             # MAX_MESSAGE_BYTES dropped the output channel for good. Later cells need not wait as long.
             self.silent_cells.append(self.cell_index)
             self.iopub_timeout = 1
+
+        async def async_start_new_kernel_client(self):
+            kc = await super().async_start_new_kernel_client()
+            if self.on_ready is not None:
+                self.on_ready()
+            return kc
+
+        def handle_comm_msg(self, outs, msg, cell_index):
+            content = msg.get("content", {})
+            self.widget_bytes += len(json.dumps(content, default=str)) + sum(len(b) for b in msg.get("buffers") or [])
+            if self.widget_bytes > self.max_widget_bytes:
+                self.widgets_dropped += 1  # neither stored nor handled
+                return None
+            return super().handle_comm_msg(outs, msg, cell_index)
 
         def output(self, outs, msg, display_id, cell_index):
             self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
@@ -89,13 +107,18 @@ class _OutputWatch(logging.LoggerAdapter):
             super().warning(msg, *args, **kwargs)
 
 
-def _kernel_manager(home: Path, conn: Path, limits: sandbox.Limits, cgroup: str | None):
+def _kernel_manager(box: sandbox.Box, limits: sandbox.Limits, cgroup: str | None):
     from jupyter_client.manager import AsyncKernelManager
+
+    conn = box.conn
 
     class SandboxedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
             argv = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
-            return sandbox.kernel_command(argv, home, conn, limits, cgroup)
+            if box.uid is not None:  # the connection file (written just now) is readable to the kernel's uid
+                os.chown(self.connection_file, 0, box.uid)
+                os.chmod(self.connection_file, 0o640)
+            return sandbox.kernel_command(argv, box, limits, cgroup)
 
         def client(self, **kwargs):
             # a message bigger than this drops the connection instead of being read into our memory
