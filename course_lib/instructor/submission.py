@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -213,20 +214,28 @@ def quoted(text) -> str:
 
 
 def feedback_text(sub: Submission, *, unsandboxed: bool = False) -> str:
-    """What a student reads: every exercise with its status and hint, then any problem. Everything that
-    came from the student is on one line (escaped) after the grader's own words, so no student text can
-    add a line such as a second "Score:"."""
+    """What a student reads (markdown): every exercise with its status and hint, then any problem. Each
+    varying part is kept on its line (line breaks escaped) with markdown's punctuation escaped, after the
+    grader's own words: no student text can add a line such as a second "Score:", a link or an image."""
     score = f"Score: {sub.score} of {len(sub.exercises)} exercises passed."
-    lines = [f"# Feedback for {shown(sub.student)}", "", score, ""]
+    lines = [f"# Feedback for {_md(sub.student)}", "", score, ""]
     for exercise, info in sorted(sub.exercises.items(), key=lambda kv: sort_key(kv[0])):
-        title = f" ({shown(info['title'])})" if info.get("title") else ""
-        line = f"- Exercise {shown(exercise)}{title}: {shown(info['status'])}. {shown(info.get('message', ''))}"
+        title = f" ({_md(info['title'])})" if info.get("title") else ""
+        line = f"- Exercise {_md(exercise)}{title}: {_md(info['status'])}. {_md(info.get('message', ''))}"
         lines.append(line.rstrip())
     if sub.problems:
-        lines += ["", "Problems found while running your notebook:"] + [f"- {shown(p)}" for p in sub.problems]
+        lines += ["", "Problems found while running your notebook:"] + [f"- {_md(p)}" for p in sub.problems]
     if unsandboxed:
         lines += ["", "(graded without the sandbox)"]
     return "\n".join(lines) + "\n"
+
+
+def _md(text) -> str:
+    """One line of markdown that shows ``text`` as it is (CommonMark: any ASCII punctuation may be escaped)."""
+    text = text if isinstance(text, str) else str(text)
+    if any(unicodedata.category(c)[0] in "CZ" and c != " " for c in text):
+        text = shown(text)
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~&=])", r"\\\1", text)
 
 
 def find_release_for(path) -> Path:
