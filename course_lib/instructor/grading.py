@@ -339,6 +339,7 @@ def grade(
         "budget": budget,
         "limits": asdict(limits),
         "sandboxed": sandboxed,
+        "log": log.name,
     }
     with open(out, "a", newline="", encoding="utf-8") as f, open(log, "ab") as log_file:
         writer = csv.writer(f)
@@ -496,7 +497,9 @@ def _worker() -> int:
         except Exception:  # ours, never the student's: the row says so and the instructor gets the traceback
             logging.getLogger("course_lib.grading").error("grading failed:\n%s", traceback.format_exc())
             sub = Submission(student=job["student"], path=shown(job["path"]))
-            sub.problems.append("not graded: the grader failed on this submission (see its log); tell your instructor")
+            sub.problems.append(
+                f"not graded: the grader failed on this submission (see {job['log']}); tell your instructor"
+            )
         results.write(json.dumps(asdict(sub)) + "\n")
         results.flush()
     return 0
