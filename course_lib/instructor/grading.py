@@ -197,8 +197,9 @@ def feedback_names(students: list[str]) -> dict[str, str]:
     o_neil-1a2b3c4d, so it never collides with o_neil)."""
     plain = {s: _file_name(s) for s in students}
     count: dict[str, int] = {}
-    for name in plain.values():
-        count[name.lower()] = count.get(name.lower(), 0) + 1
+    for student, name in plain.items():
+        if name == student:  # names that are plain already: two alike but for case collide
+            count[name.lower()] = count.get(name.lower(), 0) + 1
     names = {s: p if p == s and count[p.lower()] == 1 else f"{p[:90]}-{_digest(s)}" for s, p in plain.items()}
     seen: dict[str, int] = {}
     for name in names.values():

@@ -152,7 +152,8 @@ def detect() -> Support:
         why = _trial(bwrap, uid=HOST_UID_BASE + secrets.randbelow(1_000_000) if os.geteuid() == 0 else None)
         if why and os.geteuid() == 0:  # perhaps only the uid of our own cannot reach Python: try without it
             own_uid = False
-            why = "" if not _trial(bwrap, uid=None) else why
+            as_root = _trial(bwrap, uid=None)
+            why = "" if not as_root else as_root if as_root == why else f"{why}; run as root: {as_root}"
         bwrap = None if why else bwrap
     return Support(bwrap=bwrap, cgroup=_cgroup_kind(), why_not=why, own_uid=own_uid)
 
