@@ -144,11 +144,10 @@ def test_graded_as_root_a_submission_is_not_root_and_cannot_change_host_settings
 
 DISK_FILLER = """
 import os, sys
-from ipykernel import get_connection_file
 chunk = b"x" * (1 << 20)
 wrote = {}
 first_error = None
-targets = [".", "/tmp", "/dev/shm", "/run/grader", os.path.dirname(get_connection_file()), "/", "/dev", "/opt"]
+targets = [".", "/tmp", "/dev/shm", "/run/grader", os.path.dirname(sys.argv[sys.argv.index("-f") + 1]), "/", "/dev", "/opt"]
 for folder in targets:
     wrote[folder] = 0
     for i in range(400):  # 400 MB per folder at most
@@ -218,7 +217,7 @@ def test_a_disk_filler_ends_in_a_clear_row_and_the_disk_is_untouched_beyond_the_
 WIDGET_FLOOD = """
 from comm import create_comm
 blob = "x" * 10_000_000
-for i in range(40):  # 400 MB of widget state, each under the 64 MB message limit
+for i in range(60):  # 600 MB of widget state, each under the 64 MB message limit
     create_comm(target_name="jupyter.widget", data={"state": {f"v{i}": blob}, "buffer_paths": []})
 """
 
@@ -252,8 +251,9 @@ def test_a_widget_flood_does_not_grow_the_grader_beyond_its_limit(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     baseline, flooded = (json.loads(line) for line in run.stdout.splitlines()[-2:])
     grew_mb = (flooded["maxrss_kb"] - baseline["maxrss_kb"]) / 1024
-    # 400 MB were sent; the grader keeps at most 5 MB of it (one 10 MB message is read, then dropped)
-    assert grew_mb < 100, grew_mb
+    # 600 MB were sent (nbclient alone would keep all of it); the grader keeps none of it beyond 5 MB, and holds
+    # a few messages at a time while it reads and measures them
+    assert grew_mb < 250, grew_mb
     assert any("widget messages" in p and "5 MB" in p for p in flooded["problems"]), flooded["problems"]
     assert flooded["ex11"] == "passed"
 
@@ -277,14 +277,14 @@ def _crash(self, cases, records):
 
 _judge, protocol.Exercise.judge = protocol.Exercise.judge, _crash
 
-from course_lib.instructor import grading, submission
+from course_lib.instructor import submission
 
 def _boom(path, *a, student=None, **k):
     if student == "crasher":
         raise MemoryError("the grader itself failed")
     return _grade(path, *a, student=student, **k)
 
-_grade, grading.grade_submission = submission.grade_submission, _boom
+_grade, submission.grade_submission = submission.grade_submission, _boom  # the worker imports it from here
 """
 
 
