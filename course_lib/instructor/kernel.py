@@ -24,11 +24,28 @@ def _client_class():
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError
 
-    class GuardedClient(NotebookClient):
-        """nbclient with an output cap enforced as output streams, and interrupt-then-kill on timeouts."""
+    from course_lib.instructor.watchdog import WatchdogMixin
 
-        def __init__(self, nb, *, deadline: float, max_output_bytes: int, max_widget_bytes: int, on_ready=None, **kw):
+    class GuardedClient(WatchdogMixin, NotebookClient):
+        """nbclient with an output cap enforced as output streams, a cap on widget messages, interrupt-then-kill
+        on timeouts, and the watchdog: a kernel that stops answering (idle while we wait) is woken by a request
+        on a fresh connection, else the cell fails with ``watchdog.KernelStalled`` naming it."""
+
+        def __init__(
+            self,
+            nb,
+            *,
+            deadline: float,
+            max_output_bytes: int,
+            max_widget_bytes: int,
+            on_ready=None,
+            notebook_name: str = "",
+            stall_after=None,
+            stall_timeout=None,
+            **kw,
+        ):
             super().__init__(nb, **kw)
+            self.watchdog_init(notebook_name, stall_after, stall_timeout)
             self.deadline = deadline
             self.max_output_bytes = max_output_bytes
             self.output_bytes = 0
@@ -107,6 +124,11 @@ class _OutputWatch(logging.LoggerAdapter):
             super().warning(msg, *args, **kwargs)
 
 
+def kernel_argv(connection_file: str) -> list[str]:
+    """The kernel itself (the tests put a kernel that stops answering here)."""
+    return [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file]
+
+
 def _kernel_manager(box: sandbox.Box, limits: sandbox.Limits, cgroup: str | None):
     from jupyter_client.manager import AsyncKernelManager
 
@@ -114,7 +136,7 @@ def _kernel_manager(box: sandbox.Box, limits: sandbox.Limits, cgroup: str | None
 
     class SandboxedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
-            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
+            argv = kernel_argv(self.connection_file)
             if box.uid is not None:  # the connection file (written just now) is readable to the kernel's uid
                 os.chown(self.connection_file, 0, box.uid)
                 os.chmod(self.connection_file, 0o640)

@@ -102,15 +102,58 @@ def grade_submission(
 
     graded, notes = restore_checks(student_nb, release_nb)
     result.problems.extend(notes)
-    exercises = protocol(lesson)
+    run = dict(
+        lesson=lesson,
+        data=data,
+        expected=expected,
+        exercises=protocol(lesson),
+        bwrap=support.bwrap if sandboxed else None,
+        limits=limits,
+        cell_timeout=cell_timeout,
+        budget=budget,
+        max_output_bytes=max_output_bytes,
+        name=result.student,
+    )
+    before = list(result.problems)
+    stalled = _run_and_judge(nbformat.from_dict(graded), result, **run)
+    if stalled:  # not the student's doing (ipykernel's defect, issue 22): once more, from the start, fresh kernel
+        result.problems = before + [f"its kernel stopped answering ({stalled}); graded once more from the start"]
+        result.exercises = {e: {"status": NOT_RUN, "message": "", "title": ""} for e in expected}
+        again = _run_and_judge(nbformat.from_dict(graded), result, **run)
+        if again:
+            result.problems.append(f"its kernel stopped answering again ({again}); the rest was not graded")
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _run_and_judge(
+    graded,
+    result: Submission,
+    *,
+    lesson,
+    data,
+    expected,
+    exercises,
+    bwrap,
+    limits,
+    cell_timeout,
+    budget,
+    max_output_bytes,
+    name,
+) -> str:
+    """One run of the notebook in a fresh kernel, and the judging; "" or, when its kernel stopped answering
+    (and could not be woken), what the watchdog said (the results are then not judged)."""
+    import nbformat
+
+    from course_lib import checks
+    from course_lib.instructor import watchdog
+
     private = Path(tempfile.mkdtemp(prefix="course-lib-grade-"))
-    box, records = _box(private, data, [e for e in expected if e in exercises], support.bwrap if sandboxed else None)
+    box, records = _box(private, data, [e for e in expected if e in exercises], bwrap)
     cgroup = sandbox.new_cgroup(limits)
     n_student_cells = len(graded.cells)
     drawn = {}
     try:
-        from course_lib import checks
-
         for exercise_id in expected:
             if exercise_id not in exercises:
                 continue
@@ -130,13 +173,18 @@ def grade_submission(
             max_output_bytes=max_output_bytes,
             max_widget_bytes=limits.widget_mb * sandbox.MB,
             on_ready=lambda: sandbox.lock(box),
+            notebook_name=name,
+            stall_after=min(watchdog.STALL_AFTER, cell_timeout / 4),
+            stall_timeout=min(watchdog.STALL_TIMEOUT, cell_timeout),
             timeout=cell_timeout,
             allow_errors=True,
             interrupt_on_timeout=True,
             shutdown_kernel="immediate",
             resources={"metadata": {"path": str(box.cwd or private)}},
         )
-        _execute(client, result, limits, cgroup)
+        stalled = _execute(client, result, limits, cgroup)
+        if stalled:
+            return stalled
         _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes, limits)
         for exercise_id, cases in drawn.items():
             try:
@@ -147,10 +195,9 @@ def grade_submission(
                     result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
             result.exercises[exercise_id] = _judge(exercises[exercise_id], cases, reply, exercises[exercise_id].title)
     finally:
-        sandbox.remove_cgroup(cgroup)
+        sandbox.remove_cgroup(cgroup)  # every process the kernel started, a stalled one too
         shutil.rmtree(private, ignore_errors=True)
-    result.seconds = time.monotonic() - started
-    return result
+    return ""
 
 
 def _box(private: Path, data: bytes, exercises: list[str], bwrap: str | None):
@@ -372,11 +419,17 @@ def _seed_caches(home: Path) -> None:
         shutil.copyfile(font_list, target / font_list.name)
 
 
-def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | None) -> None:
+def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | None) -> str:
+    """Run the notebook; "" or, when its kernel stopped answering, the watchdog's words (without the name)."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    from course_lib.instructor.watchdog import KernelStalled
 
     try:
         client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # the kernel's own chatter
+    except KernelStalled as stall:
+        LOG.warning("%s", shown(str(stall)))
+        return shown(str(stall).removeprefix(f"{client.notebook_name}, "))
     except DeadKernelError:
         hits = sandbox.limit_hits(cgroup)
         if "memory" in hits:
@@ -400,6 +453,7 @@ def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | N
         LOG.error("executing the notebook failed:\n%s", traceback.format_exc())
     if "processes" in sandbox.limit_hits(cgroup) and not any("processes" in p for p in result.problems):
         result.problems.append(f"it reached the limit on processes ({limits.processes}); starting more failed")
+    return ""
 
 
 def _collect_problems(cells, client, result: Submission, max_output_bytes: int, limits: sandbox.Limits) -> None:
