@@ -123,6 +123,8 @@ for path in ("/proc/sys/vm/swappiness", "/proc/sys/kernel/core_pattern", "/proc/
         findings.append(f"WROTE:{path.split('/')[-1]}")
     except OSError as exc:
         findings.append(f"refused:{path.split('/')[-1]}")
+import ctypes
+findings.append(f"unshare={ctypes.CDLL(None, use_errno=True).unshare(0)}")  # seccomp: -1 (EPERM), else 0
 raise RuntimeError(" ".join(findings))
 """
 
@@ -138,6 +140,8 @@ def test_graded_as_root_a_submission_is_not_root_and_cannot_change_host_settings
     found = next(p for p in sub.problems if "uid=" in p)
     assert "uid=0" not in found and "euid=0" not in found and "caps=0000000000000000" in found
     assert "WROTE" not in found and found.count("refused") == 3
+    if sandbox.seccomp_filter():
+        assert "unshare=-1" in found
     assert Path("/proc/sys/vm/swappiness").read_text() == before
     assert sub.exercises["1.1"]["status"] == "passed"
 
