@@ -117,11 +117,11 @@ def grade_submission(
     before = list(result.problems)
     stalled = _run_and_judge(nbformat.from_dict(graded), result, **run)
     if stalled:  # not the student's doing (ipykernel's defect, issue 22): once more, from the start, fresh kernel
-        result.problems = before + [f"its kernel stopped answering ({stalled}); graded once more from the start"]
+        result.problems = before + [f"{stalled}; graded once more from the start, with a fresh kernel"]
         result.exercises = {e: {"status": NOT_RUN, "message": "", "title": ""} for e in expected}
         again = _run_and_judge(nbformat.from_dict(graded), result, **run)
         if again:
-            result.problems.append(f"its kernel stopped answering again ({again}); the rest was not graded")
+            result.problems.append(f"on the second try too: {again}; not graded")
     result.seconds = time.monotonic() - started
     return result
 
