@@ -399,3 +399,14 @@ def test_feedback_names_are_unique_and_stable():
     assert len({n.lower() for n in names.values()}) == 5
     assert names["ann"] == "ann" and names["o_neil"] == "o_neil" and names["o'neil"].startswith("o_neil-")
     assert grading.feedback_names(["o'neil"])["o'neil"] == names["o'neil"]  # the same whatever the class
+
+
+@needs_sandbox
+def test_cpu_time_ends_in_a_row_that_names_it(tmp_path):
+    nb = solved(release(), "1.1")
+    exercise_cell(nb, "1.2").source = "while True:\n    pass"
+    nbformat.write(nb, tmp_path / "spinner.ipynb")
+    limits = sandbox.Limits(cpu_seconds=8)  # the kernel's start and the setup cell take a few of them
+    sub = grading.grade_submission(tmp_path / "spinner.ipynb", RELEASE, cell_timeout=300, budget=400, limits=limits)
+    problems = "; ".join(sub.problems)
+    assert "used up its CPU time (8 s)" in problems, problems

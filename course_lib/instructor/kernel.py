@@ -142,6 +142,15 @@ def _kernel_manager(box: sandbox.Box, limits: sandbox.Limits, cgroup: str | None
                 os.chmod(self.connection_file, 0o640)
             return sandbox.kernel_command(argv, box, limits, cgroup)
 
+        exit_code = None  # how the kernel's process ended, when we saw it end
+
+        async def is_alive(self):
+            alive = await super()._async_is_alive()
+            process = getattr(self.provisioner, "process", None)
+            if not alive and process is not None and self.exit_code is None:
+                self.exit_code = process.poll()
+            return alive
+
         def client(self, **kwargs):
             # a message bigger than this drops the connection instead of being read into our memory
             # (one print of 1 GB): set on the client's context before its sockets exist

@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
@@ -432,7 +433,10 @@ def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | N
         return shown(str(stall).removeprefix(f"{client.notebook_name}, "))
     except DeadKernelError:
         hits = sandbox.limit_hits(cgroup)
-        if "memory" in hits:
+        code = getattr(client.km, "exit_code", None)
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):  # the launcher's own signal, or bwrap's report of it
+            why = f"it used up its CPU time ({limits.cpu_seconds} s)"
+        elif "memory" in hits:
             why = f"it reached the memory limit ({limits.memory_mb} MB)"
         elif "processes" in hits:
             why = f"it reached the limit on processes ({limits.processes})"
