@@ -434,8 +434,9 @@ class _Worker:
 
 
 def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=None, log_name: str = "the log"):
-    """Grade every entry with ``jobs`` workers; yield each Submission as it finishes. A worker past the
-    budget (plus a margin for starting the kernel) is killed with everything it started, and replaced."""
+    """Grade every entry with ``jobs`` workers; yield each Submission as it finishes. A worker past twice the
+    budget (a stalled kernel is retried once) plus a margin for starting kernels is killed with everything it
+    started, and replaced."""
     import select
 
     pending = list(entries)
@@ -459,7 +460,7 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=N
                         worker.kill()
                         workers.remove(worker)
             for worker in list(workers):
-                if worker.entry and time.monotonic() - worker.started > budget + 120:
+                if worker.entry and time.monotonic() - worker.started > 2 * budget + 120:
                     worker.kill()
                     workers.remove(worker)
                     yield worker.result(late=True)
