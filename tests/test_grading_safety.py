@@ -225,6 +225,13 @@ for i in range(60):  # 600 MB of widget state, each under the 64 MB message limi
     create_comm(target_name="jupyter.widget", data={"state": {f"v{i}": blob}, "buffer_paths": []})
 """
 
+DISPLAY_FLOOD = """
+from IPython.display import display
+handles = [display("x", display_id=True) for _ in range(50)]
+for handle in handles:  # 500 MB of updates to outputs already shown
+    handle.update("y" * 10_000_000)
+"""
+
 _MEASURE = """
 import json, resource, sys
 from course_lib.instructor import grading, sandbox
@@ -237,7 +244,7 @@ for path in sys.argv[2:]:
 
 
 @needs_sandbox
-def test_a_widget_flood_does_not_grow_the_grader_beyond_its_limit(tmp_path):
+def test_a_widget_or_display_update_flood_does_not_grow_the_grader_beyond_its_limits(tmp_path):
     import json
 
     plain = solved(release(), "1.1")
@@ -245,21 +252,28 @@ def test_a_widget_flood_does_not_grow_the_grader_beyond_its_limit(tmp_path):
     flood = solved(release(), "1.1")
     exercise_cell(flood, "1.2").source = WIDGET_FLOOD
     nbformat.write(flood, tmp_path / "flood.ipynb")
+    updates = solved(release(), "1.1")
+    exercise_cell(updates, "1.2").source = DISPLAY_FLOOD
+    nbformat.write(updates, tmp_path / "updates.ipynb")
+    paths = [str(tmp_path / f"{name}.ipynb") for name in ("plain", "flood", "updates")]
     run = subprocess.run(
-        [sys.executable, "-c", _MEASURE, str(RELEASE), str(tmp_path / "plain.ipynb"), str(tmp_path / "flood.ipynb")],
+        [sys.executable, "-c", _MEASURE, str(RELEASE), *paths],
         capture_output=True,
         text=True,
         timeout=600,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    baseline, flooded = (json.loads(line) for line in run.stdout.splitlines()[-2:])
+    baseline, flooded, updated = (json.loads(line) for line in run.stdout.splitlines()[-3:])
     grew_mb = (flooded["maxrss_kb"] - baseline["maxrss_kb"]) / 1024
     # 600 MB were sent (nbclient alone would keep all of it); the grader keeps none of it beyond 5 MB, and holds
     # a few messages at a time while it reads and measures them
     assert grew_mb < 250, grew_mb
     assert any("widget messages" in p and "5 MB" in p for p in flooded["problems"]), flooded["problems"]
     assert flooded["ex11"] == "passed"
+    # updates of outputs already shown count against the output cap (2 MB) too
+    assert (updated["maxrss_kb"] - baseline["maxrss_kb"]) / 1024 < 250
+    assert any("MB of output" in p for p in updated["problems"]) and updated["ex11"] == "passed"
 
 
 # --------------------------------------------------------------------------- names, text, links, crashes

@@ -88,6 +88,16 @@ def _client_class():
                 return None
             return super().handle_comm_msg(outs, msg, cell_index)
 
+        def _update_display_id(self, display_id, msg):
+            # an update rewrites every output shown under that id: counted against the output cap like new output
+            shown_at = self._display_id_map.get(display_id, {})
+            copies = sum(len(outputs) for outputs in shown_at.values())
+            self.output_bytes += copies * len(json.dumps(msg.get("content", {}), default=str))
+            if self.output_bytes > self.max_output_bytes:
+                self.dropped = True
+                return None
+            return super()._update_display_id(display_id, msg)
+
         def output(self, outs, msg, display_id, cell_index):
             self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
             if self.output_bytes > self.max_output_bytes:
