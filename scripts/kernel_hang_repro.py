@@ -44,7 +44,23 @@ def spin(stop_at: float) -> None:
         pass
 
 
-def one_run(make_notebook, path: str, stall_after: float, stall_timeout: float) -> dict:
+def nudger(info: dict, every: float, stop):
+    """What jupyter_server does when a browser tab connects: a kernel_info_request on a short-lived connection
+    that closes without waiting for the reply (the reply goes to a peer that is gone)."""
+    from jupyter_client import BlockingKernelClient
+
+    while not stop.wait(every):
+        kc = BlockingKernelClient()
+        kc.load_connection_info(info)
+        kc.start_channels(iopub=False, stdin=False, hb=False, control=False)
+        kc.kernel_info()
+        time.sleep(0.01)
+        kc.stop_channels()
+
+
+def one_run(make_notebook, path: str, stall_after: float, stall_timeout: float, nudge: float = 0.0) -> dict:
+    import threading
+
     from course_lib.instructor import watchdog
 
     nb = make_notebook()
@@ -58,11 +74,22 @@ def one_run(make_notebook, path: str, stall_after: float, stall_timeout: float) 
         kernel_name="python3",
         resources={"metadata": {"path": path}},
     )
+    stop = threading.Event()
+
+    def start_nudging(**_):
+        info = client.km.get_connection_info()
+        info.pop("session", None)
+        threading.Thread(target=nudger, args=(info, nudge, stop), daemon=True).start()
+
+    if nudge:
+        client.on_notebook_start = start_nudging
     failed = ""
     try:
         client.execute()
     except Exception as error:  # a failed run is counted, the next one goes on
         failed = f"{type(error).__name__}: {str(error)[:200]}"
+    finally:
+        stop.set()
     version = next((o.get("text", "") for o in nb.cells[0].get("outputs", []) if o.get("name") == "stdout"), "")
     return {
         "seconds": time.monotonic() - start,
@@ -82,6 +109,7 @@ def main(argv=None) -> int:
     parser.add_argument("--stall-after", type=float, default=5.0)
     parser.add_argument("--stall-timeout", type=float, default=60.0)
     parser.add_argument("--kernel-path", type=Path, help="put this folder first on the kernel's PYTHONPATH")
+    parser.add_argument("--nudge", type=float, default=0.0, help="every this many seconds, a short-lived connection")
     args = parser.parse_args(argv)
 
     if args.kernel_path:
@@ -104,7 +132,8 @@ def main(argv=None) -> int:
         make_notebook = lambda: synthetic(args.cells)  # noqa: E731
         label = f"synthetic ({args.cells} cells)"
 
-    print(f"notebook: {label}; {args.runs} runs alone, {args.runs} beside {args.load} spinning processes")
+    nudging = f"; a short-lived connection every {args.nudge} s" if args.nudge else ""
+    print(f"notebook: {label}; {args.runs} runs alone, {args.runs} beside {args.load} spinning processes{nudging}")
     totals = {}
     for setting in ("alone", "loaded"):
         load = []
@@ -115,7 +144,7 @@ def main(argv=None) -> int:
                 for p in load:
                     p.start()
             try:
-                rows.append(one_run(make_notebook, path, args.stall_after, args.stall_timeout))
+                rows.append(one_run(make_notebook, path, args.stall_after, args.stall_timeout, args.nudge))
             finally:
                 for p in load:
                     p.terminate()

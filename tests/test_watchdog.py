@@ -156,3 +156,27 @@ def test_the_installed_ipykernel_is_not_one_found_to_hang():
     assert not (Version("7.0") <= installed <= Version("7.4.0")), (
         f"ipykernel {installed} has the shell-socket defect (see scripts/kernel_hang_repro.py); install ipykernel<7"
     )
+
+
+def test_the_repro_script_counts_a_stall_and_its_wake(stalling_python3, capsys, monkeypatch):
+    """scripts/kernel_hang_repro.py on its smallest setting, with a kernel that stalls once per run."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "repro", Path(__file__).parents[1] / "scripts" / "kernel_hang_repro.py"
+    )
+    repro = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(repro)
+    real = repro.synthetic
+    monkeypatch.setattr(repro, "synthetic", lambda n: _with_stall(real(n)))
+    assert repro.main(["--runs", "1", "--cells", "3", "--load", "1", "--stall-after", "1"]) == 0
+    table = capsys.readouterr().out.splitlines()[-2:]
+    for row in table:  # setting, runs, runs with a stall, stalled cells, wakes, failed runs, median s
+        setting, runs, stalled_runs, stalled_cells, wakes, failed, _ = row.split()
+        assert (runs, stalled_runs, stalled_cells, failed) == ("1", "1", "1", "0"), row
+        assert int(wakes) >= 1
+
+
+def _with_stall(nb):
+    nb.cells[2].source += "  # STALL_UNTIL_POKED"
+    return nb
