@@ -2,12 +2,14 @@
 
 :func:`grade_submission` copies the notebook (a regular file only) into a private scratch folder, puts
 back the released setup and check cells, runs it in a bubblewrap sandbox
-(:mod:`course_lib.instructor.sandbox`) with an output cap enforced as output streams and timeouts that
-escalate from interrupt to kill, then judges: the grader draws each check's inputs with a seed the
-notebook never sees, the student's function runs on them in the kernel, only plain data comes back
-(read strictly, with a size cap), and the comparison and the hints run here. Checks without the
-draw / run / judge protocol fall back to results written from inside the kernel (forgeable; the run
-says so). :mod:`course_lib.instructor.grading` grades a whole class with this, one worker per job.
+(:mod:`course_lib.instructor.sandbox`; it refuses without one unless ``sandboxed=False``) with output and
+widget caps enforced as messages arrive, timeouts that escalate from interrupt to kill, and the watchdog
+(a kernel that stops answering is woken, else the submission is graded once more from the start), then
+judges: the grader draws each check's inputs with a seed the notebook never sees, the student's function
+runs on them in the kernel, only plain data comes back (read strictly, with a size cap), and the comparison
+and the hints run here; a check that crashes leaves its traceback in the log. Student text reaches the
+result only through :func:`shown` / :func:`quoted` (one line, escaped). :mod:`course_lib.instructor.grading`
+grades a whole class with this, one worker per job.
 """
 
 from __future__ import annotations
