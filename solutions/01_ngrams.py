@@ -169,7 +169,7 @@ assert result.passed, result
 # validation perplexity against $k$ (log scales).
 
 # %%
-ks = [0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0]
+ks = [0.001, 0.003, 0.01, 0.03, 0.1, 1.0]
 try:
     tuned = {n: tune_k(train, val, n, ks, add_k_perplexity) for n in (2, 3)}
     for n, (best_k, ppl) in tuned.items():
