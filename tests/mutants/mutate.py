@@ -42,7 +42,7 @@ def stub(lesson: str, name: str):
 
 def mutant(lesson: str, name: str, old: str, new: str):
     sources = exercise_cells(lesson)
-    matching = [s for s in sources if f"def {name}(" in s]
+    matching = [s for s in sources if f"def {name}(" in s or f"class {name}(" in s]
     assert len(matching) == 1, f"no single cell defines {name} in {lesson}"
     source = matching[0]
     assert source.count(old) == 1, f"mutant edit {old!r} must occur exactly once in {name}'s solution"
