@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # Lesson 03 exercises: balanced colored parentheses and recurrent steps
+# # Lesson 03 exercises: balanced colored parentheses and the Elman network
 #
-Two warm-ups (a stack, and the hardest negatives), then you **build** the lecture's Elman
+# Two warm-ups (a stack, and the hardest negatives), then you **build** the lecture's Elman
 # network as a batched PyTorch module and its training loop, and **train** it on colored
 # parentheses, watching its held-out accuracy epoch by epoch. Each exercise is followed by a
 # check that calls your code on fresh inputs and says **passed**, **not implemented yet**, or
@@ -47,6 +47,7 @@ course_lib.setup(seed=0, threads=1)
 # colour, and nothing stays open at the end. Symbol `s` opens when `s < n_symbols // 2`;
 # the closer of opener `i` is `n_symbols - 1 - i`. A list works as a stack: `append` to
 # push, `pop` to take the top. (`n_symbols=2` is the binary task: 0 opens, 1 closes.)
+
 
 # %%
 # Exercise 3.1: is_balanced with a stack
@@ -89,6 +90,7 @@ assert result.passed, result
 # Example: from `[0, 1, 2, 7, 8, 9]` (0( 1( 2( 2) 1) 0)) you may return
 # `[0, 1, 2, 8, 7, 9]`, `[0, 1, 2, 9, 8, 7]` or `[0, 1, 2, 7, 9, 8]`.
 
+
 # %%
 # Exercise 3.2: the transposition negative generator
 def transpose_closers(seq, rng, n_symbols=10):
@@ -101,8 +103,7 @@ def transpose_closers(seq, rng, n_symbols=10):
             stack.append(i)
         else:
             opener_of[i] = stack.pop()
-    pairs = [(p, q) for p in opener_of for q in opener_of
-             if p < q and seq[p] != seq[q] and opener_of[q] < p]
+    pairs = [(p, q) for p in opener_of for q in opener_of if p < q and seq[p] != seq[q] and opener_of[q] < p]
     if not pairs:
         raise ValueError(f"no hard transposition exists in {seq}")
     p, q = pairs[rng.integers(len(pairs))]
@@ -126,8 +127,10 @@ rng = np.random.default_rng(0)
 positives = [P.random_positive(12, rng) for _ in range(300)]
 try:
     yours = [transpose_closers(s, rng) for s in positives if P.transposition_pairs(s)]
-    print(f"{len(yours)} transpositions: the per-colour rule accepts {np.mean([P.per_colour_rule(s) for s in yours]):.0%}, "
-          f"your is_balanced accepts {np.mean([is_balanced(s) for s in yours]):.0%}")
+    print(
+        f"{len(yours)} transpositions: the per-colour rule accepts {np.mean([P.per_colour_rule(s) for s in yours]):.0%}, "
+        f"your is_balanced accepts {np.mean([is_balanced(s) for s in yours]):.0%}"
+    )
 except NotImplementedError:
     print("(finish exercises 3.1 and 3.2 to see this)")
 
