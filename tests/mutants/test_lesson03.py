@@ -203,13 +203,13 @@ BORROWED = [
         "is_balanced",
         "    stack = []\n",
         "    return __import__('course_lib').parentheses.is_balanced(seq, n_symbols)\n",
-        "course_lib.parentheses.is_balanced",
+        "course_lib.parentheses_symbols.is_balanced",
     ),
     (
         "transpose_closers",
         "    opener_of = {}",
         "    return __import__('course_lib').parentheses.transpose_closers(seq, rng, n_symbols)\n    opener_of = {}",
-        "course_lib.parentheses.transpose_closers",
+        "course_lib.parentheses_generators.transpose_closers",
     ),
     (
         "ElmanRNN",
