@@ -18,11 +18,14 @@
 #    opens and closes, counting each colour) almost work;
 # 2. build test sets that tell a network that learned the stack from one that learned a
 #    shortcut;
-# 3. write the lecture's Elman network and gated RNN as batched PyTorch modules, next to
-#    their equations, and train them (with LSTM and GRU) on padded batches;
-# 4. answer the lecture's question "is there a benefit with gating, with the LSTM?" with
-#    held-out numbers, at the training lengths and beyond;
-# 5. look inside a trained network: what its hidden state encodes, read out by a probe.
+# 3. read the lecture's Elman network and gated RNN next to their equations, train networks on
+#    padded batches, and (in the exercises) write the batched Elman network as a PyTorch module
+#    and its training loop yourself;
+# 4. ask the lecture's question "is there a benefit with gating, with the LSTM?" of held-out
+#    numbers, at the training lengths and beyond, and say what one run per network can and
+#    cannot answer;
+# 5. look inside a trained network: what its hidden state encodes, read out by a probe;
+# 6. name the shapes of recurrent tasks (many-to-one, many-to-many, one-to-many) and stack layers.
 #
 # The lecture (Bruno Galerne's notes, after Marc Lelarge's dataflowr course) asks us to guess a task
 # from six binary sequences, then six sequences of 10 symbols.
