@@ -315,6 +315,8 @@ def build(
     import nbformat
 
     start = time.perf_counter()
+    if out.exists() and any(out.iterdir()) and not (out / "_static" / "course.css").exists():
+        raise ValueError(f"--out {out} holds files that are not a site built here: give an empty or new folder")
     sources = lesson_sources(root, lessons)
     pages = [Page(p, "lesson") for p in sources]
     if solutions:
@@ -348,10 +350,7 @@ def build(
     (src / "index.md").write_text(index_md(pages, titles, goals), encoding="utf-8")
     config = {**SPHINX_CONFIG, "html_static_path": [str(src / "_static")]}
 
-    if out.exists() and any(out.iterdir()):
-        if not (out / "_static" / "course.css").exists():
-            raise ValueError(f"--out {out} holds files that are not a site built here: give an empty or new folder")
-        shutil.rmtree(out)  # no page of an earlier build (another set of lessons) survives
+    shutil.rmtree(out, ignore_errors=True)  # a site built here (checked above): no page of an earlier build survives
     warnings = sphinx_build(src, out, cache / "doctrees", config)
     for line in warnings:
         log(f"  sphinx: {line}")
