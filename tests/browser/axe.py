@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
                 page.goto(base + rel)
                 page.wait_for_load_state("networkidle")
                 found = audit(page)
-                counts = {k: sum(len(v["nodes"]) for v in found if v["impact"] == k) for k in (*SEVERE, "moderate", "minor")}
+                counts = {
+                    k: sum(len(v["nodes"]) for v in found if v["impact"] == k) for k in (*SEVERE, "moderate", "minor")
+                }
                 severe += counts["serious"] + counts["critical"]
                 print(f"== {rel}: {counts}")
                 if found:
