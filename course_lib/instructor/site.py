@@ -105,7 +105,8 @@ SITE_CSS = """
 /* a figure's caption repeats its alt text for sighted readers (screen readers read the alt text) */
 figure.course-figure { margin: 0.5em 0 1em 0; }
 figure.course-figure img { max-width: 100%; height: auto; }
-figure.course-figure figcaption { font-size: 0.9em; max-width: 45em; text-align: left; color: var(--pst-color-text-base); }
+figure.course-figure figcaption { font-size: 0.9em; max-width: 45em; text-align: left;
+  color: var(--pst-color-text-base); }
 .course-static-note { font-size: 0.9em; }
 /* MathJax's hidden MathML for screen readers asks for TeX web fonts (\\mathbb) that this MathJax copy lacks */
 .MJX_Assistive_MathML [mathvariant] { font-family: inherit !important; }
