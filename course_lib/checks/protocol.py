@@ -221,9 +221,8 @@ class Exercise:
     def _borrowed_hint(self, record: dict) -> str:
         name = record.get("message")
         if name not in self.forbidden:  # the record crossed from the student's kernel: echo only our own names
-            return "Hint: write it yourself: your function calls something this exercise asks you to replace."
-        verb = "uses" if record.get("where") == "source" else "calls"
-        return f"Hint: write it yourself: your function {verb} `{name}`, which this exercise asks you to replace."
+            return "Hint: write it yourself: your function may not call what this exercise asks you to replace."
+        return f"Hint: write it yourself: your function may not call `{name}`, which this exercise asks you to replace."
 
     def judge_source(self, sources: list[str]) -> str:
         """The grader's look at a submission's code cells, in its own process (nothing is run): a hint or ""."""
