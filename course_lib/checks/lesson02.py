@@ -104,8 +104,16 @@ def _judge_jacobian(cases, records):
     )
 
 
+AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
+
 check_softmax_jacobian = Exercise(
-    "2.1", "the softmax Jacobian", "softmax_jacobian", ("z",), _draw_jacobian, _judge_jacobian
+    "2.1",
+    "the softmax Jacobian",
+    "softmax_jacobian",
+    ("z",),
+    _draw_jacobian,
+    _judge_jacobian,
+    forbidden=(*AUTOGRAD, "torch.autograd.functional.jacobian", "course_lib.backprop.softmax_jacobian"),
 )
 
 
@@ -280,9 +288,7 @@ check_fflm_backward = Exercise(
         else ""
     ),
     forbidden=(
-        "torch.Tensor.backward",
-        "torch.autograd.grad",
-        "torch.autograd.backward",
+        *AUTOGRAD,
         "torch.autograd.functional.jacobian",
         "torch.autograd.functional.vjp",
         "course_lib.backprop.linear_backward",
@@ -399,7 +405,7 @@ check_train_sgd = Exercise(
     _judge_train,
     materialise=_materialise_train,
     observe=lambda args, live: [*live[:3], args[3]],  # the function given is not data: its recipe stands in
-    forbidden=("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward", "torch.optim.SGD"),
+    forbidden=(*AUTOGRAD, "torch.optim.SGD"),
 )
 
 
@@ -469,4 +475,5 @@ check_bptt_step = Exercise(
     ("dh", "h", "h_prev", "x", "W_hh"),
     _draw_bptt,
     _judge_bptt,
+    forbidden=(*AUTOGRAD, "course_lib.bptt.bptt_step", "course_lib.backprop.activation_backward"),
 )

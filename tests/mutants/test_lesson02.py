@@ -1,25 +1,11 @@
 """Lesson 02 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
 
-import pytest
 import torch
 
-from course_lib.checks import FAILED, protocol
+from course_lib.checks import FAILED
 from course_lib.checks import lesson02 as checks
 
 from .mutate import lesson_suite, mutant, solution
-
-
-def _refusal_implemented() -> bool:
-    """Does the protocol refuse a forbidden name yet? (It lands with the checks branch.)"""
-    import math
-
-    probe = protocol.Exercise(
-        "0.0", "probe", "f", ("x",), lambda seed: [[4.0]], lambda cases, records: None, forbidden=("math.sqrt",)
-    )
-    return probe.check(lambda x: math.sqrt(x), quiet=True).status == FAILED
-
-
-REFUSAL_ON_MAIN = _refusal_implemented()
 
 LESSON = "02_backprop"
 EXERCISES = {
@@ -139,6 +125,72 @@ MUTANTS = [
     ("train_sgd", "    return losses, params\n", "    return losses\n", "return (losses, params)"),
 ]
 
+AUTOGRAD_FORWARD = (
+    "leaves = {k: v.detach().clone().requires_grad_() for k, v in params.items()}\n"
+    "    B = contexts.shape[0]\n"
+    "    h = torch.tanh(leaves['E'][contexts].reshape(B, -1) @ leaves['W'].T + leaves['b'])\n"
+    "    loss = torch.nn.functional.cross_entropy(h @ leaves['U'].T + leaves['c'], targets)\n"
+)
+FIRST_LINE = 'E, W, b, U, c = (params[k] for k in ("E", "W", "b", "U", "c"))'
+
+# (function, edit from, edit to, the forbidden name the refusal must name)
+BORROWED = [
+    (
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "return torch.autograd.functional.jacobian(lambda v: torch.softmax(v, 0), z)",
+        "torch.autograd.functional.jacobian",
+    ),
+    (
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "from course_lib.backprop import softmax_jacobian as jacobian\n    return jacobian(z)",
+        "course_lib.backprop.softmax_jacobian",
+    ),
+    (
+        "bptt_step",
+        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
+        "from course_lib.backprop import activation_backward\n    da = activation_backward(dh, h, h)",
+        "course_lib.backprop.activation_backward",
+    ),
+    (
+        "fflm_loss_and_grads",
+        FIRST_LINE,
+        AUTOGRAD_FORWARD + "    loss.backward()\n    return float(loss), {k: v.grad for k, v in leaves.items()}",
+        "torch.Tensor.backward",
+    ),
+    (
+        "fflm_loss_and_grads",
+        FIRST_LINE,
+        AUTOGRAD_FORWARD
+        + "    grads = torch.autograd.grad(loss, list(leaves.values()))\n"
+        + "    return float(loss), dict(zip(leaves, grads))",
+        "torch.autograd.grad",
+    ),
+    (
+        "fflm_loss_and_grads",
+        FIRST_LINE,
+        "from course_lib.fflm import FeedForwardLM\n"
+        "    V, d = params['E'].shape\n"
+        "    model = FeedForwardLM(V, contexts.shape[1], d, params['W'].shape[0], dtype=params['E'].dtype)\n"
+        "    model.params = {k: v.clone() for k, v in params.items()}\n"
+        "    return model.loss_and_grads(contexts, targets)",
+        "course_lib.fflm.FeedForwardLM.loss_and_grads",
+    ),
+    (
+        "train_sgd",
+        "loss, grads = loss_and_grads(params, contexts, targets)",
+        "leaves = {k: v.detach().requires_grad_() for k, v in params.items()}\n"
+        "        B = contexts.shape[0]\n"
+        "        h = (leaves['E'][contexts].reshape(B, -1) @ leaves['W'].T + leaves['b']).tanh()\n"
+        "        loss = (h @ leaves['U'].T + leaves['c']).log_softmax(1)[range(B), targets].mean().neg()\n"
+        "        loss.backward()\n"
+        "        grads = {k: v.grad for k, v in leaves.items()}\n"
+        "        loss = float(loss)",
+        "torch.Tensor.backward",
+    ),
+]
+
 ALTERNATIVES = [
     ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag_embed(y) - y[:, None] * y[None, :]"),
     ("softmax_jacobian", "y = torch.exp(z - z.max())", "y = torch.exp((z - z.max()).float())"),
@@ -168,12 +220,13 @@ ALTERNATIVES = [
 ]
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
+globals().update(
+    lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, borrowed=BORROWED, solution_repeats=3, mutant_repeats=5)
+)
 
 
 def test_a_shape_error_in_student_code_is_reported_not_raised():
     def broken(*args):
-        import torch
 
         return torch.ones(2, 3) @ torch.ones(2, 3)  # a shape error inside the student's code
 
@@ -189,82 +242,6 @@ def test_in_place_changes_to_inputs_are_caught():
 
     result = checks.check_fflm_backward(in_place, quiet=True)
     assert result.status == FAILED and "in place" in result.message
-
-
-# Borrowed answers: the gradient taken from autograd or from course_lib instead of written by hand.
-BORROWED = {
-    "fflm_loss_and_grads": [
-        """
-def fflm_loss_and_grads(params, contexts, targets):
-    import torch
-    from course_lib.checks.lesson02 import ff_loss
-    leaves = {k: v.clone().requires_grad_() for k, v in params.items()}
-    loss = ff_loss(leaves, contexts, targets)
-    loss.backward()
-    return float(loss), {k: v.grad for k, v in leaves.items()}
-""",
-        """
-def fflm_loss_and_grads(params, contexts, targets):
-    import torch
-    from course_lib.checks.lesson02 import ff_loss
-    leaves = {k: v.clone().requires_grad_() for k, v in params.items()}
-    loss = ff_loss(leaves, contexts, targets)
-    grads = torch.autograd.grad(loss, list(leaves.values()))
-    return float(loss), dict(zip(leaves, grads))
-""",
-        """
-def fflm_loss_and_grads(params, contexts, targets):
-    from course_lib.fflm import FeedForwardLM
-    E, W = params["E"], params["W"]
-    model = FeedForwardLM(E.shape[0], contexts.shape[1], E.shape[1], W.shape[0], dtype=E.dtype)
-    model.params = {k: v.clone() for k, v in params.items()}
-    return model.loss_and_grads(contexts, targets)
-""",
-    ],
-    "train_sgd": [
-        """
-def train_sgd(params, batches, lr, loss_and_grads):
-    import torch
-    from course_lib.checks.lesson02 import ff_loss
-    params = {k: v.clone().requires_grad_() for k, v in params.items()}
-    losses = []
-    for contexts, targets in batches:
-        loss = ff_loss(params, contexts, targets)
-        loss.backward()
-        with torch.no_grad():
-            for p in params.values():
-                p -= lr * p.grad
-                p.grad = None
-        losses.append(float(loss))
-    return losses, {k: v.detach() for k, v in params.items()}
-""",
-    ],
-}
-
-
-def _borrowed(name):
-    return [(name, source) for source in BORROWED[name]]
-
-
-@pytest.mark.parametrize("name,source", _borrowed("fflm_loss_and_grads") + _borrowed("train_sgd"))
-def test_a_borrowed_answer_is_refused(name, source):
-    namespace = {}
-    exec(compile(source, "<borrowed answer>", "exec"), namespace)
-    check = EXERCISES[name]
-    if not REFUSAL_ON_MAIN:
-        pytest.xfail("the refusal of forbidden names lands with the checks branch")
-    result = check(namespace[name], quiet=True)
-    assert result.status == FAILED and "may not call" in result.message, result
-
-
-def test_the_borrowed_answers_are_right_answers():
-    """Refusal is what stops them: each borrowed answer computes the right gradients."""
-    for name, source in _borrowed("fflm_loss_and_grads"):
-        namespace = {}
-        exec(compile(source, "<borrowed answer>", "exec"), namespace)
-        loss, grads = namespace[name](*checks._draw_ninja(0)[0])
-        ref_loss, ref = checks._autograd_loss_and_grads(*checks._draw_ninja(0)[0])
-        assert abs(loss - ref_loss) < 1e-9 and all(torch.allclose(grads[k], ref[k]) for k in ref)
 
 
 def test_hints_name_the_first_wrong_gradient_in_backward_order():
