@@ -299,6 +299,7 @@ check_fflm_backward = Exercise(
         "course_lib.backprop.autograd_gradients",
         "course_lib.fflm.FeedForwardLM.loss_and_grads",
         "course_lib.checks.lesson02.hand_loss_and_grads",
+        "course_lib.checks.lesson02._wrong_grads",
     ),
 )
 
