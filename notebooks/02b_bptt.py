@@ -165,8 +165,9 @@ assert corpus_steps / 20 > 1000  # a thousand times the memory of a 20-step chun
 #
 # **That argument needs the orthogonal $W_{hh}$.** For a general matrix, one step can stretch a
 # vector by up to its largest singular value $\sigma_{max} \ge \rho$, and the bound that always
-# holds is $\|g_t\| \le \left(\sigma_{max} \max|\sigma'|\right)^{T-t} \|g_T\|$; the spectral radius
-# says what happens in the long run, not step by step. Below: 60 steps, 32 hidden units, a
+# holds is $\|g_t\| \le \left(\sigma_{max} \max|\sigma'|\right)^{T-t} \|g_T\|$. For a linear RNN the
+# spectral radius says what happens in the long run ($\|W^k\|^{1/k} \to \rho$ as $k$ grows), not
+# step by step. Below: 60 steps, 32 hidden units, a
 # loss at the last step; orthogonal matrices first, then a general one.
 
 # %%
@@ -324,7 +325,9 @@ for r in [0.9, 1.0]:
 # at every step, `rnn_backward` takes it through time, and the embedding's backward adds the
 # gradients of repeated words. The data: the addresses of 1990 to 2000, the 2,000 most frequent
 # words (the rest are `<UNK>`), every sentence followed by `</s>`, read as one stream and cut
-# into sequences of $T = 20$ words (truncated BPTT, as the Penn notes suggest).
+# into sequences of $T = 20$ words, about the length after which the Penn notes say BPTT is
+# truncated in practice. Each sequence starts from $h_0 = 0$ here; truncated BPTT proper would
+# carry the state over from the previous chunk, without its gradient.
 
 # %%
 lm_text = load_sotu(level="word", first_year=1990, last_year=2000)
