@@ -622,3 +622,11 @@ def test_the_graders_look_at_the_notebook_text_finds_borrowed_answers_without_ru
     balanced = _balanced_exercise()
     via = "from course_lib import parentheses as P\n%time\ndef balanced(seq):\n    return P.is_balanced(seq, 4)\n"
     assert "`course_lib.parentheses.is_balanced`" in balanced.judge_source([via])
+
+
+@pytest.mark.parametrize("message", [None, 3, ["shape"], {"size": 1}])
+def test_size_error_reads_a_crafted_record_without_crashing(message):
+    """Records cross from the student's kernel: a message that is not text must not crash the judge."""
+    from course_lib.checks.protocol import size_error
+
+    assert size_error({"raised": "RuntimeError", "message": message}) is False
