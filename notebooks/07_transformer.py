@@ -402,7 +402,7 @@ for before, after in zip(names, names[1:]):
 # *without* residual connections makes every gradient pass through more layers between the
 # embeddings and the logits; the residual connections give the gradient a direct path (the
 # identity in $x + f(x)$), and layer norm keeps the scale of the residual stream in check. The
-# exercises train the same steps with your modules on a 10x smaller budget: compare your ranking
+# exercises train the same steps with your modules on a smaller budget: compare your ranking
 # with this one.
 
 # %% [markdown]

@@ -1,10 +1,13 @@
 """Checks for lesson 07 (the transformer): one per exercise, each with hints for the usual mistakes.
 
 Each check is in three steps (draw, run, judge; see :mod:`course_lib.checks.protocol`), with sizes,
-head counts and lengths drawn every run. The oracles are torch's own modules (nn.TransformerEncoderLayer
-for the block) and the lecture's formulas, computed here independently of the student's code; each
-known mistake is computed too, and when every answer matches one, its hint is shown. Exercise 7.2 is
-lesson 06's causal mask, checked by the same check.
+head counts and lengths drawn every run. Warm-ups: 7.1 position encodings, 7.2 splitting the heads.
+The build ("let's build GPT"): 7.3 Head, 7.4 MultiHeadAttention, 7.5 FeedForward, 7.6 Block and 7.7 GPT
+are nn.Module classes; their check builds the student's class, sets its parameters to values drawn
+from the case's seed, runs forward, and compares with the lecture's formulas computed here (float64)
+from the student's own parameters, independently of course_lib and of torch's attention modules
+(which the student may not call: ``forbidden``). Each known mistake is computed too, and when every
+answer matches one, its hint is shown. 7.8 is top-k sampling.
 """
 
 from __future__ import annotations
