@@ -3,7 +3,8 @@
 Run: python benchmarks/bench_ngram.py [--repeats 3] [--nltk-ppl-sample 20000] [--nltk-kn-sample 12]
 
 On the State of the Union corpus (>= 1M lower-cased training words), in one run:
-  * Laplace trigram: fit + perplexity of the whole test set, ours vs nltk.lm.Laplace; the
+  * Laplace trigram: fit + perplexity of the whole test set, ours vs nltk.lm.Laplace given the
+    standard count (n-1 <s>, one </s> per sentence; the j-grams that end at scored tokens); the
     perplexities must be equal on the same n-grams;
   * Kneser-Ney trigram: our perplexity of the whole test set vs nltk's
     KneserNeyInterpolated, which scores n-gram by n-gram and is timed on a small sample.
@@ -71,11 +72,42 @@ def median_time(fn, repeats):
     return statistics.median(times), out
 
 
-def nltk_test_ngrams(sentences, order):
-    from nltk.lm.preprocessing import pad_both_ends
-    from nltk.util import ngrams
+BOS, EOS = "<s>", "</s>"
 
-    return [g for s in sentences for g in ngrams(pad_both_ends(s, n=order), order)]
+
+def scored_ngrams(sentence, order):
+    """The standard count: n-1 <s>, the words, one </s>; one n-gram per word and one for the </s>."""
+    s = [BOS] * (order - 1) + list(sentence) + [EOS]
+    return [tuple(s[i - order + 1 : i + 1]) for i in range(order - 1, len(s))]
+
+
+def nltk_test_ngrams(sentences, order):
+    return [g for s in sentences for g in scored_ngrams(s, order)]
+
+
+def nltk_standard_fit(cls, train, order, **kwargs):
+    """nltk.lm's model, vocabulary and counter, fed the standard count: the vocabulary of the words
+    and one </s> per sentence (|V| has no <s>), the j-grams (j = 1..n) that end at scored tokens."""
+    from nltk.lm import Vocabulary
+
+    ref = cls(order=order, vocabulary=Vocabulary(unk_cutoff=1), **kwargs)
+    ref.vocab.update(w for s in train for w in list(s) + [EOS])
+    ref.counts.update(
+        [g[order - j :] for g in scored_ngrams(s, order) for j in range(1, order + 1)] for s in train
+    )  # every training word is in the vocabulary (unk_cutoff=1): no look-up needed
+    return ref
+
+
+def nltk_lookup(ref, gram):
+    """nltk's vocabulary look-up, except <s>: it is context, not a vocabulary word (nltk's
+    ``score`` would turn it into <UNK>), so we call nltk's formula ``unmasked_score`` ourselves."""
+    return tuple(t if t == BOS else ref.vocab.lookup(t) for t in gram)
+
+
+def nltk_perplexity(ref, grams):
+    """2 ** J over the n-grams with nltk's formula for P(w | h)."""
+    logs = [np.log2(ref.unmasked_score(g[-1], g[:-1] or None)) for g in (nltk_lookup(ref, g) for g in grams)]
+    return float(2 ** -np.mean(logs))
 
 
 def machine_info() -> str:
@@ -106,7 +138,6 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     from nltk.lm import KneserNeyInterpolated, Laplace
-    from nltk.lm.preprocessing import padded_everygram_pipeline
 
     train, test, source = load_corpus()
     n_train, n_test = sum(map(len, train)), sum(map(len, test))
@@ -130,10 +161,7 @@ def main(argv=None):
 
     # ---------------- Laplace trigram: nltk (fit once: it is slow) -------------------------
     def nltk_fit():
-        text, vocab_text = padded_everygram_pipeline(ORDER, train)
-        ref = Laplace(ORDER)
-        ref.fit(text, vocab_text)
-        return ref
+        return nltk_standard_fit(Laplace, train, ORDER)
 
     n_fit, ref = timed(nltk_fit)
     if args.nltk_ppl_sample and args.nltk_ppl_sample < len(grams):
@@ -141,7 +169,7 @@ def main(argv=None):
         sample = [grams[i] for i in rng.choice(len(grams), args.nltk_ppl_sample, replace=False)]
     else:
         sample = grams
-    n_ppl_sample, ref_ppl = median_time(lambda: ref.perplexity(sample), 3)
+    n_ppl_sample, ref_ppl = median_time(lambda: nltk_perplexity(ref, sample), 3)
     n_ppl = n_ppl_sample * len(grams) / len(sample)  # extrapolated per n-gram if sampled
     sampled = len(sample) < len(grams)
 
@@ -184,10 +212,10 @@ def main(argv=None):
     # nltk's KneserNeyInterpolated on the same counts (no refit), timed n-gram by n-gram
     nkn = KneserNeyInterpolated(ORDER, discount=0.75, vocabulary=ref.vocab, counter=ref.counts)
     rng = np.random.default_rng(1)
-    kn_sample = [grams[i] for i in rng.choice(len(grams), args.nltk_kn_sample, replace=False)]
+    kn_sample = [nltk_lookup(ref, grams[i]) for i in rng.choice(len(grams), args.nltk_kn_sample, replace=False)]
     per = []
     for g in kn_sample:
-        t, _ = timed(lambda g=g: nkn.score(g[-1], g[:-1]))
+        t, _ = timed(lambda g=g: nkn.unmasked_score(g[-1], g[:-1]))
         per.append(t)
     nkn_per = statistics.median(per)
     nkn_total = nkn_per * len(grams)
@@ -236,7 +264,8 @@ def main(argv=None):
 counts, `np.searchsorted` look-ups) against `nltk.lm` (dicts of `FreqDist`s, one n-gram at a time).
 
 - Data: {source}; {n_train:,} training tokens ({len(train):,} sentences), {n_test:,} test tokens,
-  {len(grams):,} test trigrams (`ngrams(pad_both_ends(sent, 3), 3)`), |V| = {lm.vocab_size:,}.
+  {len(grams):,} test trigrams (the standard count: two `<s>` of context, one `</s>` per
+  sentence scored, so N = words + sentences), |V| = {lm.vocab_size:,} (no `<s>`).
 - Machine: {machine_info()}.
 - Ours: median of {len(runs)} runs (half before nltk's, half after). nltk: one fit, median of 3
   perplexity runs; {ppl_note}.

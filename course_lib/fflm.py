@@ -46,8 +46,9 @@ def ngram_windows(
 ) -> torch.Tensor:
     """All order-n windows of the padded sentences, as ids (M, order): context columns, then the target.
 
-    Padding is NGramLM's (nltk.lm's): order-1 ``<s>`` on the left and order-1 ``</s>`` on the
-    right, unknown words -> ``<UNK>``, so row i is ``NGramLM(order).ngrams(sentences)[i]``.
+    Padding is NGramLM's (the standard count): order-1 ``<s>`` on the left and one ``</s>`` on
+    the right, unknown words -> ``<UNK>``, so there is one row per word and one per sentence
+    end, and row i is ``NGramLM(order).ngrams(sentences)[i]``.
     """
     if _validate.positive_int("order", order) < 2:
         raise ValueError(f"order must be an integer >= 2 (at least one word of context), got {order!r}")
@@ -62,7 +63,7 @@ def ngram_windows(
     for i, sentence in enumerate(sentences):
         if isinstance(sentence, str):
             raise TypeError(f"sentences[{i}] must be a list of tokens, got the str {sentence[:30]!r}")
-        padded = np.array([bos_id] * p + [word_to_id.get(w, unk_id) for w in sentence] + [eos_id] * p, dtype=np.int64)
+        padded = np.array([bos_id] * p + [word_to_id.get(w, unk_id) for w in sentence] + [eos_id], dtype=np.int64)
         rows.append(np.lib.stride_tricks.sliding_window_view(padded, order))
     if not rows:
         raise ValueError("sentences is empty")

@@ -9,15 +9,22 @@ words of the history:
 and estimates it from counts. We evaluate it with the cross-entropy J (bits per predicted
 token) on a test set and its perplexity 2 ** J (lower is better).
 
-Conventions follow ``nltk.lm`` so that you can check every number against it:
+Perplexity is counted the standard way (Jurafsky & Martin ch. 3, SRILM, KenLM):
 
-* every sentence is padded with n-1 ``<s>`` on the left and n-1 ``</s>`` on the right
-  (``nltk.lm.preprocessing.pad_both_ends``) and all 1..n-grams of the padded sentence are
-  counted (``padded_everygram_pipeline``);
+* each sentence is its words plus ONE ``</s>``, with n-1 ``<s>`` on the left as context:
+  ``<s> <s> the cat </s>`` for a trigram model; ``<s>`` is never predicted, ``</s>`` is;
+* so every order scores the same N = words + sentences tokens (the unigram model scores
+  ``</s>`` too), and the perplexities of different orders compare;
+* training counts the j-grams (j = 1..n) that end at those same scored tokens, so ``<s>`` is
+  never an outcome and |V| = the kept words + ``<UNK>`` + ``</s>`` (``vocab`` lists ``<s>``
+  too, as an id for contexts);
 * words seen fewer than ``unk_cutoff`` times in training, and words never seen, become
-  ``<UNK>`` (``nltk.lm.Vocabulary``); the vocabulary holds ``<UNK>``, ``<s>`` and ``</s>``;
-* ``perplexity(sentences)`` scores every order-n n-gram of the padded test sentences, i.e.
-  ``nltk_model.perplexity(ngrams(pad_both_ends(sent, n), n) for all sentences)``.
+  ``<UNK>`` (as ``nltk.lm.Vocabulary``).
+
+nltk.lm's usual recipe (``pad_both_ends``) pads n-1 ``</s>`` on the right instead and scores
+them all: the number of scored tokens then grows with the order and the extra, near-certain
+``</s>`` flatter higher orders. Per n-gram, MLE, Laplace and add-k probabilities equal
+nltk.lm's when it is given the same counts (tests/test_ngram.py); lesson 01 shows both counts.
 
 Counting is in ``course_lib.ngram_counts`` (vectorised with numpy) and every smoothing is
 a function of ``course_lib.smoothing`` with its formula in its docstring; this module holds
@@ -126,8 +133,8 @@ class NGramLM:
       * ``"kneser-ney"``: ``smoothing.kneser_ney`` with absolute ``discount``.
 
     >>> lm = NGramLM(2, smoothing="laplace").fit([["a", "b"], ["a", "c"]])
-    >>> round(lm.prob("b", ["a"]), 4)   # (c(a b) + 1) / (c(a .) + |V|) = 2 / (2 + 6)
-    0.25
+    >>> round(lm.prob("b", ["a"]), 4)   # (c(a b) + 1) / (c(a .) + |V|) = 2 / (2 + 5): V = {<UNK>, </s>, a, b, c}
+    0.2857
     """
 
     def __init__(
@@ -181,27 +188,27 @@ class NGramLM:
         if not word_counts:
             raise ValueError("sentences contains no tokens: every sentence is empty")
 
-        # Vocabulary as nltk.lm.Vocabulary(unk_cutoff): words seen >= unk_cutoff times, plus
-        # <UNK> and (for n > 1) the padding symbols. Most frequent words first.
-        specials = [UNK] + ([BOS, EOS] if n > 1 else [])
+        # Token ids: <UNK>, <s>, </s>, then the words seen >= unk_cutoff times, most frequent
+        # first (as nltk.lm.Vocabulary(unk_cutoff)). <s> has an id because it is context, but
+        # it is never predicted: |V| (vocab_size) is len(vocab) - 1.
+        specials = [UNK, BOS, EOS]
         words = [w for w, c in word_counts.most_common() if c >= self.unk_cutoff and w not in specials]
         self.vocab: list[str] = specials + words
         self.word_to_id: dict[str, int] = {w: i for i, w in enumerate(self.vocab)}
-        V = len(self.vocab)
+        V = len(self.vocab)  # the base of the n-gram keys
         if V**n > _INT64_MAX:
             raise ValueError(
                 f"order={n} is too large for a vocabulary of {V} tokens: an n-gram key needs "
                 f"V**order = {V**n:.3g} < 2**63. Use a smaller order or a larger unk_cutoff."
             )
         self._V = V
-        self._unk, self._bos, self._eos = 0, self.word_to_id.get(BOS, -1), self.word_to_id.get(EOS, -1)
+        self._unk, self._bos, self._eos = 0, 1, 2
         self.n_sentences = len(sents)
         self.n_tokens = sum(word_counts.values())
 
-        padded, off, plen = self._pad(sents)
-        self._table: NGramCounts = count_ngrams(
-            self._window_keys(padded, off, plen, n), n, V, self._eos, len(sents), self.smoothing == "kneser-ney"
-        )
+        padded, scored = self._pad(sents)
+        keys = [None] + [self._gram_keys(padded, scored, j) for j in range(1, n + 1)]
+        self._table: NGramCounts = count_ngrams(keys, n, V, V - 1, self.smoothing == "kneser-ney")
         self._fitted = True
         return self
 
@@ -211,36 +218,28 @@ class NGramLM:
         return np.fromiter(map(self.word_to_id.get, tokens, repeat(0)), dtype=np.int64, count=count)
 
     def _pad(self, sents: list[Sequence[str]]):
-        """Pad every sentence with n-1 <s> and n-1 </s> (as nltk's pad_both_ends).
+        """Each sentence as n-1 <s>, its words, one </s> (the standard count).
 
-        Returns the flat array of padded ids, and for each position its offset in its
-        padded sentence and the length of that padded sentence.
+        Returns the flat array of padded ids and the positions of the scored tokens (every
+        word and every </s>): each has its n-1 tokens of context inside its own sentence.
         """
         p = self.order - 1
         lens = np.fromiter((len(s) for s in sents), dtype=np.int64, count=len(sents))
         ids = self._ids(chain.from_iterable(sents), count=int(lens.sum()))
-        plen = lens + 2 * p
+        plen = lens + p + 1
         sent_of = np.repeat(np.arange(len(sents)), plen)
-        start = np.cumsum(plen) - plen
-        off = np.arange(int(plen.sum())) - start[sent_of]
-        length = lens[sent_of]
+        off = np.arange(int(plen.sum())) - (np.cumsum(plen) - plen)[sent_of]  # position in its sentence
         padded = np.full(len(off), self._bos, dtype=np.int64)
-        padded[(off >= p) & (off < p + length)] = ids  # the words, in order
-        padded[off >= p + length] = self._eos
-        return padded, off, plen[sent_of]
+        is_eos = off == plen[sent_of] - 1
+        padded[(off >= p) & ~is_eos] = ids  # the words, in order
+        padded[is_eos] = self._eos
+        return padded, np.flatnonzero(off >= p)
 
-    def _window_starts(self, off, plen, j: int) -> np.ndarray:
-        """Start positions of the j-grams that lie inside one padded sentence."""
-        last = len(off) - j + 1
-        if last <= 0:
-            return np.zeros(0, dtype=np.int64)
-        return np.flatnonzero(off[:last] + j <= plen[:last])
-
-    def _window_keys(self, padded, off, plen, j: int) -> np.ndarray:
-        starts = self._window_starts(off, plen, j)
-        key = padded[starts].copy()
-        for i in range(1, j):
-            key = key * self._V + padded[starts + i]
+    def _gram_keys(self, padded: np.ndarray, scored: np.ndarray, j: int) -> np.ndarray:
+        """Keys of the j-grams that end at the scored positions."""
+        key = np.zeros(len(scored), dtype=np.int64)
+        for i in range(j - 1, -1, -1):
+            key = key * self._V + padded[scored - i]
         return key
 
     def _fold(self, ids2d: np.ndarray) -> np.ndarray:
@@ -256,18 +255,20 @@ class NGramLM:
     # Counts and vocabulary, for teaching.
     @property
     def vocab_size(self) -> int:
-        """|V|, as nltk counts it: kept words + <UNK> (+ <s>, </s> when order > 1)."""
+        """|V|, the tokens the model can predict: kept words + <UNK> + </s>, i.e. len(vocab) - 1
+        (``vocab`` also lists <s>, which is only ever context)."""
         self._check_fitted()
-        return self._V
+        return self._V - 1
 
     def lookup(self, tokens: Sequence[str]) -> list[str]:
         """Map tokens to the vocabulary: unknown (or rare) words become '<UNK>'."""
         self._check_fitted()
         tokens = _check_context(tokens, "tokens")
-        return [t if t in self.word_to_id else UNK for t in tokens]
+        return [t if t in self.word_to_id else UNK for t in tokens]  # <s> stays <s> (context)
 
     def count(self, ngram: Sequence[str]) -> int:
-        """c(w_1 ... w_j): how often the j-gram occurs in the padded training text (1 <= j <= order)."""
+        """c(w_1 ... w_j): how often the j-gram ends at a scored token of the padded training
+        text (1 <= j <= order); a j-gram ending in <s> is never counted."""
         self._check_fitted()
         if isinstance(ngram, str):  # a single word is a unigram
             ngram = (ngram,)
@@ -279,8 +280,8 @@ class NGramLM:
         return int(c[0])
 
     def distinct_ngrams(self, j: int | None = None) -> int:
-        """How many different j-grams (default j = order) the padded training text holds: the
-        size of the count table the model stores for that order."""
+        """How many different j-grams (default j = order) the model counted: the size of the
+        count table it stores for that order."""
         self._check_fitted()
         j = self.order if j is None else j
         if _validate.positive_int("j", j) > self.order:
@@ -312,10 +313,14 @@ class NGramLM:
         return self._ids(context)
 
     def prob(self, word: str, context: Sequence[str] = ()) -> float:
-        """P(word | context), using the last order-1 tokens of `context` (a list of tokens)."""
+        """P(word | context), using the last order-1 tokens of `context` (a list of tokens).
+
+        ``<s>`` is never predicted: its probability is 0."""
         self._check_fitted()
         if not isinstance(word, str):
             raise ValueError(f"word must be a string token, got {word!r}")
+        if word == BOS:
+            return 0.0
         ctx = self._context_ids(context)
         return float(self._prob_ids(ctx[None, :], self._ids([word]))[0])
 
@@ -325,10 +330,13 @@ class NGramLM:
         return math.log2(p) if p > 0 else -math.inf
 
     def next_distribution(self, context: Sequence[str] = ()) -> np.ndarray:
-        """P(. | context) as an array over ``self.vocab`` (sums to 1, except MLE on an unseen context: all 0)."""
+        """P(. | context) as an array over ``self.vocab`` (sums to 1, except MLE on an unseen context:
+        all 0); the entry of <s> is 0, it is never predicted."""
         self._check_fitted()
         ctx = self._context_ids(context)
-        return self._prob_ids(np.broadcast_to(ctx, (self._V, len(ctx))), np.arange(self._V))
+        p = self._prob_ids(np.broadcast_to(ctx, (self._V, len(ctx))), np.arange(self._V))
+        p[self._bos] = 0.0
+        return p
 
     # Evaluation: cross-entropy J and perplexity 2 ** J.
     def _test_ngram_ids(self, sentences) -> np.ndarray:
@@ -336,20 +344,17 @@ class NGramLM:
         if not sents:
             raise ValueError("sentences is empty: nothing to evaluate")
         _check_tokens(set(chain.from_iterable(sents)), "sentences")
-        padded, off, plen = self._pad(sents)
-        starts = self._window_starts(off, plen, self.order)
-        if len(starts) == 0:
-            raise ValueError("sentences has no n-grams to score (all sentences are empty)")
-        return padded[starts[:, None] + np.arange(self.order)]  # (M, n)
+        padded, scored = self._pad(sents)
+        return padded[scored[:, None] + np.arange(1 - self.order, 1)]  # (N, n): N = words + sentences
 
     def ngrams(self, sentences: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
-        """The order-n n-grams of the padded sentences that `perplexity` scores (as nltk's
-        ``ngrams(pad_both_ends(sent, n), n)``), with unknown words shown as '<UNK>'."""
+        """The N order-n n-grams that `perplexity` scores, one per word and one per sentence
+        end (n-1 tokens of context, then the scored token), unknown words shown as '<UNK>'."""
         self._check_fitted()
         return [tuple(self.vocab[i] for i in row) for row in self._test_ngram_ids(sentences).tolist()]
 
     def cross_entropy(self, sentences: Iterable[Sequence[str]]) -> float:
-        """J = -1/N sum_i log2 P(w_i | h_i) over the N n-grams of the padded test sentences (bits/token)."""
+        """J = -1/N sum_i log2 P(w_i | h_i) over the N = words + sentences scored tokens (bits/token)."""
         self._check_fitted()
         grams = self._test_ngram_ids(sentences)
         # Score each distinct test n-gram once (np.unique also sorts them, which makes the
@@ -422,15 +427,15 @@ class NGramLM:
         if math.isinf(temperature):
             raise ValueError("temperature must be a finite number > 0, got inf")
         history = [self._bos] * (self.order - 1) + self._ids(_check_context(context)).tolist()
+        V = self._V
         rng = np.random.default_rng(seed)
         out: list[str] = []
         for _ in range(n_words):
             ctx = history[len(history) - (self.order - 1) :] if self.order > 1 else []
             while True:
                 ctx_ids = np.array(ctx, dtype=np.int64)
-                p = self._prob_ids(np.broadcast_to(ctx_ids, (self._V, len(ctx))), np.arange(self._V))
-                if self._bos >= 0:
-                    p[self._bos] = 0.0
+                p = self._prob_ids(np.broadcast_to(ctx_ids, (V, len(ctx))), np.arange(V))
+                p[self._bos] = 0.0  # never predicted
                 if p.sum() > 0 or not ctx:
                     break
                 ctx = ctx[1:]  # MLE after a context never seen: back off to a shorter one
@@ -438,7 +443,7 @@ class NGramLM:
                 logits = np.log(p) / temperature  # p ** (1/T), computed in log space
             q = np.exp(logits - logits.max())
             cdf = np.cumsum(q)
-            w = int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), self._V - 1))
+            w = int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), V - 1))
             if w == self._eos:
                 break
             out.append(self.vocab[w])

@@ -49,21 +49,13 @@ def _group_by_prefix(keys: np.ndarray, values: np.ndarray, V: int):
     return prefix[start], total.astype(np.int64), types.astype(np.int64)
 
 
-def _add_count(keys: np.ndarray, counts: np.ndarray, key: int, amount: int):
-    """Add ``amount`` to the count of ``key`` in sorted (keys, counts), inserting it if absent."""
-    i = int(np.searchsorted(keys, key))
-    if i < len(keys) and keys[i] == key:
-        counts = counts.copy()
-        counts[i] += amount
-        return keys, counts
-    return np.insert(keys, i, key), np.insert(counts, i, amount)
-
-
 @dataclass
 class NGramCounts:
-    """Counts of all 1..n-grams of a padded training text, for the smoothing functions.
+    """Counts of the 1..n-grams of a padded training text, for the smoothing functions.
 
-    ``keys[j]``, ``counts[j]``: sorted keys of all j-grams and their counts c(w_1..w_j);
+    ``V`` is the base of the keys (every id, ``<s>`` included); ``V_pred`` is |V|, the number of
+    tokens a model can predict (words, ``<UNK>`` and ``</s>``; never ``<s>``).
+    ``keys[j]``, ``counts[j]``: sorted keys of the j-grams and their counts c(w_1..w_j);
     ``ctx[j]`` = (context keys, c(h .) = sum_w c(h w), N1+(h .) = #{w : c(h w) > 0}) for the
     contexts h of j-1 words (j = 1: the empty context, key 0). ``cont_*[j]`` (j < n, Kneser-Ney
     only) are the same tables for the continuation counts N1+(. g).
@@ -71,6 +63,7 @@ class NGramCounts:
 
     V: int
     order: int
+    V_pred: int
     keys: list
     counts: list
     ctx: list
@@ -101,23 +94,20 @@ class NGramCounts:
         )
 
 
-def count_ngrams(
-    ngram_keys: np.ndarray, order: int, V: int, eos: int, n_sentences: int, continuation: bool
-) -> NGramCounts:
-    """The tables of ``NGramCounts`` from the keys of every order-n window of the padded sentences."""
+def count_ngrams(gram_keys: list, order: int, V: int, V_pred: int, continuation: bool) -> NGramCounts:
+    """The tables of ``NGramCounts`` from ``gram_keys[j]``, the keys of the j-gram that ends at
+    every scored token of the padded training sentences (j = 1..order; ``gram_keys[0]`` unused).
+
+    Counting only the j-grams that end at a scored token (a word or the one ``</s>``) means
+    ``<s>`` is never counted as an outcome: c(h .) sums the words that really follow h, and the
+    unigram total is N = words + sentences, the same tokens the perplexity scores.
+    """
     n = order
     keys_, counts_, ctx_ = [None] * (n + 1), [None] * (n + 1), [None] * (n + 1)
-    keys, counts = np.unique(ngram_keys, return_counts=True)
-    keys_[n], counts_[n] = keys, counts.astype(np.int64)
-    # The shorter j-grams need no more sorting: every j-gram of a padded sentence is the
-    # start of a (j+1)-gram, except the last one, which is all </s> (one per sentence):
-    #   c(h) = sum_w c(h w) + [h = </s> ... </s>] * (number of sentences)
-    for j in range(n, 0, -1):
-        ctx_[j] = _group_by_prefix(keys_[j], counts_[j], V)
-        if j > 1:
-            keys, counts, _ = ctx_[j]
-            eos_key = fold(np.full((1, j - 1), eos, dtype=np.int64), V)[0]
-            keys_[j - 1], counts_[j - 1] = _add_count(keys, counts, eos_key, n_sentences)
+    for j in range(1, n + 1):
+        keys, counts = np.unique(gram_keys[j], return_counts=True)
+        keys_[j], counts_[j] = keys, counts.astype(np.int64)
+        ctx_[j] = _group_by_prefix(keys, counts_[j], V)
 
     # Kneser-Ney continuation counts for the lower orders j < n: for a j-gram g,
     #   N1+(. g) = number of distinct words seen right before g
@@ -131,4 +121,4 @@ def count_ngrams(
             cont_keys.append(keys)
             cont_counts.append(counts)
             cont_ctx.append(_group_by_prefix(keys, counts, V))
-    return NGramCounts(V, n, keys_, counts_, ctx_, cont_keys, cont_counts, cont_ctx)
+    return NGramCounts(V, n, V_pred, keys_, counts_, ctx_, cont_keys, cont_counts, cont_ctx)

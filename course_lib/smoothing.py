@@ -4,6 +4,9 @@ Every function takes the count tables of a fitted model (``NGramCounts``), M con
 (an (M, L) array of word ids, L < order) and M words ``w`` (ids), and returns the M
 probabilities P(w | h). A context shorter than order - 1 words gives the lower-order model,
 as in nltk.lm. ``NGramLM(order, smoothing=...)`` picks one of them by name (``SMOOTHING_FUNCTIONS``).
+
+|V| (``table.V_pred``) counts the tokens a model can predict: the kept words, ``<UNK>`` and
+``</s>``, never ``<s>`` (it is only ever context), so each P(. | h) sums to 1 over them.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def mle(table: NGramCounts, ctx: np.ndarray, w: np.ndarray) -> np.ndarray:
 def add_k(table: NGramCounts, ctx: np.ndarray, w: np.ndarray, k: float = 1.0) -> np.ndarray:
     """Add-k (Lidstone): P(w | h) = (c(h w) + k) / (c(h .) + k |V|), k pseudo-counts for every word."""
     c, total, _ = table.counts_at(ctx, w, ctx.shape[1] + 1)
-    return (c + k) / (total + k * table.V)
+    return (c + k) / (total + k * table.V_pred)
 
 
 def laplace(table: NGramCounts, ctx: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -62,7 +65,7 @@ def interpolation_terms(table: NGramCounts, ctx: np.ndarray, w: np.ndarray) -> t
     for j in range(1, top + 1):
         c, total, _ = table.counts_at(ctx, w, j)
         if j == 1:
-            p[0], seen[0] = (c + 1.0) / (total + table.V), True
+            p[0], seen[0] = (c + 1.0) / (total + table.V_pred), True
         else:
             p[j - 1], seen[j - 1] = c / np.maximum(total, 1), total > 0
     return p, seen
@@ -96,7 +99,7 @@ def kneser_ney(table: NGramCounts, ctx: np.ndarray, w: np.ndarray, discount: flo
     contexts the n-gram follows) for the lower ones. A context never seen gives lambda(h) = 1.
     """
     d = discount
-    p = np.full(len(w), 1.0 / table.V)
+    p = np.full(len(w), 1.0 / table.V_pred)
     for j in range(1, ctx.shape[1] + 2):
         c, total, types = (table.counts_at if j == table.order else table.continuation_at)(ctx, w, j)
         safe = np.maximum(total, 1)

@@ -9,6 +9,12 @@ the best validation perplexity are saved with course_lib.checkpoint (safetensors
 with the config and vocabulary; read back with checkpoint.load). The test split plays no part
 in training or selection: the test perplexity of the chosen parameters is measured once at the
 end and recorded in the checkpoint's info, where a test checks that the file reproduces it.
+
+    .venv/bin/python scripts/train_fflm.py --rescore
+
+re-measures the shipped parameters (no training) and records the validation and test
+perplexities again, e.g. after the count of scored tokens changed (the standard count: one
+``</s>`` per sentence, as ``NGramLM``).
 """
 
 from __future__ import annotations
@@ -52,7 +58,10 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=CHECKPOINT)
     parser.add_argument("--init", type=Path, default=None, help="continue from this checkpoint instead of from scratch")
+    parser.add_argument("--rescore", action="store_true", help="only re-measure and re-record --out's perplexities")
     args = parser.parse_args(argv)
+    if args.rescore:
+        return rescore(args.out)
 
     set_seed(args.seed)
     corpus = load_sotu()
@@ -103,6 +112,26 @@ def main(argv=None) -> None:
         f"test perplexity {info['test_perplexity']:.2f}; "
         f"best validation perplexity {best:.1f} after {step} steps ({(time.time() - start) / 60:.1f} min); "
         f"saved to {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)"
+    )
+
+
+def rescore(path: Path) -> None:
+    """Record the validation and test perplexities of the saved parameters again (no training)."""
+    torch.set_num_threads(1)
+    corpus = load_sotu()
+    itos = NGramLM(4, smoothing="kneser-ney", unk_cutoff=2).fit(corpus.train).vocab
+    vocab = {w: i for i, w in enumerate(itos)}
+    model = load(path, itos)
+    old = checkpoint.read(path).info
+    info = {
+        "val_perplexity": model.perplexity(ngram_windows(corpus.val, vocab, order=4)),
+        "test_perplexity": model.perplexity(ngram_windows(corpus.test, vocab, order=4)),
+        "scored": "every word and one </s> per sentence (the standard count)",
+    }
+    save(path, model, itos, {**old, **info})
+    print(
+        f"{path}: validation perplexity {old.get('val_perplexity', float('nan')):.2f} -> {info['val_perplexity']:.2f}, "
+        f"test {old.get('test_perplexity', float('nan')):.2f} -> {info['test_perplexity']:.2f}"
     )
 
 

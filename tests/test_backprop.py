@@ -538,11 +538,11 @@ def test_checkpoint_of_another_kind_or_size_is_refused(tmp_path):
 # --------------------------------------------------------------------------------------
 def test_mixture_matches_a_hand_computed_mixture_on_a_tiny_corpus():
     sents = [["a", "b", "a"], ["b", "a", "b", "b"]]
-    lm = NGramLM(2, smoothing="laplace").fit(sents)  # V = 5: <UNK> <s> </s> a b (a, b in some order)
+    lm = NGramLM(2, smoothing="laplace").fit(sents)  # |V| = 4: <UNK> </s> a b (<s> is never predicted)
     test = [["a", "b"]]
-    # by hand, Laplace bigram (c(h w) + 1) / (c(h) + 5): counts of the padded training text
+    # by hand, Laplace bigram (c(h w) + 1) / (c(h) + 4): counts of the padded training text
     # <s> a b a </s> and <s> b a b b </s>: c(<s> a) = 1, c(<s>) = 2, c(a b) = 2, c(a) = 3, c(b </s>) = 1, c(b) = 4
-    p_ngram = [(1 + 1) / (2 + 5), (2 + 1) / (3 + 5), (1 + 1) / (4 + 5)]
+    p_ngram = [(1 + 1) / (2 + 4), (2 + 1) / (3 + 4), (1 + 1) / (4 + 4)]
     assert np.allclose(lm.probs(test), p_ngram)
     p_neural = [0.5, 0.1, 0.25]  # any model's probabilities of the same three words
     expected = [0.3 * a + 0.7 * b for a, b in zip(p_neural, p_ngram)]

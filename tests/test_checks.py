@@ -264,3 +264,257 @@ def test_a_float32_solution_passes_where_the_inputs_are_float64():
         return dE
 
     assert all(lesson02.check_embedding_backward(embedding_backward, quiet=True).passed for _ in range(20))
+
+
+# ---------------------------------------------------------------- borrowed answers are refused
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+from course_lib.checks.borrowed import Borrowed, refusing, uses_forbidden  # noqa: E402
+from course_lib.parentheses import is_balanced as ib  # an alias bound at import time, as a notebook would  # noqa: E402
+
+HINT = "write it yourself: your function {} `{}`, which this exercise asks you to replace"
+
+
+def _from_source(source: str, name: str, namespace: dict | None = None):
+    """A function defined by exec (no source for inspect to find): only the run-time refusal can see it."""
+    namespace = {"torch": torch, "F": F, "ib": ib, **(namespace or {})}
+    exec(compile(source, "<no source>", "exec"), namespace)
+    return namespace[name]
+
+
+def _balanced_exercise():
+    from course_lib.parentheses import is_balanced
+
+    def draw(seed):
+        rng = np.random.default_rng(seed)
+        return [[[int(s) for s in rng.integers(0, 4, size=int(rng.integers(2, 9)))]] for _ in range(6)] + [[[0, 3]]]
+
+    def body(cases, records):  # the reference calls the forbidden function itself: never refused here
+        for (seq,), r in zip(cases, records):
+            if r["returned"] is not is_balanced(seq, 4):
+                raise Mistake(f"balanced({seq}) should be {is_balanced(seq, 4)}")
+
+    return Exercise(
+        "9.3", "balanced", "balanced", ("seq",), draw, body, forbidden=("course_lib.parentheses.is_balanced",)
+    )
+
+
+def _grad_exercise():
+    def draw(seed):
+        g = torch.Generator().manual_seed(seed)
+        return [[torch.randn(int(torch.randint(2, 7, (1,), generator=g)), generator=g)] for _ in range(3)]
+
+    def body(cases, records):
+        refs = []
+        for (x,) in cases:  # the reference uses autograd: never refused here
+            x = x.clone().requires_grad_(True)
+            refs.append(torch.autograd.grad((x**3).sum(), x)[0])
+        expect_answers([r["returned"] for r in records], refs)
+
+    return Exercise(
+        "9.4",
+        "gradient of sum(x^3)",
+        "grad_cube",
+        ("x",),
+        draw,
+        body,
+        forbidden=("torch.autograd.grad", "torch.Tensor.backward"),
+    )
+
+
+def _attention_exercise():
+    def draw(seed):
+        g = torch.Generator().manual_seed(seed)
+        T, d = (int(v) for v in torch.randint(2, 6, (2,), generator=g))
+        return [[torch.randn(T, d, generator=g), torch.randn(T, d, generator=g), torch.randn(T, d, generator=g)]]
+
+    def body(cases, records):
+        expect_answers([r["returned"] for r in records], [F.scaled_dot_product_attention(q, k, v) for q, k, v in cases])
+
+    return Exercise(
+        "9.5",
+        "attention",
+        "attend",
+        ("q", "k", "v"),
+        draw,
+        body,
+        forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.LSTM"),
+    )
+
+
+def test_a_borrowed_course_lib_function_is_refused_and_the_reference_still_uses_it():
+    from course_lib import parentheses
+
+    ex = _balanced_exercise()
+
+    def mine(seq):
+        stack = []
+        for s in seq:
+            if s < 2:
+                stack.append(s)
+            elif not stack or stack.pop() != 3 - s:
+                return False
+        return not stack
+
+    assert ex.check(mine, quiet=True).status == PASSED  # judge called is_balanced: no refusal there
+    borrowed = _from_source("def balanced(seq):\n    return ib(seq, 4)\n", "balanced")  # alias bound before
+    r = ex.check(borrowed, quiet=True)
+    assert r.status == FAILED and HINT.format("calls", "course_lib.parentheses.is_balanced") in r.message, r
+    assert r.message.startswith("Hint:") and "\n" not in r.message
+    via_module = _from_source(
+        "def balanced(seq):\n    return parentheses.is_balanced(seq, 4)\n", "balanced", {"parentheses": parentheses}
+    )
+    assert ex.check(via_module, quiet=True).status == FAILED
+    assert parentheses.is_balanced([0, 3], 4) and ib([0, 3], 4) and not ib([0, 2], 4)  # put back
+
+
+def test_the_source_is_read_too_for_an_alias_bound_before_the_call():
+    ex = _balanced_exercise()
+
+    def balanced(seq):
+        return ib(seq, 4)
+
+    assert uses_forbidden(balanced, ex.forbidden) == "course_lib.parentheses.is_balanced"
+
+    def helper(seq):
+        return ib(seq, 4)
+
+    def via_helper(seq):  # the student's own helper is followed
+        return helper(seq)
+
+    assert uses_forbidden(via_helper, ex.forbidden) == "course_lib.parentheses.is_balanced"
+    r = ex.check(via_helper, quiet=True)
+    assert r.status == FAILED and HINT.format("uses", "course_lib.parentheses.is_balanced") in r.message, r
+
+    def default_argument(seq, check=ib):
+        return check(seq, 4)
+
+    assert uses_forbidden(default_argument, ex.forbidden) == "course_lib.parentheses.is_balanced"
+
+
+def test_autograd_and_backward_through_an_instance_are_refused_but_allowed_torch_operations_pass():
+    ex = _grad_exercise()
+    assert ex.check(lambda x: 3 * x**2, quiet=True).status == PASSED
+    assert ex.check(lambda x: torch.mul(x.pow(2), 3.0), quiet=True).status == PASSED
+    grad = _from_source(
+        "def grad_cube(x):\n    x = x.clone().requires_grad_(True)\n    return torch.autograd.grad((x**3).sum(), x)[0]\n",
+        "grad_cube",
+    )
+    r = ex.check(grad, quiet=True)
+    assert r.status == FAILED and HINT.format("calls", "torch.autograd.grad") in r.message, r
+    backward = _from_source(
+        "def grad_cube(x):\n    x = x.clone().requires_grad_(True)\n    (x**3).sum().backward()\n    return x.grad\n",
+        "grad_cube",
+    )
+    r = ex.check(backward, quiet=True)
+    assert r.status == FAILED and HINT.format("calls", "torch.Tensor.backward") in r.message, r
+    # torch's own helpers that call autograd are refused too (the function's code is swapped, not a name)
+    jacobian = _from_source(
+        "def grad_cube(x):\n    return torch.autograd.functional.jacobian(lambda y: (y**3).sum(), x)\n", "grad_cube"
+    )
+    assert ex.check(jacobian, quiet=True).status == FAILED
+    x = torch.ones(2, requires_grad=True)
+    (x * 2).sum().backward()  # put back afterwards
+    assert torch.equal(x.grad, torch.full((2,), 2.0))
+
+
+def test_a_torch_module_and_a_builtin_are_refused_also_through_aliases_and_prebuilt_instances():
+    ex = _attention_exercise()
+
+    def attend(q, k, v):
+        return torch.softmax(q @ k.T / k.shape[-1] ** 0.5, dim=-1) @ v
+
+    assert ex.check(attend, quiet=True).status == PASSED  # judge used F.scaled_dot_product_attention
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    for source in (
+        "def attend(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n",
+        "def attend(q, k, v):\n    return sdpa(q, k, v)\n",
+        "def attend(q, k, v):\n    return torch._C._nn.scaled_dot_product_attention(q, k, v)\n",
+    ):
+        r = ex.check(_from_source(source, "attend", {"sdpa": sdpa}), quiet=True)
+        assert r.status == FAILED and "torch.nn.functional.scaled_dot_product_attention" in r.message, (source, r)
+    lstm = torch.nn.LSTM(2, 2)  # built before the check runs: its forward refuses
+    for source in (
+        "def attend(q, k, v):\n    torch.nn.LSTM(q.shape[-1], 1)\n    return q\n",
+        "def attend(q, k, v):\n    lstm(torch.zeros(1, 2))\n    return q\n",
+    ):
+        r = ex.check(_from_source(source, "attend", {"lstm": lstm}), quiet=True)
+        assert r.status == FAILED and HINT.format("calls", "torch.nn.LSTM") in r.message, (source, r)
+    assert F.scaled_dot_product_attention is sdpa and torch._C._nn.scaled_dot_product_attention is sdpa
+    assert lstm(torch.zeros(1, 2))[0].shape == (1, 2) and torch.nn.LSTM(3, 4).hidden_size == 4  # put back
+
+
+def test_a_subclass_of_a_forbidden_module_is_refused():
+    ex = _attention_exercise()
+
+    class Mine(torch.nn.LSTM):
+        pass
+
+    assert uses_forbidden(Mine, ex.forbidden) == "torch.nn.LSTM"
+
+
+def test_a_swallowed_refusal_is_still_recorded():
+    ex = _grad_exercise()
+    sly = _from_source(
+        "def grad_cube(x):\n    try:\n        torch.autograd.grad\n        y = x.clone().requires_grad_(True)\n"
+        "        return torch.autograd.grad((y**3).sum(), y)[0]\n    except Exception:\n        return 3 * x**2\n",
+        "grad_cube",
+    )
+    r = ex.check(sly, quiet=True)
+    assert r.status == FAILED and "torch.autograd.grad" in r.message, r
+
+
+def test_everything_is_put_back_even_when_the_students_code_raises():
+    from course_lib import parentheses
+
+    names = (
+        "course_lib.parentheses.is_balanced",
+        "torch.autograd.grad",
+        "torch.Tensor.backward",
+        "torch.nn.LSTM",
+        "torch.nn.functional.scaled_dot_product_attention",
+    )
+    before = (
+        parentheses.is_balanced.__code__,
+        torch.autograd.grad.__code__,
+        torch.Tensor.backward.__code__,
+        vars(torch.nn.LSTM).get("__init__"),
+        torch.nn.LSTM.forward,
+        F.scaled_dot_product_attention,
+    )
+    with pytest.raises(ZeroDivisionError):
+        with refusing(names) as called:
+            with pytest.raises(Borrowed):
+                ib([0, 3], 4)
+            with pytest.raises(Borrowed):
+                F.scaled_dot_product_attention(torch.ones(1, 1), torch.ones(1, 1), torch.ones(1, 1))
+            raise ZeroDivisionError("the student's code crashed")
+    assert called == ["course_lib.parentheses.is_balanced", "torch.nn.functional.scaled_dot_product_attention"]
+    after = (
+        parentheses.is_balanced.__code__,
+        torch.autograd.grad.__code__,
+        torch.Tensor.backward.__code__,
+        vars(torch.nn.LSTM).get("__init__"),
+        torch.nn.LSTM.forward,
+        F.scaled_dot_product_attention,
+    )
+    assert all(a is b for a, b in zip(before, after))
+    ex = _grad_exercise()
+    crash = _from_source("def grad_cube(x):\n    raise ValueError('mine')\n", "grad_cube")
+    assert ex.check(crash, quiet=True).message.startswith("Your function raised ValueError: mine")
+    assert torch.autograd.grad.__code__ is before[1]
+
+
+def test_a_forged_borrowed_record_echoes_only_the_exercises_own_names():
+    ex = _grad_exercise()
+    cases = ex.draw(0)
+    status, hint = ex.judge(cases, [{"raised": "Borrowed", "message": "=cmd|' /C calc'!A0", "where": ""}] * len(cases))
+    assert status == FAILED and "calc" not in hint and hint.startswith("Hint: write it yourself")
+
+
+def test_forbidden_must_be_dotted_names():
+    with pytest.raises(ValueError, match="dotted names"):
+        Exercise("9.9", "t", "f", ("x",), _draw_numbers, _judge_double, forbidden="torch.autograd.grad")

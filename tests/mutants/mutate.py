@@ -6,6 +6,8 @@ A mutant is the solution's own source with one edit a student could plausibly ma
 
 from __future__ import annotations
 
+import itertools
+import linecache
 from pathlib import Path
 
 import jupytext
@@ -24,11 +26,19 @@ def exercise_cells(lesson: str, folder: str = "solutions") -> list[str]:
     ]
 
 
-def load(sources: list[str]) -> dict:
+def load(sources: list[str], *, with_source: bool = True) -> dict:
+    """Run exercise cells in a fresh namespace. ``with_source``: as in a notebook (IPython keeps each cell's
+    text in linecache), ``inspect.getsource`` finds the functions, so a check's look at the source sees them."""
     namespace: dict = {}
     for source in sources:
-        exec(compile(source, "<exercise cell>", "exec"), namespace)
+        filename = f"<exercise cell {next(_CELLS)}>"
+        if with_source:
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
     return namespace
+
+
+_CELLS = itertools.count()
 
 
 def solution(lesson: str, name: str):
@@ -40,13 +50,16 @@ def stub(lesson: str, name: str):
     return load(exercise_cells(lesson, "exercises"))[name]
 
 
-def mutant(lesson: str, name: str, old: str, new: str):
+def mutant(lesson: str, name: str, old: str, new: str, *, with_source: bool = True):
     sources = exercise_cells(lesson)
-    matching = [s for s in sources if f"def {name}(" in s]
+    matching = [s for s in sources if f"def {name}(" in s or f"class {name}(" in s or f"class {name}:" in s]
     assert len(matching) == 1, f"no single cell defines {name} in {lesson}"
     source = matching[0]
     assert source.count(old) == 1, f"mutant edit {old!r} must occur exactly once in {name}'s solution"
-    return load([source.replace(old, new)])[name]
+    return load([source.replace(old, new)], with_source=with_source)[name]
+
+
+BORROWED_HINT = "write it yourself"  # every refusal's hint starts "Hint: write it yourself: your function calls `X`"
 
 
 def lesson_suite(
@@ -55,6 +68,7 @@ def lesson_suite(
     mutants: list,
     alternatives: list = (),
     *,
+    borrowed: list = (),
     solution_repeats: int = 3,
     mutant_repeats: int = 5,
 ):
@@ -63,8 +77,12 @@ def lesson_suite(
 
     ``exercises`` maps a function name to its check; ``mutants`` lists
     ``(function, edit from, edit to, words the hint must contain)``; ``alternatives`` lists
-    ``(function, edit from, edit to)``: different but right code that must pass.
-    Every exercise needs at least six mutants and one alternative.
+    ``(function, edit from, edit to)``: different but right code that must pass;
+    ``borrowed`` lists ``(function, edit from, edit to, forbidden name)``: an answer that calls what the
+    exercise asks the student to write (a name in its ``Exercise.forbidden``), which must be refused with
+    "write it yourself" and that name, both by the look at its source and, with the source hidden, when run.
+    Every exercise needs at least six mutants and one alternative, and one borrowed answer when it
+    declares ``forbidden`` names.
     """
     import pytest
 
@@ -94,6 +112,21 @@ def lesson_suite(
     def test_every_exercise_has_enough_mutants(name):
         assert sum(m[0] == name for m in mutants) >= 6
         assert sum(a[0] == name for a in alternatives) >= 1
+
+    @pytest.mark.parametrize("name", exercises)
+    def test_every_exercise_that_forbids_names_has_a_borrowed_answer(name):
+        forbidden = exercises[name].forbidden
+        assert all(b[3] in forbidden for b in borrowed if b[0] == name), f"{name}: BORROWED names what it forbids"
+        if forbidden:
+            assert any(b[0] == name for b in borrowed), f"{name} forbids {forbidden}: add a borrowed answer"
+
+    @pytest.mark.parametrize("name,old,new,called", borrowed, ids=[f"{b[0]}-{i}" for i, b in enumerate(borrowed)])
+    def test_borrowed_answer_is_refused(name, old, new, called):
+        for with_source in (True, False):  # the look at the source, then the run alone
+            answer = mutant(lesson, name, old, new, with_source=with_source)
+            result = exercises[name](answer, quiet=True)
+            assert result.status == FAILED, result
+            assert BORROWED_HINT in result.message and f"`{called}`" in result.message, result.message
 
     @pytest.mark.parametrize("name", exercises)
     def test_a_crash_in_student_code_is_reported_not_raised(name):
@@ -130,5 +163,9 @@ def lesson_suite(
         "test_every_exercise_has_enough_mutants": test_every_exercise_has_enough_mutants,
         "test_a_crash_in_student_code_is_reported_not_raised": test_a_crash_in_student_code_is_reported_not_raised,
         "test_alternative_solution_passes": test_alternative_solution_passes,
+        "test_every_exercise_that_forbids_names_has_a_borrowed_answer": (
+            test_every_exercise_that_forbids_names_has_a_borrowed_answer
+        ),
+        "test_borrowed_answer_is_refused": test_borrowed_answer_is_refused,
         "test_check_leaves_global_random_state_alone": test_check_leaves_global_random_state_alone,
     }

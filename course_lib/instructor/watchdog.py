@@ -1,0 +1,230 @@
+"""A cell whose kernel stopped answering is noticed, woken if it can be, and failed fast with its name.
+
+The defect (ipykernel 7, its issue 1554): a request can sit unread in the kernel's shell socket, so the
+client waits for an answer while the kernel sits idle; it goes on only when some other connection sends
+the kernel a request. constraints.txt keeps ipykernel below 7, which removes the cause here; this module
+catches the class wherever a notebook is executed with nbclient (the site build, the grader; nbval gets
+the same through tests/conftest.py).
+
+While a cell runs, a watch task looks for the signs of a stall: no message at all about the request
+after ``stall_after`` seconds (the request was never read), or the kernel has reported the cell done
+(status idle) but no reply came within ``stall_after`` seconds (the reply was lost). Either way it sends
+a ``kernel_info_request`` on a fresh connection, which wakes a kernel caught by the defect, and counts
+it in ``wakes``. If the stall goes on for ``stall_timeout`` seconds the cell fails with
+:class:`KernelStalled`, whose message names the notebook, the cell and its first line. A cell that is
+busy computing is not a stall: it is bounded by the client's ordinary ``timeout`` (which
+:func:`timeout_message` words the same way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+STALL_AFTER = 10.0  # seconds without a sign from the kernel before it is poked (a poke costs nothing)
+STALL_TIMEOUT = 180.0  # seconds of stall before the cell fails (a lesson's whole budget is 3 minutes)
+
+
+class KernelStalled(CellTimeoutError):
+    """The kernel stopped answering a cell (idle while the client waited) and could not be woken."""
+
+
+def first_line(source: str, width: int = 80) -> str:
+    line = next((s.strip() for s in source.splitlines() if s.strip()), "")
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
+def cell_label(notebook: str, cell_index: int, source: str) -> str:
+    """``lesson.ipynb, cell 24 (`explorer = viz.interactive(`)``: what a reader needs to find the cell."""
+    where = f"{notebook}, " if notebook else ""
+    return f"{where}cell {cell_index} (`{first_line(source)}`)"
+
+
+def stall_message(notebook: str, cell_index: int, source: str, waited: float, wakes: int) -> str:
+    return (
+        f"{cell_label(notebook, cell_index, source)}: its kernel stopped answering: no reply for {waited:.0f} s "
+        f"while the kernel was idle ({wakes} wake-up request(s) on a fresh connection did not help)"
+    )
+
+
+def timeout_message(notebook: str, cell_index: int, source: str, timeout: float) -> str:
+    return f"{cell_label(notebook, cell_index, source)}: still running after {timeout:.0f} s (the cell timeout)"
+
+
+class WatchdogMixin:
+    """Mix into an nbclient ``NotebookClient`` subclass (before it in the bases)."""
+
+    notebook_name: str = ""
+    stall_after: float = STALL_AFTER
+    stall_timeout: float = STALL_TIMEOUT
+
+    def watchdog_init(self, notebook_name: str = "", stall_after=None, stall_timeout=None) -> None:
+        self.notebook_name = notebook_name
+        if stall_after is not None:
+            self.stall_after = float(stall_after)
+        if stall_timeout is not None:
+            self.stall_timeout = float(stall_timeout)
+        self.wakes = 0  # kernels woken by a fresh connection, over the whole notebook
+        self.stalled_cells: list[int] = []  # cells that stalled at least once
+        self._stall_error: KernelStalled | None = None
+
+    # --- what the kernel said about the running cell ---
+
+    def process_message(self, msg, cell, cell_index):
+        state = msg.get("content", {}).get("execution_state") if msg.get("msg_type") == "status" else None
+        self._heard = True
+        if state == "idle":
+            self._idle_at = time.monotonic()
+        return super().process_message(msg, cell, cell_index)
+
+    async def async_execute_cell(self, cell, cell_index, *args, **kwargs):
+        if cell.cell_type != "code" or not cell.source.strip():
+            return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+        self._heard, self._idle_at, self._stall_error = False, None, None
+        watch = asyncio.ensure_future(self._watch(cell, cell_index, time.monotonic()))
+        try:
+            return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+        except DeadKernelError:
+            if self._stall_error is not None:  # we ended the wait (nbclient reports any cancel as a dead kernel)
+                raise self._stall_error from None
+            raise
+        except CellTimeoutError as error:
+            if isinstance(error, KernelStalled):
+                raise
+            timeout = self._get_timeout(cell) or 0
+            raise CellTimeoutError(timeout_message(self.notebook_name, cell_index, cell.source, timeout)) from error
+        finally:
+            watch.cancel()
+
+    def _stalled_since(self, sent: float) -> float | None:
+        """When the current stall began, or None while the kernel is answering or computing."""
+        if not self._heard:
+            return sent  # the request has not been read (not even a 'busy')
+        if self._idle_at is not None:
+            return self._idle_at  # done, but the reply has not come
+        return None  # busy: computing is not a stall
+
+    async def _watch(self, cell, cell_index: int, sent: float) -> None:
+        wakes = 0
+        while True:
+            await asyncio.sleep(min(1.0, self.stall_after / 4))
+            since = self._stalled_since(sent)
+            if since is None:
+                continue
+            waited = time.monotonic() - since
+            if waited >= self.stall_timeout:
+                self._stall_error = KernelStalled(
+                    stall_message(self.notebook_name, cell_index, cell.source, waited, wakes)
+                )
+                if self.task_poll_for_reply is not None:
+                    self.task_poll_for_reply.cancel()
+                return
+            if waited >= self.stall_after * (wakes + 1):
+                if cell_index not in self.stalled_cells:
+                    self.stalled_cells.append(cell_index)
+                wakes += 1
+                self.wakes += 1
+                self.log.warning(
+                    "%s: no answer for %.0f s while the kernel was idle; waking it",
+                    cell_label(self.notebook_name, cell_index, cell.source),
+                    waited,
+                )
+                await self._wake()
+
+    async def _wake(self) -> None:
+        """A request on a fresh connection: what unsticks a kernel whose request sits unread."""
+        from jupyter_client.session import Session
+
+        # a session of its own: km.client() would share ours, and so our socket identity, and the kernel
+        # would route the stuck cell's reply to this short-lived connection instead of ours
+        own = self.km.session
+        kc = self.km.client(session=Session(key=own.key, signature_scheme=own.signature_scheme))
+        kc.start_channels()
+        try:
+            await asyncio.wait_for(kc.kernel_info(reply=True, timeout=5), 6)
+        except Exception:  # noqa: S110 - the watch goes on and fails the cell if the kernel stays silent
+            pass
+        finally:
+            kc.stop_channels()
+
+
+def client_class():
+    """nbclient's NotebookClient with the watchdog."""
+    from nbclient import NotebookClient
+
+    class WatchedClient(WatchdogMixin, NotebookClient):
+        def __init__(self, nb, *, notebook_name: str = "", stall_after=None, stall_timeout=None, **kw):
+            super().__init__(nb, **kw)
+            self.watchdog_init(notebook_name, stall_after, stall_timeout)
+
+    return WatchedClient
+
+
+def execute(nb, *, notebook_name: str, path: str, timeout: int = 180, **kw):
+    """Execute ``nb`` in place, as a student would (in ``path``); a stalled or overlong cell fails naming it."""
+    client = client_class()(
+        nb,
+        notebook_name=notebook_name,
+        timeout=timeout,
+        stall_after=kw.pop("stall_after", STALL_AFTER),
+        stall_timeout=kw.pop("stall_timeout", min(STALL_TIMEOUT, timeout)),
+        kernel_name=kw.pop("kernel_name", "python3"),
+        resources={"metadata": {"path": path}},
+        **kw,
+    )
+    client.execute()
+    return client
+
+
+def wake_blocking(km, timeout: float = 2.0) -> bool:
+    """:meth:`WatchdogMixin._wake` for a blocking kernel manager (nbval's): True if the kernel answered."""
+    from jupyter_client.session import Session
+
+    own = km.session
+    kc = km.client(session=Session(key=own.key, signature_scheme=own.signature_scheme))
+    kc.start_channels()
+    try:
+        kc.kernel_info(reply=True, timeout=timeout)
+        return True
+    except Exception:
+        return False
+    finally:
+        kc.stop_channels()
+
+
+def patch_nbval(stall_after: float = STALL_AFTER) -> None:
+    """Make nbval wake a kernel that does not answer a cell (nbval waits on the reply with no watch).
+
+    nbval's ``RunningKernel.await_reply`` blocks on the shell channel for the whole cell timeout. This waits
+    in slices of ``stall_after`` seconds and, after each silent slice, sends the kernel a request on a
+    fresh connection, which frees a request stuck in the socket; a busy kernel just answers it later.
+    At nbval's cell timeout (``--nbval-cell-timeout``) the kernel is interrupted and the cell fails with
+    a message saying so (nbval itself would pass a cell whose reply never came if the kernel went idle).
+    """
+    from queue import Empty
+
+    from nbval.kernel import RunningKernel
+
+    if getattr(RunningKernel.await_reply, "watched", False):
+        return
+    original = RunningKernel.await_reply
+
+    def await_reply(self, msg_id, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + float(timeout)
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                self.interrupt()
+                raise CellTimeoutError(
+                    f"no reply from the kernel within {float(timeout):.0f} s (the cell timeout): the cell ran too "
+                    "long, or its kernel stopped answering; the kernel was interrupted"
+                )
+            try:
+                return original(self, msg_id, timeout=stall_after if left is None else min(stall_after, left))
+            except Empty:
+                wake_blocking(self.km)
+
+    await_reply.watched = True
+    RunningKernel.await_reply = await_reply
