@@ -75,13 +75,15 @@ def train(model, train_stream, val, seed, args, *, steps, lr, evaluate_every=Non
         progress=False,
     )
     seconds = time.process_time() - start
-    val_loss = evaluate_lm(model, val, block_size=args.block_size) if all(map(math.isfinite, history.loss)) else math.inf
+    val_loss = (
+        evaluate_lm(model, val, block_size=args.block_size) if all(map(math.isfinite, history.loss)) else math.inf
+    )
     return history, val_loss, seconds
 
 
 def buildup(vocab, train_stream, val, args) -> dict:
     steps = {}
-    for name in STEPS:
+    for name in args.only_steps or STEPS:
         runs = []
         for seed in args.seeds:
             set_seed(seed)
@@ -119,6 +121,8 @@ def norm(vocab, train_stream, val, args) -> dict:
     settings = {"shallow": (2, 3e-3), "deep": (args.deep_layers, 1e-2)}
     out = {"unigram_loss": plateau, "settings": {}}
     for setting, (n_layers, lr) in settings.items():
+        if args.only_settings and setting not in args.only_settings:
+            continue
         out["settings"][setting] = {"n_layers": n_layers, "lr": lr, "runs": {}}
         for name, norm_first in (("pre-norm", True), ("post-norm", False)):
             finals, vals, diverged = [], [], []
@@ -156,6 +160,8 @@ def lstm(vocab, train_stream, val, args) -> dict:
     }
     out = {"steps": args.lstm_steps, "models": {}}
     for name, make in makers.items():
+        if args.only_models and not any(name.startswith(m) for m in args.only_models):
+            continue
         vals, seconds = [], []
         for seed in args.seeds:
             set_seed(seed)
@@ -189,6 +195,11 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--tiny", action="store_true", help="a few steps of each, on small sizes (the test's setting)")
     parser.add_argument("--out-dir", default=str(checkpoint.WEIGHTS_DIR))
+    # to spread one experiment over several processes, then --merge their output folders
+    parser.add_argument("--only-steps", nargs="+", choices=list(STEPS), help="buildup: only these steps")
+    parser.add_argument("--only-settings", nargs="+", choices=["shallow", "deep"], help="norm: only these settings")
+    parser.add_argument("--only-models", nargs="+", choices=["GPT", "LSTM"], help="lstm: only these models")
+    parser.add_argument("--merge", nargs="+", metavar="DIR", help="merge the files written in these folders")
     args = parser.parse_args(argv)
     if args.tiny:
         args.steps, args.norm_steps, args.lstm_steps, args.eval_every = 4, 4, 4, 2
@@ -204,11 +215,48 @@ def data(args):
     return vocab, train_stream, val
 
 
+def merge(folders, out_dir: Path) -> dict:
+    """One file per name from the parts written in ``folders`` (build-up steps in STEPS order)."""
+    written = {}
+    for name in (BUILDUP, FINDINGS):
+        parts = [json.loads((Path(f) / name).read_text()) for f in folders if (Path(f) / name).exists()]
+        if not parts:
+            continue
+        record = parts[0]
+        for part in parts[1:]:
+            for key, value in part.items():
+                if key == "steps" and name == BUILDUP:
+                    record["steps"] |= value
+                elif key == "norm" and "norm" in record:
+                    record["norm"]["settings"] |= value["settings"]
+                elif key == "lstm" and "lstm" in record:
+                    record["lstm"]["models"] |= value["models"]
+                else:
+                    record.setdefault(key, value)
+        if name == BUILDUP:
+            record["steps"] = {k: record["steps"][k] for k in STEPS if k in record["steps"]}
+        if "norm" in record:
+            record["norm"]["settings"] = {
+                k: record["norm"]["settings"][k] for k in ("shallow", "deep") if k in record["norm"]["settings"]
+            }
+        written[name] = record
+    return written
+
+
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    if args.merge:
+        out_dir = Path(args.out_dir)
+        written = merge(args.merge, out_dir)
+        for name, record in written.items():
+            (out_dir / name).write_text(json.dumps(record, indent=1))
+            print(f"wrote {out_dir / name}")
+        return written
     torch.set_num_threads(args.threads)
     vocab, train_stream, val = data(args)
-    budget = {k: getattr(args, k) for k in ("steps", "batch_size", "block_size", "d_model", "lr", "val_tokens", "seeds")}
+    budget = {
+        k: getattr(args, k) for k in ("steps", "batch_size", "block_size", "d_model", "lr", "val_tokens", "seeds")
+    }
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = {}

@@ -319,7 +319,7 @@ assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Experiment: the build-up, trained live with your modules
+# ## Exercise 7.8: the build-up, trained live with your modules (experiment)
 #
 # Your classes, one idea added at a time, each model trained with the same budget (same seed,
 # same batches, AdamW) on the training characters and scored on the first validation
@@ -447,20 +447,32 @@ if live:
     )
 
 # %% [markdown]
-# **Read the table**, and answer for yourself (the lesson 07 notebook discusses each):
+# **Read the table** and answer below, from the numbers printed above (the lesson 07 notebook
+# discusses each):
 #
-# * Which step gives the largest drop in this run, and in the reference? Does the short run
-#   rank the steps the same way as the longer one?
-# * In the reference, adding the feed-forward layer **without** residual connections: does it
-#   help or hurt? Why would an extra layer between the embeddings and the logits make training
-#   slower, and what do the residual connections change?
-# * Re-run the build-up cell with `torch.manual_seed(1)` and another batch generator seed: which
-#   differences between steps are larger than the change from one seed to the next?
+# 1. Which step gives the largest drop in this run, and in the reference? Does the short run
+#    rank the steps the same way as the longer one?
+# 2. In the reference, adding the feed-forward layer **without** residual connections: does it
+#    help or hurt, by more than the spread over seeds? Why would an extra layer between the
+#    embeddings and the logits make training slower, and what do the residual connections change?
+# 3. Re-run the build-up cell with `torch.manual_seed(1)` and another batch generator seed: which
+#    differences between steps are larger than the change from one seed to the next?
 #
-# Your GPT, trained above, writes text. Sampling needs one more piece: exercise 7.8.
+# ### BEGIN SOLUTION
+# A good answer quotes the two tables rather than expectations. (1) Take the largest difference
+# between consecutive rows of each table; a short run leaves the bigram's V x V table far from
+# trained, which can make its gap to the next step larger than in the reference. (2) Without
+# residual connections the gradient must pass through every layer between the logits and the
+# embeddings, so each added layer can slow the start of training; the residual path x + f(x)
+# gives it a direct route (the identity). Whether the FFN alone helps or hurts here is read from
+# the reference's mean and sd: a difference within about two sds is not a finding. (3) Only the
+# differences larger than the seed-to-seed change of the same step are worth stating.
+# ### END SOLUTION
+#
+# Your GPT, trained above, writes text. Sampling needs one more piece: exercise 7.9.
 
 # %% [markdown]
-# ## Exercise 7.8: top-k sampling
+# ## Exercise 7.9: top-k sampling
 #
 # To generate text we sample the next token from $p = \mathrm{softmax}(\text{logits} / T)$
 # (temperature $T$). Top-$k$ sampling first removes every token but the $k$ most likely, so
@@ -471,7 +483,7 @@ if live:
 # (`torch.multinomial(probs, 1)` would then draw from it.)
 
 # %%
-# Exercise 7.8: top-k sampling
+# Exercise 7.9: top-k sampling
 import torch
 
 
@@ -515,7 +527,7 @@ def sample(model, prompt, n_new, k=5, temperature=0.8, seed=0):
 try:
     print(sample(live["+ layer norm"]["model"], "the congress ", 200))
 except (NotImplementedError, KeyError):
-    print("(finish exercises 7.3 to 7.8 to sample from your GPT)")
+    print("(finish exercises 7.3 to 7.7 and 7.9 to sample from your GPT)")
 
 # %% [markdown]
 # ## Your results

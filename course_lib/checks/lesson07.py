@@ -7,7 +7,8 @@ are nn.Module classes; their check builds the student's class, sets its paramete
 from the case's seed, runs forward, and compares with the lecture's formulas computed here (float64)
 from the student's own parameters, independently of course_lib and of torch's attention modules
 (which the student may not call: ``forbidden``). Each known mistake is computed too, and when every
-answer matches one, its hint is shown. 7.8 is top-k sampling.
+answer matches one, its hint is shown. 7.8 is the build-up experiment (a written answer, no check);
+7.9 is top-k sampling.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 from torch import nn
 
 from course_lib.checks import Mistake
+from course_lib.checks.borrowed import Borrowed
 from course_lib.checks.lesson06 import _tensor_of_shape
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, expect_answers, matches, size_error
@@ -217,6 +219,8 @@ def _module_describe(returned, live):
         out = returned(*live.forward)
     except NotImplementedError:
         return {"raised": "NotImplementedError", "message": "", "where": ""}
+    except Borrowed:  # a forbidden call: the protocol records it
+        raise
     except Exception as exc:  # the student's forward crashed: recorded like a crash of the constructor
         from course_lib.checks.protocol import _where
 
@@ -757,7 +761,7 @@ check_gpt = ModuleExercise(
     forbidden=BLOCK_FORBIDDEN,
 )
 
-# --- Exercise 7.8 -----------------------------------------------------------------------------------------
+# --- Exercise 7.9 -----------------------------------------------------------------------------------------
 
 
 def _softmax(z):
@@ -837,5 +841,5 @@ def _judge_top_k(cases, records):
 
 
 check_top_k_probs = Exercise(
-    "7.8", "top-k sampling", "top_k_probs", ("logits", "k", "temperature"), _draw_top_k, _judge_top_k
+    "7.9", "top-k sampling", "top_k_probs", ("logits", "k", "temperature"), _draw_top_k, _judge_top_k
 )

@@ -9,9 +9,8 @@ import pytest
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
 from course_lib.checks import lesson07 as checks
-from course_lib.checks.protocol import Exercise
 
-from .mutate import exercise_cells, load, solution, stub
+from .mutate import BORROWED_HINT, exercise_cells, load, solution, stub
 
 LESSON = "07_transformer"
 EXERCISES = {
@@ -240,6 +239,7 @@ BORROWED = [
         "def forward(self, x):\n        ### BEGIN SOLUTION",
         "def forward(self, x):\n        q, k, v = self.query(x), self.key(x), self.value(x)\n"
         "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n        ### BEGIN SOLUTION",
+        "torch.nn.functional.scaled_dot_product_attention",
     ),
     (
         "MultiHeadAttention",
@@ -247,11 +247,13 @@ BORROWED = [
         "def forward(self, x):\n        from course_lib.attention import MultiHeadAttention as M\n"
         "        m = M(x.shape[-1], len(self.heads), batch_first=True)\n"
         "        return m(x, x, x, need_weights=False)[0]\n        ### BEGIN SOLUTION",
+        "course_lib.attention.MultiHeadAttention",
     ),
     (
         "FeedForward",
         "return self.net(x)",
         "from course_lib.buildup import FeedForward as F_\n        return F_(x.shape[-1])(x)",
+        "course_lib.buildup.FeedForward",
     ),
     (
         "Block",
@@ -259,6 +261,7 @@ BORROWED = [
         "def forward(self, x):\n        layer = nn.TransformerEncoderLayer(x.shape[-1], 2, batch_first=True, norm_first=True)\n"
         "        return layer(x, is_causal=True, src_mask=nn.Transformer.generate_square_subsequent_mask(x.shape[1]))\n"
         "        ### BEGIN SOLUTION",
+        "torch.nn.TransformerEncoderLayer",
     ),
     (
         "GPT",
@@ -266,13 +269,14 @@ BORROWED = [
         "def forward(self, idx, targets=None):\n        from course_lib.transformer import GPT as G, GPTConfig\n"
         "        g = G(GPTConfig(vocab_size=self.lm_head.out_features, block_size=idx.shape[1], n_layers=1, n_heads=1,"
         " d_model=self.lm_head.in_features))\n        return g(idx, targets)\n        ### BEGIN SOLUTION",
+        "course_lib.transformer.GPT",
     ),
 ]
 
 MUTANT_REPEATS = 4
 
 
-def edited(name: str, old: str, new: str) -> dict:
+def edited(name: str, old: str, new: str, *, with_source: bool = True) -> dict:
     """Every exercise cell of the solutions, the one defining ``name`` with ``old`` replaced by ``new``."""
     sources = exercise_cells(LESSON)
     defines = [i for i, s in enumerate(sources) if f"class {name}(" in s or f"def {name}(" in s]
@@ -280,7 +284,13 @@ def edited(name: str, old: str, new: str) -> dict:
     i = defines[0]
     assert sources[i].count(old) == 1, f"the edit {old!r} must occur exactly once in {name}'s cell"
     sources[i] = sources[i].replace(old, new)
-    return load(sources)
+    return load(sources, with_source=with_source)
+
+
+def mutant(lesson: str, name: str, old: str, new: str):
+    """``mutate.mutant``'s signature (scripts/catch_rates.py uses it), with every exercise cell loaded."""
+    assert lesson == LESSON
+    return edited(name, old, new)[name]
 
 
 @pytest.mark.parametrize("name", EXERCISES)
@@ -330,22 +340,14 @@ def test_every_build_exercise_has_a_borrowed_answer_and_forbids_torchs_attention
         assert {"torch.nn.TransformerEncoderLayer", "course_lib.transformer.GPT"} <= set(EXERCISES[name].forbidden)
 
 
-def _refusal_is_on() -> bool:
-    """Whether the protocol refuses forbidden calls yet (the mechanism lands from the checks branch)."""
-    import math
-
-    probe = Exercise("0.0", "probe", "f", ("x",), lambda seed: [[4.0]], lambda c, r: None, forbidden=("math.sqrt",))
-    return probe(lambda x: math.sqrt(x), quiet=True).status != PASSED
-
-
-@pytest.mark.xfail(
-    not _refusal_is_on(), reason="Exercise.forbidden is refused once the checks branch lands", strict=True
-)
-@pytest.mark.parametrize("name,old,new", BORROWED, ids=[b[0] for b in BORROWED])
-def test_borrowed_answer_is_refused(name, old, new):
-    borrowed = edited(name, old, new)[name]
-    result = EXERCISES[name](borrowed, quiet=True)
-    assert result.status == FAILED and "may not call" in result.message, result
+@pytest.mark.parametrize("name,old,new,called", BORROWED, ids=[b[0] for b in BORROWED])
+def test_borrowed_answer_is_refused(name, old, new, called):
+    assert called in EXERCISES[name].forbidden
+    for with_source in (True, False):  # the look at the source, then the run alone
+        borrowed = edited(name, old, new, with_source=with_source)[name]
+        result = EXERCISES[name](borrowed, quiet=True)
+        assert result.status == FAILED, result
+        assert BORROWED_HINT in result.message and f"`{called}`" in result.message, result.message
 
 
 @pytest.mark.parametrize("name", EXERCISES)
