@@ -398,9 +398,10 @@ for before, after in zip(names, names[1:]):
 # %% [markdown]
 # How to read it: each line above compares a step with the one before it, over the seeds; the
 # sentences are computed from the table, so they hold for the numbers shown. Attention gives the
-# model a context the bigram does not have. At this depth and budget the feed-forward layer
-# *without* residual connections makes every gradient pass through more layers between the
-# embeddings and the logits; the residual connections give the gradient a direct path (the
+# model a context the bigram does not have, but it has to learn to use it. The feed-forward layer
+# without residual connections puts more layers between the embeddings and the logits for the
+# gradient to cross; whether that costs more than the FFN adds at this budget is what the
+# "+ feed-forward" line says. The residual connections give the gradient a direct path (the
 # identity in $x + f(x)$), and layer norm keeps the scale of the residual stream in check. The
 # exercises train the same steps with your modules on a smaller budget: compare your ranking
 # with this one.

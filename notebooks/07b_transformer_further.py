@@ -119,12 +119,11 @@ viz.show(
 )
 
 # %% [markdown]
-# How to read it: the sentences above are computed from the table. At the shallow size of
-# lesson 07 the two orders train alike or post-norm is even ahead: with two layers there is
-# little depth for the gradient to cross, and post-norm's normalised output may even help at
-# a modest learning rate. The argument for pre-norm is about depth and learning rate: compare
-# the deep rows. (Divergence is counted when a run's final training loss is not finite or is
-# above the unigram's, i.e. it learned nothing from the context.)
+# How to read it: the sentences above are computed from the table, over the seeds. The argument
+# for pre-norm is about depth and learning rate without warm-up, so the deep rows are its test; at
+# the shallow size of lesson 07 there is little depth for the gradient to cross, and the argument
+# predicts no advantage there. (A run counts as stuck or diverged when its final training loss is
+# not finite or is above the unigram's, i.e. it learned nothing from the context.)
 #
 # ## 2. Pros and cons, measured
 #
@@ -215,8 +214,8 @@ print("in this run, GPT time / LSTM time per T:", [round(r, 2) for r in ratio])
 # the LSTM needs $2T$ steps one after the other (2 layers of $T$ steps), the GPT 4 layers whatever
 # $T$, each layer computing all positions at once. What the timings show depends on the machine:
 # on one CPU thread there is nothing to run in parallel, so the column is the amount of work
-# each does, and the GPT's $T^2$ term shows in how its time grows with $T$ (the ratio above,
-# in this run). On a GPU the GPT's positions run in parallel and the picture changes.
+# each does; whether the GPT's $T^2$ term already shows at these lengths is in how the ratio above
+# changes with $T$ (in this run). On a GPU the GPT's positions run in parallel and the picture changes.
 #
 # ## 3. Positions, again: are positional encodings enough?
 #

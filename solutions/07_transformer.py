@@ -347,7 +347,7 @@ corpus = load_sotu(level="char")
 vocab = char_vocab(corpus.train)
 train_stream = encode_stream(corpus.train, vocab)
 val_stream = encode_stream(corpus.val, vocab)[:5001]  # the first 5,000 predicted validation characters
-V, D_MODEL, BLOCK, N_LAYERS, STEPS, BATCH = len(vocab), 32, 32, 2, 300, 16
+V, D_MODEL, BLOCK, N_LAYERS, STEPS, BATCH = len(vocab), 32, 32, 2, 150, 16
 
 
 class Bigram(nn.Module):
