@@ -29,7 +29,18 @@ from course_lib.attention import causal_mask
 from course_lib.train import next_token_loss
 from course_lib.transformer import GPT, GPTConfig, LayerNorm
 
-__all__ = ["N_LAYERS", "STEPS", "Bigram", "Head", "MultiHead", "FeedForward", "Block", "BuildUpLM", "build_step", "to_gpt"]
+__all__ = [
+    "N_LAYERS",
+    "STEPS",
+    "Bigram",
+    "Head",
+    "MultiHead",
+    "FeedForward",
+    "Block",
+    "BuildUpLM",
+    "build_step",
+    "to_gpt",
+]
 
 N_LAYERS = 2  # every step after the bigram: the same depth, so one idea changes per step
 # name -> what the step has (every step keeps what the steps before it added)
