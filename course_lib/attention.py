@@ -32,7 +32,14 @@ from torch import nn
 
 from course_lib._validate import boolean, number, positive_int
 
-__all__ = ["causal_mask", "padding_mask", "masked_softmax", "scaled_dot_product_attention", "MultiHeadAttention"]
+__all__ = [
+    "causal_mask",
+    "padding_mask",
+    "decoder_mask",
+    "masked_softmax",
+    "scaled_dot_product_attention",
+    "MultiHeadAttention",
+]
 
 
 def causal_mask(T: int, device=None) -> torch.Tensor:
@@ -54,6 +61,15 @@ def padding_mask(lengths, T: int, device=None) -> torch.Tensor:
     if lengths.numel() and lengths.device.type != "meta" and (lengths.min() < 0 or lengths.max() > T):
         raise ValueError(f"lengths must lie in [0, T={T}], got {lengths.tolist()}")
     return torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def decoder_mask(lengths, T: int, device=None) -> torch.Tensor:
+    """(B, T, T) boolean mask of a decoder's self-attention over a right-padded batch (lesson 06):
+    True where query i of sequence b may attend to key j, i.e. key j is not in the future (j <= i)
+    and is a real token (j < lengths[b]). Both masks must allow it.
+    """
+    keys = padding_mask(lengths, T, device=device)  # (B, T): the real keys
+    return causal_mask(T, device=keys.device)[None, :, :] & keys[:, None, :]
 
 
 def _check_mask(mask: torch.Tensor, scores_shape: torch.Size, name: str = "mask") -> None:

@@ -18,17 +18,19 @@
 #    opens and closes, counting each colour) almost work;
 # 2. build test sets that tell a network that learned the stack from one that learned a
 #    shortcut;
-# 3. write the lecture's Elman network and gated RNN as batched PyTorch modules, next to
-#    their equations, and train them (with LSTM and GRU) on padded batches;
-# 4. answer the lecture's question "is there a benefit with gating, with the LSTM?" with
-#    held-out numbers, at the training lengths and beyond;
-# 5. look inside a trained network: what its hidden state encodes, read out by a probe.
+# 3. read the lecture's Elman network and gated RNN next to their equations, train networks on
+#    padded batches, and (in the exercises) write the batched Elman network as a PyTorch module
+#    and its training loop yourself;
+# 4. ask the lecture's question "is there a benefit with gating, with the LSTM?" of held-out
+#    numbers, at the training lengths and beyond, and say what one run per network can and
+#    cannot answer;
+# 5. look inside a trained network: what its hidden state encodes, read out by a probe;
+# 6. name the shapes of recurrent tasks (many-to-one, many-to-many, one-to-many) and stack layers.
 #
 # The lecture (Bruno Galerne's notes, after Marc Lelarge's dataflowr course) asks us to guess a task
 # from six binary sequences, then six sequences of 10 symbols.
 
 # %%
-import inspect
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -40,7 +42,7 @@ from tqdm.auto import tqdm
 import course_lib
 from course_lib import parentheses as P
 from course_lib.notebook import viz
-from course_lib.rnn import GRU, LSTM, ElmanCell, GatedCell, LSTMCell, SequenceClassifier, unroll
+from course_lib.rnn import GRU, LSTM, RNNLanguageModel, SequenceClassifier
 from course_lib.train import History, fit
 
 # One CPU thread: these networks are small, and on a shared 2-core machine two threads that wait
@@ -55,8 +57,8 @@ device = course_lib.setup(seed=0, threads=1)
 # $i \in \{0, \dots, 4\}$ opens a parenthesis of colour $i$, and $j = 9 - i$ closes it. We
 # draw colour 0 as `( )`, 1 as `[ ]`, 2 as `{ }`, 3 as `< >` and 4 as `⟨ ⟩`.
 #
-# `is_balanced` answers with a stack: push every opener, and let every closer pop the top,
-# which must be its own colour. Both tables are reproduced exactly:
+# `P.is_balanced` answers with a stack (you write it yourself in exercise 3.1). Both tables are
+# reproduced exactly:
 
 # %%
 print("binary (n_symbols=2)")
@@ -68,7 +70,6 @@ print("10 colours (n_symbols=10)")
 for seq, label in P.SEED_COLORED:
     print(f"  {str(seq):32} {P.to_brackets(seq):10} class {label}   is_balanced: {P.is_balanced(seq)}")
     assert P.is_balanced(seq) == bool(label)
-print(inspect.getsource(P.is_balanced))
 
 # %% [markdown]
 # ## 2. Data that asks the right question
@@ -176,24 +177,13 @@ assert pc["transposition"] == pc["transposition_long"] == 0.5  # no counter catc
 # networks below differ only in what $R$ computes. The cell after the next one computes his
 # equations with his letters and checks them against our classifier.
 #
-# In `course_lib.rnn`, each cell's `step` is exactly that (a batch has one example per row,
-# so $W x$ is `x @ W.T`, which `F.linear` computes). The term $W_{xh} x_t + b_h$ does not
-# depend on the past: the layer computes it for **all time steps in one product**
-# (`input_projection`) and loops only over what is sequential.
-
-# %%
-print(inspect.getsource(ElmanCell.step))
-print(inspect.getsource(GatedCell.step))
-print(inspect.getsource(LSTMCell.step))
-
-# %% [markdown]
-# The loop over time, shared by all four networks (each layer of `ElmanRNN`, `GatedRNN`, `GRU`
-# and `LSTM` calls it):
-
-# %%
-print(inspect.getsource(unroll))
-
-# %% [markdown]
+# `course_lib.rnn` has all four networks, batched (a batch has one example per row, so $W x$ is
+# `x @ W.T`). You write the batched Elman network yourself, as a PyTorch module, in exercise 3.3
+# (`exercises/03_parentheses.ipynb`), with its training loop (3.4); the solutions show course_lib's
+# code after the exercise. One design choice to know now: the term $W_{xh} x_t + b_h$ does not
+# depend on the past, so course_lib computes it for **all time steps in one product** and loops
+# only over what is sequential.
+#
 # Fitzgibbon's letters, computed by hand on the lecture's first colored sequence and compared with
 # `SequenceClassifier("elman")`, whose parameters are named after the other notation:
 
@@ -281,7 +271,7 @@ print(f"largest difference: {(batched_logits - one_by_one).abs().max().item():.1
 assert torch.allclose(batched_logits, one_by_one, atol=1e-6)
 
 # %% [markdown]
-# Batches are also much faster to train. A quick measurement on this machine (the benchmark
+# Batches are also faster to train. A quick measurement on this machine, in this run (the benchmark
 # `benchmarks/bench_rnn_batching.py` does it properly, results in `benchmarks/RESULTS.md`):
 
 # %%
@@ -304,7 +294,6 @@ print(
     f"one sample at a time: {per_sample_rate:,.0f} sequences/s;  batches of 64: {batched_rate:,.0f} sequences/s "
     f"({batched_rate / per_sample_rate:.0f}x)"
 )
-assert batched_rate > 5 * per_sample_rate
 
 # %% [markdown]
 # ## 4. Training live: an LSTM learns the colors
@@ -312,11 +301,11 @@ assert batched_rate > 5 * per_sample_rate
 # We train an LSTM (hidden size 64) on 20,000 training sequences of lengths 2 to 20, half
 # positives, half negatives of all four kinds (`P.MIXES["with_transpositions"]`), with the
 # course's training loop `course_lib.train.fit` on batches of similar lengths, and watch
-# its accuracy on the held-out **transposition** set. The loss is the cross-entropy of
-# the prediction at each sequence's last step:
+# its accuracy on the held-out **transposition** set. The loss (`P.batch_loss`) is the mean
+# cross-entropy of the prediction read at each sequence's own last step. (`fit` hides the loop
+# `zero_grad`, `backward`, `step`; exercise 3.4 has you write it.)
 
 # %%
-print(inspect.getsource(P.batch_loss))
 train_set = P.make_dataset(20_000, P.MIXES["with_transpositions"], P.SHORT_LENGTHS, seed=0)
 assert not any(P.is_held_out(s) for s in train_set.seqs)
 print("training set:", train_set.counts())
@@ -352,16 +341,18 @@ viz.line_plot(
     ax=ax_acc,
 )
 plt.tight_layout()
-plt.show()
 live_steps = live_history.step[-1] + 1
 first, last = live_history.evals[0]["transposition"], live_history.last("transposition")
+viz.show(
+    f"Live LSTM, {live_steps} steps: left, the training loss against the step; right, held-out accuracy on "
+    f"colour swaps and transpositions, transpositions {first:.2f} at the first evaluation and {last:.2f} at the last"
+)
 print(f"{live_steps} steps in {live_history.seconds:.0f} s: transposition accuracy {first:.3f} -> {last:.3f}")
-assert last > first + 0.1 or live_steps < 800, "the live run should learn something"
 
 # %% [markdown]
-# For several hundred steps the LSTM sits at chance on transpositions, then it finds the
-# colours; how far it gets in these 35 seconds depends on your machine (the printout says how
-# many steps it ran). The goal (at least 0.99) and a fair
+# In this run (one seed) the curves above show where the LSTM sat and where it got; how far it
+# gets in these 35 seconds depends on your machine (the printout says how many steps it ran) and
+# on the seed (try another in `torch.manual_seed`). The goal (at least 0.99) and a fair
 # comparison of the four models need longer runs. `scripts/train_parentheses.py` trained
 # each model for 12,000 steps (cosine learning-rate decay, the same recipe with 200,000
 # training sequences, the same held-out sets), twice: **with** transposition negatives in
@@ -454,32 +445,35 @@ print(
     + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in trans_with_long.items())
 )
 
-assert min(swap_no.values()) > 0.97  # colour swaps: caught without transpositions in training
-assert 0.6 < min(trans_no.values()) and max(trans_no.values()) < 0.95  # transpositions: better than chance, not solved
-assert lstm_t >= 0.99  # the goal: the LSTM learns the stack
-assert min(trans_with.values()) >= 0.99  # ... and so do the three others, at lengths 2-20
-assert max(trans_with_long, key=trans_with_long.get) == "lstm"  # beyond them, the LSTM holds up best
-assert all(trans_with_long[n] > R[n, no_t]["transposition_long"] for n in MODELS)
-assert min(trans_no, key=trans_no.get) == "lstm"  # without transpositions, the LSTM does worst on them
+
+# What these runs show, read from the numbers above (one training run per network and regime: a
+# different seed would move them; the checkpoints are what scripts/train_parentheses.py wrote)
+best_long, worst_no = max(trans_with_long, key=trans_with_long.get), min(trans_no, key=trans_no.get)
+print(f"""In these runs:
+* without transpositions in training: colour swaps {min(swap_no.values()):.3f} to {max(swap_no.values()):.3f}, \
+transpositions {min(trans_no.values()):.3f} to {max(trans_no.values()):.3f} (per-colour counting: \
+{pc["transposition"]:.2f}); lowest on transpositions: {MODELS[worst_no]};
+* with them: transpositions at lengths 2-20 {min(trans_with.values()):.3f} to {max(trans_with.values()):.3f}; \
+at lengths 22-40 {min(trans_with_long.values()):.3f} to {max(trans_with_long.values()):.3f}, highest: {MODELS[best_long]};
+* training with transpositions raised the 22-40 transposition accuracy of \
+{sum(trans_with_long[n] > R[n, no_t]["transposition_long"] for n in MODELS)} of the {len(MODELS)} networks.""")
 
 # %% [markdown]
-# **Without** transposition negatives in training, every network rejects colour swaps
-# (a count per colour is all it takes) and misses part of the transpositions: nothing in
-# training ever penalised a wrong order. They still beat the per-colour rule's 0.5: what
-# they keep about the colours holds some of their order for free. The LSTM, the most
-# flexible, does worst here: it learned exactly what it was asked. Beyond the training
-# lengths all of them miss more.
+# Read the printout with the two regimes side by side. **Without** transposition negatives in
+# training, nothing ever penalised a wrong order of the colours, so whatever a network does on
+# transpositions comes for free from what it learned about the colours; compare its numbers with
+# the per-colour rule's chance level. **With** them, the networks had to check the order. Where
+# the numbers at lengths 22 to 40 fall below those at 2 to 20, what the networks learned is a stack
+# good enough for the depths and lengths they saw, not the exact algorithm.
 #
-# **With** transpositions in training, all four networks exceed 0.99 at lengths 2 to 20
-# (the goal was 0.99 for the LSTM): they learned to check the order of the colours. With
-# batches, 200,000 sequences and 12,000 steps, the Elman network and the gated RNN are
-# **not** behind at the lengths they trained on: they need about as many steps (table
-# below), and each of their steps is cheaper. The lecture's plots show gaps between the models;
-# they were trained one sample at a time, for fewer updates, and we did not rerun that
-# set-up, so we cannot say how much of those gaps the training budget explains. What our runs
-# show is that with this budget the gap at training lengths is gone. Where the simpler networks
-# fall short is beyond the training lengths: at 22 to 40 the LSTM is the most accurate. None learned the exact algorithm: a stack good enough for the
-# depths and lengths they saw.
+# These are single runs, one per network and regime: a difference of a point or two between two
+# networks is not a finding (exercise 4.5 of lesson 04 measures how much a change of seed moves
+# such numbers). The lecture's plots show gaps between its models; Galerne's slides train them one
+# sequence per update, for `nb_train` updates (the slides leave the number out; the dataflowr
+# notebook behind them is reported to use 40,000), more updates than our 12,000, each on one
+# sequence instead of 64. We did not rerun that set-up, so we cannot say how much of the lecture's
+# gaps the training recipe explains. The table below says how many steps each network needed here,
+# and how long one step took:
 
 
 # %%
@@ -499,9 +493,7 @@ print(
         rows, header=["trained with transpositions", "steps to 0.95", "steps to 0.99", "ms per step"], floatfmt="{:.1f}"
     )
 )
-steps_to_99 = {n: first_step(histories[n, with_t], "transposition", 0.99) for n in MODELS}
-assert max(steps_to_99.values()) <= 1.5 * min(steps_to_99.values())  # about as many steps
-assert rows[0][-1] < rows[-1][-1] / 2  # an Elman step costs less than half an LSTM step
+print("(steps: evaluated every 500 steps; ms per step: on the machine that trained them, in that run)")
 
 # %% [markdown]
 # The curves during training (from the checkpoints' histories, evaluated every 500 steps),
@@ -536,7 +528,12 @@ for ax, suffix in zip(axes[2, 2:], ["", "_long"]):
     )
     ax.grid(alpha=0.3)
 plt.tight_layout()
-plt.show()
+viz.show(
+    "Training curves of the four networks from the checkpoints' histories: held-out accuracy against the step "
+    "for each kind of negative at lengths 2-20 (top row) and 22-40 (middle row), trained with transpositions; "
+    "bottom row, the training losses of both regimes and the transposition accuracy of the networks trained "
+    f"without them (final values at lengths 2-20: {', '.join(f'{MODELS[n]} {trans_no[n]:.2f}' for n in MODELS)})"
+)
 
 # %% [markdown]
 # ### Length generalisation, length by length
@@ -563,16 +560,21 @@ ax = viz.line_plot(
 ax.axvspan(0, 20, color="grey", alpha=0.12, label="training lengths (2-20)")
 ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="chance")
 ax.legend()
-plt.show()
 at = {L: {n: acc_by_length[n][by_length.index(L)] for n in MODELS} for L in (20, 40, 60)}
+viz.show(
+    "Accuracy on transpositions against positives by sequence length, 8 to 60, for the four networks trained on "
+    "lengths 2-20: "
+    + "; ".join(f"length {L}: " + ", ".join(f"{MODELS[n]} {v:.2f}" for n, v in at[L].items()) for L in at)
+)
 for L in at:
     print(f"length {L}: " + ", ".join(f"{MODELS[n]} {v:.3f}" for n, v in at[L].items()))
-assert all(at[20][n] > 0.97 and at[60][n] < at[20][n] - 0.1 for n in MODELS)  # all fall off with length
+falls = sum(at[60][n] < at[20][n] for n in MODELS)
+print(f"in these runs, {falls} of the {len(MODELS)} networks are less accurate at length 60 than at 20")
 
 # %% [markdown]
-# All four fall off with length in much the same way: each extra level of nesting and each
-# extra step is a chance for an approximate stack to lose track, and they never saw a
-# sequence longer than 20. (With 600 sequences per length, differences of two or three
+# The printout says how many of the four fall off with length in these runs: each extra level of
+# nesting and each extra step is a chance for an approximate stack to lose track, and they never
+# saw a sequence longer than 20. (With 600 sequences per length, differences of two or three
 # points between the models here are within the noise.)
 #
 # ## 5. What did the network learn?
@@ -636,7 +638,10 @@ for ax, (what, cmap) in zip(axes, [("depth", "viridis"), ("top colour", "tab10")
             )
         ax.legend(markerscale=2, fontsize=8)
 plt.tight_layout()
-plt.show()
+viz.show(
+    f"The LSTM's {len(H_lstm):,} hidden states projected on their two main directions (PCA, {explained:.0%} of the "
+    "variance), coloured by the depth of the stack (left, viridis with a colour bar) and by the colour on top (right)"
+)
 print(f"{len(H_lstm):,} hidden states; the two main directions explain {explained:.0%} of their variance")
 
 # %% [markdown]
@@ -680,18 +685,20 @@ rows.append(["chance"] + [probe_results["lstm", with_t][w][1] for w in targets])
 print(viz.table(rows, header=["probe accuracy (held-out)"] + list(targets), floatfmt="{:.3f}"))
 top_lstm = probe_results["lstm", with_t]["top colour"][0]
 below_lstm = probe_results["lstm", with_t]["colour below the top"][0]
-assert top_lstm > 0.9 and top_lstm > probe_results["lstm", with_t]["top colour"][1] + 0.4
-assert below_lstm > probe_results["lstm", with_t]["colour below the top"][1] + 0.3
-assert below_lstm > probe_results["lstm", no_t]["colour below the top"][0]
-assert below_lstm > probe_results["elman", with_t]["colour below the top"][0]
-assert probe_results["lstm", no_t]["depth"][0] > probe_results["lstm", with_t]["depth"][0]
+below_chance = probe_results["lstm", with_t]["colour below the top"][1]
+print(
+    f"In these runs, the LSTM trained with transpositions: top colour {top_lstm:.3f}, colour below the top "
+    f"{below_lstm:.3f} (chance {below_chance:.3f}); the colour below the top from the LSTM trained without them "
+    f"{probe_results['lstm', no_t]['colour below the top'][0]:.3f}, from the Elman network "
+    f"{probe_results['elman', with_t]['colour below the top'][0]:.3f}"
+)
 
 # %% [markdown]
-# A linear read-out of the LSTM trained with transpositions finds the colour on top of the
-# stack, and also the colour below it, far above chance: it keeps (at least) the top two
-# levels of the stack. The same LSTM trained without transpositions, and the Elman network,
-# keep less of the colour below the top. Depth, on the other hand, is read best from the
-# LSTM trained *without* transpositions: counting is what that one learned.
+# Read the table against the chance row. A read-out well above chance for the colour **below** the
+# top means the network keeps more than the top of the stack: the colour it will need once the top is
+# closed. Compare the three networks on it, and on depth, which is all a counter needs. These are
+# one network of each kind (one training run): the probe says what that network represents, not
+# what every network of its kind would.
 #
 # ## 6. Try it: the prediction after every symbol
 #
@@ -730,7 +737,10 @@ def show_prediction(sequence="{[()]}[()]", model_name="lstm", regime=with_t):
         f"{'balanced' if truth[-1] else 'not balanced'}; model says {probs[-1]:.3f}"
         + (" (odd length: never trained on)" if len(seq) % 2 else ""),
     )
-    plt.show()
+    viz.show(
+        f"P(balanced) after each prefix of {P.to_brackets(seq)} by {MODELS[model_name]}, one bar per symbol, "
+        f"green where the prefix is balanced, hatched at odd lengths; the whole sequence: {probs[-1]:.2f}"
+    )
 
 
 train_lengths = {len(s) for s in train_set.seqs}
@@ -745,9 +755,70 @@ explorer = viz.interactive(
 )
 
 # %% [markdown]
+# ## 7. Three shapes of recurrent task, and deeper networks
+#
+# The Penn CIS 7000 notes sort what a recurrent network is asked to do by the shapes of its input
+# and output. The same trained LSTM gives two of them, depending on where we read it out:
+#
+# * **many-to-one**: a whole sequence in, one answer out. Our classifier: $y_T = W_{hy} h_T + b_y$.
+# * **many-to-many** (aligned): one answer per input step. Reading $W_{hy} h_t + b_y$ at **every**
+#   step gives the prediction for each prefix (the widget above draws these); a language model
+#   does the same to predict the next token at every step (lesson 04, section 10).
+# * **one-to-many**: one input, a sequence out: feed each output back in as the next input
+#   (generation; lesson 07 samples text this way). Sequence-to-sequence (many in, many out, not
+#   aligned: translation) is lesson 05's encoder-decoder.
+#
+# Shapes, computed:
+
+# %%
+lstm = trained["lstm", with_t]
+tokens, lengths = P.pad([seq for seq, _ in P.SEED_COLORED])  # the lecture's six sequences
+with torch.no_grad():
+    many_to_one = lstm(tokens, lengths)  # (B, 2): one answer per sequence
+    many_to_many = lstm.step_logits(tokens)  # (B, T, 2): one answer per prefix
+print(f"input tokens {tuple(tokens.shape)} (B, T)")
+print(f"many-to-one:  logits {tuple(many_to_one.shape)} (B, classes)")
+print(f"many-to-many: logits {tuple(many_to_many.shape)} (B, T, classes)")
+assert many_to_one.shape == (len(P.SEED_COLORED), 2) and many_to_many.shape == (*tokens.shape, 2)
+# one-to-many: a recurrent language model over the 10 symbols (untrained: only the shapes matter
+# here), given one symbol, writes 7 more, each fed back as the next input
+torch.manual_seed(0)
+lm = RNNLanguageModel(vocab_size=10, embedding_dim=8, hidden_size=16, rnn="gru")
+written = torch.tensor([[0]])  # one input: an opening "("
+with torch.no_grad():
+    for _ in range(7):
+        logits, _ = lm(written)  # (1, t, 10): the last step predicts the next symbol
+        written = torch.cat([written, torch.multinomial(logits[:, -1].softmax(-1), 1)], dim=1)
+print(f"one-to-many:  1 symbol in, {written.shape[1]} out: {P.to_brackets(written[0].tolist())} (untrained)")
+assert written.shape == (1, 8)
+
+# %% [markdown]
+# **Stacked RNNs** (the Penn notes): layer $\ell$'s states $h^{(\ell)}_1, \dots, h^{(\ell)}_T$ are the
+# inputs of layer $\ell + 1$, and the read-out uses the top layer. `num_layers=2` builds one; the
+# second layer reads $H$ numbers instead of $I$:
+
+# %%
+stacked = SequenceClassifier("elman", n_symbols=10, hidden_size=16, num_layers=2)
+one_layer = SequenceClassifier("elman", n_symbols=10, hidden_size=16)
+with torch.no_grad():
+    states = stacked.hidden_states(tokens)  # the top layer's h_t
+n_stacked, n_one = (sum(p.numel() for p in m.parameters()) for m in (stacked, one_layer))
+print(f"two layers: top-layer states {tuple(states.shape)} (T, B, H); parameters {n_stacked} vs {n_one} for one")
+assert n_stacked - n_one == 16 * 16 + 16 * 16 + 16  # the second layer: W_xh (H, H), W_hh (H, H), b_h
+
+# %% [markdown]
+# > **Left out here: bidirectional RNNs.** A second network reads the sequence backwards, and the two
+# > states of each step are concatenated. Lesson 04 (section 9) computes one and checks it against
+# > `torch.nn.LSTM(bidirectional=True)`. It is left out of this lesson because a classifier that reads
+# > only at the last step, as ours does, gains little from it (the backward network's state at the
+# > last step has read one symbol), and because a language model cannot use it at all: it would see
+# > the tokens it has to predict.
+#
+
+# %% [markdown]
 # ## Closing note
 #
-# The numbers of this run (computed above, printed here):
+# The numbers of these runs (computed above, printed here; one training run per network and regime):
 
 # %%
 print(f"""* Baselines on transpositions: colour-blind {cb["transposition"]:.2f}, per-colour {pc["transposition"]:.2f} (chance).
@@ -772,4 +843,5 @@ Elman {R["elman", with_t]["transposition"]:.3f} / {R["elman", with_t]["transposi
 # * Give the probe the LSTM's cell state $c_t$ instead of $h_t$ (call `model.rnn` yourself).
 # * Train longer or wider with `python scripts/train_parentheses.py --models lstm --hidden 128`
 #   and see whether lengths 22 to 40 improve.
-# * Then do the exercises: `exercises/03_parentheses.ipynb`.
+# * Then do the exercises, `exercises/03_parentheses.ipynb`: you build the batched Elman network
+#   as a PyTorch module and its training loop, and train it here, epoch by epoch.

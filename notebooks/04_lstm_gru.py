@@ -24,7 +24,6 @@
 
 # %%
 import copy
-import inspect
 import time
 
 import ipywidgets as widgets
@@ -39,7 +38,7 @@ import course_lib
 from course_lib import memory
 from course_lib import parentheses as P
 from course_lib.notebook import viz
-from course_lib.rnn import GRU, LSTM, ElmanCell, GRUCell, LSTMCell, RNNLanguageModel, SequenceClassifier, unroll
+from course_lib.rnn import GRU, LSTM, ElmanCell, RNNLanguageModel, SequenceClassifier, unroll
 from course_lib.train import accuracy, fit, make_batches
 
 # One CPU thread: these networks are small, and on a shared 2-core machine one thread is
@@ -66,12 +65,10 @@ device = course_lib.setup(seed=0, threads=1)
 # colah writes $W_f \cdot [h_{t-1}, x_t]$: one matrix on the concatenation, which is
 # $W_{hf} h_{t-1} + W_{xf} x_t$ with the matrix cut in two. `course_lib.rnn.LSTMCell` stacks the
 # four blocks in torch's order **i, f, g, o**, so one product `W_xh` serves all gates, and
-# names every gate in `gates` (its `step` returns the new state from `gates`, and the heatmaps of
-# section 5 read the same method, so the equations are written once):
-
-# %%
-print(inspect.getsource(LSTMCell.gates))
-print(inspect.getsource(GRUCell.gates))
+# names every gate in one method, `gates` (its `step` returns the new state from `gates`, and the
+# heatmaps of section 5 read the same method, so the equations are written once). You write this
+# cell yourself, as an `nn.Module`, in exercise 4.1 (`exercises/04_lstm_gru.ipynb`); the solutions
+# show course_lib's `gates` after the exercise.
 
 # %% [markdown]
 # A whole sequence is `LSTM` / `GRU`: the input terms $W_{xh} x_t + b$ for all steps in one
@@ -239,12 +236,16 @@ for seq, label in zip(tokens.tolist(), labels.tolist()):
 # %% [markdown]
 # We train an Elman network (ReLU, as in lesson 03), a GRU and an LSTM (torch's initialisation)
 # with the same recipe: hidden size 16, Adam, 250 steps of 32 sequences, gradients clipped to
-# norm 1, then measure accuracy on 1000 fresh sequences. Small and short, to fit the lesson's
-# time budget: the numbers are what a few seconds of training gives, not each model's best.
+# norm 1, then measure accuracy on 1000 fresh sequences. Each setting is trained **three times**,
+# with seeds 0, 1 and 2 (the seed sets the initial weights and the training data): one run is one
+# draw, and the spread between draws says which differences mean something. Small and short, to
+# fit the lesson's time budget: the numbers are what a few seconds of training gives, not each
+# model's best.
 
 # %%
 HIDDEN, STEPS, BATCH, LR = 16, 250, 32, 1e-2
 T_VALUES = [5, 10, 20, 40]
+SEEDS = [0, 1, 2]
 KINDS = {"elman": "Elman", "gru": "GRU", "lstm": "LSTM"}
 
 
@@ -256,7 +257,7 @@ def loss_fn(model, batch):
 def train_memory(kind, T, forget_bias=None, seed=0):
     """Train a classifier on the first-symbol task at distance T; return (model, test accuracy)."""
     torch.manual_seed(seed)
-    X, y = memory.first_symbol_task(STEPS * BATCH, T, seed=T, device=device)
+    X, y = memory.first_symbol_task(STEPS * BATCH, T, seed=1000 * seed + T, device=device)
     X_test, y_test = memory.first_symbol_task(1000, T, seed=10_000 + T, device=device)
     model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
     if forget_bias is not None:
@@ -276,45 +277,78 @@ def train_memory(kind, T, forget_bias=None, seed=0):
         return model.eval(), accuracy(model(X_test), y_test)
 
 
+def spread(runs):
+    """mean, sample sd, min, max of a few runs."""
+    return float(np.mean(runs)), float(np.std(runs, ddof=1)), min(runs), max(runs)
+
+
 acc, trained = {}, {}
 started = time.perf_counter()
-for T in tqdm(T_VALUES, desc="distance T"):
-    for kind in KINDS:
-        trained[kind, T], acc[kind, T] = train_memory(kind, T)
-print(f"{len(acc)} runs in {time.perf_counter() - started:.0f} s")
+for T, kind, seed in tqdm([(T, k, s) for T in T_VALUES for k in KINDS for s in SEEDS], desc="runs"):
+    model, a = train_memory(kind, T, seed=seed)
+    acc.setdefault((kind, T), []).append(a)
+    if seed == SEEDS[0]:
+        trained[kind, T] = model  # seed 0's networks go to the gate explorer below
+print(f"{len(KINDS) * len(T_VALUES) * len(SEEDS)} runs in {time.perf_counter() - started:.0f} s")
+stats = {key: spread(runs) for key, runs in acc.items()}
 print(
     viz.table(
-        [[f"T = {T}"] + [acc[k, T] for k in KINDS] for T in T_VALUES],
-        header=["accuracy"] + list(KINDS.values()),
-        floatfmt="{:.3f}",
+        [
+            [f"T = {T}"]
+            + [
+                f"{stats[k, T][0]:.2f} ± {stats[k, T][1]:.2f}  ({stats[k, T][2]:.2f}-{stats[k, T][3]:.2f})"
+                for k in KINDS
+            ]
+            for T in T_VALUES
+        ],
+        header=["accuracy: mean ± sd (min-max) of 3 seeds"] + list(KINDS.values()),
     )
 )
 
 # %%
-# One training run per point, and nothing measured between the T values: markers, no lines.
+# Three training runs per point, and nothing measured between the T values: markers for the runs,
+# the mean with its sd as an error bar.
 fig, ax = plt.subplots(figsize=(6.5, 4))
-for k, marker in zip(KINDS, "osD"):
-    ax.plot(T_VALUES, [acc[k, T] for T in T_VALUES], marker=marker, ls="none", ms=8, label=KINDS[k])
-ax.set(xlabel="distance T", ylabel="test accuracy", xticks=T_VALUES)
-ax.set_title(f"Recall the first symbol after T distractors ({STEPS} steps, one run per point)")
+for (k, marker), offset in zip(zip(KINDS, "osD"), (-0.6, 0, 0.6)):
+    xs = [T + offset for T in T_VALUES]
+    ax.errorbar(
+        xs,
+        [stats[k, T][0] for T in T_VALUES],
+        yerr=[stats[k, T][1] for T in T_VALUES],
+        marker=marker,
+        ls="none",
+        ms=8,
+        capsize=4,
+        label=f"{KINDS[k]} (mean ± sd)",
+    )
+    for x, T in zip(xs, T_VALUES):
+        ax.plot([x] * len(SEEDS), acc[k, T], marker=marker, ls="none", ms=3, color="grey", alpha=0.7)
+ax.set(xlabel="distance T", ylabel="test accuracy", xticks=T_VALUES, ylim=(0, 1.02))
+ax.set_title(f"Recall the first symbol after T distractors ({STEPS} steps, {len(SEEDS)} seeds per point)")
 ax.grid(alpha=0.3)
 ax.axhline(0.25, color="grey", ls="--", label="chance")
-ax.legend()
-plt.show()
+ax.legend(fontsize=8)
+viz.show(
+    f"Test accuracy against the distance T for Elman, GRU and LSTM, mean and sd over {len(SEEDS)} seeds with each "
+    "run as a small grey marker: "
+    + "; ".join(f"T = {T}: " + ", ".join(f"{KINDS[k]} {stats[k, T][0]:.2f}" for k in KINDS) for T in T_VALUES)
+)
 
 # %% [markdown]
-# What the table says (each claim is checked in the next cell):
-# - at the shortest distance every network solves the task;
-# - the Elman network falls to about chance first, while the GRU still solves $T = 20$;
-# - wherever either of them learns the task, the GRU does at least as well as the LSTM with
-#   torch's initialisation (the forget-gate bias below is the LSTM's answer).
+# What the table says, computed (a difference between two networks counts here only when their
+# ranges of 3 runs do not overlap; otherwise a change of seed could reverse it):
 
 # %%
-assert all(acc[k, T_VALUES[0]] > 0.95 for k in KINDS)
-assert acc["elman", 20] < 0.4 and acc["gru", 20] > 0.9
-assert all(acc["gru", T] >= acc["lstm", T] for T in T_VALUES if max(acc["gru", T], acc["lstm", T]) > 0.5)
-first_fail = {k: next((T for T in T_VALUES if acc[k, T] < 0.5), None) for k in KINDS}
-print("first T below 0.5 accuracy:", {KINDS[k]: T for k, T in first_fail.items()})
+for T in T_VALUES:
+    ranked = sorted(KINDS, key=lambda k: -stats[k, T][0])
+    best, second = ranked[0], ranked[1]
+    separated = stats[best, T][2] > stats[second, T][3]
+    print(
+        f"T = {T:>2}: best mean {KINDS[best]} {stats[best, T][0]:.2f}, then {KINDS[second]} {stats[second, T][0]:.2f}; "
+        + ("their ranges do not overlap" if separated else "their ranges overlap: no ranking between these two")
+    )
+first_fail = {k: next((T for T in T_VALUES if stats[k, T][0] < 0.5), None) for k in KINDS}
+print("first T whose mean accuracy is below 0.5:", {KINDS[k]: T for k, T in first_fail.items()})
 
 # %% [markdown]
 # ### Why: the gradient that reaches step 1
@@ -351,7 +385,10 @@ viz.line_plot(
     logy=True,
     title="Gradient reaching step 1, at initialisation",
 )
-plt.show()
+viz.show(
+    "The norm of the gradient reaching the first input against the distance T, log scale, at initialisation: "
+    + "; ".join(f"{name} {v[0]:.1e} at T = {T_GRAD[0]}, {v[-1]:.1e} at T = {T_GRAD[-1]}" for name, v in series.items())
+)
 print(
     viz.table(
         [[name] + v for name, v in series.items()],
@@ -359,20 +396,21 @@ print(
         floatfmt="{:.1e}",
     )
 )
-assert all(v[-1] < v[0] for v in series.values())  # every network's gradient vanishes with T
-assert series["LSTM, b_f = 2"][-1] > 100 * series["LSTM"][-1]  # a forget bias keeps it alive far longer
-print(f"Elman at T = {T_GRAD[-1]}: {series['Elman'][-1]} in float32, {elman_float64:.2e} in float64")
-assert series["Elman"][-1] == 0.0 and 0 < elman_float64 < 1e-20  # underflow, not a true zero
+print(f"Elman at T = {T_GRAD[-1]}: {series['Elman'][-1]:.2e} in float32, {elman_float64:.2e} in float64")
+if series["Elman"][-1] == 0.0:
+    print(
+        "float32 gives exactly 0, which a log scale cannot draw; float64 does not: the squares of entries that "
+        "small fall below float32's smallest number (about 1.4e-45), so the norm underflows to 0"
+    )
+shrinks = [name for name, v in series.items() if v[-1] < v[0]]
+print(
+    f"for these weights (one draw, seed 0), the gradient at T = {T_GRAD[-1]} is below that at T = {T_GRAD[0]} for: "
+    + ", ".join(shrinks)
+)
 
 # %% [markdown]
-# The Elman line stops at $T = 40$: at $T = 60$ its float32 value is exactly 0, which a log scale
-# cannot draw. It is not a true zero: the same network in float64 gives about $10^{-24}$, and in
-# float32 the squares of entries that small (about $10^{-49}$) fall below the smallest
-# representable number (about $1.4 \times 10^{-45}$), so the norm **underflows** to 0.
-
-# %% [markdown]
-# The gradient that reaches step 1 shrinks geometrically with $T$ for all three networks at
-# initialisation: each step multiplies it by a Jacobian whose gain is below one. For the LSTM
+# Where the gradient that reaches step 1 shrinks with $T$ (the printout lists the networks, for this
+# draw of the weights), each step multiplies it by a Jacobian whose gain is below one. For the LSTM
 # the path through the cell state multiplies by $f_t$ at each step, and at initialisation
 # $f_t \approx \sigma(0) = 0.5$. Raise $f_t$ and the conveyor belt carries the gradient further:
 # that is the forget-gate bias.
@@ -381,23 +419,33 @@ assert series["Elman"][-1] == 0.0 and 0 < elman_float64 < 1e-20  # underflow, no
 #
 # Gers et al. (2000), and Josefowicz et al. (2015) after their search, recommend initialising
 # $b_f$ to 1 or more (`memory.set_forget_bias`; you write it in exercise 4.4). We train the
-# LSTM again at $T = 20$ with $b_f = 1$ and $b_f = 2$, same seed and data, and compare with
-# torch's initialisation ($b_f$ uniform around 0) above:
+# LSTM again at $T = 20$ with $b_f = 1$ and $b_f = 2$, with the same three seeds and data, and
+# compare with torch's initialisation ($b_f$ uniform around 0) above:
 
 # %%
 FORGET_BIASES = [1.0, 2.0]
 fb_acc = {0.0: acc["lstm", 20]}
-for b in tqdm(FORGET_BIASES, desc="forget bias"):
-    trained["lstm_fb", b], fb_acc[b] = train_memory("lstm", 20, forget_bias=b)
+for b in FORGET_BIASES:
+    fb_acc[b] = []
+    for seed in tqdm(SEEDS, desc=f"b_f = {b:g}"):
+        model, a = train_memory("lstm", 20, forget_bias=b, seed=seed)
+        fb_acc[b].append(a)
+        if seed == SEEDS[0]:
+            trained["lstm_fb", b] = model
+fb_stats = {b: spread(runs) for b, runs in fb_acc.items()}
 print(
     viz.table(
-        [[f"b_f = {b:g}" if b else "torch's init (b_f near 0)", a] for b, a in fb_acc.items()],
-        header=["LSTM at T = 20", "accuracy"],
+        [[f"b_f = {b:g}" if b else "torch's init (b_f near 0)", *fb_stats[b]] for b in fb_acc]
+        + [["GRU, for comparison", *stats["gru", 20]]],
+        header=["LSTM at T = 20, 3 seeds", "mean", "sd", "min", "max"],
         floatfmt="{:.3f}",
     )
 )
-print(f"GRU at T = 20 for comparison: {acc['gru', 20]:.3f}")
-assert fb_acc[2.0] > fb_acc[0.0] + 0.2
+separated = fb_stats[2.0][2] > fb_stats[0.0][3]
+print(
+    f"b_f = 2 against torch's init: mean {fb_stats[2.0][0]:.2f} vs {fb_stats[0.0][0]:.2f}; the ranges of the 3 runs "
+    + ("do not overlap" if separated else "overlap: 3 seeds do not separate them")
+)
 
 # %% [markdown]
 # ## 5. Inside the gates
@@ -448,14 +496,18 @@ def show_gates(model_name, sequence):
         values = trace[g][:, 0, :].T.cpu().numpy()  # (H, T)
         # gates live in (0, 1), tanh outputs in (-1, 1); the cell state c is unbounded
         lo, hi = (0, 1) if g in "ifozr" else (-1, 1) if g != "c" else (-np.abs(values).max(), np.abs(values).max())
-        im = ax.imshow(values, aspect="auto", cmap="viridis" if lo == 0 else "RdBu_r", vmin=lo, vmax=hi)
+        im = ax.imshow(values, aspect="auto", cmap="viridis" if lo == 0 else "cividis", vmin=lo, vmax=hi)
         ax.set_ylabel(GATE_NAMES[g], rotation=0, ha="right", va="center", fontsize=8)
         ax.set_yticks([])
         fig.colorbar(im, ax=ax, fraction=0.02, pad=0.01)
     axes[-1].set_xticks(range(len(seq)), [str(s) for s in seq])
     axes[-1].set_xlabel("input symbol at each step")
     fig.suptitle(f"{model_name}: answer {probs.argmax().item()} (p = {probs.max():.2f}); first symbol {seq[0]}")
-    plt.show()
+    viz.show(
+        f"Heatmaps of every gate and state of the {model_name} (rows: hidden units, columns: the {len(seq)} steps), "
+        f"each with its colour bar; the network answers {probs.argmax().item()} (p = {probs.max():.2f}) for first "
+        f"symbol {seq[0]}"
+    )
 
 
 explorer = viz.interactive(
@@ -465,9 +517,9 @@ explorer = viz.interactive(
 )
 
 # %% [markdown]
-# With $b_f = 2$ the forget gates start near $\sigma(2)$ instead of $\sigma(0) = 0.5$, and training
-# pushes some of them towards 1: the mean forget gate after the first step, per unit, for the
-# example above:
+# With $b_f = 2$ the forget gates start near $\sigma(2)$ instead of $\sigma(0) = 0.5$. Where training
+# left them, in these two networks (seed 0): the mean forget gate after the first step, per unit,
+# for the example above:
 
 # %%
 print(f"sigma(2) = {torch.sigmoid(torch.tensor(2.0)).item():.3f}")
@@ -476,8 +528,7 @@ f_mean = memory.gate_trace(trained["lstm_fb", 2.0].rnn, x)["f"][1:, 0].mean(0)
 z_mean = memory.gate_trace(trained["gru", 20].rnn, x)["z"][1:, 0].mean(0)
 print("LSTM (b_f = 2), mean f_t per unit:", np.round(f_mean.cpu().numpy(), 2))
 print("GRU, mean z_t per unit:           ", np.round(z_mean.cpu().numpy(), 2))
-print(f"largest: LSTM f {f_mean.max():.3f}, GRU z {z_mean.max():.3f}")
-assert f_mean.max() > 0.9 and z_mean.max() > 0.9  # some unit of each keeps its state
+print(f"largest, in these two networks (seed 0): LSTM f {f_mean.max():.3f}, GRU z {z_mean.max():.3f}")
 
 # %% [markdown]
 # ## 6. Evidence from lesson 03: colored parentheses
@@ -522,14 +573,13 @@ for name in ("elman", "gru", "lstm"):
 print("\nre-evaluated: transposition_long matches the checkpoints' records for Elman, GRU and LSTM")
 
 # %%
-with_t = {n: paren[n, "with_transpositions"] for n in MODELS3}
-best_long = max(MODELS3, key=lambda n: with_t[n]["transposition_long"])
-gated_gap = min(with_t[n]["transposition_long"] for n in ("gru", "lstm")) - with_t["elman"]["transposition_long"]
-print(f"best on transpositions at lengths 22-40: {MODELS3[best_long]} ({with_t[best_long]['transposition_long']:.3f})")
-print(
-    f"GRU vs LSTM there: {with_t['gru']['transposition_long']:.3f} vs {with_t['lstm']['transposition_long']:.3f}; "
-    f"the worse of the two beats Elman by {gated_gap:+.3f}"
-)
+for regime in REGIMES:
+    long_t = {n: paren[n, regime]["transposition_long"] for n in MODELS3}
+    best = max(long_t, key=long_t.get)
+    print(
+        f"trained {regime.replace('_', ' ')}: best on transpositions at lengths 22-40 in this run: {MODELS3[best]} "
+        f"({long_t[best]:.3f}); GRU {long_t['gru']:.3f}, LSTM {long_t['lstm']:.3f}, Elman {long_t['elman']:.3f}"
+    )
 
 # %% [markdown]
 # ## 7. Speed: the same equations, fast or slow
@@ -589,38 +639,42 @@ print(
 # They also found the GRU ahead of the LSTM on most of their tasks **unless** the LSTM's
 # forget-gate bias is initialised to 1, which closed most of the gap. What our own runs say:
 
+
 # %%
+def fmt(st):
+    return f"{st[0]:.2f} ± {st[1]:.2f}"
+
+
 print(
-    f"memory task, T = 20: Elman {acc['elman', 20]:.2f}, GRU {acc['gru', 20]:.2f}, "
-    f"LSTM {acc['lstm', 20]:.2f} (torch's init), LSTM with b_f = 1: {fb_acc[1.0]:.2f}, b_f = 2: {fb_acc[2.0]:.2f}"
+    f"memory task, T = 20 (mean ± sd of {len(SEEDS)} seeds): Elman {fmt(stats['elman', 20])}, GRU {fmt(stats['gru', 20])}, "
+    f"LSTM {fmt(stats['lstm', 20])} (torch's init), LSTM with b_f = 1: {fmt(fb_stats[1.0])}, b_f = 2: {fmt(fb_stats[2.0])}"
 )
+paren_spread = {}
+for regime in REGIMES:
+    long_t = {n: paren[n, regime]["transposition_long"] for n in MODELS3}
+    paren_spread[regime] = max(long_t.values()) - min(long_t.values())
+    print(
+        f"parentheses, trained {regime.replace('_', ' ')} (one run per network), transpositions at lengths 22-40: "
+        + ", ".join(f"{MODELS3[n]} {v:.3f}" for n, v in long_t.items())
+        + f"; max - min {paren_spread[regime]:.3f}"
+    )
+gated_best = max(stats["gru", 20][0], fb_stats[1.0][0], fb_stats[2.0][0])
 print(
-    "parentheses, transpositions at lengths 22-40: "
-    + ", ".join(f"{MODELS3[n]} {with_t[n]['transposition_long']:.3f}" for n in MODELS3)
+    f"memory task, T = 20: the best gated mean {gated_best:.2f} against Elman's {stats['elman', 20][0]:.2f}; "
+    f"GRU {stats['gru', 20][0]:.2f} against LSTM with torch's init {stats['lstm', 20][0]:.2f} "
+    f"(ranges {'overlap' if stats['gru', 20][2] <= stats['lstm', 20][3] and stats['lstm', 20][2] <= stats['gru', 20][3] else 'do not overlap'})"
 )
-gated_beat_elman_memory = min(acc["gru", 20], max(fb_acc.values())) > acc["elman", 20] + 0.3
-spread = max(v["transposition_long"] for v in with_t.values()) - min(v["transposition_long"] for v in with_t.values())
-print("gated cells beat Elman on the memory task by a wide margin:", gated_beat_elman_memory)
-print(
-    f"parentheses after {paren['lstm', REGIMES[0]]['step']:,} steps: the four networks within {spread:.3f} of each other on long transpositions"
-)
-print(
-    "GRU ahead of the LSTM with torch's init on the memory task:",
-    acc["gru", 20] > acc["lstm", 20],
-    "| the forget bias narrows the gap:",
-    max(fb_acc.values()) > acc["lstm", 20],
-)
-assert gated_beat_elman_memory and spread < 0.05
 
 # %% [markdown]
-# Read the printout with the quote in mind. On the memory task the gated cells beat the Elman
-# network by far, the GRU leads the LSTM with torch's default initialisation, and the
-# forget-gate bias narrows that gap, as Josefowicz et al. report. On colored parentheses, after
-# long training, the four networks end up close, and the ranking differs between the two
-# training mixes. Neither gated cell wins everything: which one leads depends on the task, the
-# training budget and the initialisation. Our runs are tiny
-# (the sizes of section 4, one training run per setting): treat them as a demonstration of how to ask the question,
-# not as the answer. More seeds and longer runs are the first thing to try.
+# Read the printout with the quote in mind, and with the spreads: on the memory task each number is
+# a mean of 3 seeds, and a gap smaller than the sd (or with overlapping ranges) is not one to lean
+# on. The parentheses numbers are single runs of lesson 03's networks, and the printout shows both
+# training mixes: how close the four networks end up depends on the mix, so "they end up close"
+# is a statement about one regime of one run, not about the cells. Neither gated cell wins
+# everything in Josefowicz et al.'s search either: which one leads depends on the task, the
+# training budget and the initialisation. Our runs are tiny (the sizes of section 4): treat them
+# as a demonstration of how to ask the question, not as the answer. Exercise 4.5 measures the
+# spread for your own LSTM cell.
 
 
 # %% [markdown]
@@ -800,48 +854,108 @@ assert full > 15 * window  # memory grows with the unrolled length: truncation b
 # %% [markdown]
 # Truncation trades memory for reach: a loss in one window sends no gradient to the windows
 # before it (the state is detached), so dependencies longer than the window are learned only
-# through what the forward state happens to carry.
-#
+# through what the forward state happens to carry. Training with it, on the text above: windows of
+# 20 characters, the state carried from one window to the next but detached, one Adam step per
+# window, 15 passes over the text, for 3 seeds; the loss is measured on the whole text (one
+# forward pass from the zero state) before and after:
+
+
+# %%
+def train_truncated(seed, window=20, passes=15):
+    """Truncated BPTT on `ids`: (whole-text loss before, after)."""
+    torch.manual_seed(seed)
+    model = RNNLanguageModel(len(chars), embedding_dim=16, hidden_size=32, rnn="gru")
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    whole = lambda: model(ids[None, :-1], ids[None, 1:])[1].item()  # noqa: E731
+    before = whole()
+    for _ in range(passes):
+        state = None
+        for start in range(0, len(ids) - 1, window):
+            x, y = ids[None, start : start + window], ids[None, start + 1 : start + window + 1]
+            x = x[:, : y.shape[1]]
+            h, state = model.rnn(model.embedding(x), state)
+            loss = F.cross_entropy(model.W_hy(h).flatten(0, 1), y.flatten())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            state = state.detach()  # the truncation: no gradient flows into the previous window
+    with torch.no_grad():
+        return before, whole()
+
+
+tbptt = [train_truncated(seed) for seed in tqdm(SEEDS, desc="truncated BPTT")]
+print(
+    viz.table(
+        [[f"seed {s}", b, a] for s, (b, a) in zip(SEEDS, tbptt)],
+        header=["truncated BPTT, windows of 20", "loss before", "loss after 15 passes"],
+        floatfmt="{:.3f}",
+    )
+)
+after = [a for _, a in tbptt]
+print(
+    f"after: mean {np.mean(after):.3f}, sd {np.std(after, ddof=1):.3f} (uniform guessing: ln {len(chars)} = {np.log(len(chars)):.3f})"
+)
+
+# %% [markdown]
 # **Gradient clipping.** When $\lVert W_{hh} \rVert$ is large the gradient **explodes** instead of
 # vanishing, and one plain gradient step can wreck the model. Clipping rescales the gradient to
 # a maximum norm (here 1) before the step; the direction is kept. An Elman network whose
-# $W_{hh}$ is scaled by 3, one SGD step (learning rate 0.1) on the memory task, with and without:
+# $W_{hh}$ is scaled by 3, trained for 20 SGD steps (learning rate 0.1, batches of 64) on the
+# memory task at $T = 30$, with and without clipping, from the same weights, for 3 seeds:
 
 # %%
 X_clip, y_clip = memory.first_symbol_task(512, 30, seed=0)
-torch.manual_seed(0)
-exploding = SequenceClassifier("elman", n_symbols=8, hidden_size=32, n_classes=4)
-with torch.no_grad():
-    exploding.rnn.cells[0].W_hh.mul_(3.0)
-start_state = copy.deepcopy(exploding.state_dict())
 clip_result = {}
-for max_norm in (None, 1.0):
-    exploding.load_state_dict(start_state)
-    opt = torch.optim.SGD(exploding.parameters(), lr=0.1)
-    loss_before = F.cross_entropy(exploding(X_clip), y_clip)
-    opt.zero_grad()
-    loss_before.backward()
-    norm = nn.utils.clip_grad_norm_(exploding.parameters(), max_norm if max_norm else float("inf"))
-    opt.step()
+for seed in tqdm(SEEDS, desc="clipping"):
+    torch.manual_seed(seed)
+    exploding = SequenceClassifier("elman", n_symbols=8, hidden_size=32, n_classes=4)
     with torch.no_grad():
-        clip_result[max_norm] = (loss_before.item(), norm.item(), F.cross_entropy(exploding(X_clip), y_clip).item())
+        exploding.rnn.cells[0].W_hh.mul_(3.0)
+    start_state = copy.deepcopy(exploding.state_dict())
+    for max_norm in (None, 1.0):
+        exploding.load_state_dict(start_state)
+        opt = torch.optim.SGD(exploding.parameters(), lr=0.1)
+        norms = []
+        with torch.no_grad():
+            loss_before = F.cross_entropy(exploding(X_clip), y_clip).item()
+        for step in range(20):
+            batch = slice(64 * (step % 8), 64 * (step % 8 + 1))
+            loss = F.cross_entropy(exploding(X_clip[batch]), y_clip[batch])
+            opt.zero_grad()
+            loss.backward()
+            norms.append(nn.utils.clip_grad_norm_(exploding.parameters(), max_norm or float("inf")).item())
+            opt.step()
+        with torch.no_grad():
+            loss_after = F.cross_entropy(exploding(X_clip), y_clip).item()
+        clip_result[seed, max_norm] = (loss_before, max(norms), loss_after)
 print(
     viz.table(
-        [["no clipping" if k is None else f"clipped to norm {k:g}", *v] for k, v in clip_result.items()],
-        header=["one SGD step", "loss before", "gradient norm", "loss after"],
+        [[f"seed {s}", "no clipping" if m is None else f"clipped to {m:g}", *v] for (s, m), v in clip_result.items()],
+        header=["20 SGD steps", "setting", "loss before", "largest gradient norm", "loss after"],
         floatfmt="{:.4g}",
     )
 )
-before, _, after_plain = clip_result[None]
-after_clipped = clip_result[1.0][2]
-assert not (after_plain < before) and after_clipped < before  # the unclipped step blows up, the clipped one helps
+lower = sum(clip_result[s, 1.0][2] < clip_result[s, None][2] for s in SEEDS)
+print(
+    f"clipped run ends with the lower loss for {lower} of {len(SEEDS)} seeds; loss after, clipped: "
+    + ", ".join(f"{clip_result[s, 1.0][2]:.3g}" for s in SEEDS)
+    + "; unclipped: "
+    + ", ".join(f"{clip_result[s, None][2]:.3g}" for s in SEEDS)
+    + f" (chance: ln 4 = {np.log(4):.3f})"
+)
+
+# %% [markdown]
+# Read the table seed by seed: the largest gradient norm says how far each unclipped step could jump.
+# The printout counts the seeds where clipping ended lower; a claim that "clipping helps" holds here
+# only as far as that count and the losses beside it go, for this network, learning rate and
+# number of steps.
 
 
 # %% [markdown]
 # ## What to try
 #
-# * Run the memory task with 3 random initialisations per setting (`train_memory(kind, T, seed=s)`) and plot the
-#   spread: which differences above survive?
+# * Run the memory task with 5 seeds instead of 3 (`SEEDS`): which of the rankings printed in
+#   section 4 survive?
 # * Train for 1000 steps instead of 250: how far does each network's frontier $T$ move?
 # * Give the GRU a "keep bias": set the z block of `b_xh` to 2 (torch's z is a keep gate) and
 #   repeat section 4 at $T = 30$.
@@ -849,18 +963,19 @@ assert not (after_plain < before) and after_clipped < before  # the unclipped st
 #   network overwrite its memory?
 # * Make the sliced loop faster without changing its results (hint: `x @ W_xh.T` once), then
 #   run `python benchmarks/bench_rnn.py`.
-# * Then do the exercises: `exercises/04_lstm_gru.ipynb` (LSTM step, GRU step, parameter
-#   count, forget-gate bias).
+# * Then do the exercises, `exercises/04_lstm_gru.ipynb`: you build the LSTM cell as an `nn.Module`,
+#   drop it into this lesson's sequence model and measure its memory over seeds (plus a GRU step,
+#   the parameter count and the forget-gate bias).
 #
 # ## Closing note: our numbers
 
 # %%
-print(f"accuracy vs T (first-symbol task, hidden {HIDDEN}, {STEPS} steps):")
+print(f"accuracy vs T (first-symbol task, hidden {HIDDEN}, {STEPS} steps, mean ± sd of {len(SEEDS)} seeds):")
 for kind in KINDS:
-    print(f"  {KINDS[kind]:>6}: " + ", ".join(f"T={T} {acc[kind, T]:.2f}" for T in T_VALUES))
-print("  LSTM at T=20 with b_f = " + ", ".join(f"{b:g}: {a:.2f}" for b, a in fb_acc.items()))
+    print(f"  {KINDS[kind]:>6}: " + ", ".join(f"T={T} {fmt(stats[kind, T])}" for T in T_VALUES))
+print("  LSTM at T=20 with b_f = " + ", ".join(f"{b:g}: {fmt(st)}" for b, st in fb_stats.items()))
 print(
-    "speed, LSTM forward + backward (batch 64, T 50, H 128), x torch.nn.LSTM: "
+    "speed, LSTM forward + backward (batch 64, T 50, H 128), x torch.nn.LSTM, in this run: "
     + ", ".join(f"{k} {v / base:.1f}x" for k, v in speed.items() if k != "torch.nn.LSTM")
 )
 print(
@@ -868,6 +983,7 @@ print(
     f"highway through {depth} layers {g_highway.norm():.2e} vs plain {g_plain.norm():.2e}"
 )
 print(
-    f"BPTT memory, 400 steps vs a window of 20: {full / window:.0f}x; one SGD step on an exploding Elman: "
-    f"loss {before:.4g} -> {after_plain:.4g} unclipped, -> {after_clipped:.4g} clipped to norm 1"
+    f"BPTT memory, 400 steps vs a window of 20: {full / window:.0f}x; truncated BPTT on the toy text: loss "
+    f"{np.mean([b for b, _ in tbptt]):.3f} -> {np.mean(after):.3f} (mean of {len(SEEDS)} seeds); clipping ended "
+    f"lower for {lower} of {len(SEEDS)} seeds"
 )

@@ -22,9 +22,13 @@
 #    quiz, and say why each tempting wrong answer is wrong;
 # 3. tell right masking from wrong masking (zeroing after the softmax, masking with 0,
 #    a transposed mask) and know what happens to a row where everything is masked;
-# 4. combine causal and padding masks, and read the two opposite boolean conventions of
-#    PyTorch (`F.scaled_dot_product_attention`: True = may attend;
-#    `nn.MultiheadAttention`: True = may *not* attend).
+# 4. say what causal and padding masks each hide and why a decoder needs both, and read the
+#    two opposite boolean conventions of PyTorch (`F.scaled_dot_product_attention`: True = may
+#    attend; `nn.MultiheadAttention`: True = may *not* attend).
+#
+# In the exercises (`exercises/06_masked_attention.ipynb`) you combine the two masks yourself:
+# first by hand on the quiz's matrix with a padded token, then in code for a padded batch, and
+# you test what leaks.
 #
 # Positions count from 1, as in the lecture: query $i$ and key $j$ run over $1, \dots, n$.
 # In Python, $\alpha_{i,j}$ is `weights[i - 1, j - 1]`.
@@ -44,6 +48,7 @@ import course_lib
 from course_lib.attention import (
     MultiHeadAttention,
     causal_mask,
+    decoder_mask,
     masked_softmax,
     padding_mask,
     scaled_dot_product_attention,
@@ -191,7 +196,11 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 4))
 weight_map(unmasked_weights, ax=axes[0], title="without the mask (option C's mistake)")
 weight_map(masked_weights, mask=causal_mask(n), ax=axes[1], title="masked self-attention")
 plt.tight_layout()
-plt.show()
+viz.show(
+    "Two 4 by 4 heatmaps of the quiz's attention weights on one colour scale from 0 to 1, rows are queries i, "
+    f"columns keys j. Left, without the mask: alpha_22 = {unmasked_weights[1, 1].item():.2f}. Right, masked: "
+    f"the cells above the diagonal are grey (weight 0) and alpha_22 = {masked_weights[1, 1].item():.2f}."
+)
 assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in axes)
 assert not any(t.get_text() == "-inf" for ax in axes for t in ax.texts)
 
@@ -289,8 +298,9 @@ assert torch.isnan(with_weights).all() and not torch.isnan(fused).any()
 # ## 4. Causal masks and padding masks
 #
 # A batch holds sentences of different lengths, padded to the same length $T$. The padding
-# mask hides the padded keys; the causal mask hides the future; a decoder needs both, and
-# they combine with a logical *and* (allowed only where both allow).
+# mask hides the padded keys; the causal mask hides the future; a decoder needs both: a key
+# may be attended only where *both* masks allow it. `course_lib.attention.decoder_mask` builds
+# that combined mask (you write your own in exercise 6.3); below it is drawn.
 
 # %%
 sentences = [["A", "boy", "is", "eating", "an", "apple", "."], ["Thinking", "Machines"]]
@@ -298,7 +308,7 @@ T = max(len(s) for s in sentences)
 tokens = [s + ["<pad>"] * (T - len(s)) for s in sentences]
 lengths = [len(s) for s in sentences]
 keep_keys = padding_mask(lengths, T)  # (B, T): True at real tokens
-both = causal_mask(T)[None, :, :] & keep_keys[:, None, :]  # (B, T, T): causal AND a real key
+both = decoder_mask(lengths, T)  # (B, T, T): not the future, and a real key
 print("padding mask (B, T):\n", keep_keys.int().numpy())
 assert torch.equal(both[0], causal_mask(T))  # the full-length sentence needs only the causal mask
 assert both[1, :, lengths[1] :].any().item() is False  # nobody attends to padding
@@ -319,12 +329,16 @@ panels = [
 for ax, (w, m, title) in zip(axes, panels):
     weight_map(w, mask=m, keys=tokens[1], queries=tokens[1], ax=ax, title=title)
 plt.tight_layout()
-plt.show()
 future_leak = weights_padding[1, 0, 1].item()  # "Thinking" (query 1) attends to "Machines" (key 2, its future)
 pad_to_pad = weights_causal[1, lengths[1] :, lengths[1] :].sum(-1).min().item()
+viz.show(
+    "Three heatmaps of the attention weights of the padded sentence 'Thinking Machines' on one colour scale "
+    "from 0 to 1 (rows queries, columns keys, grey = masked): with the causal mask only, the padded queries "
+    f"put at least {pad_to_pad:.2f} of their weight on padding; with the padding mask only, 'Thinking' puts "
+    f"{future_leak:.2f} on its future 'Machines'; with both, neither leak."
+)
 print(f"padding mask only: 'Thinking' puts weight {future_leak:.2f} on its future 'Machines'")
 print(f"causal mask only: each padded query puts at least {pad_to_pad:.2f} of its weight on padding")
-assert future_leak > 0.2 and pad_to_pad > 0.2  # both leaks are large enough to see
 
 # %% [markdown]
 # With the causal mask alone, the real tokens of "Thinking Machines" never see the padding
@@ -470,8 +484,8 @@ def show_row(matrix, i, masked):
         ax=axes[0],
         title=f"matrix {matrix}, {'masked' if masked else 'unmasked'}",
     )
-    axes[0].axhline(i - 1 - 0.5, color="red")
-    axes[0].axhline(i - 1 + 0.5, color="red")
+    axes[0].axhline(i - 1 - 0.5, color="white", linestyle="--")
+    axes[0].axhline(i - 1 + 0.5, color="white", linestyle="--")
     keys = list(range(1, 5))
     axes[1].bar(keys, weights[i - 1].numpy(), color=["C0" if (j <= i or not masked) else "lightgrey" for j in keys])
     axes[1].set_xticks(keys)
@@ -480,7 +494,12 @@ def show_row(matrix, i, masked):
     axes[1].set_ylabel(f"α_{i},j")
     axes[1].set_title(f"query i = {i}: scores {scores[i - 1].tolist()}")
     plt.tight_layout()
-    plt.show()
+    viz.show(
+        f"Left: heatmap of the {'masked' if masked else 'unmasked'} weights of matrix {matrix} on a 0 to 1 scale, "
+        f"row {i} marked by dashed lines. Right: bar chart of row {i}'s weights over the keys 1 to 4: "
+        + ", ".join(f"{w:.2f}" for w in weights[i - 1].tolist())
+        + "."
+    )
 
 
 explorer = viz.interactive(

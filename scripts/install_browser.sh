@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what the real-browser test (tests/browser/, pytest -m browser) needs:
-# Debian's chromium (apt) and the playwright Python package (pip, into .venv).
+# Debian's chromium (apt), the playwright Python package (pip, into .venv) and axe-core, the
+# accessibility engine the site's test runs in each page (npm, into .venv/node_modules; never a CDN).
 # We never run `playwright install`: it downloads a browser build from outside the
 # package registries. The test drives /usr/bin/chromium instead.
 set -euo pipefail
@@ -13,5 +14,16 @@ if [ ! -x /usr/bin/chromium ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium
 fi
 "$PY" -m pip install --quiet -c constraints.txt playwright
+AXE_VERSION=4.14.1
+VENV_DIR=$(dirname "$(dirname "$PY")")
+if [ ! -f "$VENV_DIR/node_modules/axe-core/axe.min.js" ] || ! grep -q "axe v$AXE_VERSION" "$VENV_DIR/node_modules/axe-core/axe.min.js"; then
+    if ! command -v npm >/dev/null; then
+        if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+        $SUDO apt-get update
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y npm
+    fi
+    npm install --prefix "$VENV_DIR" --no-save --no-audit --no-fund --silent "axe-core@$AXE_VERSION"
+fi
 echo "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo missing)"
 echo "playwright: $("$PY" -c 'import importlib.metadata as m; print(m.version("playwright"))')"
+echo "axe-core: $(head -1 "$VENV_DIR/node_modules/axe-core/axe.min.js" | sed 's|/\*! axe v||')"

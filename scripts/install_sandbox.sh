@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install bubblewrap (Debian's `bubblewrap` package), the sandbox `course-lib grade` runs each
-# submission's kernel in. Without it grading still works, says "NO SANDBOX" and applies limits only;
-# the tests that need the sandbox are skipped.
+# submission's kernel in. Without a working one `course-lib grade` refuses to run student code (unless
+# the instructor passes --no-sandbox), and the tests that need the sandbox are skipped.
+# `course-lib doctor --for instructor` makes a trial run and says whether it works here (in a container,
+# user namespaces must be allowed too).
 set -euo pipefail
 if ! command -v bwrap >/dev/null 2>&1; then
     if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi

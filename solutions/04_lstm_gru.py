@@ -1,9 +1,11 @@
 # %% [markdown]
 # # Lesson 04 exercises: LSTM vs GRU
 #
-# Four small functions, each followed by a check. A check calls your function on fresh
-# inputs, compares it with `torch.nn` (the oracle) and says **passed**, **not implemented
-# yet**, or **failed** with a hint about the likely mistake. Replace each
+# You **build** the LSTM cell as an `nn.Module` (4.1), then three warm-ups (a GRU step, the
+# parameter count, the forget-gate bias), and finally drop your cell into the lesson's sequence
+# model and measure how far back it remembers, over several seeds (4.5). Each exercise is followed
+# by a check that calls your code on fresh inputs, compares it with `torch.nn` (the oracle) and says
+# **passed**, **not implemented yet**, or **failed** with a hint about the likely mistake. Replace each
 # `raise NotImplementedError(...)` with your code and run the cell below it. The lesson
 # notebook `notebooks/04_lstm_gru.ipynb` explains everything used here.
 #
@@ -18,7 +20,7 @@ from course_lib.checks import lesson04 as checks
 course_lib.setup(seed=0, threads=1)
 
 # %% [markdown]
-# ## Exercise 4.1: one LSTM step
+# ## Exercise 4.1: the LSTM cell as an `nn.Module`
 #
 # $$\begin{aligned}
 # i_t &= \sigma(W_{xi} x_t + W_{hi} h_{t-1} + b_i) &\quad f_t &= \sigma(W_{xf} x_t + W_{hf} h_{t-1} + b_f)\\
@@ -26,27 +28,57 @@ course_lib.setup(seed=0, threads=1)
 # c_t &= f_t \odot c_{t-1} + i_t \odot g_t &\quad h_t &= o_t \odot \tanh(c_t)
 # \end{aligned}$$
 #
-# `W_xh` is $(4H, I)$, `W_hh` is $(4H, H)$, `b_xh` and `b_hh` are $(4H,)$. Return `(h_t, c_t)`.
+# Write the cell as torch stores it, so that `torch.nn.LSTMCell`'s weights fit:
+#
+# * `__init__(self, input_size, hidden_size)`: store `self.input_size`, `self.hidden_size`, and four
+#   `nn.Parameter`s with the four gate blocks stacked in the order **i, f, g, o**: `W_xh` $(4H, I)$,
+#   `W_hh` $(4H, H)$, `b_xh` and `b_hh` $(4H,)$, uniform in $(-1/\sqrt{H}, 1/\sqrt{H})$ as torch does.
+# * `forward(self, x, state=None)`: `x` is `(B, I)` (one example per row, so $W x$ is `x @ W.T`),
+#   `state` is `(h_{t-1}, c_{t-1})`, each `(B, H)`, zeros when `None`. Compute the four gates (one product
+#   gives all four: `chunk(4, dim=1)` cuts them apart), then return the pair `(h_t, c_t)`.
+#
+# colah writes one matrix on the concatenation, $W \cdot [h_{t-1}, x_t]$; with torch's two matrices that is
+# `torch.cat([x, h], dim=1) @ torch.cat([W_xh, W_hh], dim=1).T`, the same order on both sides. Either form
+# is fine. You may not call `torch.nn.LSTMCell`, `torch.nn.LSTM` or `course_lib.rnn`'s cells.
 
 # %%
-# Exercise 4.1: one LSTM step
+# Exercise 4.1: the LSTM cell as a module
 import torch
+from torch import nn
 
 
-def lstm_step(x, h, c, W_xh, W_hh, b_xh, b_hh):
-    """One step of torch.nn.LSTMCell: x (B, I), h and c (B, H) -> (h_t, c_t)."""
-    ### BEGIN SOLUTION
-    gates = x @ W_xh.T + b_xh + h @ W_hh.T + b_hh  # (B, 4H)
-    i, f, g, o = gates.chunk(4, dim=-1)
-    i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
-    c_new = f * c + i * g
-    h_new = o * torch.tanh(c_new)
-    return h_new, c_new
-    ### END SOLUTION
+class LSTMCell(nn.Module):
+    """One LSTM step, torch's layout: x (B, I), state (h, c) each (B, H) -> (h_t, c_t)."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.input_size, self.hidden_size = input_size, hidden_size
+        k = hidden_size**-0.5  # torch's initialisation: uniform in (-1/sqrt(H), 1/sqrt(H))
+        self.W_xh = nn.Parameter(torch.empty(4 * hidden_size, input_size).uniform_(-k, k))
+        self.W_hh = nn.Parameter(torch.empty(4 * hidden_size, hidden_size).uniform_(-k, k))
+        self.b_xh = nn.Parameter(torch.empty(4 * hidden_size).uniform_(-k, k))
+        self.b_hh = nn.Parameter(torch.empty(4 * hidden_size).uniform_(-k, k))
+        ### END SOLUTION
+
+    def forward(self, x, state=None):
+        ### BEGIN SOLUTION
+        if state is None:
+            zeros = x.new_zeros(x.shape[0], self.hidden_size)
+            state = (zeros, zeros)
+        h_prev, c_prev = state
+        W = torch.cat([self.W_xh, self.W_hh], dim=1)  # colah's W, acting on [x_t, h_{t-1}]
+        gates = torch.cat([x, h_prev], dim=1) @ W.T + self.b_xh + self.b_hh  # (B, 4H)
+        i, f, g, o = gates.chunk(4, dim=1)
+        i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+        c = f * c_prev + i * g
+        h = o * torch.tanh(c)
+        return h, c
+        ### END SOLUTION
 
 
 # %%
-result = checks.check_lstm_step(lstm_step)
+result = checks.check_lstm_cell(LSTMCell)
 ### BEGIN HIDDEN TESTS
 assert result.passed, result
 ### END HIDDEN TESTS
@@ -95,6 +127,7 @@ assert result.passed, result
 # or `torch.nn.GRU(...)` (`kind="gru"`)? Count per gate block: a weight matrix for the input,
 # one for the hidden state, and torch's two bias vectors. The first layer reads the input;
 # each layer above reads the hidden state of the layer below.
+
 
 # %%
 # Exercise 4.3: the parameter count
@@ -148,6 +181,162 @@ result = checks.check_set_forget_bias(set_forget_bias)
 ### BEGIN HIDDEN TESTS
 assert result.passed, result
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 4.5: how far back does your LSTM remember? (experiment)
+#
+# The lesson's memory task: the first symbol is one of 4 signals (0 to 3), then come $T$ distractors
+# (4 to 7), and the network must name the signal at the end (chance: 0.25). Below, `CellRNN` runs **your**
+# cell over a sequence (the interface `SequenceClassifier` needs), and `train_memory(T, seed)` trains
+# the lesson's sequence model with it (hidden size 16, Adam, 150 steps of 32 sequences, gradients clipped
+# to norm 1) and returns its accuracy on 500 fresh sequences.
+#
+# One run is one draw: a different seed gives a different network. Write `memory_table(train, T_values,
+# seeds)`: call `train(T, seed)` for every `T` and every seed, and return
+# `{T: {"runs": [accuracy for each seed, in order], "mean": ..., "sd": ...}}` with the sample standard
+# deviation (`statistics.stdev`, $n - 1$ in the denominator).
+
+# %%
+import torch.nn.functional as F
+
+from course_lib import memory
+from course_lib.rnn import SequenceClassifier
+from course_lib.train import accuracy, fit, make_batches
+
+
+class CellRNN(nn.Module):
+    """A cell looped over time, with torch.nn.RNN's interface: x (T, B, I) -> (output (T, B, H), h_T)."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.cell, self.input_size, self.hidden_size = cell, cell.input_size, cell.hidden_size
+
+    def forward(self, x):
+        state, outputs = None, []
+        for x_t in x.unbind(0):
+            state = self.cell(x_t, state)
+            outputs.append(state[0])
+        return torch.stack(outputs), state[0]
+
+
+def train_memory(T, seed, cell_class=LSTMCell, steps=150):
+    """Train the sequence model with a `cell_class` cell on the memory task at distance T; test accuracy."""
+    torch.manual_seed(seed)
+    X, y = memory.first_symbol_task(steps * 32, T, seed=seed)
+    X_test, y_test = memory.first_symbol_task(500, T, seed=10_000 + seed)
+    model = SequenceClassifier(CellRNN(cell_class(8, 16)), n_symbols=8, n_classes=4)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+
+    def loss_fn(model, batch):
+        return F.cross_entropy(model(batch[0]), batch[1])
+
+    fit(
+        model,
+        loss_fn,
+        optimizer,
+        make_batches(X, y, batch_size=32),
+        max_steps=steps,
+        clip_grad_norm=1.0,
+        progress=False,
+    )
+    with torch.no_grad():
+        return accuracy(model(X_test), y_test)
+
+
+# %%
+# Exercise 4.5: the memory experiment over seeds
+import statistics
+
+
+def memory_table(train, T_values, seeds):
+    """{T: {"runs": [train(T, seed) for each seed], "mean": ..., "sd": sample standard deviation}}."""
+    ### BEGIN SOLUTION
+    table = {}
+    for T in T_values:
+        runs = [train(T, seed) for seed in seeds]
+        table[T] = {"runs": runs, "mean": statistics.mean(runs), "sd": statistics.stdev(runs)}
+    return table
+    ### END SOLUTION
+
+
+# %%
+result = checks.check_memory_table(memory_table)
+### BEGIN HIDDEN TESTS
+assert result.passed, result
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Now with your LSTM cell, 3 seeds at each distance (about 30 seconds):
+
+# %%
+import matplotlib.pyplot as plt
+
+from course_lib.notebook import viz
+
+T_VALUES, SEEDS = [5, 10, 20], [0, 1, 2]
+try:
+    table = memory_table(train_memory, T_VALUES, SEEDS)
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for k, seed in enumerate(SEEDS):
+        ax.plot(T_VALUES, [table[T]["runs"][k] for T in T_VALUES], ls="none", marker="os^"[k], label=f"seed {seed}")
+    ax.errorbar(
+        T_VALUES,
+        [table[T]["mean"] for T in T_VALUES],
+        yerr=[table[T]["sd"] for T in T_VALUES],
+        color="black",
+        capsize=4,
+        label="mean ± sd",
+    )
+    ax.axhline(0.25, color="grey", ls=":", label="chance")
+    ax.set(
+        xlabel="distance T",
+        ylabel="test accuracy",
+        ylim=(0, 1.02),
+        xticks=T_VALUES,
+        title="Your LSTM cell on the memory task",
+    )
+    ax.legend(fontsize=8)
+    viz.show(
+        "Test accuracy of your LSTM against the distance T, one marker per seed and the mean with its sd: "
+        + "; ".join(f"T = {T}: mean {table[T]['mean']:.2f}, sd {table[T]['sd']:.2f}" for T in T_VALUES)
+    )
+    print(
+        viz.table(
+            [[T, *table[T]["runs"], table[T]["mean"], table[T]["sd"]] for T in T_VALUES],
+            header=["T", *[f"seed {s}" for s in SEEDS], "mean", "sd"],
+            floatfmt="{:.3f}",
+        )
+    )
+except NotImplementedError:
+    print("(finish exercises 4.1 and 4.5 to see this)")
+
+# %% [markdown]
+# **Question.** At which distance does your LSTM stop solving the task (say, mean accuracy below 0.9)?
+# Is the spread between seeds at that distance small or large next to the gap between two distances?
+# What does that say about a comparison of two networks from one run each? Then give the cell a forget-gate
+# bias of 1 or 2 (the idea of exercise 4.4: the forget block is `b_xh[H:2H]`) and run the table again.
+#
+# ### BEGIN SOLUTION
+# A good answer reads the table: the first T whose mean falls below 0.9 and its sd; where the runs of one
+# T range from near chance to near 1, a single run says little, and two networks compared on one run each
+# may be ranked by their seeds rather than by their cells. With the forget bias the frontier should move
+# to larger T (the lesson's measurement of the gradient at step 1 says why); the table says by how much.
+# ### END SOLUTION
+
+# %% [markdown]
+# ## After the exercises: course_lib's cells
+#
+# `course_lib.rnn.LSTMCell` and `GRUCell` keep the same equations in one method, `gates`, which the
+# lesson's heatmaps read too:
+
+# %%
+import inspect
+
+from course_lib.rnn import GRUCell as LibGRUCell
+from course_lib.rnn import LSTMCell as LibLSTMCell
+
+print(inspect.getsource(LibLSTMCell.gates))
+print(inspect.getsource(LibGRUCell.gates))
 
 # %% [markdown]
 # ## Summary

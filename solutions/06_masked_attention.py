@@ -13,8 +13,10 @@
 # %% [markdown]
 # # Lesson 06 exercises: masked self-attention
 #
-# Three small functions, each followed by a check. A check calls your function on fresh
-# inputs and says **passed**, **not implemented yet**, or **failed** with a hint about
+# A warm-up (the lecture's quiz for any matrix), then the build: padding and the future masked
+# together, first by hand on the quiz's matrix, then in code for a whole batch, and the two
+# matched; then an experiment with what you built. Each exercise is followed by a check that
+# calls your function on fresh inputs and says **passed**, **not implemented yet**, or **failed** with a hint about
 # the likely mistake. Replace each `raise NotImplementedError(...)` with your code and
 # run the cell below it. The lesson notebook `notebooks/06_masked_attention.ipynb`
 # explains everything used here.
@@ -32,68 +34,7 @@ from course_lib.checks import lesson06 as checks
 course_lib.setup(seed=0)
 
 # %% [markdown]
-# ## Exercise 6.1: the causal mask
-#
-# Return a boolean tensor of shape `(T, T)` that is `True` where query $i$ may attend to
-# key $j$ (that is, $j \le i$) and `False` for the future. This is the convention of
-# `torch.nn.functional.scaled_dot_product_attention`'s boolean `attn_mask`. For `T = 3`:
-#
-# ```
-# [[ True, False, False],
-#  [ True,  True, False],
-#  [ True,  True,  True]]
-# ```
-
-# %%
-# Exercise 6.1: the causal mask
-import torch
-
-
-def causal_mask(T):
-    """(T, T) boolean tensor, True where query i may attend to key j, i.e. j <= i."""
-    ### BEGIN SOLUTION
-    return torch.ones(T, T, dtype=torch.bool).tril()
-    ### END SOLUTION
-
-
-# %%
-result = checks.check_causal_mask(causal_mask)
-### BEGIN HIDDEN TESTS
-assert result.passed, result
-### END HIDDEN TESTS
-
-# %% [markdown]
-# ## Exercise 6.2: one row of masked attention weights
-#
-# Given the scores $\mathbf{e}_i = (e_{i,1}, \dots, e_{i,n})$ of query $i$ (a 1-D tensor)
-# and $i$ itself (counting from 1), return $\alpha_i$ as a tensor of the same length $n$: the
-# softmax of the row after the future scores $e_{i,j}$, $j > i$, were set to $-\infty$. The
-# weights of the future are then exactly 0 and the others sum to 1. Leave `e_i` as it was
-# given (the caller may still need it): mask a copy, not the tensor itself.
-
-# %%
-# Exercise 6.2: one row of masked attention weights
-import torch
-
-
-def masked_row(e_i, i):
-    """alpha_i from the scores e_i (length n) of query i, with i counted from 1 as in the lecture."""
-    ### BEGIN SOLUTION
-    n = e_i.shape[0]
-    j = torch.arange(1, n + 1, device=e_i.device)  # the keys, counted from 1
-    e_i = e_i.masked_fill(j > i, float("-inf"))  # the future gets -inf, so exp(-inf) = 0
-    return torch.softmax(e_i, dim=0)
-    ### END SOLUTION
-
-
-# %%
-result = checks.check_masked_row(masked_row)
-### BEGIN HIDDEN TESTS
-assert result.passed, result
-### END HIDDEN TESTS
-
-# %% [markdown]
-# ## Exercise 6.3: the quiz, for any score matrix
+# ## Exercise 6.1: the quiz, for any score matrix (warm-up)
 #
 # The lecture's quiz gives the $n \times n$ matrix of scores $e_{i,j}$ and asks for one
 # weight $\alpha_{i,j}$ of masked attention. Write the function that answers every variant
@@ -102,7 +43,7 @@ assert result.passed, result
 # the entry.
 
 # %%
-# Exercise 6.3: the quiz for any score matrix
+# Exercise 6.1: the quiz for any score matrix
 import torch
 
 
@@ -121,6 +62,193 @@ result = checks.check_alpha(alpha)
 ### BEGIN HIDDEN TESTS
 assert result.passed, result
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 6.2: padding and the future, by hand
+#
+# In a batch, the quiz's sentence is shorter than the others: it has **3 real tokens**, and
+# position 4 is **padding** (`<pad>`). A decoder's self-attention now masks two things: the
+# future (key $j > i$) and the padding (key $j$ beyond the sentence's length). A weight is
+# allowed only where *both* masks allow it. The scores are the lecture's:
+#
+# ```
+#  1   0  -1  -1
+#  1   1  -1   0
+#  0   1   1  -1
+# -1  -1   2   1
+# ```
+#
+# By hand (with `math.exp`, no tensors): write $\alpha_{2,2}$, $\alpha_{3,3}$, $\alpha_{4,2}$ and
+# $\alpha_{4,4}$, each as the softmax of row $i$'s kept scores. Position 4 is padding both as
+# a key (column 4) and as a query (row 4): what does query 4 see?
+
+# %%
+# Exercise 6.2: padding and the future, by hand
+import math
+
+
+def by_hand():
+    """alpha_22, alpha_33, alpha_42, alpha_44 for the quiz's scores, with token 4 padding."""
+    exp = math.exp
+    ### BEGIN SOLUTION
+    return {
+        "alpha_22": exp(1) / (exp(1) + exp(1)),  # row 2 keeps keys 1, 2: scores 1, 1
+        "alpha_33": exp(1) / (exp(0) + exp(1) + exp(1)),  # row 3 keeps keys 1, 2, 3: scores 0, 1, 1
+        "alpha_42": exp(-1) / (exp(-1) + exp(-1) + exp(2)),  # row 4 keeps keys 1, 2, 3 (key 4 is padding)
+        "alpha_44": 0.0,  # key 4 is padding: masked for every query
+    }
+    ### END SOLUTION
+
+
+# %%
+result = checks.check_by_hand(by_hand)
+### BEGIN HIDDEN TESTS
+assert result.passed, result
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Exercise 6.3: masked attention over a padded batch (the build)
+#
+# Now in code, for a whole batch. `scores` has shape `(B, T, T)` (row $i$, column $j$: the
+# scaled score $e_{i,j}$ of sentence $b$), `values` shape `(B, T, d_v)`, and `lengths` shape
+# `(B,)`: sentence $b$ holds `lengths[b]` real tokens, then padding (a sentence may be empty,
+# `lengths[b] = 0`: its queries see no key at all; give them weights 0 and output 0, not NaN,
+# as torch's fused attention does; section 3 of the lesson shows why). Build the two masks
+# (True = may attend): the causal one, `(T, T)`, true where $j \le i$, and the padding one,
+# `(B, T)`, true at the real keys; combine them into one `(B, T, T)` mask (broadcasting: which
+# axis does the padding mask belong on?); give the masked scores $-\infty$; take the softmax
+# over the keys; and return `(output, weights)` with $\mathbf{h}_i = \sum_j \alpha_{i,j} \mathbf{v}_j$.
+# Write the masks yourself: course_lib's and torch's masking helpers are out of reach while the
+# check runs.
+
+# %%
+# Exercise 6.3: masked attention over a padded batch
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    """Causal and padding masks together: (output (B, T, d_v), weights (B, T, T))."""
+    ### BEGIN SOLUTION
+    B, T, _ = scores.shape
+    positions = torch.arange(T, device=scores.device)  # 0 .. T-1 in Python (the lecture's 1 .. T)
+    i, j = positions[:, None], positions[None, :]  # queries down the rows, keys along the columns
+    causal = j <= i  # (T, T): no future
+    real_keys = positions[None, :] < lengths[:, None].to(scores.device)  # (B, T): key j is a real token
+    allowed = causal[None, :, :] & real_keys[:, None, :]  # (B, T, T): both must allow; padding masks keys
+    e = scores.masked_fill(~allowed, float("-inf"))  # exp(-inf) = 0
+    empty = ~allowed.any(dim=-1, keepdim=True)  # (B, T, 1): a query with no key at all (an empty sentence)
+    e = e.masked_fill(empty, 0.0)  # the softmax of a row of -inf would be 0/0 = NaN
+    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1
+    weights = weights.masked_fill(empty, 0.0)  # no key: weights 0 and output 0, as torch's fused attention
+    output = weights @ values  # h_i = sum_j alpha_ij v_j
+    return output, weights
+    ### END SOLUTION
+
+
+# %%
+result_6_3 = checks.check_masked_attention(masked_attention)
+### BEGIN HIDDEN TESTS
+assert result_6_3.passed, result_6_3
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Your code against your hand computation (and the quiz)
+#
+# The quiz's matrix as a batch of one sentence of length 3, through your `masked_attention`;
+# then the four weights you computed by hand, side by side. The lecture's own answer,
+# $\alpha_{2,2} = 0.5$, must come out of both: padding a *later* token changes nothing for
+# query 2.
+
+# %%
+import math
+
+quiz_scores = torch.tensor([[[1.0, 0, -1, -1], [1, 1, -1, 0], [0, 1, 1, -1], [-1, -1, 2, 1]]])
+try:
+    _, code_weights = masked_attention(quiz_scores, torch.eye(4)[None], torch.tensor([3]))
+    hand = by_hand()
+    for name, value in hand.items():
+        i, j = int(name[-2]), int(name[-1])
+        print(f"{name}: by hand {value:.4f}, by your code {code_weights[0, i - 1, j - 1].item():.4f}")
+    print(f"the quiz's answer alpha_22 = 0.5: by hand {hand['alpha_22']:.4f}")
+except NotImplementedError:
+    print("Exercises 6.2 and 6.3 are not done yet.")
+
+# %% [markdown]
+# ## Exercise 6.4: what leaks (the experiment)
+#
+# Run your `masked_attention` on a batch, then change what no real query may see: the values
+# of the **padding** of sentence 2, and the value of the **last real token** of sentence 1. For
+# each change, which outputs $\mathbf{h}_i$ of the *real* tokens move? Fill `moved` with the
+# largest change of the real outputs, then answer the question below from your numbers.
+
+# %%
+# Exercise 6.4: what leaks
+import torch
+
+
+def leak_test(masked_attention, scores, values, lengths):
+    """{'padding': ..., 'last token': ..., 'last token, earlier queries': ...}: how far the real outputs move."""
+    output, _ = masked_attention(scores, values, lengths)
+    ### BEGIN SOLUTION
+    real = torch.arange(scores.shape[1])[None, :] < lengths[:, None]  # (B, T): the real queries
+    padded = values.clone()
+    padded[~real] += 100.0  # change every padding value
+    moved_padding = (masked_attention(scores, padded, lengths)[0] - output).abs()[real].max().item()
+    last = lengths[0].item() - 1  # sentence 1's last real token
+    changed = values.clone()
+    changed[0, last] += 100.0
+    moved = (masked_attention(scores, changed, lengths)[0] - output).abs()[0]  # (T, d_v)
+    return {
+        "padding": moved_padding,
+        "last token": moved[last].max().item(),
+        "last token, earlier queries": moved[:last].max().item(),
+    }
+    ### END SOLUTION
+
+
+# %%
+result_6_4 = checks.check_leak_test(leak_test)
+### BEGIN HIDDEN TESTS
+assert result_6_4.passed, result_6_4
+### END HIDDEN TESTS
+
+# %%
+from course_lib.notebook import quiz
+
+g = torch.Generator().manual_seed(0)
+batch_scores, batch_values = torch.randn(3, 6, 6, generator=g), torch.randn(3, 6, 4, generator=g)
+batch_lengths = torch.tensor([6, 3, 4])
+try:
+    moved = leak_test(masked_attention, batch_scores, batch_values, batch_lengths)
+    for change, amount in moved.items():
+        print(f"change the {change:<28}: the real outputs move by at most {amount:.3g}")
+    leaks = {change: amount > 1e-6 for change, amount in moved.items()}
+    options = {"A": "only the last token's own output", "B": "every real output", "C": "no real output"}
+    answer = "A" if leaks["last token"] and not leaks["last token, earlier queries"] else "B"
+    quiz.MultipleChoice(
+        "Change the value of sentence 1's last real token: which real outputs move?",
+        options,
+        answer=answer,
+        feedback={
+            "A": "Your numbers: only the last query sees the last key (every earlier query has it in its future).",
+            "B": "Look at 'last token, earlier queries': the earlier queries cannot see it (the causal mask).",
+            "C": "Look at 'last token': the last query attends to itself.",
+        },
+        key="06 what leaks",
+    ).show()
+except NotImplementedError:
+    print("Exercise 6.3 or 6.4 is not done yet.")
+
+# %% [markdown]
+# **Your answer** (replace the text below, from your numbers): which changes moved which real
+# outputs, and why? Which mask stops each leak?
+#
+# ### BEGIN SOLUTION
+# Changing the padding moved no real output (0): the padding mask gives every padded key the
+# score $-\infty$, so its weight is exactly 0 for every query. Changing sentence 1's last real
+# token moved only that token's own output: it attends to itself, while every earlier query has
+# it in its future and the causal mask hides it from them (their change is 0 as well).
+# ### END SOLUTION
 
 # %% [markdown]
 # ## Your results

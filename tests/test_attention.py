@@ -59,6 +59,28 @@ def test_causal_mask_rejects_bad_lengths(bad):
         causal_mask(bad)
 
 
+def test_decoder_mask_is_causal_and_padding_by_the_definition_and_torchs_module():
+    from course_lib.attention import decoder_mask
+
+    lengths, T = [4, 2, 1], 4
+    mask = decoder_mask(lengths, T)
+    assert mask.shape == (3, 4, 4) and mask.dtype == torch.bool
+    for b, n in enumerate(lengths):
+        for i in range(T):
+            for j in range(T):
+                assert mask[b, i, j].item() == (j <= i and j < n)
+    # torch's module with its own masks (True = may NOT attend) gives the same weights
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(6, 2, batch_first=True).eval()
+    x = torch.randn(3, T, 6)
+    blocked = torch.ones(T, T, dtype=torch.bool).triu(1)
+    padded = torch.arange(T)[None, :] >= torch.tensor(lengths)[:, None]
+    _, theirs = mha(x, x, x, attn_mask=blocked, key_padding_mask=padded)
+    ours = MultiHeadAttention.from_torch(mha).eval()
+    _, with_ours = ours(x, x, x, attn_mask=~mask.repeat_interleave(2, dim=0))
+    assert torch.allclose(theirs, with_ours, atol=1e-6)
+
+
 def test_padding_mask():
     m = padding_mask([3, 1, 0], 4)
     assert m.tolist() == [[True, True, True, False], [True, False, False, False], [False] * 4]

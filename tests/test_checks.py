@@ -211,9 +211,24 @@ def test_a_run_leaves_every_global_random_generator_as_it_was():
 
 
 def test_exercises_lists_every_lesson_with_the_function_names():
-    for lesson, count in [("01", 5), ("02", 5), ("03", 4), ("04", 4), ("05", 4), ("06", 3), ("07", 5)]:
+    from pathlib import Path
+
+    import nbformat
+
+    from course_lib.instructor.ids import exercise_of
+
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "solutions").glob("[0-9][0-9]_*.ipynb")):
+        lesson = path.stem[:2]
         found = checks.exercises(lesson)
-        assert len(found) == count and all(e.id.startswith(str(int(lesson)) + ".") for e in found.values())
+        nb = nbformat.read(path, as_version=4)
+        checked = {  # the exercises whose check cell the solutions notebook holds
+            exercise_of(c.metadata["nbgrader"]["grade_id"])
+            for c in nb.cells
+            if (c.metadata.get("nbgrader") or {}).get("grade_id", "").startswith("check-") and "check" in c.source
+        }
+        assert set(found) >= checked, (lesson, sorted(found), sorted(checked))
+        assert all(e.id.startswith(str(int(lesson)) + ".") for e in found.values())
         assert all(e.function.isidentifier() for e in found.values())
     assert checks.exercises("01")["1.1"].function == "count_ngrams"
     with pytest.raises(ValueError, match="two digits"):
@@ -232,38 +247,65 @@ def test_zero_dimensional_values_keep_their_shape():
 def test_summary_of_a_lesson_lists_every_exercise_with_its_status_and_hint():
     checks.RESULTS.clear()
     ex = checks.exercises("01")
-    result = ex["1.4"].check(lambda log_probs: 2.0, quiet=True)
-    assert checks.RESULTS == [result]
-    text = checks.summary(lesson="01")
-    lines = text.splitlines()
-    assert len(lines) == 6 and lines[-1] == "0 of 5 exercises passed.", (text, checks.RESULTS)
-    assert "Exercise 1.4 (perplexity from log-probabilities): failed. Hint:" in lines[3], text
-    assert all("not checked yet" in lines[i] for i in (0, 1, 2, 4))
+    ids, n = list(ex), len(ex)
+    picked = ids[n // 2]
+
+    def wrong(*args):
+        return None  # the wrong type for every exercise
+
+    result = ex[picked].check(wrong, quiet=True)
+    assert result.status == FAILED and checks.RESULTS == [result]
+    lines = checks.summary(lesson="01").splitlines()
+    assert len(lines) == n + 1 and lines[-1] == f"0 of {n} exercises passed.", (lines, checks.RESULTS)
+    assert f"Exercise {picked} ({ex[picked].title}): failed. Hint:" in lines[n // 2], lines
+    assert all("not checked yet" in line for i, line in enumerate(lines[:-1]) if i != n // 2)
+
+
+def _masked_softmax_exercise():
+    """A masked softmax over float64 scores: some weights are exactly 0, the reference is float64."""
+    torch = pytest.importorskip("torch")
+
+    def draw(seed):
+        g = torch.Generator().manual_seed(seed)
+        T = int(torch.randint(3, 7, (1,), generator=g))
+        return [[torch.randn(T, T, generator=g, dtype=torch.float64)] for _ in range(3)]
+
+    def body(cases, records):
+        causal = [torch.ones(s.shape, dtype=torch.bool).tril() for (s,) in cases]
+        expect_answers(
+            [r["returned"] for r in records],
+            [torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1) for (s,), m in zip(cases, causal)],
+        )
+
+    return Exercise("9.6", "masked softmax", "weights", ("scores",), draw, body)
 
 
 def test_a_crafted_nan_where_a_weight_should_be_zero_is_rejected():
     torch = pytest.importorskip("torch")
-    from course_lib.checks import lesson05
+    ex = _masked_softmax_exercise()
 
-    def crafted(scores, mask=None):
-        weights = torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)
+    def right(scores):
+        return torch.softmax(scores.masked_fill(~torch.ones_like(scores, dtype=torch.bool).tril(), float("-inf")), -1)
+
+    def crafted(scores):
+        weights = right(scores)
         return weights.masked_fill(weights == 0, float("nan"))  # NaN where the weight is 0
 
+    assert ex.check(right, quiet=True).status == PASSED
     for _ in range(3):
-        r = lesson05.check_attention_weights(crafted, quiet=True)
+        r = ex.check(crafted, quiet=True)
         assert r.status == FAILED and "nan" in r.message.lower(), r
 
 
 def test_a_float32_solution_passes_where_the_inputs_are_float64():
     torch = pytest.importorskip("torch")
-    from course_lib.checks import lesson02
+    ex = _masked_softmax_exercise()
 
-    def embedding_backward(de, ids, vocab_size):
-        dE = torch.zeros(vocab_size, de.shape[-1])  # float32, as students write it
-        dE.index_add_(0, ids.reshape(-1), de.reshape(-1, de.shape[-1]).float())
-        return dE
+    def float32(scores):
+        s = scores.float()  # float32, as students write it
+        return torch.softmax(s.masked_fill(~torch.ones_like(s, dtype=torch.bool).tril(), float("-inf")), dim=-1)
 
-    assert all(lesson02.check_embedding_backward(embedding_backward, quiet=True).passed for _ in range(20))
+    assert all(ex.check(float32, quiet=True).passed for _ in range(20))
 
 
 # ---------------------------------------------------------------- borrowed answers are refused
@@ -320,7 +362,7 @@ def _grad_exercise():
         ("x",),
         draw,
         body,
-        forbidden=("torch.autograd.grad", "torch.Tensor.backward"),
+        forbidden=("torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward"),
     )
 
 
@@ -387,6 +429,15 @@ def test_the_source_is_read_too_for_an_alias_bound_before_the_call():
     assert uses_forbidden(via_helper, ex.forbidden) == "course_lib.parentheses.is_balanced"
     r = ex.check(via_helper, quiet=True)
     assert r.status == FAILED and HINT.format("uses", "course_lib.parentheses.is_balanced") in r.message, r
+
+    import types
+
+    copied = types.FunctionType(ib.__code__, ib.__globals__)  # a copy keeps the original code when it is swapped
+
+    def via_copy(seq):
+        return copied(seq, 4)
+
+    assert uses_forbidden(via_copy, ex.forbidden) == "course_lib.parentheses.is_balanced"
 
     def default_argument(seq, check=ib):
         return check(seq, 4)
@@ -518,3 +569,56 @@ def test_a_forged_borrowed_record_echoes_only_the_exercises_own_names():
 def test_forbidden_must_be_dotted_names():
     with pytest.raises(ValueError, match="dotted names"):
         Exercise("9.9", "t", "f", ("x",), _draw_numbers, _judge_double, forbidden="torch.autograd.grad")
+
+
+def test_a_closure_a_builtin_method_and_a_generator_are_refused_and_put_back(monkeypatch):
+    from course_lib.checks import borrowed
+
+    def make():
+        scale = 3
+
+        def scaled(x):
+            return scale * x
+
+        return scaled
+
+    scaled, resolve = make(), borrowed.resolve  # a function with a closure, under a name of its own
+    monkeypatch.setattr(borrowed, "resolve", lambda d: (None, "scaled", scaled) if d == "my.scaled" else resolve(d))
+    with refusing(("my.scaled", "torch.Tensor.softmax", "torch.nn.Module.parameters")) as called:
+        with pytest.raises(Borrowed):
+            scaled(2)
+        with pytest.raises(Borrowed):
+            torch.ones(3).softmax(0)
+        with pytest.raises(Borrowed):
+            list(torch.nn.Linear(2, 2).parameters())
+    assert called == ["my.scaled", "torch.Tensor.softmax", "torch.nn.Module.parameters"]
+    assert scaled(2) == 6 and "softmax" not in vars(torch.Tensor)  # put back where it was (inherited from C)
+    assert torch.allclose(torch.zeros(2).softmax(0), torch.full((2,), 0.5))
+    assert len(list(torch.nn.Linear(2, 2).parameters())) == 2
+
+
+def test_the_graders_look_at_the_notebook_text_finds_borrowed_answers_without_running_them():
+    grad = _grad_exercise()
+    cells = ["import torch\nfrom torch import autograd as ag\n", "x = 1\n"]
+    assert grad.judge_source([*cells, "def grad_cube(x):\n    return 3 * x**2\n"]) == ""
+    for answer in (
+        "def grad_cube(x):\n    y = x.clone().requires_grad_(True)\n    return ag.grad((y**3).sum(), y)[0]\n",
+        "def grad_cube(x):\n    y = x.clone().requires_grad_(True)\n    (y**3).sum().backward()\n    return y.grad\n",
+        "def helper(y):\n    return torch.autograd.grad((y**3).sum(), y)[0]\n\n"
+        "def grad_cube(x):\n    return helper(x.clone().requires_grad_(True))\n",
+        "g = torch.autograd.grad\ndef grad_cube(x):\n    y = x.clone().requires_grad_(True)\n    return g((y**3).sum(), y)[0]\n",
+        "def grad_cube(x):\n    from torch.autograd import backward\n    return backward\n",
+    ):
+        hint = grad.judge_source([*cells, answer])
+        assert hint.startswith("Hint: write it yourself: your function uses `torch."), (answer, hint)
+    # a method of the student's own (micrograd's Value.backward) is theirs to call
+    own = "class Value:\n    def backward(self):\n        return 0\n\ndef grad_cube(x):\n    Value().backward()\n    return 3 * x**2\n"
+    assert grad.judge_source([*cells, own]) == ""
+    attend = _attention_exercise()
+    lstm = (
+        "import torch.nn as nn\nclass Mine(nn.LSTM):\n    pass\n\ndef attend(q, k, v):\n    Mine(2, 2)\n    return q\n"
+    )
+    assert "`torch.nn.LSTM`" in attend.judge_source([lstm])
+    balanced = _balanced_exercise()
+    via = "from course_lib import parentheses as P\n%time\ndef balanced(seq):\n    return P.is_balanced(seq, 4)\n"
+    assert "`course_lib.parentheses.is_balanced`" in balanced.judge_source([via])

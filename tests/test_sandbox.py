@@ -1,10 +1,13 @@
 """The sandbox's cgroup v2 path, on a stand-in for /sys/fs/cgroup (this machine's cgroups are v1, which the
 grading tests use for real): the limits land in the files the kernel reads, every process listed in the
-group is killed, and groups left by a dead grader are swept."""
+group is killed, and groups left by a dead grader are swept. And a root grader's kernel under a uid of its own.
+"""
 
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +59,77 @@ def test_groups_of_a_dead_grader_are_swept_and_a_living_graders_kept(v2):
         folder.mkdir()
     sandbox.sweep_cgroups()
     assert not dead.exists() and alive.exists() and other.exists()
+
+
+OWN_UID_CHECK = """
+import os, sys
+conn, results = sys.argv[1], sys.argv[2]
+print("ids", os.getuid(), os.getgid(), open("/proc/self/uid_map").read().split())
+open(results, "w").write("records")  # the one host file it may write
+open(os.path.join(conn, "kernel-1"), "w").write("")  # while starting, the socket folder is its to write
+print("locked?", flush=True)
+sys.stdin.readline()  # the grader locks the folder now
+try:
+    open(os.path.join(conn, "filler"), "w").write("x")
+    print("wrote after lock")
+except OSError as exc:
+    print("refused after lock", exc.errno)
+for path in ("/home/student/submission.ipynb", "/run/grader/new.json", "/proc/sys/vm/swappiness"):
+    try:
+        open(path, "w")
+        print("WROTE", path)
+    except OSError as exc:
+        print("refused", path, exc.errno)
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"), reason="needs root and /usr/bin/python3"
+)
+@pytest.mark.skipif(not sandbox.detect().bwrap, reason="no working bubblewrap sandbox here")
+def test_a_root_grader_runs_the_kernel_as_a_uid_of_its_own(tmp_path, monkeypatch):
+    """The default for a root grader whose Python others may read (this machine's lies under /root, so its
+    grading tests use the other mode): the kernel is uid 1000 inside and an unprivileged uid outside, can write
+    its results file, its socket folder only until the grader locks it, and nothing else on the host."""
+    import tempfile
+
+    # the system's Python, alone: nothing under /root is mounted
+    monkeypatch.setattr(sys, "prefix", "/usr")
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    monkeypatch.setattr(sys, "path", ["/usr/lib/python3.11"])
+    private = Path(tempfile.mkdtemp(prefix="course-lib-own-uid-"))
+    try:
+        (private / "submission.ipynb").write_text("{}")
+        (private / "results").mkdir()
+        (private / "results" / "1.1.json").write_text("")
+        uid = sandbox.HOST_UID_BASE + 4242
+        box = sandbox.Box(
+            conn=private / "conn",
+            read_only={
+                f"{sandbox.HOME}/submission.ipynb": private / "submission.ipynb",
+                sandbox.RESULTS: private / "results",
+            },
+            writable={f"{sandbox.RESULTS}/1.1.json": private / "results" / "1.1.json"},
+            uid=uid,
+            bwrap=sandbox.detect().bwrap,
+        )
+        sandbox.prepare(private, box)
+        argv = ["/usr/bin/python3", "-c", OWN_UID_CHECK, str(box.conn), f"{sandbox.RESULTS}/1.1.json"]
+        proc = subprocess.Popen(
+            sandbox.kernel_command(argv, box, sandbox.Limits(), None),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        first = proc.stdout.readline()
+        assert proc.stdout.readline().strip() == "locked?", proc.stderr.read()
+        sandbox.lock(box)
+        rest, err = proc.communicate("go\n", timeout=60)
+        assert first.split()[:3] == ["ids", "1000", "1000"], first + err
+        assert "refused after lock" in rest and "WROTE" not in rest and rest.count("refused") == 4, rest + err
+        assert (private / "results" / "1.1.json").read_text() == "records"
+        assert not (private / "conn" / "filler").exists()
+        assert (private / "conn" / "kernel-1").stat().st_uid == uid  # created by the kernel's own host uid
+    finally:
+        shutil.rmtree(private, ignore_errors=True)

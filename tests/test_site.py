@@ -1,10 +1,15 @@
-"""The course site (course_lib.instructor.site): lesson 06, executed and converted, holds its figures, its equations
-and its quiz as text; exercises never go out, solutions only with the instructor flag.
+"""The course site (course_lib.instructor.site): lesson 06, executed and built with Sphinx, holds its figures (each
+with specific alt text and a caption), its equations and its quiz as text; pages carry a language, a title, a skip
+link, a main landmark, headings in order and previous/next links in the course's order (01, 02, 02b, 03, ...);
+exercises never go out, solutions only with the instructor flag. Every lesson source shows each figure with
+``viz.show(alt)`` and specific alt text.
 
 Executing lesson 06 takes about a minute; the executed copy is cached under build/site-cache (keyed by the notebook
-and course_lib's sources), which the browser test of the site reuses.
+and course_lib's sources), which the browser test of the site reuses. The navigation tests build from unexecuted
+notebooks (Sphinx alone, about 15 s).
 """
 
+import ast
 import base64
 import re
 from html.parser import HTMLParser
@@ -12,34 +17,270 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("nbconvert")
+pytest.importorskip("sphinx")
+pytest.importorskip("myst_nb")
+pytest.importorskip("pydata_sphinx_theme")
 pytest.importorskip("jupyter_server_mathjax")
 
 from course_lib.instructor import site  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SOURCES = sorted([*(ROOT / "notebooks").glob("[0-9][0-9]*_*.py"), *(ROOT / "solutions").glob("[0-9][0-9]*_*.py")])
+
+# --- what counts as alt text that says what a figure shows ---
+
+GENERIC_ALT = {
+    "figure",
+    "image",
+    "plot",
+    "chart",
+    "graph",
+    "picture",
+    "output",
+    "a figure",
+    "a plot",
+    "no description has been provided for this image",  # nbconvert's stand-in
+}
+
+
+def alt_problem(alt: str | None) -> str | None:
+    """Why ``alt`` does not say what a figure shows (absent, empty, generic, a file name, too short), or None."""
+    if alt is None:
+        return "no alt attribute"
+    text = " ".join(alt.split())
+    if not text:
+        return "empty alt text"
+    if text.lower().rstrip(".") in GENERIC_ALT:
+        return f"generic alt text {alt!r}"
+    if text.startswith("data:") or re.fullmatch(r"[\w./-]+\.(png|jpe?g|svg|gif)", text):
+        return f"a file name, not a description: {alt[:60]!r}"
+    if len(re.findall(r"[A-Za-z]{2,}", text)) < 4:
+        return f"too short to say what the figure shows (fewer than 4 words): {alt!r}"
+    return None
+
+
+@pytest.mark.parametrize(
+    "alt, ok",
+    [
+        (None, False),
+        ("", False),
+        ("  ", False),
+        ("Figure.", False),
+        ("No description has been provided for this image", False),
+        ("_images/3a9f.png", False),
+        ("Loss curve", False),
+        ("Training loss against step: falls from 4.2 to 1.9 in 300 steps.", True),
+        ("Attention weights of head {} over {} keys: the diagonal dominates.", True),
+    ],
+)
+def test_alt_problem_tells_a_description_from_a_stand_in(alt, ok):
+    assert (alt_problem(alt) is None) == ok
+
+
+# --- the lesson sources: every figure shown with viz.show(alt) ---
+
+PYPLOT = {"plt", "pyplot"}
+# pyplot calls that make a figure (or draw on the current one, making it if there is none)
+FIGURE_MAKERS = {"subplots", "figure", "subplot", "plot", "imshow", "bar", "barh", "hist", "scatter", "matshow"}
+VIZ_FIGURE_MAKERS = {"line_plot", "attention_heatmap"}  # course_lib.notebook.viz helpers that make one without ax=
+
+
+def _call_name(node: ast.Call) -> tuple[str, str] | None:
+    """("plt", "show") for plt.show(...), ("viz", "line_plot") for viz.line_plot(...), else None."""
+    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        return node.func.value.id, node.func.attr
+    return None
+
+
+def _literal_text(node: ast.expr) -> str | None:
+    """The text of a str literal or f-string (each {...} read as a number), None for any other expression."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "12" for v in node.values)
+    return None
+
+
+def _scopes(tree: ast.Module):
+    """Each function body and the module's top level, as (name, nodes of that scope without nested functions)."""
+
+    def walk(body):
+        for node in body:
+            yield from _own_nodes(node)
+
+    def _own_nodes(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return
+        yield node
+        for child in ast.iter_child_nodes(node):
+            yield from _own_nodes(child)
+
+    yield "<top level>", list(walk(tree.body))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.name, list(walk(node.body))
+
+
+def _cells(source: str):
+    """(line of the cell's "# %%" marker, parsed cell) for each code cell of a jupytext percent source."""
+    lines = source.splitlines(keepends=True)
+    markers = [i for i, text in enumerate(lines) if text.startswith("# %%")]
+    for begin, end in zip([0] + [m + 1 for m in markers], markers + [len(lines)]):
+        try:
+            yield begin, ast.parse("".join(lines[begin:end]))
+        except SyntaxError:
+            continue  # a magic: nothing to check
+
+
+def _makes_figure(node: ast.Call, helpers: set[str]) -> str | None:
+    """What figure-making call ``node`` is (plt.subplots, viz.line_plot without ax=, a helper below), or None."""
+    given_ax = any(k.arg == "ax" for k in node.keywords)
+    if isinstance(node.func, ast.Name) and node.func.id in helpers and not given_ax:
+        return f"{node.func.id}()"
+    owner, attr = _call_name(node) or ("", "")
+    if owner in PYPLOT and attr in FIGURE_MAKERS:
+        return f"plt.{attr}"
+    if owner == "viz" and attr in VIZ_FIGURE_MAKERS and not given_ax:
+        return f"viz.{attr}"
+    return None
+
+
+def figure_problems(source: str) -> list[str]:
+    """What keeps a jupytext lesson source from describing every figure: plt.show() calls, viz.show() with a
+    literal alt that is not specific, and cells (or functions) that make a figure but never call viz.show.
+
+    A function that makes a figure and returns without showing it (``def alignment(i, ax=None)``) is a helper:
+    the cell or function that calls it (without ax=) must show the figure."""
+    cells = list(_cells(source))
+    helpers: set[str] = set()
+    for _ in range(3):  # helpers of helpers
+        for _, tree in cells:
+            for scope, nodes in _scopes(tree):
+                calls = [n for n in nodes if isinstance(n, ast.Call)]
+                shows = [c for c in calls if (_call_name(c) or ("", ""))[1] == "show"]
+                if scope != "<top level>" and not shows and any(_makes_figure(c, helpers) for c in calls):
+                    helpers.add(scope)
+    problems = []
+    for first_line, tree in cells:
+        for scope, nodes in _scopes(tree):
+            if scope in helpers:
+                continue
+            where = f"cell at line {first_line}" + ("" if scope == "<top level>" else f", in {scope}()")
+            calls = [n for n in nodes if isinstance(n, ast.Call)]
+            shows = plt_shows = 0
+            makes = [m for m in (_makes_figure(c, helpers) for c in calls) if m]
+            for node in calls:
+                owner, attr = _call_name(node) or ("", "")
+                if owner in PYPLOT and attr == "show":
+                    plt_shows += 1
+                    problems.append(f"{where}: plt.show() shows a figure without alt text (use viz.show(alt))")
+                elif owner == "viz" and attr == "show":
+                    shows += 1
+                    alt = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "alt"), None)
+                    text = _literal_text(alt) if alt is not None else None
+                    problem = "no alt argument" if alt is None else (alt_problem(text) if text is not None else None)
+                    if problem:
+                        problems.append(f"{where}: viz.show: {problem}")
+            if makes and not shows and not plt_shows:
+                problems.append(f"{where}: makes a figure ({makes[0]}) but never calls viz.show(alt)")
+    return problems
+
+
+def test_figure_problems_finds_each_kind_of_gap():
+    source = """# %%
+import matplotlib.pyplot as plt
+plt.plot([1, 2])
+plt.show()
+
+# %%
+fig, ax = plt.subplots()
+ax.plot([1, 2])
+
+# %%
+viz.line_plot([1, 2], {"a": [1, 2]}, xlabel="x", ylabel="y")
+viz.show("figure")
+
+# %%
+def explore(k):
+    fig, ax = plt.subplots()
+    viz.show(f"Loss against step for k = {k}: falls from 3 to 1.")
+
+# %%
+fig, ax = plt.subplots()
+viz.show(f"Perplexity against n-gram order: {pp[0]:.0f} at 1, {pp[1]:.0f} at 2.")
+
+# %%
+def heatmap(i, ax=None):
+    if ax is None:
+        _, ax = plt.subplots()
+    viz.attention_heatmap(w[i], ax=ax)
+    return ax
+
+# %%
+heatmap(3)
+
+# %%
+fig, axes = plt.subplots(1, 2)
+heatmap(1, ax=axes[0])
+viz.show("Attention weights of sentences 1 and 2: both follow the diagonal.")
+"""
+    problems = figure_problems(source)
+    assert len(problems) == 4, problems
+    assert problems[0].startswith("cell at line 1: plt.show()")
+    assert problems[1].startswith("cell at line 6: makes a figure (plt.subplots) but never calls viz.show")
+    assert problems[2] == "cell at line 10: viz.show: generic alt text 'figure'"
+    assert problems[3] == "cell at line 30: makes a figure (heatmap()) but never calls viz.show(alt)"  # the helper's
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_figure_in_the_lesson_source_is_shown_with_specific_alt_text(source):
+    """Fails for a lesson that still calls plt.show(), leaves a figure unshown, or gives viz.show a stand-in."""
+    problems = figure_problems(source.read_text(encoding="utf-8"))
+    assert not problems, f"{source.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+# --- the built site ---
 
 
 class Tags(HTMLParser):
-    """Every tag's attributes, and the text outside <script> and <style>."""
+    """Every tag's attributes, the text outside <script> and <style>, the headings (level, text) in order, and
+    each <figure>'s image alt and caption."""
 
     def __init__(self):
         super().__init__()
         self.tags: list[tuple[str, dict]] = []
         self.text: list[str] = []
+        self.headings: list[tuple[int, str]] = []
+        self.captions: list[str] = []
         self._skip = 0
+        self._heading: list = []
+        self._caption: list[str] | None = None
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
         self._skip += tag in ("script", "style")
+        if re.fullmatch(r"h[1-6]", tag):
+            self._heading = [int(tag[1]), ""]
+        if tag == "figcaption":
+            self._caption = []
 
     def handle_endtag(self, tag):
         self._skip -= tag in ("script", "style")
+        if re.fullmatch(r"h[1-6]", tag) and self._heading:
+            self.headings.append((self._heading[0], " ".join(self._heading[1].split())))
+            self._heading = []
+        if tag == "figcaption" and self._caption is not None:
+            self.captions.append(" ".join("".join(self._caption).split()))
+            self._caption = None
 
     def handle_data(self, data):
         if not self._skip:
             self.text.append(data)
+            if self._heading:
+                self._heading[1] += data
+            if self._caption is not None:
+                self._caption.append(data)
 
 
 def parse(path: Path) -> Tags:
@@ -48,9 +289,13 @@ def parse(path: Path) -> Tags:
     return tags
 
 
+def pages_of(out: Path) -> list[Path]:
+    return sorted(p for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_"))
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
+    out = tmp_path_factory.mktemp("site") / "site"
     report = site.build(out, lessons=["06"], log=lambda *_: None)
     return out, report
 
@@ -69,6 +314,25 @@ def test_lesson_page_holds_its_figures_as_png_images(built):
 
 
 @pytest.mark.slow
+def test_every_figure_on_the_site_has_specific_alt_text_and_a_caption(built):
+    """Fails while a lesson shows a figure with plt.show() (no alt text) instead of viz.show(alt)."""
+    out, _ = built
+    problems = []
+    for page in pages_of(out):
+        tags = parse(page)
+        for tag, attrs in tags.tags:
+            if tag == "img":
+                problem = alt_problem(attrs.get("alt"))
+                if problem:
+                    problems.append(f"{page.name}: {problem} ({attrs.get('src', '')[:40]}...)")
+        alts = [a.get("alt") for t, a in tags.tags if t == "img" and not alt_problem(a.get("alt"))]
+        for alt in alts:  # the caption under each described figure repeats its alt text
+            if " ".join(alt.split()) not in tags.captions:
+                problems.append(f"{page.name}: no caption for the figure described as {alt[:60]!r}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
 def test_lesson_page_holds_its_equations_and_a_local_mathjax(built):
     out, _ = built
     import nbformat
@@ -80,9 +344,11 @@ def test_lesson_page_holds_its_equations_and_a_local_mathjax(built):
     equations = re.findall(r"\$\$(.+?)\$\$", markdown, flags=re.S)
     assert len(equations) >= 2
     for equation in equations:
-        assert f"$${' '.join(equation.split())}$$" in text
+        assert " ".join(equation.split()) in text
     scripts = [a["src"] for tag, a in parse(out / "06_masked_attention.html").tags if tag == "script" and "src" in a]
     assert scripts and all(not s.startswith(("http:", "https:", "//")) for s in scripts), scripts  # works offline
+    styles = [a["href"] for tag, a in parse(out / "06_masked_attention.html").tags if tag == "link" and "href" in a]
+    assert all(not s.startswith(("http:", "https:", "//")) for s in styles), styles
     mathjax = [s for s in scripts if "MathJax.js" in s]
     assert mathjax and (out / mathjax[0].split("?")[0]).exists()
 
@@ -107,7 +373,7 @@ def test_front_page_lists_the_lesson_with_its_goals_and_how_to_run_it(built):
     front = parse(out / "index.html")
     links = [a.get("href") for tag, a in front.tags if tag == "a"]
     assert "06_masked_attention.html" in links
-    text = " ".join(front.text)
+    text = " ".join(" ".join(front.text).split()).replace("’", "'")  # Sphinx typesets quotes
     assert "Lesson 06: masked self-attention" in text
     # its first learning goal, as the notebook's source words it (first line of goal 1)
     source = (ROOT / "notebooks" / "06_masked_attention.py").read_text(encoding="utf-8")
@@ -117,27 +383,126 @@ def test_front_page_lists_the_lesson_with_its_goals_and_how_to_run_it(built):
     assert "make lab" in text
 
 
-def test_exercises_never_go_out_and_solutions_only_with_the_flag(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_built_pages_have_language_title_skip_link_main_and_ordered_headings(built):
+    out, _ = built
+    for page in pages_of(out):
+        tags = parse(page)
+        html_tag = next(a for t, a in tags.tags if t == "html")
+        assert html_tag.get("lang") == "en", page.name
+        assert any(t == "title" for t, _ in tags.tags), page.name
+        mains = [a for t, a in tags.tags if t == "main"]
+        assert len(mains) == 1 and mains[0].get("id"), f"{page.name}: one <main> with an id"
+        assert any(t == "a" and a.get("href") == f"#{mains[0]['id']}" for t, a in tags.tags), f"{page.name}: skip link"
+        assert_headings_in_order(page.name, tags.headings)
+
+
+def assert_headings_in_order(name: str, headings: list[tuple[int, str]]) -> None:
+    """One h1, and no heading more than one level below the one before it (h2 -> h4 skips a level)."""
+    levels = [level for level, _ in headings]
+    assert levels.count(1) == 1, f"{name}: {levels.count(1)} h1 headings"
+    for (before, _), (level, text) in zip(headings, headings[1:]):
+        assert level <= before + 1, f"{name}: h{level} {text!r} follows an h{before}"
+
+
+# --- navigation and what is published, from unexecuted notebooks (Sphinx alone) ---
+
+
+def write_notebook(path: Path, title: str, sections: list[str]) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\n**Learning goals.** After it you can\n\n1. read {title}.")]
+    for section in sections:
+        nb.cells += [nbformat.v4.new_markdown_cell(f"## {section}"), nbformat.v4.new_code_cell("1 + 1")]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+def unexecuted(monkeypatch) -> list[str]:
     import nbformat
 
     executed = []
 
-    def fake_execute(source, cache, timeout=900, log=print):  # conversion only: the notebook as committed
-        executed.append(source.relative_to(ROOT).as_posix())
+    def fake_execute(source, cache, timeout=180, log=print):  # conversion only: the notebook as committed
+        executed.append(f"{source.parent.name}/{source.name}")
         return nbformat.read(source, as_version=4)
 
     monkeypatch.setattr(site, "execute", fake_execute)
-    site.build(tmp_path / "public", lessons=["06", "1"], log=lambda *_: None)
+    return executed
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.links.append(dict(attrs))
+
+
+def links_of(path: Path) -> list[dict]:
+    parser = Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.links
+
+
+def test_going_further_notebooks_come_after_their_lesson_with_previous_and_next_links(tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    for stem in ("03_third", "01_first", "02b_further", "02_second", "notes"):
+        write_notebook(root / "notebooks" / f"{stem}.ipynb", f"Lesson {stem}", ["One", "Two"])
+    assert [p.stem for p in site.lesson_sources(root)] == ["01_first", "02_second", "02b_further", "03_third"]
+    assert [p.stem for p in site.lesson_sources(root, ["2b", "3"])] == ["02b_further", "03_third"]
+    executed = unexecuted(monkeypatch)
+    report = site.build(tmp_path / "out", cache=tmp_path / "cache", root=root, log=lambda *_: None)
+    assert executed == [f"notebooks/{s}.ipynb" for s in ("01_first", "02_second", "02b_further", "03_third")]
+    assert report["pages"] == ["01_first.html", "02_second.html", "02b_further.html", "03_third.html"]
+    order = ["index.html", *report["pages"]]
+    for i, name in enumerate(order):
+        links = links_of(tmp_path / "out" / name)
+        prev = [a["href"] for a in links if "left-prev" in a.get("class", "")]
+        after = [a["href"] for a in links if "right-next" in a.get("class", "")]
+        assert prev == ([order[i - 1]] if i else []), (name, prev)
+        assert after == ([order[i + 1]] if i + 1 < len(order) else []), (name, after)
+        # the sidebar lists every lesson, in order, on every page
+        sidebar = [name if a["href"] == "#" else a["href"] for a in links if "reference internal" in a.get("class", "")]
+        sidebar = [h for h in sidebar if h in order]
+        assert [h for h in sidebar if h != "index.html"][:4] == report["pages"], (name, sidebar)
+        tags = parse(tmp_path / "out" / name)
+        assert_headings_in_order(name, tags.headings)
+        page_toc = [
+            a.get("href") for a in links if "nav-link" in a.get("class", "") and a.get("href", "").startswith("#")
+        ]
+        if name != "index.html":
+            assert {"#one", "#two"} <= set(page_toc), (name, page_toc)  # the page's own table of contents
+    assert (tmp_path / "out" / "search.html").exists() and (tmp_path / "out" / "searchindex.js").exists()
+
+
+def test_exercises_never_go_out_and_solutions_only_with_the_flag(tmp_path, monkeypatch):
+    executed = unexecuted(monkeypatch)
+    site.build(tmp_path / "public", lessons=["06", "1"], cache=tmp_path / "cache", log=lambda *_: None)
     assert executed == ["notebooks/01_ngrams.ipynb", "notebooks/06_masked_attention.ipynb"]
     assert not list((tmp_path / "public").rglob("solutions*")) and not list((tmp_path / "public").rglob("exercises*"))
 
     executed.clear()
-    site.build(tmp_path / "instructor", lessons=["06"], solutions=True, log=lambda *_: None)
+    site.build(tmp_path / "instructor", lessons=["06"], solutions=True, cache=tmp_path / "cache", log=lambda *_: None)
     assert executed == ["notebooks/06_masked_attention.ipynb", "solutions/06_masked_attention.ipynb"]
-    assert (tmp_path / "instructor" / "solutions" / "06_masked_attention.html").exists()
+    page = tmp_path / "instructor" / "solutions" / "06_masked_attention.html"
+    assert page.exists()
+    assert "(solutions)" in next(iter(parse(page).headings))[1]  # told apart from the lesson page
     assert "solutions/06_masked_attention.html" in (tmp_path / "instructor" / "index.html").read_text()
     with pytest.raises(ValueError, match="lessons must be among"):
         site.build(tmp_path / "bad", lessons=["99"], log=lambda *_: None)
+
+
+def test_a_folder_that_is_not_a_built_site_is_never_emptied(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work")
+    with pytest.raises(ValueError, match="not a site built here"):
+        site.build(out, lessons=["06"], log=lambda *_: None)
+    assert (out / "thesis.tex").read_text() == "years of work"
 
 
 def test_the_cache_key_follows_the_notebook_and_the_package(tmp_path):

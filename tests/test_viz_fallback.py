@@ -167,3 +167,134 @@ def test_show_carries_the_alt_text_with_the_png(shell):
 def test_show_refuses_a_generic_alt(alt):
     with pytest.raises(ValueError, match="alt must describe"):
         viz.show(alt)
+
+
+def test_explorer_static_picture_carries_the_alt_text_of_its_figure(shell):
+    """viz.show(alt) inside an explorer: the bundle's HTML shows the figure with that alt text and a caption, its
+    image/png carries the alt in the metadata, and its text names the figure by it (was alt="figure")."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    def explore(k):
+        plt.plot([0, 1, 2], [k, 1, 0])
+        viz.show(f"Loss against step for k = {k}: falls from {k} to 0 in two steps.")
+
+    viz.interactive(explore, k=w.IntSlider(value=3, min=1, max=9))
+    alt = "Loss against step for k = 3: falls from 3 to 0 in two steps."
+    outputs = [o for o in shell.display_pub.outputs if WIDGET in o["data"]]
+    [bundle] = outputs
+    page = bundle["data"]["text/html"]
+    assert f'<img alt="{alt}"' in page and f'<figcaption aria-hidden="true">{alt}</figcaption>' in page
+    assert 'alt="figure"' not in page
+    assert bundle["metadata"]["image/png"]["alt"] == alt
+    assert f"[figure: {alt}]" in bundle["data"]["text/plain"]
+    # replayed into the explorer's output with its metadata, as viz.show displayed it
+    replayed = [o for o in shell.display_pub.outputs if "image/png" in o["data"] and WIDGET not in o["data"]]
+    assert replayed and replayed[0]["metadata"]["image/png"]["alt"] == alt
+
+
+def test_a_figure_shown_without_alt_text_gets_none_in_the_static_picture():
+    shown = fallback.Shown([("data", {"image/png": base64.b64encode(png_bytes()).decode()}, {})])
+    assert shown.html().startswith("<img src=") and "alt=" not in shown.html()  # axe and the site test find it
+    assert shown.text() == "[figure]"
+    assert shown.figures[0][1] == ""
+
+
+# --- the default style: colours that colour-blind readers tell apart, heatmaps whose lightness rises ---
+
+colorspacious = pytest.importorskip("colorspacious")
+
+# Machado, Oliveira and Fernandes (2009) at full severity, as colorspacious implements them
+DEFICIENCIES = ("deuteranomaly", "protanomaly", "tritanomaly")
+# Distance in CAM02-UCS (about 1 is a just-noticeable difference on large patches); thin lines need far more.
+MIN_DISTANCE = 10.0
+
+
+def _as_seen(rgb, deficiency):
+    import numpy as np
+
+    if deficiency is None:
+        return np.asarray(rgb, dtype=float)
+    space = {"name": "sRGB1+CVD", "cvd_type": deficiency, "severity": 100}
+    return np.clip(colorspacious.cspace_convert(rgb, space, "sRGB1"), 0, 1)
+
+
+def closest_pair(colours, deficiency):
+    """The smallest CAM02-UCS distance between two colours of ``colours`` as seen with ``deficiency``."""
+    import itertools
+
+    import matplotlib.colors as mcolors
+
+    seen = [_as_seen(mcolors.to_rgb(c), deficiency) for c in colours]
+    return min(colorspacious.deltaE(a, b, input_space="sRGB1") for a, b in itertools.combinations(seen, 2))
+
+
+@pytest.fixture
+def styled():
+    import matplotlib as mpl
+
+    saved = mpl.rcParams.copy()
+    viz.use_course_style()
+    yield mpl.rcParams
+    mpl.rcParams.update(saved)
+
+
+def test_the_default_colours_stay_apart_for_colour_blind_readers(styled):
+    import matplotlib as mpl
+
+    colours = styled["axes.prop_cycle"].by_key()["color"]
+    assert len(colours) >= 6
+    for deficiency in (None, *DEFICIENCIES):
+        assert closest_pair(colours, deficiency) >= MIN_DISTANCE, deficiency
+    # the check can fail: matplotlib's own default (tab10) has pairs that protanopes and deuteranopes confuse
+    tab10 = [mpl.colors.to_hex(c) for c in mpl.colormaps["tab10"].colors]
+    assert closest_pair(tab10, "protanomaly") < MIN_DISTANCE
+    assert closest_pair(tab10, "deuteranomaly") < MIN_DISTANCE
+
+
+def test_lines_differ_in_style_too_so_colour_is_never_the_only_cue(styled):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    lines = [ax.plot([0, 1], [i, i + 1])[0] for i in range(len(viz.OKABE_ITO))]
+    plt.close(fig)
+    styles = [(str(line.get_linestyle()), str(line._dash_pattern)) for line in lines]
+    assert len(set(styles)) == len(lines), styles
+    ax = viz.line_plot([1, 2, 3], {"a": [1, 2, 3], "b": [3, 2, 1], "c": [2, 2, 2]}, xlabel="x", ylabel="y")
+    assert len({line.get_marker() for line in ax.get_lines()}) == 3
+    plt.close(ax.figure)
+
+
+def test_heatmaps_default_to_a_map_whose_lightness_rises_for_every_reader(styled):
+    """Perceptually uniform: lightness (CAM02-UCS J') rises along the map, also as colour-blind readers see it
+    (a rainbow map such as jet fails), and the attention heatmap has a colour bar."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    def rises(cmap, deficiency):
+        rgb = cmap(np.linspace(0, 1, 32))[:, :3]
+        lightness = colorspacious.cspace_convert(_as_seen(rgb, deficiency), "sRGB1", "CAM02-UCS")[:, 0]
+        return bool(np.all(np.diff(lightness) > 0))
+
+    default = plt.get_cmap(styled["image.cmap"])
+    for deficiency in (None, *DEFICIENCIES):
+        assert rises(default, deficiency), deficiency
+    assert not rises(plt.get_cmap("jet"), None)  # the check can fail
+    ax = viz.attention_heatmap(np.eye(3) * 0.5 + 0.1)
+    assert len(ax.figure.axes) == 2, "the heatmap and its colour bar"
+    assert rises(ax.images[0].get_cmap(), "deuteranomaly")
+    plt.close(ax.figure)
+
+
+def test_setup_applies_the_course_style(monkeypatch):
+    import matplotlib as mpl
+
+    import course_lib
+
+    saved = mpl.rcParams.copy()
+    try:
+        mpl.rcParams["axes.prop_cycle"] = mpl.rcParamsDefault["axes.prop_cycle"]
+        course_lib.setup(seed=0, device="cpu")
+        assert mpl.rcParams["axes.prop_cycle"].by_key()["color"] == [c for c in viz.OKABE_ITO]
+    finally:
+        mpl.rcParams.update(saved)

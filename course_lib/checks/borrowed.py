@@ -79,13 +79,13 @@ def resolve(dotted: str):
 def _stand_in_code(name: str, original: types.CodeType) -> types.CodeType:
     """A code object that calls ``_refused(name)``, with the original's free variables (so it can be swapped in)."""
     free = original.co_freevars
-    inner = f"    def {original.co_name}(*args, **kwargs):\n"
+    inner = "    def refused(*args, **kwargs):\n"
     if free:
         inner = "    " + ", ".join(free) + " = " + ", ".join("None" for _ in free) + "\n" + inner
         inner += "        (" + ", ".join(free) + ",)\n"
     inner += f"        __import__('course_lib.checks.borrowed', fromlist=['_refused'])._refused({name!r})\n"
     namespace: dict = {}
-    exec(compile(f"def _outer():\n{inner}    return {original.co_name}\n", f"<forbidden {name}>", "exec"), namespace)
+    exec(compile(f"def _outer():\n{inner}    return refused\n", f"<forbidden {name}>", "exec"), namespace)
     code = namespace["_outer"]().__code__
     assert len(code.co_freevars) == len(free)
     return code
@@ -166,8 +166,13 @@ def refusing(forbidden, fn=None):
                             space[key] = stand_in
                             undo.append(lambda space=space, key=key, obj=obj: space.__setitem__(key, obj))
                 if not isinstance(owner, types.ModuleType) and getattr(owner, attr, None) is obj:
-                    setattr(owner, attr, stand_in)  # a method of a class (e.g. a builtin method of torch.Tensor)
-                    undo.append(lambda owner=owner, attr=attr, obj=obj: setattr(owner, attr, obj))
+                    # a method of a class (e.g. a builtin method of torch.Tensor, perhaps inherited)
+                    own = attr in vars(owner)
+                    setattr(owner, attr, stand_in)
+                    if own:
+                        undo.append(lambda owner=owner, attr=attr, obj=obj: setattr(owner, attr, obj))
+                    else:
+                        undo.append(lambda owner=owner, attr=attr: delattr(owner, attr))
         yield called
     finally:
         for restore in reversed(undo):
@@ -229,8 +234,11 @@ def uses_forbidden(fn, forbidden) -> str:
     if not targets:
         return ""
 
-    def hit(obj) -> str:
-        return next((name for name, target in targets if obj is target), "")
+    def hit(obj) -> str:  # the object itself, or a copy of a function made from its code
+        code = getattr(obj, "__code__", None)
+        return next(
+            (name for name, t in targets if obj is t or (code is not None and code is getattr(t, "__code__", None))), ""
+        )
 
     seen: set[int] = set()
     todo = [fn]
@@ -311,3 +319,95 @@ def _lookup(chain: list[str], namespace: dict):
             return _MISSING
         value = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
     return value
+
+
+# ---------------------------------------------------------------- the grader's look: the notebook's text only
+
+
+def notebook_uses_forbidden(sources: list[str], function: str, forbidden) -> str:
+    """The first forbidden name that ``function`` reaches in a notebook's code cells, read without running them.
+
+    For the grader's own process, where the student's kernel (and whatever it did to the run-time
+    refusal) cannot reach: imports and simple aliases (``ib = P.is_balanced``) are followed, and so
+    are the student's own functions and classes; names are resolved only inside the packages that
+    ``forbidden`` names (never importing a module a student names). A forbidden method
+    (``torch.Tensor.backward``) counts as called by ``x.backward(...)`` unless the notebook defines a
+    method of that name itself. "" when none is found.
+    """
+    forbidden = tuple(forbidden)
+    if not forbidden:
+        return ""
+    packages = {name.split(".")[0] for name in forbidden}
+    targets = [(name, resolve(name)) for name in forbidden]
+    methods = {attr: name for name, (owner, attr, _) in targets if inspect.isclass(owner)}
+    aliases: dict[str, str] = {}
+    defs: dict[str, ast.AST] = {}
+    for source in sources:
+        try:
+            tree = ast.parse(
+                "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+            )
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    if isinstance(node, ast.Import):
+                        aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                    elif node.module and not node.level:
+                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defs[node.name] = node
+                aliases.pop(node.name, None)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                chain = _chain(node.value)
+                if chain and chain[0] in aliases:
+                    aliases[node.targets[0].id] = ".".join([aliases[chain[0]], *chain[1:]])
+    own_methods = {
+        n.name for d in defs.values() if isinstance(d, ast.ClassDef) for n in d.body if isinstance(n, ast.FunctionDef)
+    }
+
+    def hit(dotted: str) -> str:
+        if dotted.split(".")[0] not in packages:
+            return ""
+        for name, (_, _, obj) in targets:
+            if dotted == name or dotted.startswith(name + "."):
+                return name
+            try:
+                if resolve(dotted)[2] is obj:
+                    return name
+            except Exception:  # noqa: BLE001, S112 - a name that does not resolve is not this one
+                continue
+        return ""
+
+    seen: set[str] = set()
+    todo = [function]
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in defs:
+            continue
+        seen.add(current)
+        node = defs[current]
+        local = _locals(node) - {current}
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                for dotted in _imported(sub):
+                    if hit(dotted):
+                        return hit(dotted)
+            if isinstance(node, ast.ClassDef) and sub in node.bases:
+                chain = _chain(sub)
+            elif isinstance(sub, (ast.Attribute, ast.Name)):
+                chain = _chain(sub)
+            else:
+                chain = None
+            if isinstance(sub, ast.Attribute) and sub.attr in methods and sub.attr not in own_methods:
+                return methods[sub.attr]
+            if not chain or chain[0] in local:
+                continue
+            if chain[0] in defs:
+                todo.append(chain[0])
+            elif chain[0] in aliases:
+                found = hit(".".join([aliases[chain[0]], *chain[1:]]))
+                if found:
+                    return found
+    return ""

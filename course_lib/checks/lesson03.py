@@ -10,11 +10,12 @@ import itertools
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from course_lib import parentheses as P
 from course_lib.checks import Mistake
-from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, expect_answers, size_error
+from course_lib.rnn import SequenceClassifier
 
 # --------------------------------------------------------------------------- 3.1 is_balanced
 
@@ -144,6 +145,7 @@ check_is_balanced = Exercise(
     _draw_balanced,
     _judge_balanced,
     errors=_balanced_errors,
+    forbidden=("course_lib.parentheses.is_balanced", "course_lib.parentheses_symbols.is_balanced"),
 )
 
 
@@ -264,144 +266,543 @@ check_transpose_closers = Exercise(
     materialise=lambda args: [args[0], np.random.default_rng(args[1]), args[2]],  # the recipe: a seed
     observe=lambda args, live: [live[0], args[1], live[2]],
     allowed_errors=("ValueError",),
+    forbidden=(
+        "course_lib.parentheses.transpose_closers",
+        "course_lib.parentheses.transposition_pairs",
+        "course_lib.parentheses_generators.transpose_closers",
+        "course_lib.parentheses_generators.transposition_pairs",
+    ),
 )
 
 
-# --------------------------------------------------------------------------- 3.3 / 3.4 recurrent steps
+# --------------------------------------------------------------------------- 3.3 the Elman network, batched
+
+# The student's class is called with (input_size, hidden_size); the check then copies drawn weights into
+# the parameters it registered (W_xh, W_hh, b_h), runs forward on a drawn batch (with and without h0),
+# and takes the gradients of a drawn linear function of the outputs. torch.nn.RNN(nonlinearity="relu")
+# with the same weights (bias_hh = 0) is the oracle.
+
+ELMAN_SIZES = [(4, 4), (3, 5), (6, 2), (5, 7)]  # (I, H): square first, so exchanged weights show by their values
 
 
-STEP_SIZES = [(5, 5), (3, 5), (4, 4), (6, 2)]  # (I, H): square first, so an untransposed W shows by its values
-SHAPES = (
-    "a shape mismatch: x_t is (batch, I) with one example per row and W_xh is (H, I), so the "
-    "lecture's W_xh x_t is x_t @ W_xh.T (and W_hh h_{t-1} is h_prev @ W_hh.T)"
-)
+class _Args(list):
+    """The constructor's arguments (I, H), carrying the recipe of the forward pass that follows."""
+
+    recipe: dict = {}
 
 
-def _draw_step(seed, gated):
-    gen = torch.Generator().manual_seed(seed)
+def _materialise_module(args):
+    live = _Args(args[:2])
+    live.recipe = args[2]
+    return live
+
+
+def _guarded(describe):
+    """describe(module, live) with the student's crash recorded as plain data instead of raised."""
+    from course_lib.checks.protocol import _where
+
+    def run(returned, live):
+        try:
+            return describe(returned, live)
+        except Exception as exc:  # the student's forward crashed: say where
+            return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
+
+    return run
+
+
+def _elman_draw(seed):
     rng = np.random.default_rng(seed)
     cases = []
-    for I, H in STEP_SIZES:
-        B = int(rng.integers(1, 6))
-        t = [
-            torch.randn(B, I, generator=gen),
-            torch.randn(B, H, generator=gen).abs(),
-            torch.randn(H, I, generator=gen) / I**0.5,
-            torch.randn(H, H, generator=gen) / H**0.5,
-            torch.randn(H, generator=gen),
-        ]
-        if gated:
-            t += [
-                torch.randn(H, I, generator=gen) / I**0.5,
-                torch.randn(H, H, generator=gen) / H**0.5,
-                torch.randn(H, generator=gen),
-            ]
-        cases.append(t)
+    for I, H in ELMAN_SIZES:
+        recipe = {"T": int(rng.integers(3, 7)), "B": int(rng.integers(2, 5)), "seed": int(rng.integers(2**31))}
+        cases.append([I, H, recipe])
     return cases
 
 
-def _step_output(record, h):
-    out = record["returned"]
-    if not _is_tensor(out):
-        raise Mistake(f"return h_t as a torch tensor, got {record['type']}")
-    if tuple(out.shape) != tuple(h.shape):
-        raise Mistake(f"h_t should have the shape of h_prev {tuple(h.shape)} (batch, H), got {tuple(out.shape)}")
-    return out
+def _elman_tensors(I, H, recipe):
+    """The weights, inputs, h0 and loss weights of one case (float32, as a student's module holds them)."""
+    g = torch.Generator().manual_seed(recipe["seed"])
+    T, B = recipe["T"], recipe["B"]
+    return {
+        "W_xh": torch.randn(H, I, generator=g) / I**0.5,
+        "W_hh": torch.randn(H, H, generator=g) / H**0.5,
+        "b_h": torch.randn(H, generator=g) * 0.5,
+        "x": torch.randn(T, B, I, generator=g),
+        "h0": torch.randn(B, H, generator=g).abs(),
+        "R": torch.randn(T, B, H, generator=g),  # loss = sum(R * output) + sum(R_T * h_T)
+        "R_T": torch.randn(B, H, generator=g),
+    }
 
 
-def _step_errors(case, record):
+ELMAN_PARAMS = {"W_xh": lambda I, H: (H, I), "W_hh": lambda I, H: (H, H), "b_h": lambda I, H: (H,)}
+
+
+def _elman_describe(module, live):
+    I, H = live[0], live[1]
+    if not isinstance(module, torch.nn.Module):
+        return {"problem": f"ElmanRNN(input_size, hidden_size) should build an nn.Module, got {type(module).__name__}"}
+    params = dict(module.named_parameters())
+    missing = [n for n in ELMAN_PARAMS if n not in params]
+    if missing:
+        return {"missing": missing, "attributes": [n for n in ELMAN_PARAMS if hasattr(module, n)]}
+    shapes = {n: tuple(params[n].shape) for n in ELMAN_PARAMS}
+    init_zero = [n for n in ("W_xh", "W_hh") if not bool(params[n].detach().abs().sum() > 0)]
+    t = _elman_tensors(I, H, live.recipe)
+    if any(shapes[n] != ELMAN_PARAMS[n](I, H) for n in ELMAN_PARAMS):
+        return {"shapes": shapes}
+    with torch.no_grad():
+        for n in ELMAN_PARAMS:
+            params[n].copy_(t[n])
+    x, h0 = t["x"].clone(), t["h0"].clone()
+    x_req = x.clone().requires_grad_()
+    result = module(x_req)
+    if not (isinstance(result, tuple) and len(result) == 2 and all(isinstance(v, torch.Tensor) for v in result)):
+        return {"problem": f"forward should return the pair (output, h_T) of tensors, got {type(result).__name__}"}
+    output, h_T = result
+    if tuple(output.shape) != tuple(t["R"].shape) or tuple(h_T.shape) != tuple(t["R_T"].shape):
+        return {"out_shapes": [tuple(output.shape), tuple(h_T.shape)]}
+    loss = (t["R"] * output).sum() + (t["R_T"] * h_T).sum()
+    wrt = [params[n] for n in ELMAN_PARAMS] + [x_req]
+    grads = torch.autograd.grad(loss, wrt, allow_unused=True) if loss.requires_grad else [None] * len(wrt)
+    grads = [torch.zeros_like(w) if g is None else g for w, g in zip(wrt, grads)]
+    with torch.no_grad():
+        out_h0 = module(x, h0)
+    return {
+        "output": output.detach(),
+        "h_T": h_T.detach(),
+        "grads": torch.cat([g.detach().reshape(-1) for g in grads]),
+        "output_h0": out_h0[0].detach() if isinstance(out_h0, tuple) else None,
+        "changed": [not torch.equal(x, t["x"]), not torch.equal(h0, t["h0"])],
+        "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
+        "init_zero": init_zero,
+    }
+
+
+def _elman_variant(
+    t,
+    h0=None,
+    act=torch.relu,
+    bias=True,
+    transpose_hh=False,
+    transpose_xh=False,
+    detach=False,
+    shift=False,
+    swap=False,
+    h_T_first=False,
+    ignore_h0=False,
+):
+    """The outputs, last state and gradients of an Elman network with one mistake switched on (float64)."""
+    W_xh, W_hh, b_h = (t[n].double().requires_grad_() for n in ELMAN_PARAMS)
+    x = t["x"].double().requires_grad_()
+    if swap:
+        W_in, W_rec = W_hh, W_xh
+    else:
+        W_in, W_rec = W_xh, W_hh
+    h = torch.zeros(x.shape[1], W_hh.shape[0], dtype=torch.float64) if h0 is None or ignore_h0 else h0.double()
+    outputs = []
+    for x_t in x.unbind(0):
+        new = act(
+            x_t @ (W_in if transpose_xh else W_in.T) + h @ (W_rec if transpose_hh else W_rec.T) + (b_h if bias else 0)
+        )
+        outputs.append(h if shift else new)
+        h = new.detach() if detach else new
+    output = torch.stack(outputs)
+    h_T = outputs[0] if h_T_first else h
+    if h0 is not None:
+        return output.detach()
+    loss = (t["R"].double() * output).sum() + (t["R_T"].double() * h_T).sum()
+    wrt = [W_xh, W_hh, b_h, x]
+    grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+    grads = torch.cat([(torch.zeros_like(w) if g is None else g).reshape(-1) for w, g in zip(wrt, grads)])
+    return output.detach(), h_T.detach(), grads
+
+
+ELMAN_HINTS = {
+    "the lecture's Elman network uses ReLU, not tanh: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)": dict(act=torch.tanh),
+    "add the bias b_h inside the ReLU: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)": dict(bias=False),
+    "transpose W_hh: rows are examples, so W_hh h_{t-1} is h @ W_hh.T": dict(transpose_hh=True),
+    "transpose W_xh: rows are examples, so W_xh x_t is x[t] @ W_xh.T": dict(transpose_xh=True),
+    "W_xh multiplies the input x_t and W_hh the previous state h_{t-1}: you exchanged them": dict(swap=True),
+    "output[t] should be h_t, the state after reading x_t (you stored h_{t-1}, the state before it)": dict(shift=True),
+    "h_T is the last state, output[-1] (you returned the first)": dict(h_T_first=True),
+}
+
+
+def _elman_errors(case, record):
     if size_error(record):
-        return SHAPES
+        return (
+            "a shape mismatch: x[t] is (B, I) with one example per row and W_xh is (H, I), so the lecture's "
+            "W_xh x_t is x[t] @ W_xh.T (and W_hh h_{t-1} is h @ W_hh.T)"
+        )
     return ""
 
 
 def _judge_elman(cases, records):
-    got, expected = [], []
-    hints = [
-        "the lecture's Elman network uses ReLU, not tanh: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)",
-        "apply the non-linearity: h_t = ReLU(W_xh x_t + W_hh h_{t-1} + b_h)",
-        "add the bias b_h inside the ReLU",
-        "apply the ReLU to the whole sum, after adding W_hh h_{t-1}",
-        "the recurrence needs the previous state: add W_hh h_{t-1}",
-        "transpose the weights: rows are examples, so W_xh x_t is x_t @ W_xh.T",
-        "W_xh multiplies the input x_t and W_hh the previous state h_{t-1}: you exchanged them",
-        "transpose W_xh too: rows are examples, so W_xh x_t is x_t @ W_xh.T",
-        "transpose W_hh too: rows are examples, so W_hh h_{t-1} is h_prev @ W_hh.T",
-    ]
-    wrong = {h: [] for h in hints}
-    for (x, h, W_xh, W_hh, b), r in zip(cases, records):
-        got.append(_step_output(r, h))
-        pre = x @ W_xh.T + h @ W_hh.T + b
-        square = x.shape[1] == h.shape[1]
-        expected.append(torch.relu(pre))
-        for k, v in zip(
-            hints,
-            [
-                torch.tanh(pre),
-                pre,
-                torch.relu(x @ W_xh.T + h @ W_hh.T),
-                torch.relu(x @ W_xh.T + b) + h @ W_hh.T,
-                torch.relu(x @ W_xh.T + b),
-                torch.relu(x @ W_xh + h @ W_hh + b) if square else None,
-                torch.relu(x @ W_hh.T + h @ W_xh.T + b) if square else None,
-                torch.relu(x @ W_xh + h @ W_hh.T + b) if square else None,
-                torch.relu(x @ W_xh.T + h @ W_hh + b),
-            ],
-        ):
-            wrong[k].append(v)
-    expect_answers(got, expected, wrong, [f"h_t for I={c[0].shape[1]}, H={c[1].shape[1]}" for c in cases])
+    outputs, states, grads, with_h0 = [], [], [], []
+    crash = ""
+    for (I, H, recipe), r in zip(cases, records):
+        d = r["returned"]
+        if not isinstance(d, dict):
+            raise Mistake(f"ElmanRNN({I}, {H}) should build an nn.Module, got {r['type']}")
+        if "raised" in d:  # judged after the cases before it, which may name the mistake
+            crash = _elman_errors(None, d) or f"your forward raised {d['raised']}: {d['message']}{d.get('where', '')}"
+            break
+        if "problem" in d:
+            raise Mistake(d["problem"])
+        if "missing" in d:
+            plain = [n for n in d["missing"] if n in d["attributes"]]
+            if plain:
+                raise Mistake(
+                    f"wrap {', '.join(plain)} in nn.Parameter, so that the module (and the optimizer) sees them"
+                )
+            raise Mistake("name the parameters as the lecture does: self.W_xh (H, I), self.W_hh (H, H), self.b_h (H,)")
+        if "shapes" in d:
+            raise Mistake(
+                f"for input_size={I}, hidden_size={H}: W_xh should be {(H, I)}, W_hh {(H, H)} and b_h {(H,)}, "
+                f"got {d['shapes']['W_xh']}, {d['shapes']['W_hh']} and {d['shapes']['b_h']}"
+            )
+        if "out_shapes" in d:
+            T, B = recipe["T"], recipe["B"]
+            raise Mistake(
+                f"for x of shape (T, B, I) = {(T, B, I)} the output should be (T, B, H) = {(T, B, H)} and h_T "
+                f"(B, H) = {(B, H)}, got {d['out_shapes'][0]} and {d['out_shapes'][1]}"
+            )
+        if d["changed"][0] or d["changed"][1]:
+            raise Mistake("your forward changed its input x or h0 in place: work on new tensors")
+        if d["sizes"] != [I, H]:
+            raise Mistake(
+                "store self.input_size and self.hidden_size (SequenceClassifier reads them), "
+                f"got {d['sizes'][0]!r} and {d['sizes'][1]!r} for ElmanRNN({I}, {H})"
+            )
+        if d["init_zero"]:
+            raise Mistake(
+                f"{d['init_zero'][0]} starts at zero: initialise the weights at random "
+                "(e.g. uniform in (-1/sqrt(H), 1/sqrt(H)), as torch does), or every unit learns the same thing"
+            )
+        outputs.append(d["output"])
+        states.append(d["h_T"])
+        grads.append(d["grads"])
+        with_h0.append(d["output_h0"])
+    cases = cases[: len(outputs)]
+    tensors = [_elman_tensors(I, H, recipe) for I, H, recipe in cases]
+    expected = [_elman_oracle(t) for t in tensors]
+    wrong = {hint: [] for hint in ELMAN_HINTS}
+    for (I, H, _), t in zip(cases, tensors):
+        for hint, kwargs in ELMAN_HINTS.items():
+            square_only = kwargs.get("swap") or kwargs.get("transpose_xh")
+            wrong[hint].append(None if square_only and I != H else _elman_variant(t, **kwargs))
+    sizes = [f"I={I}, H={H}, x {tuple(t['x'].shape)}" for (I, H, _), t in zip(cases, tensors)]
+    expect_answers(
+        outputs,
+        [e[0] for e in expected],
+        {h: [None if v is None else v[0] for v in vs] for h, vs in wrong.items()},
+        [f"output for {s}" for s in sizes],
+    )
+    expect_answers(
+        states,
+        [e[1] for e in expected],
+        {h: [None if v is None else v[1] for v in vs] for h, vs in wrong.items()},
+        [f"h_T for {s}" for s in sizes],
+    )
+    expect_answers(
+        with_h0,
+        [_elman_oracle(t, t["h0"]) for t in tensors],
+        {
+            "use h0 when it is given (start the loop from h0; zeros only when h0 is None)": [
+                _elman_variant(t, t["h0"], ignore_h0=True) for t in tensors
+            ]
+        },
+        [f"output with h0 given, for {s}" for s in sizes],
+    )
+    expect_answers(
+        grads,
+        [e[2] for e in expected],
+        {
+            "your outputs are right but the gradients are not: the hidden state was detached between steps, so "
+            "the loss cannot reach earlier steps (backpropagation through time needs the graph)": [
+                _elman_variant(t, detach=True)[2] for t in tensors
+            ]
+        },
+        [f"the gradients (W_xh, W_hh, b_h, then x, flattened) for {s}" for s in sizes],
+    )
+    if crash:
+        raise Mistake(crash)
 
 
-def _judge_gated(cases, records):
-    hints = [
-        "z and 1 - z are swapped: z_t is the share of the OLD state kept, h_t = z_t h_{t-1} + (1 - z_t) h_bar_t",
-        "the gate needs a sigmoid, so that z_t lies between 0 and 1",
-        "the candidate h_bar_t uses ReLU in the lecture's gated RNN (tanh is the GRU's)",
-        "the gate z_t has its own weights W_xz, W_hz, b_z",
-        "h_t mixes the old state and the candidate: z_t h_{t-1} + (1 - z_t) h_bar_t, not the candidate alone",
-        "the update uses z_t times the previous state h_{t-1}, plus (1 - z_t) times the candidate h_bar_t; "
-        "you multiplied z_t by the candidate only",
-        "the candidate h_bar_t has its own weights W_xh, W_hh, b_h (not the gate's)",
-    ]
-    got, expected, wrong = [], [], {k: [] for k in hints}
-    for (x, h, W_xh, W_hh, b_h, W_xz, W_hz, b_z), r in zip(cases, records):
-        got.append(_step_output(r, h))
-        z_pre = x @ W_xz.T + h @ W_hz.T + b_z
-        hb_pre = x @ W_xh.T + h @ W_hh.T + b_h
-        z, h_bar = torch.sigmoid(z_pre), torch.relu(hb_pre)
-        expected.append(z * h + (1 - z) * h_bar)
-        zz = torch.sigmoid(hb_pre)
-        for k, v in zip(
-            hints,
-            [
-                (1 - z) * h + z * h_bar,
-                z_pre * h + (1 - z_pre) * h_bar,
-                z * h + (1 - z) * torch.tanh(hb_pre),
-                zz * h + (1 - zz) * h_bar,
-                h_bar,
-                z * h_bar,
-                z * h + (1 - z) * torch.relu(z_pre),
-            ],
-        ):
-            wrong[k].append(v)
-    expect_answers(got, expected, wrong, [f"h_t for I={c[0].shape[1]}, H={c[1].shape[1]}" for c in cases])
+def _elman_oracle(t, h0=None):
+    """torch.nn.RNN(nonlinearity="relu") with the case's weights (bias_hh = 0), in float64."""
+    H, I = t["W_xh"].shape
+    rnn = torch.nn.RNN(I, H, nonlinearity="relu", dtype=torch.float64, device="meta").to_empty(device="cpu")
+    with torch.no_grad():
+        rnn.weight_ih_l0.copy_(t["W_xh"])
+        rnn.weight_hh_l0.copy_(t["W_hh"])
+        rnn.bias_ih_l0.copy_(t["b_h"])
+        rnn.bias_hh_l0.zero_()
+    x = t["x"].double().requires_grad_()
+    if h0 is not None:
+        with torch.no_grad():
+            return rnn(x, h0.double()[None])[0]
+    output, h_n = rnn(x)
+    loss = (t["R"].double() * output).sum() + (t["R_T"].double() * h_n[0]).sum()
+    wrt = [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, x]
+    grads = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, wrt)])
+    return output.detach(), h_n[0].detach(), grads
 
 
-check_elman_step = Exercise(
+check_elman_rnn = Exercise(
     "3.3",
-    "the Elman step",
-    "elman_step",
-    ("x_t", "h_prev", "W_xh", "W_hh", "b_h"),
-    lambda seed: _draw_step(seed, gated=False),
+    "the Elman network, batched",
+    "ElmanRNN",
+    ("input_size", "hidden_size"),
+    _elman_draw,
     _judge_elman,
-    errors=_step_errors,
+    materialise=_materialise_module,
+    observe=lambda args, live: args,
+    describe=_guarded(_elman_describe),
+    errors=_elman_errors,
+    forbidden=(
+        "torch.nn.RNN",
+        "torch.nn.RNNCell",
+        "course_lib.rnn.ElmanRNN",
+        "course_lib.rnn.ElmanCell",
+        "course_lib.rnn.unroll",
+    ),
 )
-check_gated_step = Exercise(
+
+
+# --------------------------------------------------------------------------- 3.4 the training loop
+
+# The student's loop runs for one pass over a few tiny drawn batches; a reference loop runs from the same
+# initial weights, on the same batches in the same order, and every loss and the final weights are compared.
+
+
+def _train_draw(seed):
+    rng = np.random.default_rng(seed)
+    cases = []
+    for optimizer in ({"name": "sgd", "lr": 0.5, "momentum": 0.9}, {"name": "adam", "lr": 0.05}):
+        batches = []
+        for _ in range(int(rng.integers(3, 5))):
+            seqs = [
+                P.sample(str(rng.choice(P.KINDS)), 2 * int(rng.integers(2, 5)), rng)
+                for _ in range(int(rng.integers(3, 7)))
+            ]
+            tokens, lengths = P.pad(seqs)
+            labels = torch.tensor([int(P.is_balanced(s)) for s in seqs])
+            batches.append((tokens, lengths, labels))
+        model = {"H": int(rng.integers(3, 7)), "seed": int(rng.integers(2**31))}
+        cases.append([model, batches, optimizer])
+    return cases
+
+
+def _train_model(recipe):
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe["seed"])
+        return SequenceClassifier("elman", n_symbols=10, hidden_size=recipe["H"])
+
+
+def _train_optimizer(model, recipe):
+    if recipe["name"] == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=recipe["lr"], momentum=recipe["momentum"])
+    return torch.optim.Adam(model.parameters(), lr=recipe["lr"])
+
+
+def _materialise_train(args):
+    model = _train_model(args[0])
+    return [model, args[1], _train_optimizer(model, args[2])]
+
+
+def _losses(returned):
+    """A list of plain floats from what the loop returned, or None when it is not one number per batch."""
+    if not isinstance(returned, (list, tuple)):
+        return None
+    out = []
+    for v in returned:
+        if isinstance(v, torch.Tensor) and v.numel() == 1:
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)):
+            return None
+        out.append(float(v))
+    return out
+
+
+def _train_describe(returned, live):
+    return {
+        "losses": _losses(returned),
+        "type": type(returned).__name__,
+        "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
+    }
+
+
+def _reference_loop(case, mistake=None):
+    """One pass of the right loop (or of one known mistake): (losses, final state dict)."""
+    model = _train_model(case[0])
+    optimizer = _train_optimizer(model, case[2])
+    losses = []
+    for tokens, lengths, labels in case[1]:
+        logits = model(tokens) if mistake == "no lengths" else model(tokens, lengths)
+        loss = F.cross_entropy(logits, labels, reduction="sum" if mistake == "sum" else "mean")
+        if mistake != "no zero_grad":
+            optimizer.zero_grad()
+        loss.backward()
+        if mistake != "no step":
+            optimizer.step()
+        losses.append(loss.item())
+    return losses, {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+TRAIN_HINTS = {
+    "call optimizer.zero_grad() before loss.backward() at every step: without it the gradients of all "
+    "earlier batches add up": "no zero_grad",
+    "pass the lengths: model(tokens, lengths) reads each sequence's prediction at its own last step, "
+    "not at the padding": "no lengths",
+    "the weights never change: the order is optimizer.zero_grad(), loss.backward(), optimizer.step() (a step "
+    "needs the gradient that backward just computed)": "no step",
+    "use the mean cross-entropy over the batch (F.cross_entropy's default), not the sum": "sum",
+}
+
+
+def _train_errors(case, record):
+    if "does not require grad" in record.get("message", ""):
+        return "the loss has no graph to backpropagate through: do not compute it under torch.no_grad() or detach it"
+    return ""
+
+
+def _judge_train(cases, records):
+    got_losses, got_states = [], []
+    for case, r in zip(cases, records):
+        d = r["returned"]
+        n = len(case[1])
+        if d["losses"] is None or len(d["losses"]) != n:
+            raise Mistake(
+                f"return a list with one loss (a number) per batch: {n} batches, got {d['type']}"
+                + (f" of length {len(d['losses'])}" if d["losses"] is not None else "")
+            )
+        got_losses.append(d["losses"])
+        got_states.append(torch.cat([v.reshape(-1).double() for v in d["state"].values()]))
+    right = [_reference_loop(c) for c in cases]
+    what = [f"the losses ({c[2]['name']}, {len(c[1])} batches)" for c in cases]
+    weights = [f"the weights after the pass ({c[2]['name']})" for c in cases]
+    try:  # the known mistakes are run only when the answer is wrong
+        expect_answers(got_losses, [losses for losses, _ in right], None, what)
+        expect_answers(got_states, [_flat(state) for _, state in right], None, weights)
+    except Mistake:
+        runs = {hint: [_reference_loop(c, m) for c in cases] for hint, m in TRAIN_HINTS.items()}
+        expect_answers(
+            got_losses,
+            [losses for losses, _ in right],
+            {h: [losses for losses, _ in run] for h, run in runs.items()},
+            what,
+        )
+        expect_answers(
+            got_states,
+            [_flat(state) for _, state in right],
+            {h: [_flat(state) for _, state in run] for h, run in runs.items()},
+            weights,
+        )
+
+
+def _flat(state):
+    return torch.cat([v.reshape(-1).double() for v in state.values()])
+
+
+check_train_epoch = Exercise(
     "3.4",
-    "the gated update",
-    "gated_step",
-    ("x_t", "h_prev", "W_xh", "W_hh", "b_h", "W_xz", "W_hz", "b_z"),
-    lambda seed: _draw_step(seed, gated=True),
-    _judge_gated,
-    errors=_step_errors,
+    "the training loop",
+    "train_epoch",
+    ("model", "batches", "optimizer"),
+    _train_draw,
+    _judge_train,
+    materialise=_materialise_train,
+    observe=lambda args, live: [args[0], live[1], args[2]],  # the batches must come back unchanged
+    describe=_train_describe,
+    errors=_train_errors,
+    forbidden=("course_lib.train.fit",),
+)
+
+
+# --------------------------------------------------------------------------- 3.5 accuracy over epochs
+
+
+def _epochs_draw(seed):
+    rng = np.random.default_rng(seed)
+    model, batches, optimizer = _train_draw(seed)[0]
+    test_sets = {}
+    for name in ("colour_swap", "transposition")[: 1 + int(rng.integers(2))] + ("random",):
+        negatives = [P.sample(name, 2 * int(rng.integers(2, 5)), rng) for _ in range(6)]
+        positives = [P.random_positive(2 * int(rng.integers(1, 5)), rng) for _ in range(int(rng.integers(1, 5)))]
+        test_sets[name] = negatives + positives  # more negatives than positives: the two answers differ
+    return [[model, batches, optimizer, test_sets, int(rng.integers(2, 5))]]
+
+
+def _as_set(seqs):
+    seqs = [tuple(s) for s in seqs]
+    return P.ParenthesesSet(seqs=seqs, labels=[int(P.is_balanced(s)) for s in seqs], kinds=["drawn"] * len(seqs))
+
+
+def _materialise_epochs(args):
+    """The model starts by answering "not balanced" to everything; the stand-in for train_epoch flips its
+    answer at every call, so the accuracies after each epoch are known (and differ from those before it)."""
+    model = _train_model(args[0])
+    with torch.no_grad():
+        model.W_hy.weight.zero_()
+        model.W_hy.bias.copy_(torch.tensor([10.0, -10.0]))
+    optimizer = _train_optimizer(model, args[2])
+    batches = args[1]
+
+    def train_epoch(m, b, o):
+        if m is not model or b is not batches or o is not optimizer:
+            raise ValueError("call train_epoch(model, batches, optimizer) with the model, batches and optimizer given")
+        with torch.no_grad():
+            model.W_hy.bias.neg_()
+        return [0.0] * len(batches)
+
+    sets = {name: _as_set(s) for name, s in args[3].items()}
+    return [model, optimizer, batches, sets, args[4], train_epoch]
+
+
+def _epochs_expected(case, mistake=None):
+    """{set: accuracies} when the answer is "balanced" after odd epochs and "not balanced" after even ones."""
+    out = {}
+    for name, seqs in case[3].items():
+        share = float(np.mean([P.is_balanced(s) for s in seqs]))  # accuracy when answering "balanced"
+        flips = range(case[4]) if mistake == "before" else range(1, case[4] + 1)
+        out[name] = [1 - share if mistake == "no training" or e % 2 == 0 else share for e in flips]
+    return out
+
+
+def _judge_epochs(cases, records):
+    for case, r in zip(cases, records):
+        got, epochs, names = r["returned"], case[4], sorted(case[3])
+        if not isinstance(got, dict) or sorted(map(str, got)) != names:
+            raise Mistake(
+                f"return a dict with one list per test set, keys {names}, got {r['type']}"
+                + (f" with keys {sorted(map(str, got))}" if isinstance(got, dict) else "")
+            )
+        for name in names:
+            if not isinstance(got[name], (list, tuple)) or len(got[name]) != epochs:
+                raise Mistake(f"{name}: one accuracy per epoch ({epochs} epochs), got {got[name]!r}")
+        expected = _epochs_expected(case)
+        wrong = {
+            "measure the accuracy after each epoch's training, not before it": _epochs_expected(case, "before"),
+            "train in every epoch: call train_epoch(model, batches, optimizer) once per epoch": _epochs_expected(
+                case, "no training"
+            ),
+        }
+        expect_answers(
+            [got[n] for n in names],
+            [expected[n] for n in names],
+            {h: [w[n] for n in names] for h, w in wrong.items()},
+            [f"the accuracies on {n}" for n in names],
+        )
+
+
+check_accuracy_over_epochs = Exercise(
+    "3.5",
+    "accuracy over epochs",
+    "accuracy_over_epochs",
+    ("model", "optimizer", "batches", "test_sets", "epochs", "train_epoch"),
+    _epochs_draw,
+    _judge_epochs,
+    materialise=_materialise_epochs,
+    observe=lambda args, live: [args[0], live[2], args[2], args[3], live[4], None],
 )

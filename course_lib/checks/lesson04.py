@@ -14,7 +14,7 @@ from torch import nn
 from course_lib import rnn
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers
+from course_lib.checks.protocol import Exercise, expect_answers, size_error
 
 
 def _as_numpy(t) -> np.ndarray:
@@ -55,12 +55,28 @@ def _pair(record, names, h):
     return torch.cat([t.double() for t in values], dim=1)
 
 
-def _lstm_variant(x, h, c, W_xh, W_hh, b_xh, b_hh, order="ifgo", acts=None, carry=True, squash=True, both_biases=True):
+def _lstm_variant(
+    x,
+    h,
+    c,
+    W_xh,
+    W_hh,
+    b_xh,
+    b_hh,
+    order="ifgo",
+    acts=None,
+    carry=True,
+    squash=True,
+    both_biases=True,
+    one_minus_f=False,
+):
     """One LSTM step with a mistake switched on (the defaults are torch's LSTMCell)."""
     pre = x @ W_xh.T + b_xh + h @ W_hh.T + (b_hh if both_biases else 0)
     chunks = dict(zip(order, pre.chunk(4, dim=-1)))
     acts = {"i": torch.sigmoid, "f": torch.sigmoid, "g": torch.tanh, "o": torch.sigmoid, **(acts or {})}
     i, f, g, o = (acts[k](chunks[k]) for k in "ifgo")
+    if one_minus_f:
+        f = 1 - f
     c_new = f * c + i * g if carry else i * g
     h_new = o * (torch.tanh(c_new) if squash else c_new)
     return h_new, c_new
@@ -79,32 +95,264 @@ LSTM_HINTS = {
     "squash the cell state before the output gate: h_t = o_t * tanh(c_t)": dict(squash=False),
     "torch's LSTMCell adds both biases: b_xh and b_hh": dict(both_biases=False),
     "gate order: i, f, g, o; you took the forget gate first (f, i, g, o)": dict(order="figo"),
+    "f_t is the share of c_{t-1} that is KEPT: c_t = f_t * c_{t-1} + i_t * g_t (you used 1 - f_t)": dict(
+        one_minus_f=True
+    ),
 }
 
 
-def _judge_lstm(cases, records):
-    got, expected, wrong = [], [], {k: [] for k in LSTM_HINTS}
-    for (x, h, c, W_xh, W_hh, b_xh, b_hh), r in zip(cases, records):
-        got.append(_pair(r, ("h_t", "c_t"), h))
-        cell = nn.LSTMCell(W_xh.shape[1], h.shape[1], device="meta").to_empty(device="cpu")
+# --------------------------------------------------------------------------- 4.1 the LSTM cell as a module
+
+# The student's class is called with (input_size, hidden_size); the check copies drawn weights into the
+# parameters it registered (W_xh, W_hh, b_xh, b_hh), runs three steps from a drawn state (and one from
+# state=None), and takes the gradients of a drawn linear function of every h_t and c_t.
+# torch.nn.LSTMCell with the same weights is the oracle.
+
+CELL_SIZES = [(4, 4), (3, 5), (6, 2), (2, 3)]  # (I, H): square first, so a concatenation in the wrong order shows
+LSTM_PARAMS = {
+    "W_xh": lambda I, H: (4 * H, I),
+    "W_hh": lambda I, H: (4 * H, H),
+    "b_xh": lambda I, H: (4 * H,),
+    "b_hh": lambda I, H: (4 * H,),
+}
+STEPS = 3
+
+
+class _Args(list):
+    """The constructor's arguments (I, H), carrying the recipe of the steps that follow."""
+
+    recipe: dict = {}
+
+
+def _materialise_cell(args):
+    live = _Args(args[:2])
+    live.recipe = args[2]
+    return live
+
+
+def _cell_draw(seed):
+    rng = np.random.default_rng(seed)
+    return [[I, H, {"B": int(rng.integers(2, 5)), "seed": int(rng.integers(2**31))}] for I, H in CELL_SIZES]
+
+
+def _cell_tensors(I, H, recipe):
+    g = torch.Generator().manual_seed(recipe["seed"])
+    B = recipe["B"]
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g)
+
+    t = {n: r(*LSTM_PARAMS[n](I, H)) for n in LSTM_PARAMS}
+    t.update(x=r(STEPS, B, I), h0=r(B, H), c0=r(B, H), R=r(STEPS, 2, B, H))
+    return t
+
+
+def _cell_describe(module, live):
+    from course_lib.checks.protocol import _where
+
+    I, H = live[0], live[1]
+    if not isinstance(module, nn.Module):
+        return {"problem": f"LSTMCell(input_size, hidden_size) should build an nn.Module, got {type(module).__name__}"}
+    params = dict(module.named_parameters())
+    missing = [n for n in LSTM_PARAMS if n not in params]
+    if missing:
+        return {"missing": missing, "attributes": [n for n in LSTM_PARAMS if hasattr(module, n)]}
+    shapes = {n: tuple(params[n].shape) for n in LSTM_PARAMS}
+    if any(shapes[n] != LSTM_PARAMS[n](I, H) for n in LSTM_PARAMS):
+        return {"shapes": shapes}
+    t = _cell_tensors(I, H, live.recipe)
+    try:
         with torch.no_grad():
-            for p, v in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), (W_xh, W_hh, b_xh, b_hh)):
-                p.copy_(v)
-            expected.append(torch.cat(cell(x, (h, c)), dim=1))  # the oracle
-        for hint, kwargs in LSTM_HINTS.items():
-            wrong[hint].append(torch.cat(_lstm_variant(x, h, c, W_xh, W_hh, b_xh, b_hh, **kwargs), dim=1))
+            for n in LSTM_PARAMS:
+                params[n].copy_(t[n])
+        x = t["x"].clone().requires_grad_()
+        h0, c0 = t["h0"].clone(), t["c0"].clone()
+        state, states = (h0, c0), []
+        for step in range(STEPS):
+            state = module(x[step], state)
+            if not (isinstance(state, tuple) and len(state) == 2 and all(isinstance(v, torch.Tensor) for v in state)):
+                return {"problem": f"forward should return the pair (h_t, c_t) of tensors, got {type(state).__name__}"}
+            if any(tuple(v.shape) != tuple(h0.shape) for v in state):
+                return {
+                    "problem": f"h_t and c_t should have the shape (B, H) = {tuple(h0.shape)}, "
+                    f"got {tuple(state[0].shape)} and {tuple(state[1].shape)}"
+                }
+            states.append(torch.stack(state))
+            if not (torch.equal(h0, t["h0"]) and torch.equal(c0, t["c0"])):
+                return {"problem": "your forward changed the state (h, c) it was given in place: return new tensors"}
+        states = torch.stack(states)  # (STEPS, 2, B, H)
+        loss = (t["R"] * states).sum()
+        wrt = [params[n] for n in LSTM_PARAMS] + [x]
+        grads = torch.autograd.grad(loss, wrt, allow_unused=True) if loss.requires_grad else [None] * len(wrt)
+        with torch.no_grad():
+            from_none = module(t["x"][0].clone())
+        from_none = torch.stack(from_none) if isinstance(from_none, tuple) else None
+    except Exception as exc:  # the student's forward crashed: say where
+        return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
+    return {
+        "states": states.detach(),
+        "grads": torch.cat(
+            [(torch.zeros_like(w) if g is None else g).detach().reshape(-1) for w, g in zip(wrt, grads)]
+        ),
+        "from_none": from_none,
+        "changed": not (torch.equal(h0, t["h0"]) and torch.equal(c0, t["c0"])),
+        "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
+    }
+
+
+def _oracle_step(x, state, W):
+    """torch.nn.LSTMCell's step, with W as its weights (differentiable), in float64."""
+    from torch.func import functional_call
+
+    cell = nn.LSTMCell(x.shape[1], state[0].shape[1], dtype=torch.float64, device="meta")
+    weights = dict(zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh"), W.values()))
+    return functional_call(cell, weights, (x, state))
+
+
+def _swapped_step(x, state, W):
+    """colah's concatenation with h and x in the other order than the weights (the shapes still fit)."""
+    h, c = state
+    pre = torch.cat([h, x], dim=1) @ torch.cat([W["W_xh"], W["W_hh"]], dim=1).T + W["b_xh"] + W["b_hh"]
+    i, f, g, o = pre.chunk(4, dim=1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def _variant_step(**variant):
+    def step(x, state, W):
+        return _lstm_variant(x, *state, W["W_xh"], W["W_hh"], W["b_xh"], W["b_hh"], **variant)
+
+    return step
+
+
+def _cell_run(t, step=_oracle_step, detach=False, zero_state=False):
+    """States (STEPS, 2, B, H) and gradients (W_xh, W_hh, b_xh, b_hh, x) of three steps of ``step``."""
+    W = {n: t[n].double().requires_grad_() for n in LSTM_PARAMS}
+    x = t["x"].double().requires_grad_()
+    h, c = (t["h0"].double() * (0 if zero_state else 1), t["c0"].double() * (0 if zero_state else 1))
+    states = []
+    for k in range(STEPS):
+        h, c = step(x[k], (h, c), W)
+        states.append(torch.stack([h, c]))
+        if detach:
+            h, c = h.detach(), c.detach()
+    states = torch.stack(states)
+    wrt = [*W.values(), x]
+    grads = torch.autograd.grad((t["R"].double() * states).sum(), wrt, allow_unused=True)
+    grads = torch.cat([(torch.zeros_like(w) if g is None else g).reshape(-1) for w, g in zip(wrt, grads)])
+    return states.detach(), grads
+
+
+def _cell_errors(case, record):
+    if size_error(record):
+        return (
+            "a shape mismatch: x is (B, I) and h_{t-1} is (B, H); W_xh is (4H, I) and W_hh is (4H, H), so the "
+            "gates are x @ W_xh.T + h @ W_hh.T (concatenated: torch.cat([x, h], dim=1) with "
+            "torch.cat([W_xh, W_hh], dim=1), in the same order)"
+        )
+    return ""
+
+
+def _judge_cell(cases, records):
+    got_states, got_grads, got_none = [], [], []
+    crash = ""
+    for (I, H, _), r in zip(cases, records):
+        d = r["returned"]
+        if not isinstance(d, dict):
+            raise Mistake(f"LSTMCell({I}, {H}) should build an nn.Module, got {r['type']}")
+        if "raised" in d:  # judged after the cases before it, which may name the mistake
+            crash = _cell_errors(None, d) or f"your forward raised {d['raised']}: {d['message']}{d.get('where', '')}"
+            break
+        if "problem" in d:
+            raise Mistake(d["problem"])
+        if "missing" in d:
+            plain = [n for n in d["missing"] if n in d["attributes"]]
+            if plain:
+                raise Mistake(
+                    f"wrap {', '.join(plain)} in nn.Parameter, so that the module (and the optimizer) sees them"
+                )
+            raise Mistake(
+                "name the parameters as torch stacks them: self.W_xh (4H, I), self.W_hh (4H, H), self.b_xh and "
+                "self.b_hh (4H,)"
+            )
+        if "shapes" in d:
+            raise Mistake(
+                f"for input_size={I}, hidden_size={H}: W_xh should be {(4 * H, I)}, W_hh {(4 * H, H)}, b_xh and "
+                f"b_hh {(4 * H,)}, got {[d['shapes'][n] for n in LSTM_PARAMS]}"
+            )
+        if d["changed"]:
+            raise Mistake("your forward changed the state (h, c) it was given in place: return new tensors")
+        if d["sizes"] != [I, H]:
+            raise Mistake(
+                "store self.input_size and self.hidden_size (the sequence model reads them), "
+                f"got {d['sizes'][0]!r} and {d['sizes'][1]!r} for LSTMCell({I}, {H})"
+            )
+        got_states.append(d["states"])
+        got_grads.append(d["grads"])
+        got_none.append(d["from_none"])
+    cases = cases[: len(got_states)]
+    tensors = [_cell_tensors(I, H, recipe) for I, H, recipe in cases]
+    right = [_cell_run(t) for t in tensors]
+    what = [f"(h_t, c_t) over {STEPS} steps for I={I}, H={H}" for I, H, _ in cases]
+    try:  # the known mistakes are run only when the answer is wrong
+        expect_answers(got_states, [s for s, _ in right], None, what)
+    except Mistake:
+        wrong = {hint: [_cell_run(t, _variant_step(**kw))[0] for t in tensors] for hint, kw in LSTM_HINTS.items()}
+        wrong["return (h_t, c_t) in this order: you returned (c_t, h_t)"] = [
+            _cell_run(t, lambda x, s, W: _oracle_step(x, s, W)[::-1])[0] for t in tensors
+        ]
+        wrong["start from the state you are given; zeros only when state is None"] = [
+            _cell_run(t, lambda x, s, W: _oracle_step(x, (s[0] * 0, s[1] * 0), W))[0] for t in tensors
+        ]
+        wrong["the order of the concatenation: [x, h] goes with [W_xh, W_hh] (you put h first)"] = [
+            _cell_run(t, _swapped_step)[0] for t in tensors
+        ]
+        expect_answers(got_states, [s for s, _ in right], wrong, what)
     expect_answers(
-        got, expected, wrong, [f"(h_t, c_t) side by side, for I={c[0].shape[1]}, H={c[1].shape[1]}" for c in cases]
+        got_grads,
+        [g for _, g in right],
+        {
+            "your states are right but the gradients are not: the state was detached, so the loss cannot reach "
+            "earlier steps (backpropagation through time needs the graph)": [
+                _cell_run(t, detach=True)[1] for t in tensors
+            ]
+        },
+        [f"the gradients (W_xh, W_hh, b_xh, b_hh, then x, flattened) for I={I}, H={H}" for I, H, _ in cases],
     )
+    expect_answers(
+        got_none,
+        [_cell_run(t, zero_state=True)[0][0] for t in tensors],
+        None,
+        [f"(h_1, c_1) from state=None (zeros) for I={I}, H={H}" for I, H, _ in cases],
+    )
+    if crash:
+        raise Mistake(crash)
 
 
-check_lstm_step = Exercise(
+check_lstm_cell = Exercise(
     "4.1",
-    "one LSTM step",
-    "lstm_step",
-    ("x", "h", "c", "W_xh", "W_hh", "b_xh", "b_hh"),
-    lambda seed: _draw_cell(seed, 4, with_c=True),
-    _judge_lstm,
+    "the LSTM cell as a module",
+    "LSTMCell",
+    ("input_size", "hidden_size"),
+    _cell_draw,
+    _judge_cell,
+    materialise=_materialise_cell,
+    observe=lambda args, live: args,
+    describe=_cell_describe,
+    errors=_cell_errors,
+    forbidden=(
+        "torch.nn.LSTMCell",
+        "torch.nn.LSTM",
+        "torch.nn.GRUCell",
+        "torch.nn.GRU",
+        "course_lib.rnn.LSTMCell",
+        "course_lib.rnn.LSTMCell.gates",
+        "course_lib.rnn.LSTMCell.step",
+        "course_lib.rnn.LSTM",
+        "course_lib.rnn.GRUCell",
+        "course_lib.rnn.GRUCell.gates",
+        "course_lib.rnn.GRUCell.step",
+    ),
 )
 
 
@@ -327,4 +575,73 @@ check_set_forget_bias = Exercise(
         "same": returned is live[0],
         "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
     },
+)
+
+
+# ---------------------------------------------------------------- 4.5 the memory experiment over seeds
+
+# The student's function gets a stand-in for the training run, train(T, seed) -> accuracy, whose answers
+# are drawn for every (T, seed), and must return {T: {"runs": [...], "mean": ..., "sd": ...}}.
+
+
+def _memory_draw(seed):
+    rng = np.random.default_rng(seed)
+    Ts = sorted(int(v) for v in rng.choice(np.arange(2, 60), size=int(rng.integers(2, 5)), replace=False))
+    seeds = [int(v) for v in rng.choice(100, size=int(rng.integers(3, 6)), replace=False)]
+    table = {f"{T},{s}": round(float(rng.uniform(0.2, 1.0)), 4) for T in Ts for s in seeds}
+    return [[table, Ts, seeds]]
+
+
+def _materialise_memory(args):
+    table = args[0]
+
+    def train(T, seed):
+        key = f"{T},{seed}"
+        if key not in table:
+            raise ValueError(f"train(T, seed) was called with T={T!r}, seed={seed!r}: use the T values and seeds given")
+        return table[key]
+
+    return [train, args[1], args[2]]
+
+
+def _judge_memory(cases, records):
+    for (table, Ts, seeds), r in zip(cases, records):
+        got = r["returned"]
+        if not isinstance(got, dict) or sorted(got) != Ts:
+            raise Mistake(
+                f"return a dict with one entry per T, keys {Ts}, got {r['type']}"
+                + (f" with keys {sorted(got, key=str)}" if isinstance(got, dict) else "")
+            )
+        for T in Ts:
+            entry = got[T]
+            if not isinstance(entry, dict) or sorted(entry) != ["mean", "runs", "sd"]:
+                raise Mistake(f"got[{T}] should be a dict with the keys 'runs', 'mean' and 'sd', got {entry!r}")
+            runs = [table[f"{T},{s}"] for s in seeds]
+            expect_answers(
+                [entry["runs"]],
+                [runs],
+                {"run every seed at every T: runs[k] is train(T, seeds[k])": [[runs[0]] * len(runs)]},
+                [f"the runs at T={T}"],
+            )
+            expect_answers([entry["mean"]], [float(np.mean(runs))], None, [f"the mean at T={T}"])
+            expect_answers(
+                [entry["sd"]],
+                [float(np.std(runs, ddof=1))],
+                {
+                    "the spread of a few runs is the sample standard deviation, with n - 1 in the denominator "
+                    "(statistics.stdev, or np.std(runs, ddof=1))": [float(np.std(runs))]
+                },
+                [f"the standard deviation at T={T}"],
+            )
+
+
+check_memory_table = Exercise(
+    "4.5",
+    "the memory experiment over seeds",
+    "memory_table",
+    ("train", "T_values", "seeds"),
+    _memory_draw,
+    _judge_memory,
+    materialise=_materialise_memory,
+    observe=lambda args, live: [args[0], live[1], live[2]],
 )

@@ -8,6 +8,7 @@ give: when every answer matches one mistake, its hint is shown. NaN never passes
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -16,6 +17,7 @@ import torch
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, expect_answers, size_error
+from course_lib.seq2seq import Seq2Seq, Seq2SeqConfig
 
 
 def _tensor(record, name, shape):
@@ -28,206 +30,6 @@ def _tensor(record, name, shape):
 
 
 # --- Exercise 5.1 -----------------------------------------------------------------------------------------
-
-
-def _scores(Q, K):
-    return Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-
-
-def _draw_scores(seed):
-    g = torch.Generator().manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    # (T_q, T_k, d, batch dims): non-square first, so swapped keys and queries show in the shape
-    shapes = [(2, 5, 4, ()), (3, 6, 9, (2,)), (4, 4, 16, ()), (5, 3, 8, (2, 3))]
-    shapes.append(
-        (int(rng.integers(2, 6)), int(rng.integers(6, 9)), int(rng.integers(2, 12)), (int(rng.integers(1, 4)),))
-    )
-    return [[torch.randn(*b, tq, d, generator=g), torch.randn(*b, tk, d, generator=g)] for tq, tk, d, b in shapes]
-
-
-SCORE_HINTS = [
-    "you computed K Q^T: keys and queries are swapped. Row i must hold query i's scores "
-    "against every key: Q K^T, shape (..., T_q, T_k)",
-    "divide by sqrt(d), the feature size of the queries and keys: without the scale, large d "
-    "gives large scores and a softmax that saturates",
-    "scale by the square root of d, not by d itself",
-    "the scale uses d, the feature size (Q.shape[-1]), not the number of keys T_k",
-    "scale by 1/sqrt(d) (divide), not by sqrt(d) (multiply)",
-]
-
-
-def _judge_scores(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in SCORE_HINTS}
-    for (Q, K), r in zip(cases, records):
-        T_q, d = Q.shape[-2:]
-        T_k = K.shape[-2]
-        if _is_tensor(r["returned"]) and tuple(r["returned"].shape) == (*Q.shape[:-2], T_k, T_q) and T_q != T_k:
-            raise Mistake(SCORE_HINTS[0])
-        got.append(_tensor(r, "scores", (*Q.shape[:-2], T_q, T_k)))
-        raw = Q @ K.transpose(-2, -1)
-        expected.append(raw / math.sqrt(d))
-        for h, v in zip(
-            SCORE_HINTS,
-            [K @ Q.transpose(-2, -1) / math.sqrt(d), raw, raw / d, raw / math.sqrt(T_k), raw * math.sqrt(d)],
-        ):
-            wrong[h].append(v)
-    expect_answers(
-        got, expected, wrong, [f"the scores for Q {tuple(Q.shape)} and K {tuple(K.shape)}" for Q, K in cases]
-    )
-
-
-def _scores_errors(case, record):
-    Q, K = case
-    if size_error(record):
-        return (
-            f"your function fails for Q of shape {tuple(Q.shape)} and K of shape {tuple(K.shape)}; the scores are "
-            "Q K^T: transpose K's last two axes (K.transpose(-2, -1)), not K itself"
-        )
-    return ""
-
-
-check_attention_scores = Exercise(
-    "5.1",
-    "scaled dot-product attention scores",
-    "attention_scores",
-    ("Q", "K"),
-    _draw_scores,
-    _judge_scores,
-    errors=_scores_errors,
-)
-
-
-# --- Exercise 5.2 -----------------------------------------------------------------------------------------
-
-
-def _weights(scores, mask):
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1)
-
-
-def _draw_weights(seed):
-    g = torch.Generator().manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    B, T_k = int(rng.integers(2, 5)), int(rng.integers(4, 8))
-    lengths = torch.tensor(rng.integers(1, T_k + 1, size=B))
-    lengths[0] = T_k
-    padding = (torch.arange(T_k)[None, :] < lengths[:, None])[:, None, :]  # (B, 1, T_k): row b sees its first keys
-    T = int(rng.integers(3, 7))
-    random_mask = torch.rand(3, 5, generator=g) < 0.6
-    random_mask[:, 0] = True  # every query may attend to at least one key
-    return [
-        [torch.randn(B, int(rng.integers(2, 6)), T_k, generator=g), padding],
-        [torch.randn(T, T, generator=g), torch.ones(T, T, dtype=torch.bool).tril()],  # causal
-        [torch.randn(3, int(rng.integers(4, 9)), generator=g), None],  # no mask
-        [torch.randn(2, 3, 5, generator=g), random_mask],
-    ]
-
-
-WEIGHT_HINTS = [
-    "softmax over the wrong axis: normalise over the keys, the last axis (dim=-1), so each query's weights sum to 1",
-    "softmax over the wrong axis (dim 0): normalise over the keys, the last axis (dim=-1)",
-    "the mask is inverted: True means 'may attend' (as in torch's scaled_dot_product_attention), "
-    "so fill the scores where the mask is False",
-    "a masked score set to 0 still gets weight e^0 = 1 after the softmax: set it to -inf "
-    "(float('-inf')) so its weight is exactly 0",
-    "you ignored the mask: the masked positions (mask False) must get weight 0",
-    "mask before the softmax, not after: zeroing weights after it leaves rows that no longer sum to 1",
-]
-
-
-def _judge_weights(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in WEIGHT_HINTS}
-    for (scores, mask), r in zip(cases, records):
-        got.append(_tensor(r, "attention weights", scores.shape))
-        full = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask.expand_as(scores)
-        masked = scores.masked_fill(~full, float("-inf"))
-        expected.append(_weights(scores, mask))
-        for h, v in zip(
-            WEIGHT_HINTS,
-            [
-                torch.softmax(masked, dim=-2),
-                torch.softmax(masked, dim=0),
-                torch.softmax(scores.masked_fill(full, float("-inf")), dim=-1) if mask is not None else None,
-                torch.softmax(scores.masked_fill(~full, 0.0), dim=-1),
-                torch.softmax(scores, dim=-1),
-                torch.softmax(scores, dim=-1) * full,
-            ],
-        ):
-            wrong[h].append(v)
-    wrong = {h: v if None not in v else [e if x is None else x for x, e in zip(v, expected)] for h, v in wrong.items()}
-    what = [
-        f"the weights for scores of shape {tuple(s.shape)}" + (" with a mask" if m is not None else "")
-        for s, m in cases
-    ]
-    expect_answers(got, expected, wrong, what, atol=1e-6)
-
-
-check_attention_weights = Exercise(
-    "5.2", "attention weights: a masked softmax", "attention_weights", ("scores", "mask"), _draw_weights, _judge_weights
-)
-
-
-# --- Exercise 5.3 -----------------------------------------------------------------------------------------
-
-
-def _draw_context(seed):
-    g = torch.Generator().manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    sizes = [
-        (2, 5, 3),
-        (3, 4, 4),
-        (1, 7, 2),
-        (int(rng.integers(2, 6)), int(rng.integers(2, 9)), int(rng.integers(2, 9))),
-    ]
-    return [
-        [torch.softmax(torch.randn(B, T, generator=g) * 2, dim=-1), torch.randn(B, T, d, generator=g)]
-        for B, T, d in sizes
-    ]
-
-
-CONTEXT_HINTS = [
-    "that is mean-pooling: it ignores the attention weights. Weight each value by its alpha_j, then add them up",
-    "sum over the positions (axis 1, the T encoder states), not over the features",
-    "the weights already sum to 1, so add the weighted values up (sum); the mean divides by T again",
-    "you picked the single value with the largest weight (hard attention): take the weighted "
-    "average of all the values instead",
-]
-
-
-def _judge_context(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in CONTEXT_HINTS}
-    for (weights, values), r in zip(cases, records):
-        B, T, d = values.shape
-        value = r["returned"]
-        if _is_tensor(value) and tuple(value.shape) == (B, T, d):
-            raise Mistake(
-                f"one context vector per sequence: for weights (B, T) = {(B, T)} and values (B, T, d) = {(B, T, d)} "
-                f"the context has shape (B, d) = {(B, d)}: sum the weighted values over T"
-            )
-        weighted = weights.unsqueeze(-1) * values
-        variants = [values.mean(1), weighted.sum(-1), weighted.mean(1), values[torch.arange(B), weights.argmax(-1)]]
-        if _is_tensor(value) and tuple(value.shape) == (B, T) and T != d:
-            if torch.allclose(value.double(), weighted.sum(-1).double(), atol=1e-5):
-                raise Mistake(CONTEXT_HINTS[1])
-        got.append(_tensor(r, "context vectors", (B, d)))
-        expected.append(torch.einsum("bt,btd->bd", weights, values))  # c = sum_j alpha_j h_j
-        for h, v in zip(CONTEXT_HINTS, variants):
-            wrong[h].append(v if tuple(v.shape) == (B, d) else None)
-    expect_answers(got, expected, wrong, [f"the context for values {tuple(v.shape)}" for _, v in cases])
-
-
-check_context_vector = Exercise(
-    "5.3",
-    "the context vector: a weighted average of the values",
-    "context_vector",
-    ("weights", "values"),
-    _draw_context,
-    _judge_context,
-)
-
-
-# --- Exercise 5.4 -----------------------------------------------------------------------------------------
 
 
 def _draw_additive(seed):
@@ -286,10 +88,308 @@ def _judge_additive(cases, records):
 
 
 check_additive_scores = Exercise(
-    "5.4",
+    "5.1",
     "additive (Bahdanau) attention scores",
     "additive_scores",
     ("query", "keys", "W_q", "W_k", "v"),
     _draw_additive,
     _judge_additive,
+)
+
+
+# --- Exercise 5.2: the attention decoder (the build) ------------------------------------------------------
+#
+# The lesson's equations, for decoding step i (teacher forcing: y_{i-1} is tgt_in[:, i]):
+#     e_ij = h_{i-1}^d . h_j^e / sqrt(H)   alpha_i = softmax_j(e_i) (padding j >= length gets -inf)
+#     c_i = sum_j alpha_ij h_j^e           h_i^d = GRUCell([y_{i-1}; c_i], h_{i-1}^d)   logits_i = W_out [h_i^d; c_i]
+# with h_0^d = h_n^e, the last *real* encoder state of each sentence.
+
+FORBIDDEN_ATTENTION = (
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.MultiheadAttention",
+    "course_lib.attention.scaled_dot_product_attention",
+    "course_lib.attention.masked_softmax",
+    "course_lib.attention.MultiHeadAttention",
+    "course_lib.seq2seq.attend",
+    "course_lib.seq2seq.DotScore",
+    "course_lib.seq2seq.Seq2Seq.forward",
+    "course_lib.seq2seq.Seq2Seq.step",
+    "course_lib.seq2seq.Seq2Seq.context",
+)
+
+
+def build_model(recipe, decoder=False):
+    """The model a case stands for: the lesson's Seq2Seq without a built-in attention, from a seed
+    (with ``decoder``, its forward decodes with the reference decoder, as the notebook's model with yours)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe["seed"])
+        config = Seq2SeqConfig(recipe["V"], attention="none", embed_dim=recipe["E"], hidden_size=recipe["H"])
+        return (_ReferenceSeq2Seq if decoder else Seq2Seq)(config)
+
+
+def reference_decode(
+    model,
+    states,
+    lengths,
+    tgt_in,
+    *,
+    scale=True,
+    axis=-1,
+    extra=0,
+    fill=float("-inf"),
+    query="previous",
+    start="last",
+    pool="weighted",
+    detach=False,
+):
+    """The decoder of the lesson's equations (the keyword arguments give the known mistakes)."""
+    B, T, H = states.shape
+    real = torch.arange(T)[None, :] < (lengths[:, None] + extra)  # (B, T): the sentence's own positions
+    h0 = states[torch.arange(B), lengths - 1] if start == "last" else states[:, -1]
+    hidden, context = h0, torch.zeros_like(h0)
+    embedded = model.tgt_embed(tgt_in)  # (B, T_out, E)
+    outputs, weights = [], []
+    for i in range(tgt_in.shape[1]):
+        if query == "new":  # Luong's order: update first (with the previous context), then attend
+            hidden = model.decoder(torch.cat([embedded[:, i], context], dim=-1), hidden)
+        q = h0 if query == "encoder" else hidden
+        e = (states * q[:, None, :]).sum(-1)  # (B, T): h_{i-1}^d . h_j^e
+        if scale:
+            e = e / math.sqrt(H)
+        if fill is not None:
+            e = e.masked_fill(~real, fill)
+        alpha = torch.softmax(e, dim=axis)
+        context = (alpha[..., None] * states).sum(1) if pool == "weighted" else states.mean(1)
+        if detach:
+            context = context.detach()
+        if query != "new":
+            hidden = model.decoder(torch.cat([embedded[:, i], context], dim=-1), hidden)
+        outputs.append(torch.cat([hidden, context], dim=-1))
+        weights.append(alpha)
+    return model.out(torch.stack(outputs, dim=1)), torch.stack(weights, dim=1)
+
+
+class _ReferenceSeq2Seq(Seq2Seq):
+    def forward(self, src, src_lengths, tgt_in):
+        states, _, _ = self.encode(src, src_lengths)
+        return reference_decode(self, states, src_lengths, tgt_in)
+
+
+def _probe(logits):
+    """A fixed weighting of the logits: its gradient says whether (and how) the decoder is differentiable."""
+    return (logits * torch.cos(torch.arange(logits.numel(), dtype=logits.dtype)).reshape(logits.shape)).sum()
+
+
+def _describe_decode(returned, live):
+    if not (isinstance(returned, tuple) and len(returned) == 2 and all(_is_tensor(x) for x in returned)):
+        size = f" of length {len(returned)}" if isinstance(returned, (tuple, list)) else ""
+        return {"form": f"{type(returned).__name__}{size}"}
+    logits, weights = returned
+    grad = None
+    if logits.requires_grad:
+        (grad,) = torch.autograd.grad(_probe(logits), live[1], allow_unused=True)
+    return {"logits": logits.detach(), "weights": weights.detach(), "grad": None if grad is None else grad.detach()}
+
+
+def _draw_decode(seed):
+    rng = np.random.default_rng(seed)
+    cases = []
+    for _ in range(3):
+        V, E, H = int(rng.integers(6, 12)), int(rng.integers(3, 7)), int(rng.integers(4, 10))
+        B, T_in, T_out = int(rng.integers(2, 5)), int(rng.integers(4, 8)), int(rng.integers(2, 6))
+        lengths = rng.integers(1, T_in, size=B)  # shorter sentences: padding to mask ...
+        lengths[int(rng.integers(B))] = T_in  # ... and one of full length
+        g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+        states = torch.randn(B, T_in, H, generator=g)  # h_j^e (random: any encoder's states)
+        tgt_in = torch.randint(3, V, (B, T_out), generator=g)
+        tgt_in[:, 0] = 1  # BOS first
+        recipe = {"V": V, "E": E, "H": H, "seed": int(rng.integers(2**31))}
+        cases.append([recipe, states, torch.tensor(lengths, dtype=torch.long), tgt_in])
+    return cases
+
+
+DECODE_HINTS = {
+    "divide the scores by sqrt(H), H = the hidden size: e_ij = h_{i-1}^d . h_j^e / sqrt(H)": {"scale": False},
+    "softmax over the wrong axis: each sentence's weights run over its source positions j (dim=-1), "
+    "not over the batch": {"axis": 0},
+    "the padding mask is off by one: positions j < lengths[b] are real (lengths count the end marker), "
+    "j >= lengths[b] is padding": {"extra": 1},
+    "a padded position with score 0 still gets weight e^0 = 1: fill the masked scores with -inf before the softmax": {
+        "fill": 0.0
+    },
+    "you ignored the padding: the positions j >= lengths[b] must get weight 0": {"fill": None},
+    "the query of step i is the decoder's previous state h_{i-1}^d, which changes every step, "
+    "not the encoder's last state h_n^e": {"query": "encoder"},
+    "context from the wrong state: attend with h_{i-1}^d, then update (the lesson's order, as Bahdanau); "
+    "you updated first and attended with h_i^d (Luong's order)": {"query": "new"},
+    "the decoder starts from the last *real* encoder state, states[b, lengths[b] - 1], "
+    "not the padded last column states[:, -1]": {"start": "column"},
+    "that is mean-pooling: c_i must weight each h_j^e by alpha_ij (and ignore the padding)": {"pool": "mean"},
+}
+DETACHED = (
+    "your values are right but the gradient is not: no .detach() or torch.no_grad() in the decoder, "
+    "training needs the gradient through every step"
+)
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """Tiny tensors: one thread is fastest, and on a busy machine many threads are far slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _judge_decode(cases, records):
+    with _one_thread():
+        _judge_decode_all(cases, records)
+
+
+def _judge_decode_all(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in DECODE_HINTS}
+    for (recipe, states, lengths, tgt_in), r in zip(cases, records):
+        B, T_in, _ = states.shape
+        T_out, V = tgt_in.shape[1], recipe["V"]
+        out = r["returned"]
+        if not isinstance(out, dict) or "form" in out:
+            form = out.get("form") if isinstance(out, dict) else r["type"]
+            raise Mistake(f"return a tuple (logits, weights) of two tensors, got {form}")
+        if tuple(out["logits"].shape) != (B, T_out, V):
+            raise Mistake(f"logits should have shape (B, T_out, V) = {(B, T_out, V)}, got {tuple(out['logits'].shape)}")
+        if tuple(out["weights"].shape) != (B, T_out, T_in):
+            raise Mistake(
+                f"weights should have shape (B, T_out, T_in) = {(B, T_out, T_in)} (one row alpha_i per step), "
+                f"got {tuple(out['weights'].shape)}"
+            )
+        model = build_model(recipe)
+        with torch.no_grad():
+            expected.append(reference_decode(model, states, lengths, tgt_in)[1])
+            got.append(out["weights"])
+            for hint, variant in DECODE_HINTS.items():
+                wrong[hint].append(reference_decode(model, states, lengths, tgt_in, **variant)[1])
+    what = [f"the weights alpha for a batch of lengths {c[2].tolist()}" for c in cases]
+    expect_answers(got, expected, wrong, what, atol=1e-5)
+    for (recipe, states, lengths, tgt_in), r in zip(cases, records):
+        model = build_model(recipe)
+        live = states.clone().requires_grad_(True)
+        logits, _ = reference_decode(model, live, lengths, tgt_in)
+        if not _matches(r["returned"]["logits"], logits.detach()):
+            raise Mistake(
+                "the weights are right but the logits are not: h_i^d = decoder([y_{i-1}; c_i], h_{i-1}^d) "
+                "with y_{i-1} = tgt_embed(tgt_in[:, i]), and logits = out([h_i^d; c_i])"
+            )
+        (grad,) = torch.autograd.grad(_probe(logits), live)
+        if r["returned"]["grad"] is None or not _matches(r["returned"]["grad"], grad):
+            raise Mistake(DETACHED)
+
+
+def _matches(got, expected):
+    return got.shape == expected.shape and torch.allclose(got.double(), expected.double(), rtol=1e-4, atol=1e-5)
+
+
+def _decode_errors(case, record):
+    recipe, states, lengths, _ = case
+    if size_error(record):
+        return (
+            f"your function fails for states of shape {tuple(states.shape)} (B, T_in, H) and lengths "
+            f"{lengths.tolist()}: take every size from the inputs, and give the decoder [y_{{i-1}}; c_i] "
+            f"(E + H = {recipe['E'] + recipe['H']} numbers)"
+        )
+    return ""
+
+
+check_decode = Exercise(
+    "5.2",
+    "the attention decoder",
+    "decode",
+    ("model", "states", "lengths", "tgt_in"),
+    _draw_decode,
+    _judge_decode,
+    materialise=lambda args: [build_model(args[0]), args[1].clone().requires_grad_(True), args[2], args[3]],
+    observe=lambda args, live: [args[0], live[1].detach(), live[2], live[3]],  # the model is a recipe
+    describe=_describe_decode,
+    errors=_decode_errors,
+    forbidden=FORBIDDEN_ATTENTION,
+)
+
+
+# --- Exercise 5.3: your own heatmap (the experiment) -------------------------------------------------------
+
+_PAIRS = None
+
+
+def _pairs():
+    global _PAIRS
+    if _PAIRS is None:
+        from course_lib.dates import make_pairs
+
+        pairs = make_pairs(30, "val", seed=0, max_dates=2)
+        _PAIRS = list(zip(pairs.sources, pairs.targets))
+    return _PAIRS
+
+
+def _vocab():
+    from course_lib.dates import build_vocab
+
+    return build_vocab()
+
+
+def _draw_alignment(seed):
+    rng = np.random.default_rng(seed)
+    pairs = _pairs()
+    V = len(_vocab())
+    cases = []
+    for k in rng.choice(len(pairs), size=2, replace=False):
+        recipe = {"V": V, "E": int(rng.integers(3, 7)), "H": int(rng.integers(4, 10)), "seed": int(rng.integers(2**31))}
+        cases.append([recipe, *pairs[int(k)], None])
+    return cases
+
+
+def _reference_alignment(recipe, source, target):
+    from course_lib.seq2seq import encode_pairs
+
+    model = build_model(recipe, decoder=True)
+    src, lengths, tgt_in, _ = encode_pairs([source], [target], _vocab())
+    with torch.no_grad():
+        return model(src, lengths, tgt_in)[1][0]
+
+
+def _judge_alignment(cases, records):
+    with _one_thread():
+        _judge_alignment_all(cases, records)
+
+
+def _judge_alignment_all(cases, records):
+    got, expected = [], []
+    for (recipe, source, target, _), r in zip(cases, records):
+        shape = (len(target) + 1, len(source) + 1)
+        value = r["returned"]
+        if _is_tensor(value) and value.dim() == 3 and value.shape[0] == 1:
+            raise Mistake("return the matrix of the one sentence, (T_out, T_in): drop the batch axis (weights[0])")
+        if _is_tensor(value) and tuple(value.shape) == shape[::-1] and shape[0] != shape[1]:
+            raise Mistake("rows are the output characters (queries) and columns the source characters (keys)")
+        if _is_tensor(value) and value.dim() == 2 and tuple(value.shape) != shape:
+            raise Mistake(
+                f"for {source!r} -> {target!r} the matrix is (len(target) + 1, len(source) + 1) = {shape}: "
+                "the source ends with EOS, and the decoder takes one step per character of BOS + target "
+                f"(encode_pairs gives both), got {tuple(value.shape)}"
+            )
+        got.append(_tensor(r, "attention matrix", shape))
+        expected.append(_reference_alignment(recipe, source, target))
+    what = [f"the attention matrix of {c[1]!r}" for c in cases]
+    expect_answers(got, expected, {}, what, atol=1e-5)
+
+
+check_alignment = Exercise(
+    "5.3",
+    "your decoder's attention on one sentence",
+    "alignment",
+    ("model", "source", "target", "vocab"),
+    _draw_alignment,
+    _judge_alignment,
+    materialise=lambda args: [build_model(args[0], decoder=True), args[1], args[2], _vocab()],
+    observe=lambda args, live: [args[0], live[1], live[2], None],
 )

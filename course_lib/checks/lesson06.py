@@ -5,7 +5,7 @@ drawn every run (a mask of T > 8, rows and matrices of several lengths), so code
 fails on every run. The references are written out here from the lecture's definitions (key j <= i
 is allowed, -inf before the softmax, 1-based alpha_{i,j}), independently of ``course_lib.attention``;
 each known mistake is computed too, and when every answer matches one, its hint is shown.
-Exercises 6.2 and 6.3 share the hints of the mistakes they share.
+Exercises 6.1 and 6.3 share the hints of the mistakes they share.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _mistakes(e: torch.Tensor, allowed: torch.Tensor) -> dict:
         }
 
 
-# --- Exercise 6.1 -----------------------------------------------------------------------------------------
+# --- The causal mask (used by lesson 07) -----------------------------------------------------------------------------------------
 
 
 def _draw_mask(seed):
@@ -109,10 +109,7 @@ def _judge_mask(cases, records):
     expect_answers(got, expected, wrong, [f"the mask for T = {T}" for (T,) in cases], atol=0)
 
 
-check_causal_mask = Exercise("6.1", "the causal mask", "causal_mask", ("T",), _draw_mask, _judge_mask)
-
-
-# --- Exercise 6.2 -----------------------------------------------------------------------------------------
+# (No exercise of lesson 06 any more: the causal mask is part of exercise 6.3; lesson 07's check uses these.)
 
 
 def _reference_row(e, i):
@@ -124,65 +121,7 @@ def _reference_row(e, i):
     return out
 
 
-def _draw_row(seed):
-    rng = np.random.default_rng(seed)
-    n_big, n_small = int(rng.integers(9, 15)), int(rng.integers(4, 9))
-    rows = [
-        (5, 2),
-        (7, 3),
-        (n_big, int(rng.integers(2, n_big))),
-        (n_small, n_small - 1),
-        (6, 1),  # the first token sees only itself
-        (n_small, n_small),  # the last token sees everything
-    ]
-    cases = [[torch.tensor(rng.normal(0, 1.5, size=n).round(2)), i] for n, i in rows]
-    tie = torch.tensor([1.0, 1.0] + [-1.0] * (n_small - 2))  # two equal scores share the weight equally
-    return cases + [[tie, 2]]
-
-
-ROW_HINTS = {
-    "off by one: i counts from 1 as in the lecture, so keys 1..i are allowed (in Python, e_i[:i])": +1,
-    DIAGONAL: -1,
-}
-
-
-def _judge_row(cases, records):
-    mistakes = [UNMASKED, AFTER, ZERO, NO_SOFTMAX, LOG, PAST, *ROW_HINTS]
-    got, expected, wrong = [], [], {h: [] for h in mistakes}
-    for (e, i), r in zip(cases, records):
-        n = e.shape[0]
-        got.append(_tensor_of_shape(r, f"alpha_{i} for a row of n = {n} scores", (n,)))
-        expected.append(torch.tensor(_reference_row(e.numpy(), i)))
-        j = torch.arange(1, n + 1)
-        shared = _mistakes(e, j <= i)
-        for h in (UNMASKED, AFTER, ZERO, NO_SOFTMAX, LOG):
-            wrong[h].append(shared[h])
-        wrong[PAST].append(_masked_weights(e, j >= i))
-        for h, shift in ROW_HINTS.items():
-            wrong[h].append(_masked_weights(e, j <= i + shift))
-    what = [f"alpha_{i} for e_{i} = {e.tolist()}" for e, i in cases]
-    expect_answers(got, expected, wrong, what, atol=1e-6)
-
-
-def _row_errors(case, record):
-    e, i = case
-    if size_error(record):
-        return f"your function fails for a row of n = {e.shape[0]} scores: take n from e_i (e_i.shape[0]), not a fixed size"
-    return ""
-
-
-check_masked_row = Exercise(
-    "6.2",
-    "one row of masked attention weights",
-    "masked_row",
-    ("e_i", "i"),
-    _draw_row,
-    _judge_row,
-    errors=_row_errors,
-)
-
-
-# --- Exercise 6.3 -----------------------------------------------------------------------------------------
+# --- Exercise 6.1 -----------------------------------------------------------------------------------------
 
 NUMBER = ("int", "float", "float64", "float32", "ndarray")
 LECTURE = [[1.0, 0, -1, -1], [1, 1, -1, 0], [0, 1, 1, -1], [-1, -1, 2, 1]]  # the quiz's scores: alpha_{2,2} = 0.5
@@ -246,11 +185,301 @@ def _alpha_errors(case, record):
 
 
 check_alpha = Exercise(
-    "6.3",
+    "6.1",
     "the quiz for any score matrix",
     "alpha",
     ("scores", "i", "j"),
     _draw_alpha,
     _judge_alpha,
     errors=_alpha_errors,
+    forbidden=(
+        "course_lib.attention.masked_softmax",
+        "course_lib.attention.causal_mask",
+        "course_lib.attention.decoder_mask",
+        "course_lib.attention.scaled_dot_product_attention",
+        "torch.nn.functional.scaled_dot_product_attention",
+    ),
+)
+
+
+FORBIDDEN_MASKING = (
+    "course_lib.attention.masked_softmax",
+    "course_lib.attention.causal_mask",
+    "course_lib.attention.padding_mask",
+    "course_lib.attention.decoder_mask",
+    "course_lib.attention.scaled_dot_product_attention",
+    "course_lib.attention.MultiHeadAttention",
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.MultiheadAttention",
+)
+
+
+def _allowed(T, lengths, causal_shift=0, pad_shift=0, on="keys", combine="and", transposed=False):
+    """(B, T, T): where query i may attend to key j (the keyword arguments give the known mistakes)."""
+    causal = _lower(T, causal_shift)
+    causal = causal.T if transposed else causal
+    real = torch.arange(T)[None, :] < (torch.as_tensor(lengths)[:, None] + pad_shift)  # (B, T)
+    pad = real[:, None, :] if on == "keys" else real[:, :, None]
+    if combine == "causal":
+        return causal[None].expand(len(lengths), T, T)
+    if combine == "padding":
+        return pad.expand(len(lengths), T, T)
+    return causal[None] & pad if combine == "and" else causal[None] | pad
+
+
+# --- Exercise 6.2: padding and the future, by hand --------------------------------------------------------
+
+BY_HAND = ("alpha_22", "alpha_33", "alpha_42", "alpha_44")
+
+
+def _lecture_weights(**mistake):
+    """The quiz's scores in a batch of one sentence of 3 real tokens (token 4 is padding)."""
+    e = torch.tensor([LECTURE], dtype=torch.float64)
+    fill = mistake.pop("fill", float("-inf"))
+    allowed = _allowed(4, [3], **mistake)
+    return torch.softmax(e.masked_fill(~allowed, fill), dim=-1)[0]
+
+
+HAND_HINTS = {
+    "key 4 is padding: no query may attend to it, so alpha_44 = 0 and it drops out of every denominator": {
+        "combine": "causal"
+    },
+    "mask the padded keys (columns), not the padded query (row 4): query 4 still attends to keys 1..3 "
+    "(its output is ignored by the loss)": {"on": "queries"},
+    "masked attention also hides the future: query i sees the keys j <= i only": {"combine": "padding"},
+    "a masked score is -inf, not 0: exp(0) = 1 would still give it weight": {"fill": 0.0},
+}
+
+
+def _draw_by_hand(seed):
+    return [[]]  # the lecture's matrix: nothing to draw
+
+
+def _judge_by_hand(cases, records):
+    value = records[0]["returned"]
+    if not isinstance(value, dict) or set(value) != set(BY_HAND):
+        raise Mistake(f"return a dict with exactly the keys {list(BY_HAND)}, got {records[0]['type']}")
+    bad = [k for k in BY_HAND if type(value[k]) not in (int, float) or not np.isfinite(value[k])]
+    if bad:
+        raise Mistake(f"each weight is a number (a float); {bad[0]!r} is not")
+    right = _lecture_weights()
+    pick = {k: float(right[int(k[-2]) - 1, int(k[-1]) - 1]) for k in BY_HAND}
+    wrong_keys = [k for k in BY_HAND if not np.isclose(value[k], pick[k], rtol=1e-4, atol=1e-6)]
+    if not wrong_keys:
+        return
+    for hint, mistake in HAND_HINTS.items():
+        w = _lecture_weights(**mistake)
+        k = wrong_keys[0]
+        v = float(w[int(k[-2]) - 1, int(k[-1]) - 1])
+        if np.isclose(value[k], v, rtol=1e-4, atol=1e-6) or (np.isnan(v) and value[k] == 0.0):
+            raise Mistake(f"{k}: {hint}")
+    raise Mistake(
+        f"{wrong_keys[0]} is not right: write row {wrong_keys[0][-2]}'s kept scores, the softmax over them, "
+        f"then take entry {wrong_keys[0][-1]} (0 if that key is masked)"
+    )
+
+
+check_by_hand = Exercise(
+    "6.2",
+    "padding and the future, by hand",
+    "by_hand",
+    (),
+    _draw_by_hand,
+    _judge_by_hand,
+    forbidden=FORBIDDEN_MASKING,
+)
+
+
+# --- Exercise 6.3: masked attention over a padded batch (the build) ---------------------------------------
+
+
+def _draw_masked_attention(seed):
+    rng = np.random.default_rng(seed)
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    cases = []
+    for T in (int(rng.integers(4, 7)), int(rng.integers(6, 10))):
+        B, d_v = int(rng.integers(2, 5)), int(rng.integers(2, 6))
+        lengths = rng.integers(1, T, size=B)  # padded sentences ...
+        lengths[int(rng.integers(B))] = T  # ... and one of full length
+        scores = torch.randn(B, T, T, generator=g, dtype=torch.float64) * 1.5
+        cases.append([scores, torch.randn(B, T, d_v, generator=g, dtype=torch.float64), torch.tensor(lengths)])
+    T = int(rng.integers(3, 7))  # an empty sentence beside a full one: its queries see no key at all
+    cases.append(
+        [
+            torch.randn(2, T, T, generator=g, dtype=torch.float64),
+            torch.randn(2, T, 2, generator=g, dtype=torch.float64),
+            torch.tensor([T, 0]),
+        ]
+    )
+    lecture = torch.tensor([LECTURE], dtype=torch.float64)  # the quiz's matrix, token 4 padding
+    cases.append([lecture, torch.randn(1, 4, 3, generator=g, dtype=torch.float64), torch.tensor([3])])
+    return cases
+
+
+MASKING_HINTS = {
+    "softmax over the wrong axis: each query's weights (a row) run over the keys j, dim=-1": {"axis": -2},
+    "you masked the diagonal too: query i may attend to itself (j = i); only j > i is the future": {"causal_shift": -1},
+    "the causal mask is off by one: query i may see key i + 1 in your mask, one step into the future": {
+        "causal_shift": 1
+    },
+    "the padding mask is off by one: key j (counted from 1) is real when j <= lengths[b], "
+    "in Python positions j < lengths[b]": {"pad_shift": 1},
+    "the padding mask is off by one the other way: the last real token (position lengths[b] - 1 in "
+    "Python) is a real key": {"pad_shift": -1},
+    "a masked score of 0 still gets weight exp(0) = 1: fill the masked scores with -inf": {"fill": 0.0},
+    "the padding mask is on the query axis: mask the padded keys (columns), allowed[b, i, j] needs key j real; "
+    "padded queries still attend to the real past": {"on": "queries"},
+    "keys and queries are swapped: rows are queries i, columns keys j, and query i may see j <= i "
+    "(the lower triangle)": {"transposed": True},
+    "you ignored the padding: no query may attend to a padded key": {"combine": "causal"},
+    "you ignored the future: the causal mask (j <= i) must hold too": {"combine": "padding"},
+    "combine the masks with AND (both must allow), not OR": {"combine": "or"},
+    "zeroing after the softmax leaves rows that no longer sum to 1: mask the scores with -inf before it": {
+        "after": True
+    },
+    "a query with no key at all (an empty sentence) got NaN: softmax of a row of -inf is 0/0; give such "
+    "rows weights 0 (fill their scores with 0 before the softmax, then their weights with 0)": {"safe": False},
+}
+
+
+def reference_masked_attention(scores, values, lengths, axis=-1, fill=float("-inf"), after=False, safe=True, **mask):
+    """(output, weights): causal AND padding-key masks, -inf, softmax over the keys, weights @ values."""
+    T = scores.shape[-1]
+    allowed = _allowed(T, lengths, **mask)
+    if after:
+        weights = torch.softmax(scores, dim=-1) * allowed
+    else:
+        empty = ~allowed.any(dim=-1, keepdim=True) & safe  # a query with no key at all: weights 0, not NaN
+        e = scores.masked_fill(~allowed, fill).masked_fill(empty, 0.0)
+        weights = torch.softmax(e, dim=axis).masked_fill(empty, 0.0)
+    return weights @ values, weights
+
+
+def _judge_masked_attention(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in MASKING_HINTS}
+    outputs = []
+    for (scores, values, lengths), r in zip(cases, records):
+        B, T, _ = scores.shape
+        value = r["returned"]
+        if not (isinstance(value, tuple) and len(value) == 2 and all(_is_tensor(x) for x in value)):
+            raise Mistake(f"return a tuple (output, weights) of two tensors, got {r['type']}")
+        output, weights = value
+        if tuple(weights.shape) != (B, T, T):
+            raise Mistake(
+                f"weights should have the shape of the scores, (B, T, T) = {(B, T, T)}, got {tuple(weights.shape)}"
+            )
+        if tuple(output.shape) != tuple(values.shape):
+            raise Mistake(
+                f"the output has one row h_i per query: (B, T, d_v) = {tuple(values.shape)}, got {tuple(output.shape)}"
+            )
+        got.append(weights)
+        expected.append(reference_masked_attention(scores, values, lengths)[1])
+        for hint, mistake in MASKING_HINTS.items():
+            wrong[hint].append(reference_masked_attention(scores, values, lengths, **mistake)[1])
+        outputs.append((output, values))
+    what = [f"the weights for lengths {c[2].tolist()}" for c in cases]
+    expect_answers(got, expected, wrong, what, atol=1e-6)
+    for (output, values), weights in zip(outputs, expected):
+        if torch.allclose(output.double(), weights.transpose(-2, -1) @ values, atol=1e-6) and not torch.allclose(
+            weights, weights.transpose(-2, -1)
+        ):
+            raise Mistake("h_i = sum_j alpha_ij v_j: that is weights @ values, not weights^T @ values")
+    expect_answers(
+        [o for o, _ in outputs], [w @ v for (_, v), w in zip(outputs, expected)], {}, ["the output"] * len(outputs)
+    )
+
+
+def _masked_attention_errors(case, record):
+    scores, values, lengths = case
+    if size_error(record):
+        return (
+            f"your function fails for scores {tuple(scores.shape)} and lengths {lengths.tolist()}: take T and B "
+            "from the inputs; the causal mask is (T, T), the padding mask (B, T), combined (B, T, T)"
+        )
+    return ""
+
+
+check_masked_attention = Exercise(
+    "6.3",
+    "masked attention over a padded batch",
+    "masked_attention",
+    ("scores", "values", "lengths"),
+    _draw_masked_attention,
+    _judge_masked_attention,
+    errors=_masked_attention_errors,
+    forbidden=FORBIDDEN_MASKING,
+)
+
+
+# --- Exercise 6.4: what leaks (the experiment) ------------------------------------------------------------
+
+LEAK_KEYS = ("padding", "last token", "last token, earlier queries")
+
+
+def _reference_attention_fn(scores, values, lengths):
+    return reference_masked_attention(scores, values, lengths)
+
+
+def _reference_leaks(scores, values, lengths):
+    output, _ = reference_masked_attention(scores, values, lengths)
+    real = torch.arange(scores.shape[1])[None, :] < lengths[:, None]
+    padded = values.clone()
+    padded[~real] += 100.0
+    moved_padding = (reference_masked_attention(scores, padded, lengths)[0] - output).abs()[real].max().item()
+    last = int(lengths[0]) - 1
+    changed = values.clone()
+    changed[0, last] += 100.0
+    moved = (reference_masked_attention(scores, changed, lengths)[0] - output).abs()[0]
+    return {
+        "padding": moved_padding,
+        "last token": moved[last].max().item(),
+        "last token, earlier queries": moved[:last].max().item(),
+    }
+
+
+def _draw_leaks(seed):
+    rng = np.random.default_rng(seed)
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    cases = []
+    for _ in range(2):
+        T, B, d_v = int(rng.integers(4, 9)), int(rng.integers(2, 4)), int(rng.integers(2, 5))
+        lengths = rng.integers(1, T, size=B)
+        lengths[0] = int(rng.integers(2, T))  # sentence 1 is padded too, and has an earlier query
+        scores = torch.randn(B, T, T, generator=g, dtype=torch.float64)
+        cases.append([None, scores, torch.randn(B, T, d_v, generator=g, dtype=torch.float64), torch.tensor(lengths)])
+    return cases
+
+
+LEAK_HINTS = {
+    "padding": "changing the padding's values must move no real output: change values[b, j] for j >= lengths[b] "
+    "only, and compare the real queries' outputs (j < lengths[b])",
+    "last token": "the last real token of sentence 1 is position lengths[0] - 1; its own output (it attends to "
+    "itself) moves",
+    "last token, earlier queries": "the queries before the last token cannot see it (it is their future): "
+    "compare their outputs only, output[0, :last]",
+}
+
+
+def _judge_leaks(cases, records):
+    for (_, scores, values, lengths), r in zip(cases, records):
+        value = r["returned"]
+        if not isinstance(value, dict) or set(value) != set(LEAK_KEYS):
+            raise Mistake(f"return a dict with exactly the keys {list(LEAK_KEYS)}, got {r['type']}")
+        right = _reference_leaks(scores, values, lengths)
+        for key in LEAK_KEYS:
+            got = value[key]
+            if type(got) not in (int, float) or not np.isclose(got, right[key], rtol=1e-4, atol=1e-6):
+                raise Mistake(f"{key!r}: {LEAK_HINTS[key]}")
+
+
+check_leak_test = Exercise(
+    "6.4",
+    "what leaks",
+    "leak_test",
+    ("masked_attention", "scores", "values", "lengths"),
+    _draw_leaks,
+    _judge_leaks,
+    forbidden=FORBIDDEN_MASKING,
+    materialise=lambda args: [_reference_attention_fn, *args[1:]],  # the recipe: the reference masked attention
+    observe=lambda args, live: [None, *live[1:]],
 )

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
-from course_lib.checks.borrowed import Borrowed, refusing, uses_forbidden
+from course_lib.checks.borrowed import Borrowed, notebook_uses_forbidden, refusing, uses_forbidden
 from course_lib.checks.plain import _is_tensor, from_plain, same, to_plain
 
 BORROWED = "Borrowed"  # the record of a call to a forbidden name: {"raised": BORROWED, "message": name}
@@ -224,6 +224,11 @@ class Exercise:
             return "Hint: write it yourself: your function calls something this exercise asks you to replace."
         verb = "uses" if record.get("where") == "source" else "calls"
         return f"Hint: write it yourself: your function {verb} `{name}`, which this exercise asks you to replace."
+
+    def judge_source(self, sources: list[str]) -> str:
+        """The grader's look at a submission's code cells, in its own process (nothing is run): a hint or ""."""
+        name = notebook_uses_forbidden(sources, self.function, self.forbidden) if self.forbidden else ""
+        return self._borrowed_hint({"message": name, "where": "source"}) if name else ""
 
     def check(self, student_fn: Callable, *, quiet: bool = False, seed: int | None = None) -> CheckResult:
         if not callable(student_fn):

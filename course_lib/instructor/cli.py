@@ -2,7 +2,7 @@
 
 course-lib build [--check] [--force]        rebuild notebooks and exercises (CI: --check)
 course-lib release 01 handout/              copy lesson 01's exercise notebook to hand out
-course-lib grade subs/ --lesson 01 --out grades.csv
+course-lib grade subs/ --lesson 01 --out grades.csv   (refuses without a sandbox; --no-sandbox)
 course-lib validate 01_ngrams.ipynb         run one notebook as the grader does; which exercises fail
 course-lib doctor [--for instructor]        what runs here, what is missing, how to fix it
 """
@@ -88,18 +88,24 @@ def doctor(role: str = STUDENT) -> int:
         if not widgets
         else f"will fall back to static output (install {' and '.join(sorted(widgets))})",
     )
+    no_sandbox = ""
     if INSTRUCTOR in roles:
         from course_lib.instructor import sandbox
 
-        print("grading isolation:", sandbox.detect().describe())
+        support = sandbox.detect()
+        print("grading isolation:", support.describe())
+        if not support.bwrap:
+            no_sandbox = sandbox.refusal(support)
     if CONTRIBUTOR in roles:
         chromium = shutil.which("chromium") or shutil.which("chromium-browser")
         print(
             "browser tests:", f"chromium at {chromium}" if chromium else "no chromium (run scripts/install_browser.sh)"
         )
-    if missing or kernel:
+    if missing or kernel or no_sandbox:
         for who, names in missing.items():
             print(f"\nmissing for a {who}: {', '.join(names)}\nfix: {FIX[who]}")
+        if no_sandbox:
+            print(f"\nthe sandbox: `course-lib grade` would refuse here: {no_sandbox}")
         return 1
     print(f"\neverything {'an' if role == INSTRUCTOR else 'a'} {role} needs is here")
     return 0
@@ -107,10 +113,17 @@ def doctor(role: str = STUDENT) -> int:
 
 def validate(path: str, timeout: int = 120) -> int:
     """Run a student's notebook as the grader would and say which exercises pass (nbgrader validate's job)."""
-    from course_lib.instructor import grading
+    from course_lib.instructor import grading, sandbox
 
     release = grading.find_release_for(path)
-    sub = grading.grade_submission(path, release, cell_timeout=timeout)
+    support = sandbox.detect()
+    if not support.bwrap:  # a student checking their own notebook: their own code, on their own machine
+        print(
+            f"note: no sandbox here ({support.why_not}); the notebook runs unconfined. Use `course-lib grade` "
+            "(which refuses without one) for other people's notebooks.",
+            file=sys.stderr,
+        )
+    sub = grading.grade_submission(path, release, cell_timeout=timeout, sandboxed=bool(support.bwrap))
     print(grading.feedback_text(sub))
     return 0 if sub.score == len(sub.exercises) else 1
 
@@ -136,6 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (about one per 2 cores)")
     g.add_argument("--budget", type=int, default=900, help="seconds for a whole notebook before its kernel is killed")
     g.add_argument("--memory", type=int, default=3000, help="MB of memory per submission")
+    g.add_argument("--disk", type=int, default=500, help="MB each for a submission's working folder, /tmp, /dev/shm")
+    g.add_argument("--cpu", type=int, default=900, help="seconds of CPU time per submission")
+    g.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="grade without bubblewrap: the students' code runs UNCONFINED, at your own risk (marked in the output)",
+    )
     g.add_argument("--release", default=None, help="the exercise notebook you handed out (default: the clone's)")
     v = sub.add_parser("validate", help="run one notebook as the grader would; say which exercises fail")
     v.add_argument("notebook", help="a student's exercise notebook, e.g. 01_ngrams.ipynb")
@@ -180,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                     budget=args.budget,
                     jobs=args.jobs,
                     release=args.release,
-                    limits=Limits(memory_mb=args.memory),
+                    limits=Limits(memory_mb=args.memory, disk_mb=args.disk, cpu_seconds=args.cpu),
+                    sandboxed=not args.no_sandbox,
                 )
             except KeyboardInterrupt:
                 print(

@@ -28,16 +28,16 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from course_lib.instructor import sandbox
 from course_lib.instructor.ids import sort_key
 from course_lib.instructor.release import expected_exercises, release, release_notebook, restore_checks
+from course_lib.instructor.roster import Entry, collect, feedback_names, unique_names
 from course_lib.instructor.submission import (
     FAILED,
     MAX_RECORD_BYTES,
@@ -50,6 +50,7 @@ from course_lib.instructor.submission import (
     grade_submission,
     protocol,
     read_regular,
+    shown,
 )
 
 __all__ = [  # the grading API, wherever each piece lives
@@ -61,6 +62,7 @@ __all__ = [  # the grading API, wherever each piece lives
     "feedback_text",
     "find_release_for",
     "collect",
+    "feedback_names",
     "safe_cell",
     "read_regular",
     "Submission",
@@ -74,47 +76,6 @@ __all__ = [  # the grading API, wherever each piece lives
 
 class InstructorError(Exception):
     """A problem with the grading set-up, not with a student's work: stop before grading anyone."""
-
-
-@dataclass
-class Entry:
-    student: str
-    path: Path
-
-
-def collect(submissions) -> tuple[list[Entry], list[str]]:
-    """Every submission: a notebook path, a flat folder of ``<student>.ipynb``, or nbgrader's
-    ``submitted/<student>/<assignment>/<notebook>.ipynb`` (also ``<student>/<notebook>.ipynb``).
-    Nothing is followed through a symbolic link. Returns the entries and warnings for the instructor."""
-    entries, warnings = [], []
-    for item in submissions:
-        item = Path(item)
-        if item.is_symlink() or not item.exists():
-            entries.append(Entry(item.stem, item)) if item.suffix == ".ipynb" else warnings.append(
-                f"{item}: not found (or a symbolic link); skipped"
-            )
-            continue
-        if not item.is_dir():
-            entries.append(Entry(item.stem, item))
-            continue
-        for child in sorted(item.iterdir()):
-            if child.suffix == ".ipynb" and not child.is_dir():
-                entries.append(Entry(child.stem, child))
-            elif child.is_dir() and not child.is_symlink():  # nbgrader: one folder per student
-                found = sorted(
-                    p
-                    for p in child.rglob("*.ipynb")
-                    if ".ipynb_checkpoints" not in p.parts and len(p.parts) - len(child.parts) <= 2
-                )
-                if len(found) == 1:
-                    entries.append(Entry(child.name, found[0]))
-                elif len(found) > 1:
-                    warnings.append(f"{child}: {len(found)} notebooks for one student; grading none, pass one")
-                deeper = [p for p in child.rglob("*.ipynb") if len(p.parts) - len(child.parts) > 2]
-                warnings += [f"{p}: too deep to be a submission; skipped" for p in deeper]
-            elif child.is_symlink() and child.suffix != ".ipynb":
-                warnings.append(f"{child}: a symbolic link; not followed")
-    return entries, warnings
 
 
 def safe_cell(value) -> str:
@@ -203,18 +164,29 @@ def grade(
     release=None,
     limits: sandbox.Limits | None = None,
     progress=print,
+    sandboxed: bool = True,
 ) -> list[Submission]:
     """Grade every submission; append one CSV row each to ``out`` as it finishes, and a feedback file each.
 
-    Raises :class:`InstructorError` (nothing graded) for set-up problems. Ctrl-C stops the run: rows
-    already written stay, the students in progress get no row, and the same call resumes.
+    Raises :class:`InstructorError` (nothing graded, nothing written) for set-up problems, among them no
+    working sandbox while ``sandboxed`` (``--no-sandbox`` sets it False: the students' code then runs
+    unconfined; the run warns at its start and end and writes ``<out>.UNSANDBOXED.txt`` beside the CSV,
+    naming every student graded so). The tracebacks of anything that failed in the grader go to ``<out>.log``.
+    Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
+    resumes.
     """
     from course_lib._validate import positive_int
 
     jobs = positive_int("jobs", jobs)
     cell_timeout = positive_int("cell_timeout", cell_timeout)
     budget = positive_int("budget", budget)
+    if not isinstance(sandboxed, bool):
+        raise ValueError(f"sandboxed must be True or False, got {sandboxed!r}")
     limits = limits or sandbox.Limits()
+    say = progress or (lambda *a: None)
+    support = sandbox.detect()
+    if sandboxed and not support.bwrap:
+        raise InstructorError(sandbox.refusal(support))  # before anything is written or run
     release = Path(release) if release else release_notebook(lesson, root)
     lesson = lesson[:2] if lesson else release.name[:2]
     out = Path(out)
@@ -222,52 +194,68 @@ def grade(
     entries, warnings = collect(submissions)
     if not entries:
         raise ValueError("submissions: no notebooks found")
-    names = [e.student for e in entries]
-    duplicates = sorted({s for s in names if names.count(s) > 1})
-    if duplicates:
-        raise ValueError(f"submissions: two files would share the student name(s) {duplicates}; rename them")
+    entries = unique_names(entries)
     expected = preflight(lesson, release, out, feedback_dir)
     header = _header(sorted(expected, key=sort_key))
     done = _previous_rows(out, header)
-    say = progress or (lambda *a: None)
+    files = feedback_names([e.student for e in entries])
+    log = out.with_suffix(".log")
+    marker = out.with_name(out.stem + ".UNSANDBOXED.txt")
+    if not sandboxed:
+        say(f"WARNING: grading WITHOUT the sandbox (--no-sandbox): {sandbox.NO_SANDBOX_RISK}.")
     for warning in warnings:
         say(f"warning: {warning}")
-    say(f"isolation: {sandbox.detect().describe()}")
+    say(f"isolation: {support.describe() if sandboxed else 'NONE (--no-sandbox); limits only'}")
     sandbox.sweep_cgroups()
     if done:
         say(f"resuming: {len(done)} student(s) already in {out}")
     todo = [e for e in entries if safe_cell(e.student) not in done]
     new_file = not out.exists() or out.stat().st_size == 0
     results: list[Submission] = []
-    with open(out, "a", newline="", encoding="utf-8") as f:
+    job = {
+        "release": str(release),
+        "lesson": lesson,
+        "cell_timeout": cell_timeout,
+        "budget": budget,
+        "limits": asdict(limits),
+        "sandboxed": sandboxed,
+        "log": log.name,
+    }
+    with open(out, "a", newline="", encoding="utf-8") as f, open(log, "ab") as log_file:
         writer = csv.writer(f)
         if new_file:
             writer.writerow(header)
             f.flush()
-        job = {
-            "release": str(release),
-            "lesson": lesson,
-            "cell_timeout": cell_timeout,
-            "budget": budget,
-            "limits": asdict(limits),
-        }
-        for sub in _run_all(todo, job, jobs, budget):
+        for sub in _run_all(todo, job, jobs, budget, log_file, log.name):
+            if not sandboxed:
+                with open(marker, "a", encoding="utf-8") as m:
+                    if m.tell() == 0:
+                        m.write(
+                            f"The students below in {out.name} were graded by `course-lib grade --no-sandbox`: "
+                            "their code ran unconfined on the grader's machine.\n"
+                        )
+                    m.write(f"{sub.student}\n")
             writer.writerow(_row(sub, sorted(expected, key=sort_key)))
             f.flush()
             os.fsync(f.fileno())
-            (feedback_dir / f"{_file_name(sub.student)}.md").write_text(feedback_text(sub), encoding="utf-8")
+            try:
+                text = feedback_text(sub, unsandboxed=not sandboxed)
+                (feedback_dir / f"{files[sub.student]}.md").write_text(text, encoding="utf-8")
+            except OSError as exc:  # the row is written; the run goes on
+                say(f"warning: {shown(sub.student)}: the feedback file could not be written ({exc})")
             results.append(sub)
             say(
                 f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
                 + (f"; {len(sub.problems)} problem(s)" if sub.problems else "")
                 + f" ({sub.seconds:.0f} s)"
             )
+    if log.exists() and log.stat().st_size == 0:
+        log.unlink()
+    elif log.exists():
+        say(f"the grader logged problems of its own in {log}")
+    if not sandboxed:
+        say(f"WARNING: graded WITHOUT the sandbox: the students' code ran unconfined; {marker.name} lists them.")
     return results
-
-
-def _file_name(student: str) -> str:
-    name = re.sub(r"[^\w.-]", "_", student).lstrip(".-") or "student"
-    return name[:100]
 
 
 class _Worker:
@@ -275,14 +263,15 @@ class _Worker:
     one submission at a time: a job as a JSON line on its stdin, the Submission as a JSON line on its stdout.
     Kept for many submissions, so its imports (nbclient, torch) are paid once."""
 
-    def __init__(self):
+    def __init__(self, log_file=None, log_name: str = "the log"):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "course_lib.instructor.grading", "--worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=log_file if log_file is not None else subprocess.DEVNULL,  # tracebacks: the instructor's log
             start_new_session=True,
         )
+        self.log_name = log_name
         self.entry: Entry | None = None
         self.started = 0.0
         self.buffer = b""
@@ -303,8 +292,8 @@ class _Worker:
         try:
             return Submission(**json.loads(self.buffer.split(b"\n")[0].decode("utf-8")))
         except Exception:
-            sub = Submission(student=entry.student, path=str(entry.path))
-            why = "ran past the total time budget" if late else "the grader's worker failed"
+            sub = Submission(student=entry.student, path=shown(str(entry.path)))
+            why = "ran past the total time budget" if late else f"the grader's worker failed (see {self.log_name})"
             sub.problems.append(f"not graded: {why}; tell your instructor")
             return sub
 
@@ -318,9 +307,10 @@ class _Worker:
         self.proc.wait()
 
 
-def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int):
-    """Grade every entry with ``jobs`` workers; yield each Submission as it finishes. A worker past the
-    budget (plus a margin for starting the kernel) is killed with everything it started, and replaced."""
+def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=None, log_name: str = "the log"):
+    """Grade every entry with ``jobs`` workers; yield each Submission as it finishes. A worker past twice the
+    budget (a stalled kernel is retried once) plus a margin for starting kernels is killed with everything it
+    started, and replaced."""
     import select
 
     pending = list(entries)
@@ -331,7 +321,7 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int):
                 if worker.entry is None and pending:
                     worker.give(pending.pop(0), job)
             while pending and len(workers) < jobs:
-                workers.append(_Worker())
+                workers.append(_Worker(log_file, log_name))
                 workers[-1].give(pending.pop(0), job)
             busy = {w.proc.stdout.fileno(): w for w in workers if w.entry}
             ready, _, _ = select.select(list(busy), [], [], 0.5)
@@ -344,7 +334,7 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int):
                         worker.kill()
                         workers.remove(worker)
             for worker in list(workers):
-                if worker.entry and time.monotonic() - worker.started > budget + 120:
+                if worker.entry and time.monotonic() - worker.started > 2 * budget + 120:
                     worker.kill()
                     workers.remove(worker)
                     yield worker.result(late=True)
@@ -354,22 +344,38 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int):
 
 
 def _worker() -> int:
-    # our stdout carries the results; the kernels inherit 1 and 2, so point those at /dev/null
+    # our stdout carries the results; fd 2 is the instructor's log (the kernels' own output goes to /dev/null)
+    import logging
+    import traceback
+
     results = os.fdopen(os.dup(1), "w", encoding="utf-8")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
+    current = {"student": ""}
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(student)s: %(message)s"))
+    handler.addFilter(lambda record: setattr(record, "student", current["student"]) or True)
+    logging.getLogger("course_lib.grading").addHandler(handler)
     for line in sys.stdin:
         job = json.loads(line)
-        sub = grade_submission(
-            job["path"],
-            job["release"],
-            lesson=job["lesson"],
-            student=job["student"],
-            cell_timeout=job["cell_timeout"],
-            budget=job["budget"],
-            limits=sandbox.Limits(**job["limits"]),
-        )
+        current["student"] = job["student"]
+        try:
+            sub = grade_submission(
+                job["path"],
+                job["release"],
+                lesson=job["lesson"],
+                student=job["student"],
+                cell_timeout=job["cell_timeout"],
+                budget=job["budget"],
+                limits=sandbox.Limits(**job["limits"]),
+                sandboxed=job["sandboxed"],
+            )
+        except Exception:  # ours, never the student's: the row says so and the instructor gets the traceback
+            logging.getLogger("course_lib.grading").error("grading failed:\n%s", traceback.format_exc())
+            sub = Submission(student=job["student"], path=shown(job["path"]))
+            sub.problems.append(
+                f"not graded: the grader failed on this submission (see {job['log']}); tell your instructor"
+            )
         results.write(json.dumps(asdict(sub)) + "\n")
         results.flush()
     return 0

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
-from pathlib import Path
 
 from course_lib.instructor import sandbox
 
@@ -24,15 +24,36 @@ def _client_class():
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError
 
-    class GuardedClient(NotebookClient):
-        """nbclient with an output cap enforced as output streams, and interrupt-then-kill on timeouts."""
+    from course_lib.instructor.watchdog import WatchdogMixin
 
-        def __init__(self, nb, *, deadline: float, max_output_bytes: int, **kw):
+    class GuardedClient(WatchdogMixin, NotebookClient):
+        """nbclient with an output cap enforced as output streams, a cap on widget messages, interrupt-then-kill
+        on timeouts, and the watchdog: a kernel that stops answering (idle while we wait) is woken by a request
+        on a fresh connection, else the cell fails with ``watchdog.KernelStalled`` naming it."""
+
+        def __init__(
+            self,
+            nb,
+            *,
+            deadline: float,
+            max_output_bytes: int,
+            max_widget_bytes: int,
+            on_ready=None,
+            notebook_name: str = "",
+            stall_after=None,
+            stall_timeout=None,
+            **kw,
+        ):
             super().__init__(nb, **kw)
+            self.watchdog_init(notebook_name, stall_after, stall_timeout)
             self.deadline = deadline
             self.max_output_bytes = max_output_bytes
             self.output_bytes = 0
             self.dropped = False
+            self.max_widget_bytes = max_widget_bytes
+            self.widget_bytes = 0  # comm (widget) messages: nbclient keeps widget state, so they are capped too
+            self.widgets_dropped = 0
+            self.on_ready = on_ready
             self.interrupted_cells: list[int] = []
             self.killed = ""
             self.timeout_func = self._timeout_for
@@ -52,6 +73,30 @@ def _client_class():
             # MAX_MESSAGE_BYTES dropped the output channel for good. Later cells need not wait as long.
             self.silent_cells.append(self.cell_index)
             self.iopub_timeout = 1
+
+        async def async_start_new_kernel_client(self):
+            kc = await super().async_start_new_kernel_client()
+            if self.on_ready is not None:
+                self.on_ready()
+            return kc
+
+        def handle_comm_msg(self, outs, msg, cell_index):
+            content = msg.get("content", {})
+            self.widget_bytes += len(json.dumps(content, default=str)) + sum(len(b) for b in msg.get("buffers") or [])
+            if self.widget_bytes > self.max_widget_bytes:
+                self.widgets_dropped += 1  # neither stored nor handled
+                return None
+            return super().handle_comm_msg(outs, msg, cell_index)
+
+        def _update_display_id(self, display_id, msg):
+            # an update rewrites every output shown under that id: counted against the output cap like new output
+            shown_at = self._display_id_map.get(display_id, {})
+            copies = sum(len(outputs) for outputs in shown_at.values())
+            self.output_bytes += copies * len(json.dumps(msg.get("content", {}), default=str))
+            if self.output_bytes > self.max_output_bytes:
+                self.dropped = True
+                return None
+            return super()._update_display_id(display_id, msg)
 
         def output(self, outs, msg, display_id, cell_index):
             self.output_bytes += len(json.dumps(msg.get("content", {}), default=str))
@@ -89,13 +134,34 @@ class _OutputWatch(logging.LoggerAdapter):
             super().warning(msg, *args, **kwargs)
 
 
-def _kernel_manager(home: Path, conn: Path, limits: sandbox.Limits, cgroup: str | None):
+def kernel_argv(connection_file: str) -> list[str]:
+    """The kernel itself (the tests put a kernel that stops answering here)."""
+    return [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file]
+
+
+def _kernel_manager(box: sandbox.Box, limits: sandbox.Limits, cgroup: str | None):
     from jupyter_client.manager import AsyncKernelManager
+
+    conn = box.conn
 
     class SandboxedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
-            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
-            return sandbox.kernel_command(argv, home, conn, limits, cgroup)
+            argv = kernel_argv(self.connection_file)
+            if box.uid is not None:  # the connection file (written just now) is readable to the kernel's uid
+                os.chown(self.connection_file, 0, box.uid)
+                os.chmod(self.connection_file, 0o640)
+            return sandbox.kernel_command(argv, box, limits, cgroup)
+
+        exit_code = None  # how the kernel's process ended, when we saw it end
+
+        async def _async_is_alive(self):  # what the client asks (kc.is_alive calls it)
+            alive = await super()._async_is_alive()
+            process = getattr(self.provisioner, "process", None)
+            if not alive and process is not None and self.exit_code is None:
+                self.exit_code = process.poll()
+            return alive
+
+        is_alive = _async_is_alive
 
         def client(self, **kwargs):
             # a message bigger than this drops the connection instead of being read into our memory

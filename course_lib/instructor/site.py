@@ -1,17 +1,20 @@
-"""Build the course as a static website: every lesson executed, every figure and equation in place.
+"""Build the course as a static website: every lesson executed, every figure described, every page accessible.
 
-    python -m course_lib.instructor.site                  # the seven lessons -> build/site/index.html
+    python -m course_lib.instructor.site                  # every lesson -> build/site/index.html
     python -m course_lib.instructor.site --lessons 01 06  # a subset (the front page lists what was built)
     python -m course_lib.instructor.site --solutions      # also the solutions notebooks (for instructors)
 
 Each notebook is executed with nbclient as a student would run it (in its folder), and the executed
 copy is cached in build/site-cache/ under a hash of the notebook, course_lib's sources and the shipped
-weights, so a second build only converts. nbconvert's HTML exporter (the "lab" template, the look of
-JupyterLab) writes one page per notebook. The widget state is left out of the pages: without it
-nbconvert shows each widget's static fallback (course_lib.notebook.fallback: the explorer's first
-figure and text, the quiz question), which needs no kernel and no JavaScript from the internet.
-MathJax comes from the jupyter-server-mathjax package and is copied next to the pages, so the site
-works offline and on any static host. Exercises are never published; solutions only with --solutions.
+weights, so a second build only converts. Sphinx turns the executed notebooks into pages (myst-nb reads
+them, pydata-sphinx-theme lays them out: designed for WCAG 2.1 AA, with a skip link, a table of contents
+on every page, previous/next links, search and a dark mode; code highlighted by accessible-pygments'
+WCAG AA styles). Before that, each figure becomes an <img> with the alt text ``viz.show(alt)`` gave it
+and the same text as a visible caption. The widget state is left out, so each widget shows its static
+fallback (course_lib.notebook.fallback: the explorer's first figure and text, the quiz question), which
+needs no kernel and no JavaScript from the internet. MathJax comes from the jupyter-server-mathjax package
+and is copied next to the pages: the site works offline and on any static host. Exercises are never
+published; solutions only with --solutions.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
-import html
+import io
 import json
 import re
 import shutil
@@ -31,72 +34,94 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "build" / "site"
 DEFAULT_CACHE = ROOT / "build" / "site-cache"
+SITE_TITLE = "Sequence models, from n-grams to transformers"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
 # MathJax 2.7 from jupyter-server-mathjax, without what these pages never load (other output processors,
 # accessibility maps, translations): 9.5 MB -> about 3 MB.
 MATHJAX_SKIP = ("jax/output/SVG", "extensions/a11y", "localization")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# A lesson NN_topic, or its going-further notebook NNb_topic (listed right after it: 02, 02b, 03, ...).
+NOTEBOOK_NAME = re.compile(r"^(\d{2}b?)_[A-Za-z0-9_-]+$")
 
-# Each lesson page: JupyterLab's look (nbconvert's lab template) without require.js, Mermaid and the widget
-# manager (all loaded from a CDN, none needed here), plus a bar to the front page and the next lesson.
-PAGE_TEMPLATE = """{%- extends 'index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{% block jupyter_widgets %}{% endblock jupyter_widgets %}
-{%- block html_head_js_mathjax -%}
-<link rel="icon" href="data:,">{{ resources.course_mathjax }}
-{%- endblock html_head_js_mathjax -%}
-{% block extra_css %}<style>{{ resources.course_css }}</style>{% endblock extra_css %}
-{%- block body_header -%}
-{{ super() }}
-{{ resources.course_nav }}
-{%- endblock body_header -%}
-{% block body_footer %}
-{{ resources.course_nav }}
-{{ super() }}
-{% endblock body_footer %}
-"""
+# Sphinx's configuration (there is no conf.py: the build writes its sources into a folder of its own).
+SPHINX_CONFIG = {
+    "project": SITE_TITLE,
+    "html_title": "Sequence models",  # the header's name of the site (the front page has the full title)
+    "language": "en",
+    "extensions": ["myst_nb"],
+    "nb_execution_mode": "off",  # executed here beforehand, through the cache
+    "myst_enable_extensions": ["dollarmath", "amsmath"],
+    # a widget's view means nothing without its state (left out): show its static fallback (text/html) instead
+    "nb_mime_priority_overrides": [("html", WIDGET_VIEW, None)],
+    "html_theme": "pydata_sphinx_theme",
+    "html_theme_options": {
+        "navbar_center": [],  # the lessons are in the sidebar, in order
+        "navbar_persistent": ["search-button"],  # the button whose visible text matches its label
+        "navbar_end": ["theme-switcher"],
+        "show_prev_next": True,
+        "show_toc_level": 2,
+        "navigation_depth": 2,
+        "secondary_sidebar_items": ["page-toc"],
+        "footer_start": [],
+        "footer_center": [],
+        "footer_end": [],
+        "pygments_light_style": "a11y-high-contrast-light",
+        "pygments_dark_style": "a11y-high-contrast-dark",
+    },
+    "html_context": {"default_mode": "auto"},  # light or dark as the reader's system says; the switcher changes it
+    "templates_path": ["_templates"],
+    "html_sidebars": {"**": ["course-lessons.html"]},
+    "html_favicon": "_static/favicon.svg",
+    "html_show_sourcelink": False,
+    "html_copy_source": False,
+    "html_show_sphinx": False,
+    "mathjax_path": f"mathjax/MathJax.js?config={MATHJAX_CONFIG}",
+    # MathJax 2.7 as nbconvert configures it, with the STIX web fonts (the ones jupyter-server-mathjax ships).
+    # MathJax measures web fonts against an empty font from url('about:blank'), which Chromium refuses (a
+    # console error on every page); a local() source that does not exist is just as empty and loads nothing.
+    "mathjax2_config": {
+        "TeX": {"equationNumbers": {"autoNumber": "AMS", "useLabelIds": True}},
+        "tex2jax": {
+            "inlineMath": [["$", "$"], ["\\(", "\\)"]],
+            "displayMath": [["$$", "$$"], ["\\[", "\\]"]],
+            "processEscapes": True,
+            "processEnvironments": True,
+            "ignoreClass": "tex2jax_ignore|mathjax_ignore|highlight",
+            "processClass": "tex2jax_process|mathjax_process|math|output",
+        },
+        "HTML-CSS": {
+            "availableFonts": [],
+            "preferredFont": None,
+            "webFont": "STIX-Web",
+            "imageFont": None,
+            "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}},
+        },
+        "displayAlign": "center",
+        "messageStyle": "none",
+    },
+}
 
 SITE_CSS = """
-.course-nav { display: flex; gap: 1.5em; padding: 0.6em 1em; margin: 0 0 1em 0; background: #f3f5f7;
-  border-bottom: 1px solid #d0d7de; font-family: var(--jp-ui-font-family, sans-serif); font-size: 14px; }
-.course-nav a { text-decoration: none; color: #0b5cad; }
-.course-nav .course-nav-here { color: #57606a; }
-.course-static img { max-width: 100%; }
-.course-static-note { color: #57606a; font-size: 90%; }
-/* MathJax's hidden MathML for screen readers asks for TeX web fonts (\\mathbb) that this MathJax copy lacks */
-.MJX_Assistive_MathML [mathvariant] { font-family: inherit !important; }
-"""
-
-FRONT_CSS = """
-body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; max-width: 62em;
-  margin: 2em auto; padding: 0 1em; color: #1f2328; line-height: 1.5; }
-h1 { margin-bottom: 0.2em; } .lead { color: #57606a; margin-top: 0; }
-table { border-collapse: collapse; width: 100%; } th, td { text-align: left; vertical-align: top;
-  padding: 0.6em; border-bottom: 1px solid #d0d7de; } th { background: #f3f5f7; }
-td.nn { font-weight: bold; white-space: nowrap; } td ol { margin: 0; padding-left: 1.2em; }
-pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; } .extra { color: #57606a; font-size: 90%; }
+/* a figure's caption repeats its alt text for sighted readers (screen readers read the alt text) */
+figure.course-figure { margin: 0.5em 0 1em 0; }
+figure.course-figure img { max-width: 100%; height: auto; }
+figure.course-figure figcaption { font-size: 0.9em; max-width: 45em; text-align: left;
+  color: var(--pst-color-text-base); }
+.course-static-note { font-size: 0.9em; }
 /* MathJax's hidden MathML for screen readers asks for TeX web fonts (\\mathbb) that this MathJax copy lacks */
 .MJX_Assistive_MathML [mathvariant] { font-family: inherit !important; }
 """
 
 
-def mathjax_head(url: str) -> str:
-    """MathJax 2.7 as nbconvert configures it, with the STIX web fonts (the ones jupyter-server-mathjax ships).
-
-    MathJax measures web fonts against an empty font it loads from url('about:blank'), which Chromium refuses
-    (a console error on every page); a local() source that does not exist is just as empty and loads nothing.
-    """
-    return f"""<script type="text/x-mathjax-config">
-MathJax.Hub.Config({{
-  TeX: {{equationNumbers: {{autoNumber: "AMS", useLabelIds: true}}}},
-  tex2jax: {{inlineMath: [['$','$'], ['\\\\(','\\\\)']], displayMath: [['$$','$$'], ['\\\\[','\\\\]']],
-            processEscapes: true, processEnvironments: true}},
-  "HTML-CSS": {{availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null,
-    styles: {{"@font-face": {{"font-family": "MathJax_Blank", src: "local('MathJax_Blank')"}}}}}},
-  displayAlign: "center", messageStyle: "none"
-}});
-</script>
-<script src="{url}"></script>"""
+# The primary sidebar on every page: every lesson (and solutions page) in order, the current one marked.
+SIDEBAR_TEMPLATE = """<nav class="bd-docs-nav bd-links" aria-label="Lessons">
+  <div class="bd-toc-item navbar-nav">{{ toctree(maxdepth=1, titles_only=True, includehidden=True) }}</div>
+</nav>
+"""
+FAVICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    '<rect width="16" height="16" rx="3" fill="#0072B2"/><path d="M3 11 7 5l3 4 3-5" stroke="#fff" fill="none"/></svg>'
+)
 
 
 @dataclass
@@ -108,23 +133,30 @@ class Page:
 
     @property
     def number(self) -> str:
-        return self.source.name[:2]
+        """ "06", or "02b" for a going-further notebook."""
+        return self.source.stem.split("_")[0]
+
+    @property
+    def docname(self) -> str:
+        return self.source.stem if self.kind == "lesson" else f"solutions/{self.source.stem}"
 
     @property
     def href(self) -> str:
-        return f"{self.source.stem}.html" if self.kind == "lesson" else f"solutions/{self.source.stem}.html"
+        return f"{self.docname}.html"
 
 
 def lesson_sources(root: Path, numbers: list[str] | None = None) -> list[Path]:
-    """notebooks/NN_*.ipynb, all or those whose number is in ``numbers`` (an unknown number is an error)."""
-    found = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    """notebooks/NN_*.ipynb and NNb_*.ipynb in reading order (01, 02, 02b, 03, ...), all or those whose number
+    is in ``numbers`` ("6" is "06"; "02b" is lesson 02's going-further notebook; an unknown number is an error)."""
+    found = sorted(p for p in (root / "notebooks").glob("[0-9][0-9]*_*.ipynb") if NOTEBOOK_NAME.match(p.stem))
     if numbers is None:
         return found
-    wanted = [n.zfill(2) for n in numbers]
-    unknown = sorted(set(wanted) - {p.name[:2] for p in found})
+    wanted = [n.zfill(2) if n.isdigit() else n.zfill(3) for n in numbers]
+    known = [p.stem.split("_")[0] for p in found]
+    unknown = sorted(set(wanted) - set(known))
     if unknown:
-        raise ValueError(f"lessons must be among {[p.name[:2] for p in found]}, got unknown {unknown}")
-    return [p for p in found if p.name[:2] in wanted]
+        raise ValueError(f"lessons must be among {known}, got unknown {unknown}")
+    return [p for p in found if p.stem.split("_")[0] in wanted]
 
 
 def fingerprint(source: Path, root: Path = ROOT) -> str:
@@ -183,94 +215,70 @@ def goals_of(nb) -> str:
     return match.group(1).strip() if match else ""
 
 
-def nav_html(page: Page, pages: list[Page], titles: dict[str, str]) -> str:
-    home = "index.html" if page.kind == "lesson" else "../index.html"
-    up = "" if page.kind == "lesson" else "../"
-    same = [p for p in pages if p.kind == page.kind]
-    i = same.index(page)
-    links = [f'<a href="{home}">Course home</a>']
-    if i > 0:
-        links.append(f'<a href="{up}{same[i - 1].href}">&larr; {html.escape(titles[same[i - 1].href])}</a>')
-    links.append(f'<span class="course-nav-here">{html.escape(titles[page.href])}</span>')
-    if i + 1 < len(same):
-        links.append(f'<a href="{up}{same[i + 1].href}">{html.escape(titles[same[i + 1].href])} &rarr;</a>')
-    return '<nav class="course-nav">' + "".join(links) + "</nav>"
-
-
-def page_html(nb, title: str, nav: str, mathjax_url: str) -> str:
-    """One notebook as a page. The widget state is dropped, so nbconvert shows each widget's static fallback."""
-    from jinja2 import DictLoader
-    from nbconvert import HTMLExporter
+def for_the_site(nb):
+    """A copy of an executed notebook as the site shows it: no widget state (each widget shows its static
+    fallback), and every PNG as a figure with its alt text and a caption (fallback.figure_html). A PNG shown
+    without alt text (plt.show() instead of viz.show(alt)) gets none: axe and the alt-text test report it."""
+    from course_lib.notebook.fallback import alt_of, figure_html
 
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
-    exporter = HTMLExporter(
-        template_name="lab",
-        extra_loaders=[DictLoader({"course-page.html.j2": PAGE_TEMPLATE})],
-        template_file="course-page.html.j2",
-    )
-    resources = {
-        "metadata": {"name": title},
-        "course_nav": nav,
-        "course_css": SITE_CSS,
-        "course_mathjax": mathjax_head(mathjax_url),
-    }
-    body, _ = exporter.from_notebook_node(nb, resources=resources)
-    return body
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" in data and WIDGET_VIEW not in data:
+                html = figure_html(data["image/png"], alt_of(output.get("metadata")))
+                output["data"] = {
+                    "text/html": html,
+                    **({"text/plain": data["text/plain"]} if "text/plain" in data else {}),
+                }
+                output["metadata"] = {}
+    return nb
 
 
-def front_page(pages: list[Page], titles: dict[str, str], goals: dict[str, str], mathjax_url: str) -> str:
-    from nbconvert.filters import markdown2html
-
-    rows = []
-    for page in (p for p in pages if p.kind == "lesson"):
-        solution = next((p for p in pages if p.kind == "solutions" and p.number == page.number), None)
-        extra = f'<div class="extra"><a href="{solution.href}">solutions</a></div>' if solution else ""
-        rows.append(
-            f'<tr><td class="nn">{page.number}</td><td><a href="{page.href}">{html.escape(titles[page.href])}</a>'
-            f"{extra}</td><td>{markdown2html(goals[page.href]) if goals[page.href] else ''}</td></tr>"
+def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str]) -> str:
+    """The front page (MyST markdown): each lesson with its learning goals, how to run the course, and the
+    table of contents that orders the pages (previous/next links and the sidebar follow it)."""
+    lessons = [p for p in pages if p.kind == "lesson"]
+    solutions = [p for p in pages if p.kind == "solutions"]
+    parts = [
+        f"# {SITE_TITLE}\n",
+        "An interactive course in Jupyter notebooks on a small, tested PyTorch package (`course_lib`). These "
+        "pages are the notebooks as executed on a CPU: every figure, number and equation as a student sees it, "
+        "each figure described in words under it. The explorers and quizzes show their first state here; run "
+        "the notebooks to use them.\n",
+        "## Lessons\n",
+    ]
+    for page in lessons:
+        parts.append(f"### [{titles[page.docname]}]({page.source.name})\n")
+        solution = next((s for s in solutions if s.number == page.number), None)
+        if solution:
+            parts.append(f"Instructors: [the solutions]({solution.docname}.ipynb).\n")
+        if goals[page.docname]:
+            parts.append(f"After it you can:\n\n{goals[page.docname]}\n")
+    parts += [
+        "## How to run it\n",
+        "On your machine (Python 3.10 or newer; a GPU is used when there is one, a CPU is enough), from a clone "
+        "of the repository:\n",
+        "```bash\nmake lab     # makes .venv, installs the course, opens the lessons in JupyterLab\n```\n",
+        "Each lesson runs top to bottom in about three minutes on a laptop CPU. The exercises are in "
+        "`exercises/`; each exercise is followed by a check that tells you what is wrong. In Colab, install the "
+        "course in the first cell: `!pip install 'course-lib @ git+<repository URL>'`.\n",
+        f"Built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from the executed notebooks.\n",
+        "```{toctree}\n:hidden:\n:caption: Lessons\n\n" + "\n".join(p.source.stem for p in lessons) + "\n```\n",
+    ]
+    if solutions:
+        parts.append(
+            "```{toctree}\n:hidden:\n:caption: Solutions\n\n" + "\n".join(p.docname for p in solutions) + "\n```\n"
         )
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sequence models, from n-grams to transformers</title>
-<link rel="icon" href="data:,">
-<style>{FRONT_CSS}</style>
-{mathjax_head(mathjax_url)}
-</head><body>
-<h1>Sequence models, from n-grams to transformers</h1>
-<p class="lead">An interactive course in seven Jupyter notebooks on a small, tested PyTorch package
-(<code>course_lib</code>). These pages are the notebooks as executed on a CPU: every figure, number and
-equation as a student sees it. The explorers and quizzes show their first state here; run the notebooks
-to use them.</p>
-<h2>Lessons</h2>
-<table><thead><tr><th>#</th><th>Lesson</th><th>After it you can</th></tr></thead>
-<tbody>
-{"".join(rows)}
-</tbody></table>
-<h2>How to run it</h2>
-<p>On your machine (Python 3.10 or newer; a GPU is used when there is one, a CPU is enough), from a clone of the
-repository:</p>
-<pre>make lab     # makes .venv, installs the course, opens the lessons in JupyterLab</pre>
-<p>Each lesson runs top to bottom in about three minutes on a laptop CPU. The exercises are in
-<code>exercises/</code>; each exercise is followed by a check that tells you what is wrong.
-In Colab, install the course in the first cell: <code>!pip install 'course-lib @ git+&lt;repository URL&gt;'</code>.</p>
-<p class="extra">Built {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} with nbconvert {_version("nbconvert")}
-from the executed notebooks.</p>
-</body></html>
-"""
+    return "\n".join(parts)
 
 
-def _version(package: str) -> str:
-    from importlib.metadata import version
-
-    return version(package)
-
-
-def copy_mathjax(out: Path) -> None:
+def copy_mathjax(static: Path) -> None:
     import jupyter_server_mathjax
 
     source = Path(jupyter_server_mathjax.__file__).parent / "static"
-    target = out / "mathjax"
+    target = static / "mathjax"
     if (target / "MathJax.js").exists():
         return
 
@@ -281,6 +289,21 @@ def copy_mathjax(out: Path) -> None:
     shutil.copytree(source, target, ignore=skip)
 
 
+def sphinx_build(sources: Path, out: Path, doctrees: Path, config: dict) -> list[str]:
+    """Run Sphinx (html builder) on ``sources`` with ``config``; return its warnings, one a line."""
+    from sphinx.application import Sphinx
+    from sphinx.util.console import nocolor
+    from sphinx.util.docutils import docutils_namespace
+
+    nocolor()
+    warnings = io.StringIO()
+    with docutils_namespace():
+        app = Sphinx(sources, None, out, doctrees, "html", confoverrides=config, status=None, warning=warnings)
+        app.add_css_file("course.css")
+        app.build()
+    return [line for line in warnings.getvalue().splitlines() if line.strip()]
+
+
 def build(
     out: Path = DEFAULT_OUT,
     lessons: list[str] | None = None,
@@ -289,36 +312,58 @@ def build(
     root: Path = ROOT,
     log=print,
 ) -> dict:
-    """Build the site into ``out``; returns what was built (pages, seconds, size)."""
+    """Build the site into ``out``; returns what was built (pages, seconds, size, Sphinx's warnings)."""
+    import nbformat
+
     start = time.perf_counter()
+    if out.exists() and any(out.iterdir()) and not (out / "_static" / "course.css").exists():
+        raise ValueError(f"--out {out} holds files that are not a site built here: give an empty or new folder")
     sources = lesson_sources(root, lessons)
     pages = [Page(p, "lesson") for p in sources]
     if solutions:
         pages += [
             Page(root / "solutions" / p.name, "solutions") for p in sources if (root / "solutions" / p.name).exists()
         ]
-    out.mkdir(parents=True, exist_ok=True)
-    copy_mathjax(out)
-    notebooks = {page.href: execute(page.source, cache, log=log) for page in pages}
+    notebooks = {page.docname: execute(page.source, cache, log=log) for page in pages}
     titles = {
-        href: title_of(nb, page.source.stem) + (" (solutions)" if page.kind == "solutions" else "")
-        for (href, nb), page in zip(notebooks.items(), pages)
+        page.docname: title_of(notebooks[page.docname], page.source.stem)
+        + (" (solutions)" if page.kind == "solutions" else "")
+        for page in pages
     }
-    goals = {href: goals_of(nb) for href, nb in notebooks.items()}
+    goals = {docname: goals_of(nb) for docname, nb in notebooks.items()}
+
+    # Sphinx's sources: the executed notebooks as the site shows them, and the front page, written afresh
+    src = cache / "sphinx-src"
+    shutil.rmtree(src, ignore_errors=True)
+    (src / "_static").mkdir(parents=True)
+    (src / "_static" / "course.css").write_text(SITE_CSS, encoding="utf-8")
+    (src / "_static" / "favicon.svg").write_text(FAVICON, encoding="utf-8")
+    (src / "_templates").mkdir()
+    (src / "_templates" / "course-lessons.html").write_text(SIDEBAR_TEMPLATE, encoding="utf-8")
     for page in pages:
-        mathjax = ("" if page.kind == "lesson" else "../") + f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"
-        target = out / page.href
+        target = src / f"{page.docname}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        nav = nav_html(page, pages, titles)
-        target.write_text(page_html(notebooks[page.href], titles[page.href], nav, mathjax), encoding="utf-8")
+        nb = for_the_site(notebooks[page.docname])
+        if page.kind == "solutions":  # its own title, so the two pages of a lesson are told apart
+            first = next(c for c in nb.cells if c.cell_type == "markdown")
+            first.source = re.sub(r"^#\s+(.+)$", f"# {titles[page.docname]}", first.source, count=1, flags=re.M)
+        nbformat.write(nb, target)
+    (src / "index.md").write_text(index_md(pages, titles, goals), encoding="utf-8")
+    config = {**SPHINX_CONFIG, "html_static_path": [str(src / "_static")]}
+
+    shutil.rmtree(out, ignore_errors=True)  # a site built here (checked above): no page of an earlier build survives
+    warnings = sphinx_build(src, out, cache / "doctrees", config)
+    for line in warnings:
+        log(f"  sphinx: {line}")
+    copy_mathjax(out / "_static")
     index = out / "index.html"
-    index.write_text(front_page(pages, titles, goals, f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"), encoding="utf-8")
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     report = {
         "index": str(index),
         "pages": [page.href for page in pages],
         "seconds": round(time.perf_counter() - start, 1),
         "megabytes": round(size / 1e6, 1),
+        "warnings": warnings,
     }
     log(f"site: {len(pages)} pages in {report['seconds']} s, {report['megabytes']} MB -> {index}")
     return report
@@ -326,7 +371,7 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.instructor.site", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lessons", nargs="+", metavar="NN", help="only these lessons, e.g. 01 06 (default: all)")
+    parser.add_argument("--lessons", nargs="+", metavar="NN", help="only these lessons, e.g. 01 06 02b (default: all)")
     parser.add_argument("--solutions", action="store_true", help="also publish the solutions notebooks (instructors)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where executed notebooks are kept")
@@ -338,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         report = build(args.out, args.lessons, args.solutions, args.cache)
     except ValueError as exc:
         parser.error(str(exc))
-    print(json.dumps(report))
+    print(json.dumps({k: v for k, v in report.items() if k != "warnings"}))
     return 0
 
 

@@ -2,24 +2,31 @@
 
 :func:`grade_submission` copies the notebook (a regular file only) into a private scratch folder, puts
 back the released setup and check cells, runs it in a bubblewrap sandbox
-(:mod:`course_lib.instructor.sandbox`) with an output cap enforced as output streams and timeouts that
-escalate from interrupt to kill, then judges: the grader draws each check's inputs with a seed the
-notebook never sees, the student's function runs on them in the kernel, only plain data comes back
-(read strictly, with a size cap), and the comparison and the hints run here. Checks without the
-draw / run / judge protocol fall back to results written from inside the kernel (forgeable; the run
-says so). :mod:`course_lib.instructor.grading` grades a whole class with this, one worker per job.
+(:mod:`course_lib.instructor.sandbox`; it refuses without one unless ``sandboxed=False``) with output and
+widget caps enforced as messages arrive, timeouts that escalate from interrupt to kill, and the watchdog
+(a kernel that stops answering is woken, else the submission is graded once more from the start), then
+judges: the grader draws each check's inputs with a seed the notebook never sees, the student's function
+runs on them in the kernel, only plain data comes back (read strictly, with a size cap), and the comparison
+and the hints run here; a check that crashes leaves its traceback in the log. Student text reaches the
+result only through :func:`shown` / :func:`quoted` (one line, escaped). :mod:`course_lib.instructor.grading`
+grades a whole class with this, one worker per job.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import secrets
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
 import time
+import traceback
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +40,7 @@ NOT_RUN = "not run"
 MAX_OUTPUT_BYTES = 2_000_000
 MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_RECORD_BYTES = 5_000_000
+LOG = logging.getLogger("course_lib.grading")
 MAX_FIELD = 500  # characters of any status / message / title kept from the kernel
 STATUSES = (PASSED, NOT_IMPLEMENTED, FAILED)
 
@@ -62,15 +70,23 @@ def grade_submission(
     budget: int = 900,
     limits: sandbox.Limits | None = None,
     max_output_bytes: int = MAX_OUTPUT_BYTES,
+    sandboxed: bool = True,
 ) -> Submission:
-    """Grade one submission against the released exercise notebook; never raises for a bad submission."""
+    """Grade one submission against the released exercise notebook; never raises for a bad submission.
+
+    ``sandboxed=True`` (the default) refuses to run anything without a working sandbox
+    (:class:`sandbox.SandboxUnavailable`); ``False`` runs the student's code unconfined, with the limits only.
+    """
     import nbformat
 
     limits = limits or sandbox.Limits()
+    support = sandbox.detect()
+    if sandboxed and not support.bwrap:
+        raise sandbox.SandboxUnavailable(sandbox.refusal(support))
     path = Path(path)
     release_nb = nbformat.read(release, as_version=4)
     lesson = lesson or lesson_of(release_nb) or Path(release).name[:2]
-    result = Submission(student=student or path.stem, path=str(path))
+    result = Submission(student=student or shown(path.stem), path=shown(str(path)))
     expected = expected_exercises(release_nb)
     for exercise in expected:
         result.exercises[exercise] = {"status": NOT_RUN, "message": "", "title": ""}
@@ -84,26 +100,63 @@ def grade_submission(
         student_nb = nbformat.reads(data.decode("utf-8"), as_version=4)
         nbformat.validate(student_nb)
     except Exception as exc:  # any unreadable file: report and go on
-        result.problems.append(f"not a notebook ({type(exc).__name__}: {str(exc)[:200]})")
+        result.problems.append(f"not a notebook ({type(exc).__name__}: {quoted(str(exc)[:200])})")
         return result
 
     graded, notes = restore_checks(student_nb, release_nb)
     result.problems.extend(notes)
-    exercises = protocol(lesson)
+    run = dict(
+        lesson=lesson,
+        data=data,
+        expected=expected,
+        exercises=protocol(lesson),
+        bwrap=support.bwrap if sandboxed else None,
+        limits=limits,
+        cell_timeout=cell_timeout,
+        budget=budget,
+        max_output_bytes=max_output_bytes,
+        name=result.student,
+    )
+    before = list(result.problems)
+    stalled = _run_and_judge(nbformat.from_dict(graded), result, **run)
+    if stalled:  # not the student's doing (ipykernel's defect, issue 22): once more, from the start, fresh kernel
+        result.problems = before + [f"{stalled}; graded once more from the start, with a fresh kernel"]
+        result.exercises = {e: {"status": NOT_RUN, "message": "", "title": ""} for e in expected}
+        again = _run_and_judge(nbformat.from_dict(graded), result, **run)
+        if again:
+            result.problems.append(f"on the second try too: {again}; not graded")
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _run_and_judge(
+    graded,
+    result: Submission,
+    *,
+    lesson,
+    data,
+    expected,
+    exercises,
+    bwrap,
+    limits,
+    cell_timeout,
+    budget,
+    max_output_bytes,
+    name,
+) -> str:
+    """One run of the notebook in a fresh kernel, and the judging; "" or, when its kernel stopped answering
+    (and could not be woken), what the watchdog said (the results are then not judged)."""
+    import nbformat
+
+    from course_lib import checks
+    from course_lib.instructor import watchdog
+
     private = Path(tempfile.mkdtemp(prefix="course-lib-grade-"))
-    home, conn = private / "home", private / "conn"
-    home.mkdir()
-    _seed_caches(home)
-    conn.mkdir()
-    os.chmod(private, 0o700)
+    box, records = _box(private, data, [e for e in expected if e in exercises], bwrap)
     cgroup = sandbox.new_cgroup(limits)
-    secret = secrets.token_hex(16)
     n_student_cells = len(graded.cells)
     drawn = {}
     try:
-        (home / "submission.ipynb").write_bytes(data)  # the student's own copy, all the kernel can see
-        from course_lib import checks
-
         for exercise_id in expected:
             if exercise_id not in exercises:
                 continue
@@ -113,48 +166,126 @@ def grade_submission(
                 lesson=lesson[:2],
                 exercise=exercise_id,
                 cases=json.dumps(checks.to_plain(cases)),
-                path=f"{sandbox.HOME}/.records-{secret}-{exercise_id}.json"
-                if sandbox.detect().bwrap
-                else str(home / f".records-{secret}-{exercise_id}.json"),
+                path=records[exercise_id][0],
             )
             graded.cells.append(nbformat.v4.new_code_cell(source))
         client = _client_class()(
             graded,
-            km=_kernel_manager(home, conn, limits, cgroup),
+            km=_kernel_manager(box, limits, cgroup),
             deadline=time.monotonic() + budget,
             max_output_bytes=max_output_bytes,
+            max_widget_bytes=limits.widget_mb * sandbox.MB,
+            on_ready=lambda: sandbox.lock(box),
+            notebook_name=name,
+            stall_after=min(watchdog.STALL_AFTER, cell_timeout / 4),
+            stall_timeout=min(watchdog.STALL_TIMEOUT, cell_timeout),
             timeout=cell_timeout,
             allow_errors=True,
             interrupt_on_timeout=True,
             shutdown_kernel="immediate",
-            resources={"metadata": {"path": str(home)}},
+            resources={"metadata": {"path": str(box.cwd or private)}},
         )
-        _execute(client, result)
-        _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes)
+        stalled = _execute(client, result, limits, cgroup)
+        if stalled:
+            return stalled
+        _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes, limits)
         for exercise_id, cases in drawn.items():
             try:
-                reply = read_regular(home / f".records-{secret}-{exercise_id}.json", MAX_RECORD_BYTES)
+                reply = read_regular(records[exercise_id][1], MAX_RECORD_BYTES) or None  # empty: never written
             except ValueError as exc:
                 reply = None if "cannot be read" in str(exc) else b"!"
                 if reply is not None:
                     result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
             result.exercises[exercise_id] = _judge(exercises[exercise_id], cases, reply, exercises[exercise_id].title)
     finally:
-        sandbox.remove_cgroup(cgroup)
+        sandbox.remove_cgroup(cgroup)  # every process the kernel started, a stalled one too
         shutil.rmtree(private, ignore_errors=True)
-    result.seconds = time.monotonic() - started
-    return result
+    return ""
 
 
-def feedback_text(sub: Submission) -> str:
-    """What a student reads: every exercise with its status and hint, then any problem."""
-    lines = [f"# Feedback for {sub.student}", "", f"Score: {sub.score} of {len(sub.exercises)} exercises passed.", ""]
+def _box(private: Path, data: bytes, exercises: list[str], bwrap: str | None):
+    """The submission's sandbox, and for each exercise where the kernel writes its results (inside, on the host).
+
+    In the sandbox the working folder is a size-limited tmpfs holding a read-only copy of the submission; the
+    kernel can write on the host only into one results file per exercise, created here (the folder holding
+    them is read-only to it). Without the sandbox (``--no-sandbox``) everything lives in ``private/home``."""
+    if not bwrap:
+        home = private / "home"
+        home.mkdir()
+        _seed_caches(home)
+        (home / "submission.ipynb").write_bytes(data)
+        secret = secrets.token_hex(16)
+        box = sandbox.Box(conn=private / "conn", cwd=home)
+        sandbox.prepare(private, box)
+        files = {e: home / f".records-{secret}-{e}.json" for e in exercises}
+        return box, {e: (str(host), host) for e, host in files.items()}
+    results = private / "results"
+    results.mkdir()
+    (private / "submission.ipynb").write_bytes(data)
+    read_only = {f"{sandbox.HOME}/submission.ipynb": private / "submission.ipynb", sandbox.RESULTS: results}
+    fonts = private / "fonts"
+    _seed_caches(fonts)
+    for font_list in sorted((fonts / ".cache" / "matplotlib").glob("*.json")):
+        read_only[f"{sandbox.HOME}/.cache/matplotlib/{font_list.name}"] = font_list
+    writable, records = {}, {}
+    for exercise in exercises:
+        host = results / f"{exercise}.json"
+        host.write_bytes(b"")
+        writable[f"{sandbox.RESULTS}/{exercise}.json"] = host
+        records[exercise] = (f"{sandbox.RESULTS}/{exercise}.json", host)
+    box = sandbox.Box(private / "conn", read_only, writable, uid=sandbox.host_uid(), bwrap=bwrap)
+    sandbox.prepare(private, box)
+    return box, records
+
+
+def shown(text) -> str:
+    """Text the student controls, made safe to show on one line of the grader's files: line breaks, control
+    and format characters (including bidirectional overrides) and undecodable bytes of a file name become
+    backslash escapes, so it can never start a line of its own or change how the rest reads."""
+    if not isinstance(text, str):
+        text = str(text)
+    out = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (Python's surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char == "\\":
+            out.append("\\\\")
+        elif unicodedata.category(char)[0] in "CZ" and char != " ":
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def quoted(text) -> str:
+    """Student text inside the grader's sentences: on one line (:func:`shown`), between quotation marks."""
+    return '"' + shown(text).replace('"', '\\"') + '"'
+
+
+def feedback_text(sub: Submission, *, unsandboxed: bool = False) -> str:
+    """What a student reads (markdown): every exercise with its status and hint, then any problem. Each
+    varying part is kept on its line (line breaks escaped) with markdown's punctuation escaped, after the
+    grader's own words: no student text can add a line such as a second "Score:", a link or an image."""
+    score = f"Score: {sub.score} of {len(sub.exercises)} exercises passed."
+    lines = [f"# Feedback for {_md(sub.student)}", "", score, ""]
     for exercise, info in sorted(sub.exercises.items(), key=lambda kv: sort_key(kv[0])):
-        title = f" ({info['title']})" if info.get("title") else ""
-        lines.append(f"- Exercise {exercise}{title}: {info['status']}. {info.get('message', '')}".rstrip())
+        title = f" ({_md(info['title'])})" if info.get("title") else ""
+        line = f"- Exercise {_md(exercise)}{title}: {_md(info['status'])}. {_md(info.get('message', ''))}"
+        lines.append(line.rstrip())
     if sub.problems:
-        lines += ["", "Problems found while running your notebook:"] + [f"- {p}" for p in sub.problems]
+        lines += ["", "Problems found while running your notebook:"] + [f"- {_md(p)}" for p in sub.problems]
+    if unsandboxed:
+        lines += ["", "(graded without the sandbox)"]
     return "\n".join(lines) + "\n"
+
+
+def _md(text) -> str:
+    """One line of markdown that shows ``text`` as it is (CommonMark: any ASCII punctuation may be escaped)."""
+    text = text if isinstance(text, str) else str(text)
+    if any(unicodedata.category(c)[0] in "CZ" and c != " " for c in text):
+        text = shown(text)
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~&=])", r"\\\1", text)
 
 
 def find_release_for(path) -> Path:
@@ -254,14 +385,22 @@ def _judge(exercise, cases, data: bytes | None, title: str) -> dict:
             error = str(reply["error"])
             if error == "NotImplementedError":
                 return result(NOT_IMPLEMENTED, "Replace `raise NotImplementedError(...)` with your code.")
-            return result(FAILED, f"Your function raised {error}")
+            return result(FAILED, f"Your function raised {quoted(error)}")
         records = checks.from_plain(reply["records"])
     except Exception as exc:  # anything the kernel sent that is not plain data in the agreed shape
         return result(FAILED, f"the results of your function could not be read ({type(exc).__name__})")
-    status, hint = exercise.judge(cases, records)
+    try:
+        status, hint = exercise.judge(cases, records)
+    except Exception:  # the check itself crashed on these records: the instructor gets the traceback
+        LOG.error(
+            "the check of exercise %s crashed on the records of this submission:\n%s",
+            exercise.id,
+            traceback.format_exc(),
+        )
+        return result(FAILED, "the check could not judge your function's results (your instructor has the details)")
     if status not in STATUSES:
         status = FAILED
-    return result(status, hint or "")
+    return result(status, hint if isinstance(hint, str) else "")
 
 
 def _seed_caches(home: Path) -> None:
@@ -283,32 +422,66 @@ def _seed_caches(home: Path) -> None:
         shutil.copyfile(font_list, target / font_list.name)
 
 
-def _execute(client, result: Submission) -> None:
+def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | None) -> str:
+    """Run the notebook; "" or, when its kernel stopped answering, the watchdog's words (without the name)."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    from course_lib.instructor.watchdog import KernelStalled
 
     try:
         client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # the kernel's own chatter
+    except KernelStalled as stall:
+        LOG.warning("%s", shown(str(stall)))
+        return shown(str(stall).removeprefix(f"{client.notebook_name}, "))
     except DeadKernelError:
-        result.problems.append("the kernel died (out of memory, too many processes, or the notebook exited Python)")
+        hits = sandbox.limit_hits(cgroup)
+        code = getattr(client.km, "exit_code", None)
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):  # the launcher's own signal, or bwrap's report of it
+            why = f"it used up its CPU time ({limits.cpu_seconds} s)"
+        elif "memory" in hits:
+            why = f"it reached the memory limit ({limits.memory_mb} MB)"
+        elif "processes" in hits:
+            why = f"it reached the limit on processes ({limits.processes})"
+        else:
+            why = (
+                f"out of memory ({limits.memory_mb} MB), processes ({limits.processes}) or CPU time "
+                f"({limits.cpu_seconds} s), or the notebook exited Python"
+            )
+        result.problems.append(f"the kernel died: {why}; the rest was not run")
     except CellTimeoutError:
         result.problems.append(f"the kernel was killed: {client.killed} (the rest was not run)")
     except CellExecutionError as exc:  # pragma: no cover - allow_errors makes this rare
-        result.problems.append(f"execution stopped: {str(exc)[:200]}")
+        result.problems.append(f"execution stopped: {quoted(str(exc)[:200])}")
     except KeyboardInterrupt:
         raise
     except Exception as exc:
-        result.problems.append(f"could not execute: {type(exc).__name__}: {str(exc)[:200]}")
+        result.problems.append(f"could not execute: {type(exc).__name__}: {quoted(str(exc)[:200])}")
+        LOG.error("executing the notebook failed:\n%s", traceback.format_exc())
+    if "processes" in sandbox.limit_hits(cgroup) and not any("processes" in p for p in result.problems):
+        result.problems.append(f"it reached the limit on processes ({limits.processes}); starting more failed")
+    return ""
 
 
-def _collect_problems(cells, client, result: Submission, max_output_bytes: int) -> None:
+def _collect_problems(cells, client, result: Submission, max_output_bytes: int, limits: sandbox.Limits) -> None:
     for index, cell in enumerate(cells):
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 name = _clip(output.get("ename", "Error"))
+                evalue = _clip(output.get("evalue", ""))[:150]
                 if name == "KeyboardInterrupt":
                     result.problems.append(f"cell {index} ran past the time limit and was interrupted")
+                elif name in ("OSError", "IOError") and "No space left on device" in evalue:
+                    result.problems.append(
+                        f"cell {index} filled its disk: the working folder, /tmp and /dev/shm hold "
+                        f"{limits.disk_mb} MB each (and one file at most {limits.file_mb} MB)"
+                    )
                 elif name != "NotImplementedError":
-                    result.problems.append(f"cell {index} raised {name}: {_clip(output.get('evalue', ''))[:150]}")
+                    result.problems.append(f"cell {index} raised {quoted(name)}: {quoted(evalue)}")
+    if client.widgets_dropped:
+        result.problems.append(
+            f"the notebook sent more than {limits.widget_mb} MB of widget messages; "
+            f"{client.widgets_dropped} message(s) after that were dropped"
+        )
     silent = [i for i in client.silent_cells if 0 <= i < len(cells)]  # the student's cells, not the grader's
     if silent:
         result.problems.append(

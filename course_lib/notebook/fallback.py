@@ -6,11 +6,16 @@ displays goes out as ONE display bundle that also holds a static picture of its 
 
 - ``application/vnd.jupyter.widget-view+json``: the live widget. JupyterLab, Notebook 7, VS Code and Colab
   rank it first and render only it, so a student never sees the figure twice;
-- ``text/html``: the printed text and every figure (PNG data URIs), with a line saying it is static.
+- ``text/html``: the printed text and every figure (PNG data URIs, each with its alt text, also shown as a
+  caption), with a line saying it is static.
   nbconvert (and so nbviewer and the course site) skips the widget view when the page holds no widget
   state and renders this instead; JupyterLab shows it for an untrusted notebook;
-- ``image/png``: the first figure, for viewers that show images but not HTML;
-- ``text/plain``: the printed text and a line per figure, for text-only viewers.
+- ``image/png``: the first figure, with its alt text in the bundle's metadata, for viewers that show images
+  but not HTML;
+- ``text/plain``: the printed text and a line per figure (``[figure: its alt text]``), for text-only viewers.
+
+A figure's alt text is what ``viz.show(alt)`` put in its display metadata (``{"image/png": {"alt": ...}}``,
+nbconvert's convention); :func:`capture` keeps that metadata, so the static picture says what the figure shows.
 
 :func:`keep_progress_lines` does the same for tqdm's notebook bars: when a bar finishes, its saved
 ``text/plain`` becomes the final line (``training: 100%|##########| 150/150 [04:03<00:00,  1.74s/it]``)
@@ -32,22 +37,26 @@ STATIC_NOTE = "A static picture of the first load. Run the notebook to use the c
 
 @dataclass
 class Shown:
-    """What a call printed and displayed, in order: ("text", str) or ("data", mime bundle)."""
+    """What a call printed and displayed, in order: ("text", str, {}) or ("data", mime bundle, its metadata)."""
 
-    items: list[tuple[str, object]] = field(default_factory=list)
+    items: list[tuple[str, object, dict]] = field(default_factory=list)
 
     @property
-    def figures(self) -> list[str]:
-        """The base64 PNGs, in order."""
-        return [data["image/png"] for kind, data in self.items if kind == "data" and "image/png" in data]
+    def figures(self) -> list[tuple[str, str]]:
+        """The figures, in order: (base64 PNG, alt text; "" when the figure was shown without one)."""
+        return [
+            (data["image/png"], alt_of(meta))
+            for kind, data, meta in self.items
+            if kind == "data" and "image/png" in data
+        ]
 
     def html(self) -> str:
         parts = []
-        for kind, item in self.items:
+        for kind, item, meta in self.items:
             if kind == "text":
                 parts.append(f'<pre class="course-static-text">{html.escape(item)}</pre>')
             elif "image/png" in item:
-                parts.append(f'<img alt="figure" src="data:image/png;base64,{_b64(item["image/png"])}">')
+                parts.append(figure_html(item["image/png"], alt_of(meta)))
             elif "text/html" in item:
                 parts.append(item["text/html"])
             elif "text/plain" in item:
@@ -56,14 +65,34 @@ class Shown:
 
     def text(self) -> str:
         parts = []
-        for kind, item in self.items:
+        for kind, item, meta in self.items:
             if kind == "text":
                 parts.append(item.rstrip("\n"))
             elif "image/png" in item:
-                parts.append("[figure]")
+                parts.append(f"[figure: {alt_of(meta)}]" if alt_of(meta) else "[figure]")
             elif "text/plain" in item:
                 parts.append(item["text/plain"])
         return "\n".join(parts)
+
+
+def alt_of(metadata: Mapping | None) -> str:
+    """The alt text of a PNG output, from its display metadata ({"image/png": {"alt": ...}}), or ""."""
+    alt = ((metadata or {}).get("image/png") or {}).get("alt", "")
+    return alt if isinstance(alt, str) else ""
+
+
+def figure_html(png, alt: str) -> str:
+    """A PNG with its alt text, and the same text as a visible caption (hidden from screen readers, which
+    read the alt text: they would otherwise hear it twice). A figure shown without alt text gets none here
+    either, so the site's alt-text test finds it (an invented "figure" would only hide the gap)."""
+    src = f"data:image/png;base64,{_b64(png)}"
+    if not alt:
+        return f'<img src="{src}">'
+    text = html.escape(alt)
+    return (
+        f'<figure class="course-figure"><img alt="{text}" src="{src}">'
+        f'<figcaption aria-hidden="true">{text}</figcaption></figure>'
+    )
 
 
 def _b64(png) -> str:
@@ -91,14 +120,14 @@ def capture(call: Callable[[], object]) -> tuple[object, Shown]:
 
         def write(self, text):
             if shown.items and shown.items[-1][0] == "text":
-                shown.items[-1] = ("text", shown.items[-1][1] + text)
+                shown.items[-1] = ("text", shown.items[-1][1] + text, {})
             elif text:
-                shown.items.append(("text", text))
+                shown.items.append(("text", text, {}))
             return len(text)
 
     class Publisher(CapturingDisplayPublisher):
         def publish(self, data, metadata=None, *args, **kwargs):
-            shown.items.append(("data", dict(data)))
+            shown.items.append(("data", dict(data), dict(metadata or {})))  # metadata holds the alt text
 
     shell = get_ipython()
     sys.stdout.flush()
@@ -119,15 +148,16 @@ def replay(shown: Shown) -> None:
     """Print and display again what :func:`capture` kept (inside a widget's Output, it lands there)."""
     from IPython.display import display
 
-    for kind, item in shown.items:
+    for kind, item, metadata in shown.items:
         if kind == "text":
             print(item, end="")
         else:
-            display(item, raw=True)
+            display(item, raw=True, metadata=metadata or None)
 
 
 def bundle(widget, html_text: str, plain_text: str, png: str | None = None) -> dict:
-    """The display bundle of ``widget`` with a static fallback (see the module docstring)."""
+    """The display bundle of ``widget`` with a static fallback (see the module docstring); its metadata is
+    :func:`png_metadata`."""
     data = {
         "text/plain": plain_text,
         "text/html": f'<div class="course-static">{html_text}</div>',
@@ -140,11 +170,16 @@ def bundle(widget, html_text: str, plain_text: str, png: str | None = None) -> d
     return data
 
 
-def display_with_fallback(widget, html_text: str, plain_text: str, png: str | None = None) -> None:
-    """Display ``widget`` as one bundle that also carries its static picture."""
+def png_metadata(alt: str) -> dict | None:
+    """The display metadata that gives a bundle's image/png its alt text (nbconvert writes it as alt=)."""
+    return {"image/png": {"alt": alt}} if alt else None
+
+
+def display_with_fallback(widget, html_text: str, plain_text: str, png: str | None = None, alt: str = "") -> None:
+    """Display ``widget`` as one bundle that also carries its static picture (``png`` described by ``alt``)."""
     from IPython.display import display
 
-    display(bundle(widget, html_text, plain_text, png), raw=True)
+    display(bundle(widget, html_text, plain_text, png), raw=True, metadata=png_metadata(alt if png else ""))
 
 
 def settings_line(values: Mapping[str, object]) -> str:

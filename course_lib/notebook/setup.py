@@ -32,6 +32,9 @@ def setup(seed: int = 0, threads: int | None = None, device: str | None = None) 
         torch.set_num_threads(threads)
     set_seed(seed)
     dev = get_device(device)
+    from course_lib.notebook.viz import use_course_style
+
+    use_course_style()  # every figure of the notebook: colour-blind-safe colours, each with its own line style
     if widgets_available():
         from course_lib.notebook.fallback import keep_progress_lines
 

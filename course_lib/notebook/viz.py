@@ -1,4 +1,4 @@
-"""Plots and interactive explorers for the lessons.
+"""Plots and interactive explorers for the lessons, in a colour-blind-safe style.
 
 Every explorer has a static fall-back: where widgets cannot render (plain Python, a terminal)
 it calls the function once with the default settings and says so, so the notebook still shows
@@ -12,6 +12,27 @@ import html
 from collections.abc import Callable, Mapping, Sequence
 
 from course_lib.notebook.setup import widgets_available
+
+# Okabe and Ito's colour-universal-design palette (Wong, Nature Methods 8, 441 (2011)), told apart with every
+# common colour-vision deficiency (tests/test_viz_fallback.py simulates them); its yellow (#F0E442) is left
+# out: a thin yellow line on white is hard to see for anyone.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
+# One line style per colour, so lines are told apart without any colour (a grey print, a projector).
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1)))
+MARKERS = ("o", "s", "D", "^", "v", "P", "X")
+HEATMAP = "viridis"  # perceptually uniform: lightness rises steadily, also for colour-blind readers
+
+
+def use_course_style() -> None:
+    """Every figure from now on: the Okabe-Ito colours, each with its own line style; heatmaps on viridis.
+
+    ``course_lib.setup`` calls it, so a lesson's own ``plt.plot`` calls get it too.
+    """
+    import matplotlib as mpl
+    from cycler import cycler
+
+    mpl.rcParams["axes.prop_cycle"] = cycler(color=list(OKABE_ITO)) + cycler(linestyle=list(LINESTYLES))
+    mpl.rcParams["image.cmap"] = HEATMAP
 
 
 def interactive(fn: Callable, **controls):
@@ -61,7 +82,8 @@ def interactive(fn: Callable, **controls):
         widget,
         shown.html() + f'\n<p class="course-static-note"><em>{html.escape(note)}</em></p>',
         "\n".join(filter(None, [shown.text(), f"({note})"])),
-        png=shown.figures[0] if shown.figures else None,
+        png=shown.figures[0][0] if shown.figures else None,
+        alt=shown.figures[0][1] if shown.figures else "",
     )
     return widget
 
@@ -109,9 +131,12 @@ def line_plot(
     title: str = "",
     logy: bool = False,
     ax=None,
-    marker: str = "o",
+    marker: str | None = None,
 ):
-    """One line per entry of ``series`` against ``x``; returns the matplotlib Axes."""
+    """One line per entry of ``series`` against ``x``; returns the matplotlib Axes.
+
+    Each line has its own colour, line style and marker (``marker`` gives them all the same one).
+    """
     import matplotlib.pyplot as plt
 
     if not series:
@@ -121,8 +146,8 @@ def line_plot(
             raise ValueError(f"series[{name!r}] has {len(ys)} values but x has {len(x)}")
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 4))
-    for name, ys in series.items():
-        ax.plot(list(x), list(ys), marker=marker, label=name)
+    for i, (name, ys) in enumerate(series.items()):
+        ax.plot(list(x), list(ys), marker=marker or MARKERS[i % len(MARKERS)], label=name)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if logy:
@@ -179,7 +204,7 @@ def attention_heatmap(
     if ax is None:
         _, ax = plt.subplots(figsize=(0.6 * n_k + 2, 0.5 * n_q + 1.5))
     shown = w if allowed is None else np.ma.masked_where(~allowed, w)
-    cmap = plt.get_cmap("viridis").with_extremes(bad="#d0d0d0")  # masked cells in grey
+    cmap = plt.get_cmap(HEATMAP).with_extremes(bad="#d0d0d0")  # masked cells in grey
     image = ax.imshow(shown, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(np.nanmax(w))) if w.size else 1.0)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     ax.set_xticks(

@@ -8,8 +8,9 @@ LESSON = "03_parentheses"
 EXERCISES = {
     "is_balanced": checks.check_is_balanced,
     "transpose_closers": checks.check_transpose_closers,
-    "elman_step": checks.check_elman_step,
-    "gated_step": checks.check_gated_step,
+    "ElmanRNN": checks.check_elman_rnn,
+    "train_epoch": checks.check_train_epoch,
+    "accuracy_over_epochs": checks.check_accuracy_over_epochs,
 }
 
 # (function, edit from, edit to, words the hint must contain)
@@ -80,48 +81,88 @@ MUTANTS = [
         "        return None\n",
         "raise ValueError",
     ),
-    # 3.3: tanh for ReLU, no bias, weights not transposed, ReLU in the wrong place, no recurrence
-    ("elman_step", "torch.relu(", "torch.tanh(", "not tanh"),
-    ("elman_step", " + b_h)", ")", "bias"),
-    ("elman_step", "x_t @ W_xh.T", "x_t @ W_xh", "x_t @ W_xh.T"),
-    (
-        "elman_step",
-        "torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
-        "torch.relu(x_t @ W_xh.T + b_h) + h_prev @ W_hh.T",
-        "whole sum",
-    ),
-    ("elman_step", " + h_prev @ W_hh.T", "", "previous state"),
-    # 3.4: z and 1 - z swapped, no sigmoid, tanh candidate, the candidate alone
-    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return (1 - z_t) * h_prev + z_t * h_bar", "swapped"),
-    (
-        "gated_step",
-        "z_t = torch.sigmoid(x_t @ W_xz.T + h_prev @ W_hz.T + b_z)",
-        "z_t = x_t @ W_xz.T + h_prev @ W_hz.T + b_z",
-        "sigmoid",
-    ),
-    ("gated_step", "h_bar = torch.relu(", "h_bar = torch.tanh(", "ReLU"),
-    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return h_bar", "candidate alone"),
-    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return z_t * h_bar", "previous state"),
-    (
-        "gated_step",
-        "return z_t * h_prev + (1 - z_t) * h_bar",
-        "return h_prev.mul_(z_t).add_((1 - z_t) * h_bar)",
-        "in place",
-    ),
-    (
-        "gated_step",
-        "h_bar = torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
-        "h_bar = torch.relu(x_t @ W_xz.T + h_prev @ W_hz.T + b_z)",
-        "own weights W_xh",
-    ),
-    (
-        "elman_step",
-        "return torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
-        "h_prev[:] = torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)\n    return h_prev",
-        "in place",
-    ),
-    ("elman_step", "x_t @ W_xh.T + h_prev @ W_hh.T", "x_t @ W_hh.T + h_prev @ W_xh.T", "exchanged them"),
     ("is_balanced", "for s in seq:", "while seq:\n        s = seq.pop(0)", "in place"),
+    # 3.3: tanh for ReLU, forgotten bias, transposed W_hh, detached state, h_{t-1} stored, h0 ignored, ...
+    ("ElmanRNN", "h = torch.relu(x[t]", "h = torch.tanh(x[t]", "not tanh"),
+    ("ElmanRNN", " + self.b_h)", ")", "bias"),
+    ("ElmanRNN", "h @ self.W_hh.T", "h @ self.W_hh", "transpose W_hh"),
+    ("ElmanRNN", "outputs.append(h)", "outputs.append(h)\n            h = h.detach()", "detached"),
+    (
+        "ElmanRNN",
+        "h = torch.relu(x[t] @ self.W_xh.T + h @ self.W_hh.T + self.b_h)\n            outputs.append(h)",
+        "outputs.append(h)\n            h = torch.relu(x[t] @ self.W_xh.T + h @ self.W_hh.T + self.b_h)",
+        "state before it",
+    ),
+    ("ElmanRNN", " if h0 is None else h0", "", "use h0"),
+    ("ElmanRNN", "x[t] @ self.W_xh.T + h @ self.W_hh.T", "x[t] @ self.W_hh.T + h @ self.W_xh.T", "exchanged"),
+    ("ElmanRNN", "return torch.stack(outputs), h", "return torch.stack(outputs), outputs[0]", "last state"),
+    (
+        "ElmanRNN",
+        "self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-k, k))",
+        "self.W_hh = torch.empty(hidden_size, hidden_size).uniform_(-k, k)",
+        "nn.Parameter",
+    ),
+    ("ElmanRNN", "x[t] @ self.W_xh.T", "x[t] @ self.W_xh", "transpose W_xh"),
+    (
+        "ElmanRNN",
+        "self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-k, k))",
+        "self.W_hh = nn.Parameter(torch.zeros(hidden_size, hidden_size))",
+        "at random",
+    ),
+    (
+        "ElmanRNN",
+        "        self.input_size, self.hidden_size = input_size, hidden_size\n",
+        "        self.hidden_size = hidden_size\n",
+        "self.input_size",
+    ),
+    # 3.4: no zero_grad, lengths forgotten, zero_grad in the wrong place, no step, step first, sum, one loss
+    ("train_epoch", "        optimizer.zero_grad()\n", "", "zero_grad() before"),
+    ("train_epoch", "model(tokens, lengths)", "model(tokens)", "pass the lengths"),
+    (
+        "train_epoch",
+        "        optimizer.zero_grad()\n        loss.backward()\n",
+        "        loss.backward()\n        optimizer.zero_grad()\n",
+        "never change",
+    ),
+    ("train_epoch", "        optimizer.step()\n", "", "never change"),
+    (
+        "train_epoch",
+        "        loss.backward()\n        optimizer.step()\n",
+        "        optimizer.step()\n        loss.backward()\n",
+        "never change",
+    ),
+    (
+        "train_epoch",
+        "F.cross_entropy(model(tokens, lengths), labels)",
+        'F.cross_entropy(model(tokens, lengths), labels, reduction="sum")',
+        "not the sum",
+    ),
+    ("train_epoch", "    return losses\n", "    return sum(losses) / len(losses)\n", "one loss (a number) per batch"),
+    ("train_epoch", "model(tokens, lengths)", "model(tokens, lengths).detach()", "no graph"),
+    # 3.5: measured before training, no training, one number instead of a curve, a set left out
+    (
+        "accuracy_over_epochs",
+        "        train_epoch(model, batches, optimizer)\n        for name, acc in P.accuracies(model, test_sets).items():",
+        "        for name, acc in P.accuracies(model, test_sets).items():",
+        "train in every epoch",
+    ),
+    (
+        "accuracy_over_epochs",
+        "        train_epoch(model, batches, optimizer)\n        for name, acc in P.accuracies(model, test_sets).items():\n"
+        "            curves[name].append(acc)\n",
+        "        for name, acc in P.accuracies(model, test_sets).items():\n            curves[name].append(acc)\n"
+        "        train_epoch(model, batches, optimizer)\n",
+        "after each epoch",
+    ),
+    ("accuracy_over_epochs", "curves[name].append(acc)", "curves[name] = acc", "one accuracy per epoch"),
+    ("accuracy_over_epochs", "for _ in range(epochs):", "for _ in range(1):", "one accuracy per epoch"),
+    ("accuracy_over_epochs", "curves = {name: [] for name in test_sets}", "curves = {}", "KeyError"),
+    (
+        "accuracy_over_epochs",
+        "for name, acc in P.accuracies(model, test_sets).items():",
+        "for name, acc in list(P.accuracies(model, test_sets).items())[:1]:",
+        "one accuracy per epoch",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
@@ -137,13 +178,59 @@ ALTERNATIVES = [
         "elif stack and stack[-1] == n_symbols - 1 - s:\n            stack.pop()\n        else:\n            return False",
     ),
     (
-        "elman_step",
-        "torch.relu(x_t @ W_xh.T + h_prev @ W_hh.T + b_h)",
-        "torch.clamp(torch.nn.functional.linear(x_t, W_xh, b_h) + torch.nn.functional.linear(h_prev, W_hh), min=0)",
+        "ElmanRNN",
+        "        outputs = []\n        for t in range(T):\n            h = torch.relu(x[t] @ self.W_xh.T + h @ self.W_hh.T + self.b_h)\n",
+        "        outputs = []\n        xw = x @ self.W_xh.T + self.b_h  # all steps in one product\n"
+        "        for xw_t in xw.unbind(0):\n            h = torch.clamp(xw_t + torch.nn.functional.linear(h, self.W_hh), min=0)\n",
     ),
-    ("gated_step", "return z_t * h_prev + (1 - z_t) * h_bar", "return h_bar + z_t * (h_prev - h_bar)"),
+    (
+        "train_epoch",
+        "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n",
+        "        loss.backward()\n        optimizer.step()\n        optimizer.zero_grad()\n",
+    ),
+    (
+        "accuracy_over_epochs",
+        "        for name, acc in P.accuracies(model, test_sets).items():\n            curves[name].append(acc)\n",
+        "        accs = P.accuracies(model, test_sets)\n        curves = {n: c + [accs[n]] for n, c in curves.items()}\n",
+    ),
 ]
 
 
-# pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
+# (function, edit from, edit to, the forbidden name it calls): answers borrowed from course_lib or torch,
+# which the check refuses with "write it yourself"
+BORROWED = [
+    (
+        "is_balanced",
+        "    stack = []\n",
+        "    return __import__('course_lib').parentheses.is_balanced(seq, n_symbols)\n",
+        "course_lib.parentheses_symbols.is_balanced",
+    ),
+    (
+        "transpose_closers",
+        "    opener_of = {}",
+        "    return __import__('course_lib').parentheses.transpose_closers(seq, rng, n_symbols)\n    opener_of = {}",
+        "course_lib.parentheses_generators.transpose_closers",
+    ),
+    (
+        "ElmanRNN",
+        "        T, B, _ = x.shape\n",
+        "        rnn = nn.RNN(self.input_size, self.hidden_size, nonlinearity='relu')\n"
+        "        rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 = self.W_xh, self.W_hh, self.b_h\n"
+        "        rnn.bias_hh_l0 = nn.Parameter(torch.zeros_like(self.b_h), requires_grad=False)\n"
+        "        output, h_n = rnn(x, None if h0 is None else h0[None])\n"
+        "        return output, h_n[0]\n",
+        "torch.nn.RNN",
+    ),
+    (
+        "train_epoch",
+        "    losses = []\n",
+        "    from course_lib import parentheses as P\n    from course_lib.train import fit\n"
+        "    return fit(model, P.batch_loss, optimizer, lambda: batches, progress=False).loss\n",
+        "course_lib.train.fit",
+    ),
+]
+
+# pytest collects the suite's tests (solution, stub, mutants, alternatives, borrowed answers, random state) here.
+globals().update(
+    lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, borrowed=BORROWED, solution_repeats=3, mutant_repeats=5)
+)

@@ -6,21 +6,39 @@ from .mutate import lesson_suite
 
 LESSON = "04_lstm_gru"
 EXERCISES = {
-    "lstm_step": checks.check_lstm_step,
+    "LSTMCell": checks.check_lstm_cell,
     "gru_step": checks.check_gru_step,
     "param_count": checks.check_param_count,
     "set_forget_bias": checks.check_set_forget_bias,
+    "memory_table": checks.check_memory_table,
 }
 
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
-    ("lstm_step", "i, f, g, o = gates.chunk(4, dim=-1)", "i, f, o, g = gates.chunk(4, dim=-1)", "gate order"),
-    ("lstm_step", "torch.sigmoid(o)", "torch.tanh(o)", "tanh where sigmoid belongs"),
-    ("lstm_step", "torch.sigmoid(f), torch.tanh(g)", "torch.tanh(f), torch.tanh(g)", "tanh where sigmoid belongs"),
-    ("lstm_step", "torch.tanh(g)", "torch.sigmoid(g)", "candidate g_t"),
-    ("lstm_step", "c_new = f * c + i * g", "c_new = i * g", "cell state is not carried"),
-    ("lstm_step", "h_new = o * torch.tanh(c_new)", "h_new = o * c_new", "tanh(c_t)"),
-    ("lstm_step", "h @ W_hh.T + b_hh", "h @ W_hh.T", "both biases"),
+    # 4.1: gate order, forget gate as 1 - f, concatenation order, sigmoid/tanh swapped, a bias left out,
+    # no tanh on c, (c, h) returned, the given state ignored, the state detached, W_hh not transposed
+    ("LSTMCell", "i, f, g, o = gates.chunk(4, dim=1)", "i, f, o, g = gates.chunk(4, dim=1)", "gate order"),
+    ("LSTMCell", "c = f * c_prev + i * g", "c = (1 - f) * c_prev + i * g", "1 - f_t"),
+    ("LSTMCell", "torch.cat([x, h_prev], dim=1)", "torch.cat([h_prev, x], dim=1)", "order of the concatenation"),
+    ("LSTMCell", "torch.sigmoid(f), torch.tanh(g)", "torch.sigmoid(f), torch.sigmoid(g)", "candidate g_t"),
+    ("LSTMCell", "torch.sigmoid(i), torch.sigmoid(f)", "torch.tanh(i), torch.sigmoid(f)", "input gate"),
+    ("LSTMCell", " + self.b_xh + self.b_hh", " + self.b_xh", "both biases"),
+    ("LSTMCell", "h = o * torch.tanh(c)", "h = o * c", "tanh(c_t)"),
+    ("LSTMCell", "return h, c", "return c, h", "(c_t, h_t)"),
+    (
+        "LSTMCell",
+        "        h_prev, c_prev = state\n",
+        "        h_prev, c_prev = state\n        h_prev = c_prev = h_prev * 0\n",
+        "state you are given",
+    ),
+    ("LSTMCell", "h_prev, c_prev = state", "h_prev, c_prev = state[0].detach(), state[1].detach()", "detached"),
+    ("LSTMCell", "c = f * c_prev + i * g", "c = f * c_prev + i * g\n        c_prev.mul_(0)", "in place"),
+    (
+        "LSTMCell",
+        "self.W_hh = nn.Parameter(torch.empty(4 * hidden_size, hidden_size).uniform_(-k, k))",
+        "self.W_hh = torch.empty(4 * hidden_size, hidden_size).uniform_(-k, k)",
+        "nn.Parameter",
+    ),
     ("gru_step", "return z * h + (1 - z) * n", "return (1 - z) * h + z * n", "swapped"),
     (
         "gru_step",
@@ -52,8 +70,6 @@ MUTANTS = [
     ("set_forget_bias", "            cell.b_hh[H:2 * H] = 0.0\n", "", "b_hh is added too"),
     ("set_forget_bias", "for cell in lstm.cells:", "for cell in lstm.cells[:1]:", "every layer"),
     ("set_forget_bias", "cell.b_xh[H:2 * H] = value", "cell.b_xh[:] = value", "only the forget slice"),
-    ("lstm_step", "c_new = f * c + i * g", "c.mul_(f).add_(i * g)\n    c_new = c", "in place"),
-    ("lstm_step", "i, f, g, o = gates.chunk(4, dim=-1)", "f, i, g, o = gates.chunk(4, dim=-1)", "forget gate first"),
     ("gru_step", "return z * h + (1 - z) * n", "return h.mul_(z).add_((1 - z) * n)", "in place"),
     (
         "param_count",
@@ -64,14 +80,33 @@ MUTANTS = [
     ("param_count", "(inputs + hidden_size + 2)", "(inputs + hidden_size) + 2", "vectors of size H"),
     ("set_forget_bias", "    return lstm\n", "", "return the lstm"),
     ("set_forget_bias", "cell.b_xh[H:2 * H] = value", "cell.b_xh[H:2 * H] += value", "do not add"),
+    # 4.5: population sd, one seed repeated, a T left out, the mean over the wrong runs
+    ("memory_table", "statistics.stdev(runs)", "statistics.pstdev(runs)", "n - 1"),
+    (
+        "memory_table",
+        "runs = [train(T, seed) for seed in seeds]",
+        "runs = [train(T, seeds[0]) for seed in seeds]",
+        "run every seed",
+    ),
+    ("memory_table", "for T in T_values:", "for T in T_values[:1]:", "one entry per T"),
+    ("memory_table", '"mean": statistics.mean(runs)', '"mean": statistics.median(runs)', "the mean at T"),
+    ("memory_table", "table[T] = {", "table[str(T)] = {", "one entry per T"),
+    ("memory_table", '"sd": statistics.stdev(runs)', '"spread": statistics.stdev(runs)', "'sd'"),
+    ("memory_table", "train(T, seed) for seed in seeds", "train(seed, T) for seed in seeds", "use the T values"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
 ALTERNATIVES = [
     (
-        "lstm_step",
-        "gates = x @ W_xh.T + b_xh + h @ W_hh.T + b_hh",
-        "gates = torch.nn.functional.linear(x, W_xh, b_xh) + torch.nn.functional.linear(h, W_hh, b_hh)",
+        "LSTMCell",
+        "        W = torch.cat([self.W_xh, self.W_hh], dim=1)  # colah's W, acting on [x_t, h_{t-1}]\n"
+        "        gates = torch.cat([x, h_prev], dim=1) @ W.T + self.b_xh + self.b_hh  # (B, 4H)\n",
+        "        gates = torch.nn.functional.linear(x, self.W_xh, self.b_xh) + h_prev @ self.W_hh.T + self.b_hh\n",
+    ),
+    (
+        "memory_table",
+        '"sd": statistics.stdev(runs)',
+        '"sd": float(__import__("numpy").std(runs, ddof=1))',
     ),
     ("gru_step", "return z * h + (1 - z) * n", "return n + z * (h - n)"),
     (
@@ -88,5 +123,28 @@ ALTERNATIVES = [
 
 
 # Checks draw fresh inputs: the solution must pass, and a mistake be caught with its hint, every time.
-# pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
+# (function, edit from, edit to, the forbidden name it calls): answers borrowed from torch or course_lib,
+# which the check refuses with "write it yourself"
+BORROWED = [
+    (
+        "LSTMCell",
+        "        h_prev, c_prev = state\n",
+        "        torch_cell = nn.LSTMCell(self.input_size, self.hidden_size)\n"
+        "        torch_cell.weight_ih, torch_cell.weight_hh = self.W_xh, self.W_hh\n"
+        "        torch_cell.bias_ih, torch_cell.bias_hh = self.b_xh, self.b_hh\n"
+        "        return torch_cell(x, state)\n",
+        "torch.nn.LSTMCell",
+    ),
+    (
+        "LSTMCell",
+        "        h_prev, c_prev = state\n",
+        "        from course_lib.rnn import LSTMCell as Lib\n"
+        "        lib = Lib(self.input_size, self.hidden_size)\n"
+        "        lib.W_xh, lib.W_hh, lib.b_xh, lib.b_hh = self.W_xh, self.W_hh, self.b_xh, self.b_hh\n"
+        "        return lib(x, state)\n",
+        "course_lib.rnn.LSTMCell",
+    ),
+]
+
+# pytest collects the suite's tests (solution, stub, mutants, alternatives, borrowed answers, random state) here.
+globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, borrowed=BORROWED))

@@ -1,52 +1,47 @@
-"""Lesson 05 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
+"""Lesson 05 checks: pass the solution, report the stub, reject realistic mistakes with the right hint,
+refuse a borrowed answer."""
+
+import torch
 
 from course_lib.checks import FAILED
 from course_lib.checks import lesson05 as checks
 
 from .mutate import lesson_suite
 
+torch.set_num_threads(1)  # tiny tensors: one thread is fastest, above all on a busy machine
+
 LESSON = "05_attention"
 EXERCISES = {
-    "attention_scores": checks.check_attention_scores,
-    "attention_weights": checks.check_attention_weights,
-    "context_vector": checks.check_context_vector,
     "additive_scores": checks.check_additive_scores,
+    "decode": checks.check_decode,
+    "alignment": checks.check_alignment,
 }
+
+SCORE = "e_i = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)"
+FILL = 'e_i = e_i.masked_fill(~real, float("-inf"))'
+UPDATE = "hidden = model.decoder(torch.cat([embedded[:, i], c_i], dim=-1), hidden)  # h_i^d"
+BLOCK = (  # the attention step and the update, as the solution writes them
+    SCORE
+    + "  # e_ij = h_{i-1}^d . h_j^e / sqrt(H)\n"
+    + "        "
+    + FILL
+    + "  # padding gets weight exp(-inf) = 0\n"
+    + "        alpha_i = torch.softmax(e_i, dim=-1)  # over the source positions j\n"
+    + "        c_i = (alpha_i[:, :, None] * states).sum(1)  # c_i = sum_j alpha_ij h_j^e, (B, H)\n"
+    + "        "
+    + UPDATE
+)
+LUONG = (  # Luong's order: update with the previous context first, then attend with the new state h_i^d
+    "c_i = torch.zeros_like(hidden) if i == 0 else c_i\n"
+    "        hidden = model.decoder(torch.cat([embedded[:, i], c_i], dim=-1), hidden)\n"
+    "        " + SCORE + "\n"
+    "        " + FILL + "\n"
+    "        alpha_i = torch.softmax(e_i, dim=-1)\n"
+    "        c_i = (alpha_i[:, :, None] * states).sum(1)"
+)
 
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
-    ("attention_scores", "Q @ K.transpose(-2, -1)", "K @ Q.transpose(-2, -1)", "swapped"),
-    ("attention_scores", " / math.sqrt(d)", "", "divide by sqrt(d)"),
-    ("attention_scores", "/ math.sqrt(d)", "/ d", "not by d itself"),
-    ("attention_scores", "d = Q.shape[-1]", "d = K.shape[-2]", "not the number of keys"),
-    ("attention_scores", "/ math.sqrt(d)", "* math.sqrt(d)", "not by sqrt(d) (multiply)"),
-    ("attention_scores", "Q @ K.transpose(-2, -1)", "Q @ K", "transpose K"),
-    ("attention_weights", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)", "wrong axis"),
-    ("attention_weights", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=0)", "wrong axis"),
-    ("attention_weights", "masked_fill(~mask,", "masked_fill(mask,", "inverted"),
-    ("attention_weights", 'float("-inf")', "0.0", "-inf"),
-    (
-        "attention_weights",
-        '        scores = scores.masked_fill(~mask, float("-inf"))',
-        "        pass",
-        "ignored the mask",
-    ),
-    (
-        "attention_weights",
-        'if mask is not None:\n        scores = scores.masked_fill(~mask, float("-inf"))',
-        "if mask is not None:\n        return torch.softmax(scores, dim=-1) * mask",
-        "before the softmax",
-    ),
-    ("context_vector", "(weights.unsqueeze(-1) * values).sum(dim=1)", "values.mean(dim=1)", "mean-pooling"),
-    ("context_vector", ".sum(dim=1)", ".sum(dim=-1)", "not over the features"),
-    ("context_vector", ".sum(dim=1)", ".mean(dim=1)", "divides by T again"),
-    (
-        "context_vector",
-        "(weights.unsqueeze(-1) * values).sum(dim=1)",
-        "values[torch.arange(len(values)), weights.argmax(-1)]",
-        "hard attention",
-    ),
-    ("context_vector", "(weights.unsqueeze(-1) * values).sum(dim=1)", "weights.unsqueeze(-1) * values", "shape (B, d)"),
     (
         "additive_scores",
         "torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",
@@ -68,48 +63,102 @@ MUTANTS = [
     ("additive_scores", "projected_keys) @ v", "projected_keys).sum(-1)", "learned vector v"),
     ("additive_scores", "torch.tanh(", "torch.relu(", "not ReLU"),
     ("additive_scores", "torch.tanh(", "torch.sigmoid(", "not the sigmoid"),
+    # the build: the attention step of the decoder
+    ("decode", " / math.sqrt(H)  # e_ij", "  # e_ij", "sqrt(H)"),
+    ("decode", "alpha_i = torch.softmax(e_i, dim=-1)", "alpha_i = torch.softmax(e_i, dim=0)", "wrong axis"),
+    ("decode", "< lengths[:, None]", "<= lengths[:, None]", "off by one"),
+    ("decode", FILL, "e_i = e_i.masked_fill(~real, 0.0)", "-inf"),
+    ("decode", FILL, "pass", "ignored the padding"),
+    ("decode", SCORE, SCORE.replace("hidden[:, None, :]", "states[torch.arange(B), lengths - 1][:, None, :]"), "h_n^e"),
+    ("decode", BLOCK, LUONG, "Luong"),
+    ("decode", "hidden = states[torch.arange(B), lengths - 1]", "hidden = states[:, -1]", "last *real*"),
+    ("decode", "c_i = (alpha_i[:, :, None] * states).sum(1)", "c_i = states.mean(1)", "mean-pooling"),
     (
-        "attention_scores",
-        "return Q @ K.transpose(-2, -1) / math.sqrt(d)",
-        "Q /= math.sqrt(d)\n    return Q @ K.transpose(-2, -1)",
-        "in place",
+        "decode",
+        "c_i = (alpha_i[:, :, None] * states).sum(1)",
+        "c_i = (alpha_i[:, :, None] * states).sum(1).detach()",
+        "gradient",
     ),
-    ("attention_weights", "scores = scores.masked_fill(~mask,", "scores = scores.masked_fill_(~mask,", "in place"),
+    ("decode", UPDATE, UPDATE.replace("hidden)  # h_i^d", "hidden).detach()  # h_i^d"), "gradient"),
     (
-        "context_vector",
-        "(weights.unsqueeze(-1) * values).sum(dim=1)",
-        "values.mul_(weights.unsqueeze(-1)).sum(dim=1)",
-        "in place",
+        "decode",
+        "outputs.append(torch.cat([hidden, c_i], dim=-1))",
+        "outputs.append(torch.cat([c_i, hidden], dim=-1))",
+        "logits",
     ),
-    (
-        "context_vector",
-        "(weights.unsqueeze(-1) * values).sum(dim=1)",
-        "values[range(values.shape[0]), weights.argmax(-1)]",
-        "hard attention",
-    ),
+    ("decode", "return logits, torch.stack(weights, dim=1)", "return logits", "tuple (logits, weights)"),
+    ("decode", "torch.stack(weights, dim=1)", "torch.stack(weights, dim=2)", "shape (B, T_out, T_in)"),
+    # the experiment
+    ("alignment", "return weights[0]", "return weights", "drop the batch axis"),
+    ("alignment", "return weights[0]", "return weights[0].T", "rows are the output characters"),
+    ("alignment", "return weights[0]", "return weights[0, :-1]", "len(target) + 1"),
+    ("alignment", "return weights[0]", "return weights[0, :, :-1]", "len(source) + 1"),
+    ("alignment", "return weights[0]", "return weights[0].flip(0)", "should be"),
+    ("alignment", "return weights[0]", "return torch.softmax(weights[0], dim=0)", "should be"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
 ALTERNATIVES = [
-    (
-        "attention_scores",
-        "return Q @ K.transpose(-2, -1) / math.sqrt(d)",
-        'return torch.einsum("...qd,...kd->...qk", Q, K) / d**0.5',
-    ),
-    (
-        "attention_weights",
-        'scores = scores.masked_fill(~mask, float("-inf"))',
-        'scores = scores + torch.zeros_like(scores).masked_fill(~mask, float("-inf"))',
-    ),
-    ("context_vector", "(weights.unsqueeze(-1) * values).sum(dim=1)", "(weights[:, None, :] @ values)[:, 0, :]"),
     ("additive_scores", "projected_query.unsqueeze(1)", "projected_query[:, None, :]"),
+    ("decode", SCORE, "e_i = torch.einsum('bth,bh->bt', states, hidden) / H**0.5"),
+    ("decode", FILL, "e_i = e_i.masked_fill(~real, -1e9)"),
+    ("decode", "c_i = (alpha_i[:, :, None] * states).sum(1)", "c_i = torch.bmm(alpha_i[:, None, :], states)[:, 0]"),
+    ("alignment", "return weights[0]", "return weights.squeeze(0).clone()"),
 ]
 
+SCORES_TO_CONTEXT = (  # the attention step of the solution, from the scores to the context
+    SCORE
+    + "  # e_ij = h_{i-1}^d . h_j^e / sqrt(H)\n"
+    + "        "
+    + FILL
+    + "  # padding gets weight exp(-inf) = 0\n"
+    + "        alpha_i = torch.softmax(e_i, dim=-1)  # over the source positions j\n"
+    + "        c_i = (alpha_i[:, :, None] * states).sum(1)"
+)
+# (function, edit from, edit to, the forbidden name it calls): right answers that borrow, to be refused
+BORROWED = [
+    (
+        "decode",
+        SCORES_TO_CONTEXT,
+        "from course_lib.seq2seq import attend\n"
+        "        c_i, alpha_i = attend((states * hidden[:, None, :]).sum(-1) / math.sqrt(H), states, real)",
+        "course_lib.seq2seq.attend",
+    ),
+    (
+        "decode",
+        SCORES_TO_CONTEXT,
+        SCORE + "\n        " + FILL + "\n        alpha_i = torch.softmax(e_i, dim=-1)\n"
+        "        c_i = torch.nn.functional.scaled_dot_product_attention(\n"
+        "            hidden[:, None, :], states, states, attn_mask=real[:, None, :]\n"
+        "        )[:, 0]",
+        "torch.nn.functional.scaled_dot_product_attention",
+    ),
+]
 
-# pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
+# pytest collects the suite's tests (solution, stub, mutants, alternatives, borrowed, random state) here.
+globals().update(
+    lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, borrowed=BORROWED, solution_repeats=3, mutant_repeats=4)
+)
+
+
+def test_the_check_reference_is_the_library_model():
+    """Two independent oracles: the check's reference decoder and course_lib's Seq2Seq(attention="scaled")."""
+    from course_lib.seq2seq import Seq2Seq, Seq2SeqConfig
+
+    torch.manual_seed(0)
+    lib = Seq2Seq(Seq2SeqConfig(12, attention="scaled", embed_dim=5, hidden_size=7)).eval()
+    src = torch.randint(3, 12, (3, 6))
+    lengths = torch.tensor([6, 2, 4])
+    src[1, 2:] = 0
+    src[2, 4:] = 0
+    tgt_in = torch.randint(3, 12, (3, 5))
+    tgt_in[:, 0] = 1
+    logits, weights = lib(src, lengths, tgt_in)
+    states, _, _ = lib.encode(src, lengths)
+    ref_logits, ref_weights = checks.reference_decode(lib, states, lengths, tgt_in)
+    assert torch.allclose(ref_logits, logits, atol=1e-6) and torch.allclose(ref_weights, weights, atol=1e-6)
 
 
 def test_a_non_tensor_answer_gets_a_clear_hint():
-    result = checks.check_attention_weights(lambda scores, mask=None: scores.tolist(), quiet=True)
-    assert result.status == FAILED and "torch.Tensor" in result.message
+    result = checks.check_decode(lambda model, states, lengths, tgt_in: [1, 2], quiet=True)
+    assert result.status == FAILED and "tuple (logits, weights)" in result.message
