@@ -23,7 +23,7 @@ $(BROWSER_STAMP): $(STAMP) scripts/install_browser.sh
 
 browser: $(BROWSER_STAMP)
 
-# bubblewrap, the sandbox `course-lib grade` runs each submission in (apt; skipped with a warning elsewhere).
+# bubblewrap, the sandbox `course-lib grade` runs each submission in (apt; without it `grade` refuses to run).
 SANDBOX_STAMP := $(VENV)/.sandbox
 $(SANDBOX_STAMP): $(STAMP) scripts/install_sandbox.sh
 	bash scripts/install_sandbox.sh

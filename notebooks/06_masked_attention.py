@@ -18,8 +18,8 @@
 #    sequence, unlike lesson 05's **cross-attention** from the decoder to the encoder, as CS224N
 #    names them) must not attend to the future, and mask it by setting the scores
 #    $e_{i,j}$, $j > i$, to $-\infty$ *before* the softmax;
-# 2. compute any masked attention weight $\alpha_{i,j}$ by hand, starting with the lecture's
-#    quiz, and say why each tempting wrong answer is wrong;
+# 2. compute any masked attention weight $\alpha_{i,j}$ by hand, starting with the quiz of the
+#    UKP Lab transformer lecture, and say why each tempting wrong answer is wrong;
 # 3. tell right masking from wrong masking (zeroing after the softmax, masking with 0,
 #    a transposed mask) and know what happens to a row where everything is masked;
 # 4. say what causal and padding masks each hide and why a decoder needs both, and read the
@@ -30,7 +30,7 @@
 # first by hand on the quiz's matrix with a padded token, then in code for a padded batch, and
 # you test what leaks.
 #
-# Positions count from 1, as in the lecture: query $i$ and key $j$ run over $1, \dots, n$.
+# Positions count from 1, as in the UKP Lab lecture: query $i$ and key $j$ run over $1, \dots, n$.
 # In Python, $\alpha_{i,j}$ is `weights[i - 1, j - 1]`.
 
 # %%
@@ -75,7 +75,7 @@ def weight_map(weights, mask=None, ax=None, title="", keys=None, queries=None, a
 # %% [markdown]
 # ## 1. Masked self-attention
 #
-# The lecture's self-attention, for a sequence $\mathbf{x}_1, \dots, \mathbf{x}_n$:
+# The UKP Lab lecture's self-attention (row vectors), for a sequence $\mathbf{x}_1, \dots, \mathbf{x}_n$:
 #
 # $$\mathbf{q}_i = \mathbf{x}_i \mathbf{W}^Q, \quad \mathbf{k}_i = \mathbf{x}_i \mathbf{W}^K, \quad
 #   \mathbf{v}_i = \mathbf{x}_i \mathbf{W}^V, \qquad
@@ -84,9 +84,14 @@ def weight_map(weights, mask=None, ax=None, title="", keys=None, queries=None, a
 #   \mathbf{h}_i = \sum_{j=1}^{n} \alpha_{i,j} \mathbf{v}_j$$
 #
 # A decoder generates text left to right, so while it is trained to predict token $i + 1$,
-# position $i$ must not see tokens $i + 1, \dots, n$: "we can't attend to the future".
-# **Masked self-attention** computes the scores as usual, then sets every future score to
-# minus infinity, so that its weight $e^{-\infty} = 0$:
+# position $i$ must not see tokens $i + 1, \dots, n$: "we can't attend to the future text for
+# the decoder" (UKP Lab). CS224N gives the reason: a model trained with the future in view
+# would rely on information it does not have when it generates. Recomputing attention over a
+# growing set of keys at every step would be slow, so (CS224N again) all the scores are
+# computed at once and the future is masked. **Masked self-attention** computes the scores as
+# usual, then makes every future score minus infinity, so that its weight
+# $e^{-\infty} / Z = 0$. The UKP Lab lecture *sets* these scores to $-\infty$, and CS224N *adds*
+# $-\infty$ to them: both give the same result, since a finite score plus $-\infty$ is $-\infty$.
 #
 # $$e_{i,j} = -\infty \quad \text{for } j > i$$
 #
@@ -207,14 +212,16 @@ assert not any(t.get_text() == "-inf" for ax in axes for t in ax.texts)
 # %% [markdown]
 # ## 3. Masking done right, and done wrong
 #
-# Five ways to hide the future of row 2 of the quiz. Only some of them give a distribution
+# Six ways to hide the future of row 2 of the quiz. Only some of them give a distribution
 # over the allowed keys:
 #
-# 1. **$-\infty$ before the softmax** (the lecture's way);
+# 1. **$-\infty$ before the softmax** (the way of both lectures);
 # 2. **zero the future after the softmax**, and stop there;
 # 3. zero the future after the softmax, then **renormalise** the row to sum 1;
 # 4. set the future scores to **0** instead of $-\infty$;
-# 5. a **large finite negative** number such as $-10^9$ instead of $-\infty$.
+# 5. a **large finite negative** number such as $-10^9$ instead of $-\infty$;
+# 6. $-\infty$ before the softmax, but with a **transposed mask** (`triu` instead of `tril`:
+#    $j \ge i$ allowed instead of $j \le i$).
 
 # %%
 allowed = causal_mask(n)
@@ -225,6 +232,7 @@ ways = {
     "3. zero after, renormalised": (unmasked * allowed) / (unmasked * allowed).sum(-1, keepdim=True),
     "4. score 0 instead of -inf": torch.softmax(E.masked_fill(~allowed, 0.0), dim=-1),
     "5. -1e9 instead of -inf": torch.softmax(E.masked_fill(~allowed, -1e9), dim=-1),
+    "6. transposed mask": torch.softmax(E.masked_fill(~allowed.T, float("-inf")), dim=-1),
 }
 right = ways["1. -inf before the softmax"]
 rows = [
@@ -234,6 +242,9 @@ rows = [
     for name, weights in ways.items()
 ]
 print(viz.table(rows, header=["row 2 of the quiz", "α(2,1)", "α(2,2)", "α(2,3)", "α(2,4)", "sum", "right?"]))
+kept = ways["2. zero after, no renormalising"].sum(-1)  # way 2: the mass each row keeps
+print("way 2, mass kept by rows 1 to 4:", [round(m, 3) for m in kept.tolist()])
+assert torch.all(kept[:-1] < 1) and math.isclose(kept[-1].item(), 1.0)  # only the last row has no future
 
 assert torch.allclose(ways["3. zero after, renormalised"], right)  # the same: softmax restricted to the kept keys
 assert torch.allclose(ways["5. -1e9 instead of -inf"], right)  # the same here (e^-1e9 underflows to 0)
@@ -242,15 +253,23 @@ assert not torch.allclose(
 )  # rows no longer sum to 1
 assert not torch.allclose(ways["4. score 0 instead of -inf"], right)  # the future still gets weight e^0 / Z
 assert torch.all(ways["4. score 0 instead of -inf"][~allowed] > 0)  # ... so it leaks
+transposed = ways["6. transposed mask"]
+assert torch.all(transposed[~allowed.T] == 0) and torch.all(transposed[~allowed] > 0)  # no past, all the future
+assert torch.equal(transposed[0], unmasked[0]) and transposed[-1, -1] == 1.0  # query 1 sees all, query n itself
 
 # %% [markdown]
 # * Way 3 equals way 1: $\frac{e^{e_{i,j}} / Z}{\sum_{j' \le i} e^{e_{i,j'}} / Z}$ is the softmax
 #   over the allowed keys. It costs a second pass, and it needs the full softmax first.
-# * Way 2 is a **bug**: the weights no longer sum to 1, so $\mathbf{h}_i$ shrinks, more for
-#   early positions (they lose the most mass).
+# * Way 2 is a **bug**: the weights are the right ones times the mass the row kept,
+#   $\sum_{j \le i} e^{e_{i,j}} / Z$, below 1 in every row but the last (which has no future),
+#   so $\mathbf{h}_i$ shrinks by that factor. Early positions have the most future keys, so
+#   they usually lose the most, but how much depends on their scores: the quiz's rows keep
+#   the fractions printed above.
 # * Way 4 is a **bug that leaks the future**: a score of 0 is not "nothing", $e^0 = 1$.
 # * Way 5 is what many implementations do. It only differs from $-\infty$ when a whole row
 #   is masked, the next topic.
+# * Way 6 is a **bug that sees the future and hides the past**: query $i$ attends to keys
+#   $i, \dots, n$: the first query sees every key, the last one only itself.
 #
 # ### A row where everything is masked
 #
@@ -284,9 +303,10 @@ assert torch.isnan(with_weights).all() and not torch.isnan(fused).any()
 # %% [markdown]
 # Three behaviours for the same question: a plain softmax gives NaN; a large finite number
 # gives a uniform row, i.e. the query attends to exactly the keys it was told to ignore;
-# torch's fused attention (and `course_lib.attention`) returns weights 0 and output 0, a
-# "safe softmax". Even `nn.MultiheadAttention` disagrees with itself: NaN when you ask for
-# the weights, zeros when you do not. How libraries keep out of trouble:
+# torch's fused attention returns output 0 (it does not return weights), and
+# `course_lib.attention` weights 0 and output 0, a "safe softmax". Even
+# `nn.MultiheadAttention` disagrees with itself: NaN when you ask for the weights, zeros when
+# you do not. How libraries keep out of trouble:
 #
 # * a causal row is never empty: the diagonal is always allowed, so mask only the future
 #   and **never the current token**;
@@ -343,8 +363,11 @@ print(f"causal mask only: each padded query puts at least {pad_to_pad:.2f} of it
 # %% [markdown]
 # With the causal mask alone, the real tokens of "Thinking Machines" never see the padding
 # (it lies in their future), but the padded *queries* attend to padding. With the padding
-# mask alone, every query sees the future. With both, no query sees the future or a padded key;
-# the padded queries still get an output, which the loss ignores.
+# mask alone, every query sees all the real tokens, its future ones included: here
+# "Thinking" sees "Machines" (the padded queries have no real token in their future, and in
+# the full-length sentence every query but the last would see its future). With both, no
+# query sees the future or a padded key; the padded queries still get an output, which the
+# loss ignores.
 #
 # ### The two boolean conventions of PyTorch
 #
@@ -447,15 +470,19 @@ practice = quiz.Practice(make_variant, seed=0)
 practice.show()
 
 # %% [markdown]
-# What the generator produces, checked on many variants: weights in $[0, 1]$, exactly 0 for
-# $j > i$, and tied allowed scores sharing the weight equally.
+# What the generator produces, checked on 100 variants: weights in $[0, 1]$, exactly 0 for
+# $j > i$, and how many questions have $j > i$, beside how many are expected ($3/4 \cdot 1/5$
+# of them). Then, on a hand-made matrix rather than the variants: tied allowed scores share
+# the weight equally.
 
 # %%
 rng = random.Random(1)
 variants = [make_variant(rng) for _ in range(100)]
 future_ones = [v for v in variants if int(v.key[-2]) < int(v.key[-1])]  # key ends with "alpha_ij"
-print(f"{len(variants)} variants, {len(future_ones)} of them with j > i (answer 0)")
+expected = len(variants) * (3 / 4) * 0.2  # P(i < 4) * P(masked | i < 4)
+print(f"{len(variants)} variants, {len(future_ones)} of them with j > i (answer 0); expected {expected:.0f}")
 assert all(0.0 <= v.answer <= 1.0 for v in variants)
+# (0 or more than 30 of 100 happen with probability below 1e-4 for any seed: binomial(100, 0.15))
 assert future_ones and all(v.answer == 0.0 for v in future_ones) and len(future_ones) <= 30
 tie = torch.tensor([[1.0, -2, 0, 0], [2, 2, 1, 1], [0, 0, 0, 2], [1, 1, 1, 1]])
 assert torch.allclose(masked_softmax(tie, causal_mask(4))[3], torch.full((4,), 0.25))  # four ties: 1/4 each
@@ -512,9 +539,9 @@ explorer = viz.interactive(
 # %% [markdown]
 # ## What to try
 #
-# * In the explorer, find a matrix where masking does *not* change row $i$'s ranking of the
-#   keys it may see, and one where $\alpha_{i,i}$ is the largest weight only after masking.
-#   Why can masking never lower an allowed weight?
+# * In the explorer, check that masking never changes row $i$'s ranking of the keys it may
+#   see (why not?), and find a matrix where $\alpha_{i,i}$ is the largest weight only after
+#   masking. Why can masking never lower an allowed weight?
 # * Replace $-\infty$ by $-10^9$ and then by $-10$ in section 3: from which value on does the
 #   future get a visible weight?
 # * Pad on the left instead of the right (`["<pad>", "<pad>", "Thinking", "Machines"]`) and

@@ -13,13 +13,18 @@
 # %% [markdown]
 # # Lesson 02 exercises: backprop by hand
 #
-# Five backward passes, each followed by a check. A check calls your function on fresh
-# inputs, compares with `torch.autograd`, and says **passed**, **not implemented yet**, or
-# **failed** with a hint about the likely mistake. Replace each `raise NotImplementedError(...)`
-# with your code (torch tensor operations, no autograd) and run the cell below it. The lesson
-# notebook `notebooks/02_backprop.ipynb` explains everything used here. Every function returns
-# torch tensors and leaves its inputs unchanged (the caller still needs them); sizes change from
-# call to call, so nothing may be hard-coded.
+# A warm-up (2.1), then the build: **backprop ninja** (2.2), the whole backward pass of the
+# lesson's feedforward language model written by hand; then you train that model with your own
+# gradients and compare with autograd (2.3); 2.4 goes with the going-further notebook 02b
+# (backpropagation through time). Each exercise is followed by a check: it calls your function
+# on fresh inputs, computes the answer itself with `torch.autograd`, and says **passed**,
+# **not implemented yet**, or **failed** with a hint that names the first wrong tensor and the
+# likely mistake. Replace each `raise NotImplementedError(...)` with your code (torch tensor
+# operations; no autograd: the checks refuse `.backward()`, `torch.autograd.grad` and
+# `course_lib`'s own backward functions) and run the cell below it. The lesson notebook
+# `notebooks/02_backprop.ipynb` explains everything used here. Every function leaves its
+# inputs unchanged (the caller still needs them); sizes change from call to call, so nothing
+# may be hard-coded.
 #
 # Conventions, as in the lesson and in `torch.nn`: a batch of B examples is a matrix with
 # one example per **row**, so the lecture's column-vector layer $\mathbf{z} = W\mathbf{x}$ reads
@@ -63,94 +68,212 @@ assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Exercise 2.2: the cross-entropy gradient with respect to the logits
+# ## Exercise 2.2: backprop ninja, the feedforward language model by hand
 #
-# For a batch of logits `z` (B, K) and the true classes `targets` (B,), the loss is the mean
-# cross-entropy $L = \frac{1}{B} \sum_b -\log \hat{y}_{b, t_b}$ with $\hat{y}_b = \mathrm{softmax}(z_b)$.
-# The lecture's result for one example is $\partial L / \partial z = \hat{y} - y$ with $y$ the
-# one-hot target. Return $\partial L / \partial z$ for the batch, shape (B, K). A batch need not
-# contain every class.
+# The lesson's model (section 3) predicts the next word from the $n$ previous ones. For a batch
+# of B contexts (`contexts`, B rows of n word ids) and the words that follow them (`targets`, B ids):
+#
+# $$e = [E_{w_1}; \dots; E_{w_n}] \ (B, n d), \qquad a = e W^T + b, \qquad h = \tanh(a) \ (B, H), \qquad z = h U^T + c \ (B, V),$$
+# $$L = \frac{1}{B} \sum_{i=1}^{B} -\log \mathrm{softmax}(z_i)_{t_i}$$
+#
+# `params` is a dict of the five parameters: `E` (V, d), `W` (H, n d), `b` (H,), `U` (V, H),
+# `c` (V,). Write `fflm_loss_and_grads(params, contexts, targets)`: run the forward pass
+# (keep what the backward pass needs), then go back from the loss to `E`, one layer at a time,
+# and return `(loss, grads)` with `grads = {"E": dE, "W": dW, "b": db, "U": dU, "c": dc}`, each of
+# the shape of its parameter. Everything you need is in the lesson's section 2: the fused
+# softmax + cross-entropy, the linear layer, tanh, the embedding lookup. Mind three things:
+# the loss is a **mean** over the batch; a word used twice (in one context or in two) gets the
+# **sum** of its gradients; and `e` is the n embeddings side by side, so `de` splits back into
+# n pieces of size d, one per context position.
+#
+# The check compares your loss and every gradient with autograd's, in the order the backward
+# pass computes them (dU, dc, dW, db, dE), and names the first one that differs.
 
 # %%
-# Exercise 2.2: the cross-entropy gradient with respect to the logits
+# Exercise 2.2: backprop ninja
 import torch
 
 
-def cross_entropy_grad(z, targets):
-    """dL/dz (B, K) of the mean cross-entropy of logits z (B, K) with integer targets (B,)."""
+def fflm_loss_and_grads(params, contexts, targets):
+    """Mean cross-entropy of the feedforward LM on a batch, and its gradient for E, W, b, U, c (by hand)."""
     ### BEGIN SOLUTION
-    y_hat = torch.softmax(z, dim=1)  # each row is a distribution over the K classes
-    y = torch.nn.functional.one_hot(targets, z.shape[1]).to(z.dtype)
-    return (y_hat - y) / z.shape[0]  # the loss is a mean over the B examples
+    E, W, b, U, c = (params[k] for k in ("E", "W", "b", "U", "c"))
+    B, n = contexts.shape
+    d = E.shape[1]
+    # forward, keeping what the backward pass needs
+    e = E[contexts].reshape(B, n * d)  # the n embeddings side by side
+    h = torch.tanh(e @ W.T + b)
+    z = h @ U.T + c
+    log_probs = torch.log_softmax(z, dim=1)
+    rows = torch.arange(B)
+    loss = -log_probs[rows, targets].mean()
+    # backward: softmax + cross-entropy together, then each layer from the top
+    dz = log_probs.exp()  # y_hat
+    dz[rows, targets] -= 1  # y_hat - y
+    dz = dz / B  # the loss is a mean over the batch
+    dU = dz.T @ h
+    dc = dz.sum(dim=0)
+    dh = dz @ U
+    da = dh * (1 - h**2)  # tanh'(a) = 1 - tanh(a)^2
+    dW = da.T @ e
+    db = da.sum(dim=0)
+    de = da @ W  # (B, n d)
+    dE = torch.zeros_like(E)
+    dE.index_add_(0, contexts.reshape(-1), de.reshape(B * n, d))  # repeated words add up
+    return float(loss), {"E": dE, "W": dW, "b": db, "U": dU, "c": dc}
     ### END SOLUTION
 
 
 # %%
-result = checks.check_cross_entropy_grad(cross_entropy_grad)
+result = checks.check_fflm_backward(fflm_loss_and_grads)
 ### BEGIN HIDDEN TESTS
 assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Exercise 2.3: a linear layer's backward pass
+# ## Exercise 2.3: train with your own gradients
 #
-# The forward pass is `z = x @ W.T + b` with `x` (B, n_in), `W` (n_out, n_in), `b` (n_out,).
-# Given `dz` $= \partial L / \partial z$ (B, n_out), return `(dx, dW, db)`. Each gradient has the
-# shape of its tensor. For one example, `dW` is the lecture's $(\hat{y} - y)\,x^T$; for a batch,
-# the examples' contributions add up.
-
-# %%
-# Exercise 2.3: a linear layer's backward pass
-def linear_backward(dz, x, W):
-    """(dx, dW, db) for z = x @ W.T + b, given dz = dL/dz."""
-    ### BEGIN SOLUTION
-    dx = dz @ W
-    dW = dz.T @ x
-    db = dz.sum(dim=0)
-    return dx, dW, db
-    ### END SOLUTION
-
-
-# %%
-result = checks.check_linear_backward(linear_backward)
-### BEGIN HIDDEN TESTS
-assert result.passed, result
-### END HIDDEN TESTS
-
-# %% [markdown]
-# ## Exercise 2.4: the embedding backward pass
+# Plain stochastic gradient descent, the lecture's update $\theta \leftarrow \theta - \eta\, \partial L / \partial \theta$
+# for every parameter. Write `train_sgd(params, batches, lr, loss_and_grads)`: start from a
+# **copy** of `params` (the caller keeps the initial weights), and for each `(contexts, targets)`
+# of `batches`, in order, call `loss_and_grads(params, contexts, targets)`, which returns
+# `(loss, grads)` like your `fflm_loss_and_grads`, record the loss, and update every parameter.
+# Return `(losses, params)`: the list of losses (one per batch, each a number) and the trained
+# parameters.
 #
-# An embedding lookup `e = E[ids]` takes rows of the matrix `E` (V, d); `ids` can have any
-# shape, and `e` has shape `ids.shape + (d,)`. It is the same as multiplying one-hot vectors
-# by `E`, so the gradient flows back only into the rows that were used. Given `de`
-# $= \partial L / \partial e$, return `dE` (V, d). A word that appears twice was used twice:
-# its row gets both gradients. `dE` has a row for every word of the vocabulary (`vocab_size`),
-# zero for words the batch did not use.
+# The check runs your loop for a few steps on a tiny model with a gradient function it gives you,
+# and compares the losses and the trained weights with its own loop's (same initial weights,
+# same batches).
+
 
 # %%
-# Exercise 2.4: the embedding backward pass
-import torch
-
-
-def embedding_backward(de, ids, vocab_size):
-    """dE (vocab_size, d) for e = E[ids], given de = dL/de of shape ids.shape + (d,)."""
+# Exercise 2.3: train with your own gradients
+def train_sgd(params, batches, lr, loss_and_grads):
+    """SGD from a copy of params over the batches, in order: returns (losses, trained params)."""
     ### BEGIN SOLUTION
-    d = de.shape[-1]
-    dE = torch.zeros(vocab_size, d, dtype=de.dtype)
-    for i, row in zip(ids.reshape(-1).tolist(), de.reshape(-1, d)):
-        dE[i] += row  # += : a repeated word accumulates the gradient of every use
-    return dE
+    params = {k: v.clone() for k, v in params.items()}  # the caller's weights stay as they were
+    losses = []
+    for contexts, targets in batches:
+        loss, grads = loss_and_grads(params, contexts, targets)
+        for k in params:
+            params[k] = params[k] - lr * grads[k]
+        losses.append(float(loss))
+    return losses, params
     ### END SOLUTION
 
 
 # %%
-result = checks.check_embedding_backward(embedding_backward)
+result = checks.check_train_sgd(train_sgd)
 ### BEGIN HIDDEN TESTS
 assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Exercise 2.5: one step of backpropagation through time
+# ### The experiment: your gradients against autograd's
+#
+# Now train the model on real text: a decade of State of the Union addresses (1990 to 2000),
+# the 1,000 most frequent words (the rest are `<UNK>`), 3 words of context, in float32. The same
+# loop runs twice from the same initial weights on the same batches: once with your
+# `fflm_loss_and_grads`, once with `autograd_loss_and_grads` below (autograd computes the
+# gradients of the same loss). The cell plots both losses and their difference. If
+# exercises 2.2 and 2.3 are not done yet, the cell says so.
+
+# %%
+import math
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch.nn.functional as F
+
+from course_lib.corpora import Vocab, load_sotu
+from course_lib.fflm import ngram_windows
+from course_lib.notebook import viz
+
+text = load_sotu(level="word", first_year=1990, last_year=2000)
+vocab = Vocab(text.train, specials=("<UNK>", "<s>", "</s>"), max_size=1000)
+windows = ngram_windows(text.train, vocab.stoi, order=4)
+V, N_CONTEXT, D, H = len(vocab), 3, 16, 32
+STEPS, BATCH, LR = 400, 128, 0.5
+print(f"{len(windows):,} training windows, V = {V}; {STEPS} steps of {BATCH}, learning rate {LR}")
+
+
+def autograd_loss_and_grads(params, contexts, targets):
+    """The same loss, its gradients by torch.autograd (the referee)."""
+    leaves = {k: v.detach().clone().requires_grad_() for k, v in params.items()}
+    B = contexts.shape[0]
+    h = torch.tanh(leaves["E"][contexts].reshape(B, -1) @ leaves["W"].T + leaves["b"])
+    loss = F.cross_entropy(h @ leaves["U"].T + leaves["c"], targets)
+    loss.backward()
+    return float(loss.detach()), {k: v.grad for k, v in leaves.items()}
+
+
+g = torch.Generator().manual_seed(0)
+init = {
+    "E": torch.randn(V, D, generator=g),
+    "W": torch.randn(H, N_CONTEXT * D, generator=g) / math.sqrt(N_CONTEXT * D),
+    "b": torch.zeros(H),
+    "U": torch.randn(V, H, generator=g) / math.sqrt(H),
+    "c": torch.zeros(V),
+}
+order = torch.randperm(len(windows), generator=g)[: STEPS * BATCH].reshape(STEPS, BATCH)
+batches = [(windows[i, :-1], windows[i, -1]) for i in order]
+
+try:
+    t0 = time.time()
+    losses_mine, trained_mine = train_sgd(init, batches, LR, fflm_loss_and_grads)
+    done = True
+except NotImplementedError:
+    done = False
+    print("Exercises 2.2 and 2.3 are not implemented yet: do them first, then run this cell again.")
+if done:
+    losses_auto, trained_auto = train_sgd(init, batches, LR, autograd_loss_and_grads)
+    gap = np.abs(np.array(losses_mine) - np.array(losses_auto))
+    weight_gap = max(float((trained_mine[k] - trained_auto[k]).abs().max()) for k in init)
+    print(f"both runs: {time.time() - t0:.1f} s")
+    print(
+        f"loss: {losses_mine[0]:.3f} at the first step (ln V = {math.log(V):.3f}), mean of the last 20 steps "
+        f"{np.mean(losses_mine[-20:]):.3f} (yours) and {np.mean(losses_auto[-20:]):.3f} (autograd)"
+    )
+    print(
+        f"largest |your loss - autograd's| over the {STEPS} steps: {gap.max():.1e} (at step {gap.argmax() + 1}); "
+        f"first step {gap[0]:.1e}; largest weight difference at the end {weight_gap:.1e}"
+    )
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4))
+    steps = np.arange(1, STEPS + 1)
+    ax1.plot(steps, losses_mine, label="your gradients", lw=2)
+    ax1.plot(steps, losses_auto, label="autograd's gradients", ls="--", lw=1.5)
+    ax1.axhline(math.log(V), color="gray", ls=":", label="ln V (uniform guess)")
+    ax1.set(xlabel="step", ylabel="training loss (nats)", ylim=(0, None), title="Same weights, same batches")
+    ax1.legend()
+    ax2.semilogy(steps, np.maximum(gap, 1e-12), marker=".", ls="", ms=3)
+    ax2.set(xlabel="step", ylabel="|your loss - autograd's| (log scale)", title="The difference, step by step")
+    viz.show(
+        f"Left: training loss over {STEPS} SGD steps with your gradients (solid) and autograd's (dashed), from "
+        f"{losses_mine[0]:.2f} to about {np.mean(losses_mine[-20:]):.2f} nats; the curves "
+        f"{'coincide' if gap.max() < 1e-3 else 'differ'}. Right: their "
+        f"absolute difference per step on a log scale, at most {gap.max():.1e}."
+    )
+
+# %% [markdown]
+# **Explain** (write your answers in the cell below):
+#
+# 1. The two curves coincide, yet the difference on the right is not exactly zero after the first
+#    steps. Where does it come from (think of float32 and the order in which sums are added),
+#    and why does it not grow into a visible gap?
+# 2. The loss starts near $\ln V$. Why is that what an untrained model should give?
+# 3. Rerun with `LR = 5.0` and then `LR = 0.05`. What happens to the loss, and do your gradients and
+#    autograd's still agree? What does that tell you about where the problem of a badly chosen
+#    learning rate lies?
+
+# %% [markdown]
+# *Your answers here.*
+
+# %% [markdown]
+# ## Exercise 2.4: one step of backpropagation through time
+#
+# This one goes with the going-further notebook `notebooks/02b_bptt.ipynb`.
 #
 # An Elman RNN step is $h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$; with rows,
 # `h = torch.tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h)` for a batch `x` (B, D), `h_prev` (B, H).
@@ -158,12 +281,13 @@ assert result.passed, result
 # $t+1$), return this step's `(dW_xh, dW_hh, db_h, dh_prev)`. BPTT calls this for
 # $t = T, \dots, 1$, adds up the weight gradients of all steps, and passes `dh_prev` on.
 
+
 # %%
-# Exercise 2.5: one step of backpropagation through time
+# Exercise 2.4: one step of backpropagation through time
 def bptt_step(dh, h, h_prev, x, W_hh):
     """(dW_xh, dW_hh, db_h, dh_prev) for h = tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h), given dh = dL/dh."""
     ### BEGIN SOLUTION
-    da = dh * (1 - h ** 2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2
+    da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2
     dW_xh = da.T @ x
     dW_hh = da.T @ h_prev
     db_h = da.sum(dim=0)

@@ -424,3 +424,24 @@ def test_cpu_time_ends_in_a_row_that_names_it(tmp_path):
     sub = grading.grade_submission(tmp_path / "spinner.ipynb", RELEASE, cell_timeout=300, budget=400, limits=limits)
     problems = "; ".join(sub.problems)
     assert "used up its CPU time (8 s)" in problems, problems
+
+
+@pytest.mark.parametrize("lesson", ["03", "05", "06"])
+def test_a_pass_is_refused_when_the_submission_code_uses_a_forbidden_name(lesson):
+    """The kernel's refusal of borrowed answers can be undone by the student's own code; the grader's look at
+    the submission's text, in its own process, cannot."""
+    from course_lib import checks
+    from course_lib.checks import FAILED, PASSED
+    from course_lib.instructor import submission
+
+    exercise = next(e for e in checks.exercises(lesson).values() if e.forbidden)
+    module, attr = exercise.forbidden[0].rsplit(".", 1)
+    borrowed = f"import {module}\n\ndef {exercise.function}(*args):\n    return {module}.{attr}(*args)\n"
+    honest = f"def {exercise.function}(*args):\n    return sum(len(str(a)) for a in args)\n"
+    passed = {"status": PASSED, "message": "", "title": exercise.title}
+    refused = submission._refuse_borrowed(exercise, passed, ["import course_lib", borrowed])
+    assert refused["status"] == FAILED and "may not call" in refused["message"]
+    assert f"`{exercise.forbidden[0]}`" in refused["message"]
+    assert submission._refuse_borrowed(exercise, passed, ["import course_lib", honest]) == passed
+    failed = {"status": FAILED, "message": "Hint: wrong sign", "title": exercise.title}
+    assert submission._refuse_borrowed(exercise, failed, [borrowed]) == failed  # its own hint stays

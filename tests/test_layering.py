@@ -13,7 +13,7 @@ FLOORS = ["", "notebook", "checks", "instructor"]
 # Third-party packages a floor may not import: the lesson floor stays headless, and only the
 # instructor floor may use what the instructor extra installs.
 HEADLESS = {"matplotlib", "ipywidgets", "IPython"}
-INSTRUCTOR_ONLY = {"jupytext", "nbformat", "nbclient", "nbconvert"}
+INSTRUCTOR_ONLY = {"jupytext", "nbformat", "nbclient", "nbconvert", "sphinx", "myst_nb", "pydata_sphinx_theme"}
 FORBIDDEN_THIRD_PARTY = {"": HEADLESS | INSTRUCTOR_ONLY, "notebook": INSTRUCTOR_ONLY, "checks": INSTRUCTOR_ONLY}
 
 

@@ -1,7 +1,9 @@
 """Checks for lesson 02 (backprop by hand), each in three steps (draw, run, judge).
 
-torch.autograd computes the reference in the judge; every known mistake (sign, axis, transpose,
-= instead of +=, ...) is computed too, so the hint names it. Sizes are drawn on every run (a
+2.1 the softmax Jacobian (a warm-up), 2.2 backprop ninja (the feedforward LM's whole backward pass),
+2.3 training with those gradients, 2.4 one step of BPTT (with notebook 02b). torch.autograd computes
+the reference in the judge; every known mistake (sign, transpose, a missing (1 - h^2), = instead of
+index_add, ...) is computed too, so the hint names it and the first gradient it makes wrong. Sizes are drawn on every run (a
 hard-coded size fails every time), a correct float32 solution passes, and results must be tensors.
 """
 
@@ -13,7 +15,7 @@ import torch.nn.functional as F
 
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers, matches
+from course_lib.checks.protocol import Exercise, as_array, expect_answers, size_error
 
 D64 = torch.float64
 
@@ -102,217 +104,313 @@ def _judge_jacobian(cases, records):
     )
 
 
+AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
+
 check_softmax_jacobian = Exercise(
-    "2.1", "the softmax Jacobian", "softmax_jacobian", ("z",), _draw_jacobian, _judge_jacobian
+    "2.1",
+    "the softmax Jacobian",
+    "softmax_jacobian",
+    ("z",),
+    _draw_jacobian,
+    _judge_jacobian,
+    forbidden=(*AUTOGRAD, "torch.autograd.functional.jacobian", "course_lib.backprop.softmax_jacobian"),
 )
 
 
-# ---------------------------------------------------------------- 2.2
+# ---------------------------------------------------------------- 2.2 (the build: backprop ninja)
+
+FF_NAMES = ("U", "c", "W", "b", "E")  # in the order the backward pass computes them: the first wrong one is named
+FF_SHAPES = {"E": "(V, d)", "W": "(H, n d)", "b": "(H,)", "U": "(V, H)", "c": "(V,)"}
 
 
-def _draw_ce(seed):
+def _ff_params(rng, V, n, d, H):
+    return {
+        "E": _randn(rng, V, d),
+        "W": _randn(rng, H, n * d, scale=1 / np.sqrt(n * d)),
+        "b": _randn(rng, H, scale=0.3),
+        "U": _randn(rng, V, H, scale=1 / np.sqrt(H)),
+        "c": _randn(rng, V, scale=0.3),
+    }
+
+
+def _ff_sizes(rng, count):
+    """count sets of V, n, d, H, B; no two sets share n, d, H or B, so no hard-coded size passes, and within
+    a set V, H, n d and B all differ, so a transposed or unsummed gradient has the wrong shape."""
+    while True:
+        ns, ds = rng.permutation([2, 3, 4])[:count], rng.permutation([2, 3, 4, 5])[:count]
+        Hs, Bs = rng.permutation(np.arange(3, 9))[:count], rng.permutation(np.arange(3, 9))[:count]
+        sizes = [(int(rng.integers(9, 17)), int(n), int(d), int(H), int(B)) for n, d, H, B in zip(ns, ds, Hs, Bs)]
+        if all(len({V, H, n * d, B}) == 4 and n != d for V, n, d, H, B in sizes):
+            return sizes
+
+
+def _ff_batch(rng, V, n, B):
+    contexts = torch.tensor(rng.integers(0, V - 1, size=(B, n)))  # the last word is never in a context
+    contexts[-1, -1] = contexts[0, 0]  # a word used twice in the batch ...
+    contexts[1, 1] = contexts[1, 0]  # ... and twice in one context
+    return contexts, torch.tensor(rng.integers(0, V, size=B))
+
+
+def _draw_ninja(seed):
     rng = np.random.default_rng(seed)
-    sizes = [(3, 4), (1, int(rng.integers(3, 6))), (int(rng.integers(4, 7)), int(rng.integers(6, 9))), (5, 3)]
     cases = []
-    for i, (B, K) in enumerate(sizes):
-        high = K - 1 if i % 2 == 0 else K  # half the batches lack the last class: one_hot must be told K
-        cases.append([_randn(rng, B, K, scale=2), torch.tensor(rng.integers(0, high, size=B))])
+    for V, n, d, H, B in _ff_sizes(rng, 3):
+        cases.append([_ff_params(rng, V, n, d, H), *_ff_batch(rng, V, n, B)])
     return cases
 
 
-def _judge_ce(cases, records):
-    hints = [
-        "sign flipped: dL/dz = y_hat - y (the loss goes down when the true class's logit goes up)",
-        "softmax over the wrong axis: each row (one example) is a distribution over the K classes, so use dim=1",
-        "the loss is the mean over the batch, so the gradient of each row is divided by the batch size B",
-        "divide by the batch size B = z.shape[0], not by the number of classes K",
-        "subtract the one-hot target: dL/dz = y_hat - y, not y_hat alone",
-        "y_hat are probabilities: use softmax, not log_softmax",
-    ]
-    got, expected, wrong = [], [], {h: [] for h in hints}
-    for (z, t), r in zip(cases, records):
-        B, K = z.shape
-        (dz,) = _outputs(r, ["dL/dz"])
-        if dz.shape[0] == B and dz.ndim == 2 and dz.shape[1] == int(t.max()) + 1 != K:
-            raise Mistake(
-                "the one-hot targets need K columns even when the batch lacks the last class: "
-                "one_hot(targets, num_classes=z.shape[1])"
-            )
-        _expect_shape(dz, (B, K), "dL/dz", "It has the shape of the logits z: one row per example.")
-        p = torch.softmax(z, 1)
-        if int(t.max()) == 0 and matches(dz, (p - F.one_hot(t, 1).to(D64)) / B):  # one column, broadcast
-            raise Mistake(
-                "the one-hot targets need K columns even when the batch lacks the last class: "
-                "one_hot(targets, num_classes=z.shape[1])"
-            )
-        zz = z.clone().requires_grad_()
-        F.cross_entropy(zz, t).backward()
-        y, p = F.one_hot(t, K).to(D64), torch.softmax(z, 1)
-        got.append(dz)
-        expected.append(zz.grad)
-        for h, v in zip(
-            hints,
-            [(y - p) / B, (torch.softmax(z, 0) - y) / B, p - y, (p - y) / K, p / B, (torch.log_softmax(z, 1) - y) / B],
-        ):
-            wrong[h].append(v)
-    expect_answers(got, expected, wrong, [f"dL/dz for B={z.shape[0]}, K={z.shape[1]}" for z, _ in cases])
+def ff_loss(params, contexts, targets):
+    """The feedforward LM's loss written with torch operations, for autograd: mean cross-entropy of the batch."""
+    B = contexts.shape[0]
+    e = params["E"][contexts].reshape(B, -1)  # (B, n d)
+    h = torch.tanh(e @ params["W"].T + params["b"])  # (B, H)
+    return F.cross_entropy(h @ params["U"].T + params["c"], targets)
 
 
-def _ce_errors(case, record):
-    z, t = case
-    if record["raised"] == "RuntimeError" and int(t.max()) < z.shape[1] - 1 and "must match" in record["message"]:
-        return (
-            "the one-hot targets need K columns even when the batch lacks the last class: "
-            "one_hot(targets, num_classes=z.shape[1])"
-        )
-    return ""
+def _autograd_loss_and_grads(params, contexts, targets):
+    leaves = {k: v.detach().clone().requires_grad_() for k, v in params.items()}
+    loss = ff_loss(leaves, contexts, targets)
+    grads = torch.autograd.grad(loss, [leaves[k] for k in FF_NAMES])
+    return float(loss.detach()), dict(zip(FF_NAMES, grads))
 
 
-check_cross_entropy_grad = Exercise(
-    "2.2",
-    "the cross-entropy gradient with respect to the logits",
-    "cross_entropy_grad",
-    ("z", "targets"),
-    _draw_ce,
-    _judge_ce,
-    errors=_ce_errors,
-)
+def _wrong_grads(params, contexts, targets, mistake):
+    """The gradients a known mistake gives (the judge's own forward, then a backward with that one error)."""
+    P = params
+    B, n = contexts.shape
+    d = P["E"].shape[1]
+    e = P["E"][contexts].reshape(B, n * d)
+    a = e @ P["W"].T + P["b"]
+    h = torch.tanh(a)
+    y_hat = torch.softmax(h @ P["U"].T + P["c"], dim=1)
+    y = F.one_hot(targets, P["U"].shape[0]).to(D64)
+    dz = {"no_one_hot": y_hat / B, "no_batch": y_hat - y, "sign": (y - y_hat) / B}.get(mistake, (y_hat - y) / B)
+    dU = dz.T @ (a if mistake == "dU_a" else h)
+    dc = dz.mean(0) if mistake == "mean" else dz.sum(0)
+    dh = dz @ P["U"]
+    da = {"no_tanh": dh, "tanh_1-h": dh * (1 - h), "tanh_a": dh * (1 - a**2)}.get(mistake, dh * (1 - h**2))
+    dW = da.T @ e
+    db = da.mean(0) if mistake == "mean" else da.sum(0)
+    de = (da @ P["W"]).reshape(B * n, d)
+    dE = torch.zeros_like(P["E"])
+    if mistake == "assigned":
+        dE[contexts.reshape(-1)] = de  # a repeated word keeps one of its gradients
+    else:
+        dE.index_add_(0, contexts.reshape(-1), de)
+    return {"E": dE, "W": dW, "b": db, "U": dU, "c": dc}
 
 
-# ---------------------------------------------------------------- 2.3
-
-LINEAR_HINTS = {
-    "dx": {"dx = dz W (shape of x); you used W^T. Forward z = x W^T, so going back multiplies by W": "dx_t"},
-    "dW": {
-        "dW is transposed: for z = x W^T it is dz^T x, with W's shape (n_out, n_in)": "dW_t",
-        "dW sums over the batch (every row used the same W): dz^T x, not an average": "dW_mean",
+NINJA_HINTS = {  # gradient -> {mistake: hint}; a mistake is named at the first gradient it makes wrong
+    "U": {
+        "sign": "the sign is flipped: dL/dz = (y_hat - y) / B (the loss falls when the true word's logit rises)",
+        "no_one_hot": "subtract the one-hot target: dL/dz = (y_hat - y) / B, not y_hat / B",
+        "no_batch": "the loss is a mean over the batch: dL/dz = (y_hat - y) / B, divided by the batch size B",
+        "dU_a": "dU = dz^T h uses the tanh output h (what U multiplies), not the pre-activation a",
     },
-    "db": {
-        "db sums dz over the batch (every example used the same b): sum, not mean": "db_mean",
-        "db is dz summed over the batch: no factor x (b is added, not multiplied)": "db_x",
+    "c": {"mean": "dc sums dz over the batch (every example used the same c): sum, not mean"},
+    "W": {
+        "no_tanh": "go back through the tanh: da = dh * (1 - h^2) before dW and de (the (1 - h^2) is missing)",
+        "tanh_1-h": "tanh'(a) = 1 - tanh(a)^2 = 1 - h^2 (squared), not 1 - h",
+        "tanh_a": "tanh'(a) = 1 - h^2 with h = tanh(a), not 1 - a^2",
+    },
+    "b": {"mean": "db sums da over the batch (every example used the same b): sum, not mean"},
+    "E": {
+        "assigned": "a word used twice must get the SUM of its gradients: accumulate (index_add_, or += one row "
+        "at a time); dE[ids] = de or dE[ids] += de keeps only one of them"
     },
 }
 
 
-def _draw_linear(seed):
-    rng = np.random.default_rng(seed)
-    # Square W first (a transposed gradient keeps its shape, so its values name the mistake),
-    # then shapes where B, n_in and n_out all differ.
-    n = int(rng.integers(2, 6))
-    sizes = [(4, n, n), (1, 2, 2), (3, 3, 5), (2, 4, 2), (int(rng.integers(5, 8)), 1, 3)]
-    return [[_randn(rng, B, n_out), _randn(rng, B, n_in), _randn(rng, n_out, n_in)] for B, n_in, n_out in sizes]
+def _ninja_outputs(record, params):
+    value = record["returned"]
+    if not isinstance(value, (tuple, list)) or len(value) != 2 or not isinstance(value[1], dict):
+        raise Mistake(f"return (loss, grads) with grads a dict of the gradients by name, got {record['type']}")
+    loss, grads = value
+    missing = [k for k in ("E", "W", "b", "U", "c") if k not in grads]
+    if missing:
+        raise Mistake(f"grads must have one entry per parameter, E, W, b, U and c: {', '.join(missing)} missing")
+    for k in FF_NAMES:
+        g, shape = grads[k], tuple(params[k].shape)
+        if not _is_tensor(g):
+            raise Mistake(f"return d{k} as a torch tensor, got {type(g).__name__}")
+        if tuple(g.shape) == shape[::-1] and len(shape) == 2:
+            raise Mistake(
+                f"d{k} is transposed: it has the shape of {k}, {FF_SHAPES[k]}; for z = x {k}^T, d{k} = dz^T x"
+            )
+        if k in "bc" and g.ndim == 2:
+            raise Mistake(f"d{k} sums over the batch (dim=0): one entry per unit, shape {FF_SHAPES[k]}")
+        _expect_shape(g, shape, f"d{k}", f"A gradient has the shape of its parameter, {FF_SHAPES[k]}.")
+    return loss, grads
 
 
-def _judge_linear(cases, records):
-    names = ("dx", "dW", "db")
-    answers = {k: [] for k in names}
-    expected = {k: [] for k in names}
-    wrong = {k: {h: [] for h in hints} for k, hints in LINEAR_HINTS.items()}
-    nan = float("nan")
-    for (dz, x, W), r in zip(cases, records):
-        B, n_in = x.shape
-        n_out = W.shape[0]
-        dx, dW, db = _outputs(r, names)
-        if n_in != n_out and tuple(dW.shape) == (n_in, n_out):
-            raise Mistake("dW is transposed: for z = x W^T it is dz^T x, with W's shape (n_out, n_in)")
-        if tuple(db.shape) == (B,) and B != n_out:
-            raise Mistake("db sums over the batch axis (dim=0), giving one entry per output")
-        _expect_shape(dx, (B, n_in), "dx", "A gradient has the shape of what it is the gradient of: here x.")
-        _expect_shape(dW, (n_out, n_in), "dW", "A gradient has the shape of what it is the gradient of: here W.")
-        _expect_shape(db, (n_out,), "db", "One entry per output, summed over the batch.")
-        xx, WW = x.clone().requires_grad_(), W.clone().requires_grad_()
-        bb = torch.zeros(n_out, dtype=D64, requires_grad=True)
-        (F.linear(xx, WW, bb) * dz).sum().backward()
-        square = n_in == n_out
-        variants = {
-            "dx_t": dz @ W.T if square else torch.full((B, n_in), nan),
-            "dW_t": x.T @ dz if square else torch.full((n_out, n_in), nan),
-            "dW_mean": dz.T @ x / B,
-            "db_mean": dz.mean(0),
-            "db_x": (dz.T @ x).sum(1) if n_in == 1 else torch.full((n_out,), nan),
-        }
-        for k, value, ref in zip(names, (dx, dW, db), (xx.grad, WW.grad, bb.grad)):
-            answers[k].append(value)
-            expected[k].append(ref)
-            for h, key in LINEAR_HINTS[k].items():
-                wrong[k][h].append(variants[key])
-    what = [f"for x {tuple(x.shape)}, W {tuple(W.shape)}" for _, x, W in cases]
-    _judge_by_name(("dW", "dx", "db"), answers, expected, wrong, what)
+def _judge_ninja(cases, records):
+    losses, got = [], {k: [] for k in FF_NAMES}
+    expected_loss, expected = [], {k: [] for k in FF_NAMES}
+    wrong = {k: {h: [] for h in hints.values()} for k, hints in NINJA_HINTS.items()}
+    for (params, contexts, targets), r in zip(cases, records):
+        loss, grads = _ninja_outputs(r, params)
+        ref_loss, ref = _autograd_loss_and_grads(params, contexts, targets)  # autograd is the referee
+        losses.append(loss)
+        expected_loss.append(ref_loss)
+        for k in FF_NAMES:
+            got[k].append(grads[k])
+            expected[k].append(ref[k])
+            for mistake, hint in NINJA_HINTS[k].items():
+                wrong[k][hint].append(_wrong_grads(params, contexts, targets, mistake)[k])
+    what = [f"(case {i + 1}: V={p['E'].shape[0]}, B={c.shape[0]})" for i, (p, c, _) in enumerate(cases)]
+    loss_wrong = {
+        "the loss is the MEAN cross-entropy over the batch, not the sum": [
+            ref * c.shape[0] for ref, (_, c, _) in zip(expected_loss, cases)
+        ]
+    }
+    try:
+        expect_answers(losses, expected_loss, loss_wrong, [f"the loss {w}" for w in what])
+    except Mistake as m:
+        raise Mistake(f"the loss differs: {m}") from None
+    for k in FF_NAMES:
+        try:
+            expect_answers(got[k], expected[k], wrong[k], [f"d{k} {w}" for w in what])
+        except Mistake as m:
+            raise Mistake(f"d{k} differs: {m}") from None
 
 
-check_linear_backward = Exercise(
-    "2.3", "a linear layer's backward pass", "linear_backward", ("dz", "x", "W"), _draw_linear, _judge_linear
+check_fflm_backward = Exercise(
+    "2.2",
+    "backprop ninja: the feedforward language model's backward pass",
+    "fflm_loss_and_grads",
+    ("params", "contexts", "targets"),
+    _draw_ninja,
+    _judge_ninja,
+    errors=lambda case, record: (
+        "a shape mismatch: V, n, d, H and B change on every call, so read them from the tensors "
+        "(B, n = contexts.shape; d = E.shape[1]), and check each matrix product's shapes"
+        if size_error(record)
+        else ""
+    ),
+    forbidden=(
+        *AUTOGRAD,
+        "torch.autograd.functional.jacobian",
+        "torch.autograd.functional.vjp",
+        "course_lib.backprop.linear_backward",
+        "course_lib.backprop.activation_backward",
+        "course_lib.backprop.cross_entropy_backward",
+        "course_lib.backprop.softmax_backward",
+        "course_lib.backprop.embedding_backward",
+        "course_lib.backprop.autograd_gradients",
+        "course_lib.fflm.FeedForwardLM.loss_and_grads",
+        "course_lib.checks.lesson02.hand_loss_and_grads",
+        "course_lib.checks.lesson02._wrong_grads",
+    ),
 )
 
 
-# ---------------------------------------------------------------- 2.4
+# ---------------------------------------------------------------- 2.3 (the experiment: train with them)
 
 
-def _draw_embedding(seed):
+def hand_loss_and_grads(params, contexts, targets):
+    """The course's hand-written backward pass, given to the training-loop check (exercise 2.3) so that
+    the loop is judged on its own, whatever the student's exercise 2.2 gives."""
+    loss = float(ff_loss(params, contexts, targets))
+    return loss, _wrong_grads(params, contexts, targets, None)
+
+
+def _draw_train(seed):
     rng = np.random.default_rng(seed)
-    cases = [[torch.tensor([2, 0, 2]), 5, 3], [torch.tensor([[1, 3, 1], [1, 0, 4]]), 6, 2]]
-    for _ in range(3):
-        V = int(rng.integers(4, 9))
-        ids = torch.tensor(rng.integers(0, V - 1, size=(int(rng.integers(2, 4)), int(rng.integers(2, 5)))))
-        ids[0, 0] = ids[-1, -1]  # a repeated id; and the last word of the vocabulary is never used
-        cases.append([ids, V, int(rng.integers(1, 5))])
-    return [[_randn(rng, *ids.shape, d), ids, V] for ids, V, d in cases]
+    cases = []
+    for V, n, d, H, B in _ff_sizes(rng, 2):
+        steps = int(rng.integers(3, 6))
+        batches = [list(_ff_batch(rng, V, n, B)) for _ in range(steps)]
+        cases.append([_ff_params(rng, V, n, d, H), batches, float(rng.choice([0.3, 0.5, 0.7, 2.0])), "hand"])
+    return cases
 
 
-def _judge_embedding(cases, records):
-    hints = [
-        "repeated ids must accumulate: a word used twice gets the SUM of both gradients. "
-        "dE[i] = ... (or dE[ids] += de, which indexes each repeated row once) keeps only one of them",
-        "add the gradients of a repeated word, do not average them: the word was used that many times",
-    ]
-    got, expected, wrong = [], [], {h: [] for h in hints}
-    for (de, ids, V), r in zip(cases, records):
-        d = de.shape[-1]
-        (dE,) = _outputs(r, ["dE"])
-        per_lookup = tuple(dE.shape) == (ids.numel(), d) and torch.allclose(dE.double(), de.reshape(-1, d))
-        if per_lookup and ids.numel() != V:
+def _materialise_train(args):
+    params, batches, lr, _ = args
+    return [params, batches, lr, hand_loss_and_grads]
+
+
+def _sgd(params, batches, lr, *, grads_of=hand_loss_and_grads, sign=1.0, same_batch=False, lr_over_b=False):
+    """The reference loop (with grads_of=autograd's gradients), and with sign/same_batch/... the known mistakes."""
+    params = {k: v.clone() for k, v in params.items()}
+    losses = []
+    for contexts, targets in batches[:1] * len(batches) if same_batch else batches:
+        loss, grads = grads_of(params, contexts, targets)
+        step = lr / len(targets) if lr_over_b else lr
+        for k in FF_NAMES:
+            params[k] = params[k] - sign * step * grads[k]
+        losses.append(loss)
+    return losses, params
+
+
+TRAIN_MISTAKES = {
+    "the update goes uphill: gradient DEscent subtracts, params[k] = params[k] - lr * grads[k]": dict(sign=-1.0),
+    "each step uses its own batch, in order: batch i for step i": dict(same_batch=True),
+    "the gradients are already averaged over the batch (the loss is a mean): step by lr * grad, "
+    "without dividing by the batch size again": dict(lr_over_b=True),
+}
+
+
+def _judge_train(cases, records):
+    got_losses, got_params, ref_losses, ref_params = [], [], [], []
+    wrong = {h: [] for h in TRAIN_MISTAKES}
+    wrong["multiply the gradient by the learning rate lr: params[k] - lr * grads[k]"] = []
+    for (params, batches, lr, _), r in zip(cases, records):
+        value = r["returned"]
+        if not isinstance(value, (tuple, list)) or len(value) != 2 or not isinstance(value[1], dict):
             raise Mistake(
-                f"dE must have the shape of E, (vocab_size, d) = ({V}, {d}): one row per word of the "
-                "vocabulary, zero for words that were not used, not one row per lookup"
+                f"return (losses, params): the list of losses and the dict of trained parameters, got {r['type']}"
             )
-        if tuple(dE.shape) == (int(ids.max()) + 1, d):
+        losses, trained = value
+        as_list = as_array(losses)
+        if as_list is None or as_list.ndim != 1:
+            raise Mistake("losses must be a list of numbers, one per step")
+        if len(as_list) != len(batches):
             raise Mistake(
-                "dE has one row per word of the vocabulary (vocab_size rows), even for words the batch "
-                "never used: do not size it by the largest id"
+                f"one step (and one loss) per batch, in order: {len(batches)} batches gave {len(as_list)} losses"
             )
-        if dE.ndim == 2 and dE.shape[0] == V and dE.shape[1] != d:
-            raise Mistake("the embedding size d is de.shape[-1]: do not hard-code it (it changes from call to call)")
-        _expect_shape(dE, (V, d), "dE", "One row per word of the vocabulary.")
-        E = torch.zeros(V, d, dtype=D64, requires_grad=True)
-        (F.embedding(ids, E) * de).sum().backward()
-        got.append(dE)
-        expected.append(E.grad)
-        last = torch.zeros(V, d, dtype=D64)
-        last[ids.reshape(-1)] = de.reshape(-1, d)  # what overwriting leaves
-        counts = torch.bincount(ids.reshape(-1), minlength=V).clamp_min(1).to(D64)
-        for h, v in zip(hints, [last, E.grad / counts[:, None]]):
-            wrong[h].append(v)
-    expect_answers(got, expected, wrong, [f"dE for ids {ids.tolist()}" for _, ids, _ in cases])
+        if set(trained) != set(FF_NAMES):
+            raise Mistake("return the trained parameters as a dict with the keys E, W, b, U, c")
+        still = [k for k in FF_NAMES if _is_tensor(trained[k]) and torch.equal(trained[k].double(), params[k])]
+        if still:
+            raise Mistake(f"update every parameter: {', '.join(still)} never changed")
+        ref_l, ref_p = _sgd(params, batches, lr, grads_of=_autograd_loss_and_grads)
+        got_losses.append(as_list)
+        ref_losses.append(np.array(ref_l))
+        for k in FF_NAMES:
+            got_params.append(trained[k])
+            ref_params.append(ref_p[k])
+        for hint, kwargs in TRAIN_MISTAKES.items():
+            wl, wp = _sgd(params, batches, lr, **kwargs)
+            wrong[hint].append((np.array(wl), [wp[k] for k in FF_NAMES]))
+        wl, wp = _sgd(params, batches, 1.0)
+        wrong["multiply the gradient by the learning rate lr: params[k] - lr * grads[k]"].append(
+            (np.array(wl), [wp[k] for k in FF_NAMES])
+        )
+    flat_wrong = {h: [x for losses, ps in v for x in [losses, *ps]] for h, v in wrong.items()}
+    got, expected, what = [], [], []
+    for i, (_, batches, _, _) in enumerate(cases):
+        got += [got_losses[i], *got_params[i * 5 : i * 5 + 5]]
+        expected += [ref_losses[i], *ref_params[i * 5 : i * 5 + 5]]
+        what += [f"the losses (case {i + 1}, {len(batches)} steps)"] + [
+            f"the trained {k} (case {i + 1})" for k in FF_NAMES
+        ]
+    expect_answers(got, expected, flat_wrong, what)
 
 
-def _embedding_errors(case, record):
-    if record["raised"] == "RuntimeError" and "is invalid for input of size" in record["message"]:
-        return "the embedding size d is de.shape[-1]: do not hard-code it (it changes from call to call)"
-    return ""
-
-
-check_embedding_backward = Exercise(
-    "2.4",
-    "the embedding backward pass",
-    "embedding_backward",
-    ("de", "ids", "vocab_size"),
-    _draw_embedding,
-    _judge_embedding,
-    errors=_embedding_errors,
+check_train_sgd = Exercise(
+    "2.3",
+    "train with your own gradients",
+    "train_sgd",
+    ("params", "batches", "lr", "loss_and_grads"),
+    _draw_train,
+    _judge_train,
+    materialise=_materialise_train,
+    observe=lambda args, live: [*live[:3], args[3]],  # the function given is not data: its recipe stands in
+    forbidden=(*AUTOGRAD, "torch.optim.SGD"),
 )
 
 
-# ---------------------------------------------------------------- 2.5
+# ---------------------------------------------------------------- 2.4 (with notebook 02b)
 
 TRANSPOSED = "W_hh is transposed: the forward pass is h_prev W_hh^T, so dh_prev = da W_hh"
 SKIPPED_TANH = "go back through the tanh before W_hh: dh_prev = da W_hh with da = dh * (1 - h^2), not dh W_hh"
@@ -372,10 +470,11 @@ def _judge_bptt(cases, records):
 
 
 check_bptt_step = Exercise(
-    "2.5",
+    "2.4",
     "one step of backpropagation through time",
     "bptt_step",
     ("dh", "h", "h_prev", "x", "W_hh"),
     _draw_bptt,
     _judge_bptt,
+    forbidden=(*AUTOGRAD, "course_lib.bptt.bptt_step", "course_lib.backprop.activation_backward"),
 )

@@ -221,9 +221,8 @@ class Exercise:
     def _borrowed_hint(self, record: dict) -> str:
         name = record.get("message")
         if name not in self.forbidden:  # the record crossed from the student's kernel: echo only our own names
-            return "Hint: write it yourself: your function calls something this exercise asks you to replace."
-        verb = "uses" if record.get("where") == "source" else "calls"
-        return f"Hint: write it yourself: your function {verb} `{name}`, which this exercise asks you to replace."
+            return "Hint: write it yourself: your function may not call what this exercise asks you to replace."
+        return f"Hint: write it yourself: your function may not call `{name}`, which this exercise asks you to replace."
 
     def judge_source(self, sources: list[str]) -> str:
         """The grader's look at a submission's code cells, in its own process (nothing is run): a hint or ""."""
@@ -352,7 +351,8 @@ def expect_answers(got: list, expected: list, wrong: dict | None = None, what: l
 
 def size_error(record: dict) -> bool:
     """The student's function crashed on a size or shape mismatch (typically: a size written as a number)."""
-    text = record.get("message", "")
+    text = record.get("message")
+    text = text if isinstance(text, str) else ""  # the record crossed from the student's kernel: any shape
     return record.get("raised") == "RuntimeError" and any(w in text for w in ("shape", "size", "dimension"))
 
 

@@ -189,6 +189,7 @@ def _run_and_judge(
         if stalled:
             return stalled
         _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes, limits)
+        student_code = [c.source for c in graded.cells[:n_student_cells] if c.cell_type == "code"]
         for exercise_id, cases in drawn.items():
             try:
                 reply = read_regular(records[exercise_id][1], MAX_RECORD_BYTES) or None  # empty: never written
@@ -196,7 +197,8 @@ def _run_and_judge(
                 reply = None if "cannot be read" in str(exc) else b"!"
                 if reply is not None:
                     result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
-            result.exercises[exercise_id] = _judge(exercises[exercise_id], cases, reply, exercises[exercise_id].title)
+            verdict = _judge(exercises[exercise_id], cases, reply, exercises[exercise_id].title)
+            result.exercises[exercise_id] = _refuse_borrowed(exercises[exercise_id], verdict, student_code)
     finally:
         sandbox.remove_cgroup(cgroup)  # every process the kernel started, a stalled one too
         shutil.rmtree(private, ignore_errors=True)
@@ -401,6 +403,19 @@ def _judge(exercise, cases, data: bytes | None, title: str) -> dict:
     if status not in STATUSES:
         status = FAILED
     return result(status, hint if isinstance(hint, str) else "")
+
+
+def _refuse_borrowed(exercise, verdict: dict, sources: list[str]) -> dict:
+    """A pass stands only if the submission's code does not use what the exercise forbids: the kernel's own
+    refusal runs where the student's code could undo it, this look at the text runs here."""
+    if verdict["status"] != PASSED or not exercise.forbidden:
+        return verdict
+    try:
+        hint = exercise.judge_source(sources)
+    except Exception:  # a source that does not parse is judged by its run alone
+        LOG.error("the look at the source of exercise %s crashed:\n%s", exercise.id, traceback.format_exc())
+        return verdict
+    return {**verdict, "status": FAILED, "message": _clip(hint)} if hint else verdict
 
 
 def _seed_caches(home: Path) -> None:

@@ -59,7 +59,8 @@ def mutant(lesson: str, name: str, old: str, new: str, *, with_source: bool = Tr
     return load([source.replace(old, new)], with_source=with_source)[name]
 
 
-BORROWED_HINT = "write it yourself"  # every refusal's hint starts "Hint: write it yourself: your function calls `X`"
+# every refusal's hint: "Hint: write it yourself: your function may not call `X`, which this exercise asks you to replace."
+BORROWED_HINT = "write it yourself: your function may not call"
 
 
 def lesson_suite(

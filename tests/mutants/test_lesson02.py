@@ -1,16 +1,17 @@
 """Lesson 02 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
 
+import torch
+
 from course_lib.checks import FAILED
 from course_lib.checks import lesson02 as checks
 
-from .mutate import lesson_suite, solution
+from .mutate import lesson_suite, mutant, solution
 
 LESSON = "02_backprop"
 EXERCISES = {
     "softmax_jacobian": checks.check_softmax_jacobian,
-    "cross_entropy_grad": checks.check_cross_entropy_grad,
-    "linear_backward": checks.check_linear_backward,
-    "embedding_backward": checks.check_embedding_backward,
+    "fflm_loss_and_grads": checks.check_fflm_backward,
+    "train_sgd": checks.check_train_sgd,
     "bptt_step": checks.check_bptt_step,
 }
 
@@ -32,35 +33,14 @@ MUTANTS = [
         "not the logits",
     ),
     ("softmax_jacobian", "torch.exp(z - z.max())", "torch.exp(z)", "subtract max(z)"),
-    ("cross_entropy_grad", "(y_hat - y)", "(y - y_hat)", "sign flipped"),
-    ("cross_entropy_grad", "torch.softmax(z, dim=1)", "torch.softmax(z, dim=0)", "wrong axis"),
-    ("cross_entropy_grad", "(y_hat - y) / z.shape[0]", "(y_hat - y)", "mean over the batch"),
-    ("cross_entropy_grad", "(y_hat - y) / z.shape[0]", "(y_hat - y) / z.shape[1]", "not by the number of classes"),
-    ("cross_entropy_grad", "(y_hat - y) / z.shape[0]", "y_hat / z.shape[0]", "subtract the one-hot"),
-    ("cross_entropy_grad", "torch.softmax(z, dim=1)", "torch.log_softmax(z, dim=1)", "not log_softmax"),
-    ("linear_backward", "dW = dz.T @ x", "dW = x.T @ dz", "transposed"),
-    ("linear_backward", "dx = dz @ W", "dx = dz @ W.T", "you used W^T"),
-    ("linear_backward", "db = dz.sum(dim=0)", "db = dz.mean(dim=0)", "not mean"),
-    ("linear_backward", "db = dz.sum(dim=0)", "db = dz.sum(dim=1)", "batch axis (dim=0)"),
-    ("linear_backward", "dW = dz.T @ x", "dW = dz.T @ x / x.shape[0]", "not an average"),
-    ("embedding_backward", "dE[i] += row", "dE[i] = row", "must accumulate"),
-    (
-        "embedding_backward",
-        "    for i, row in zip(ids.reshape(-1).tolist(), de.reshape(-1, d)):\n"
-        "        dE[i] += row  # += : a repeated word accumulates the gradient of every use\n",
-        "    dE[ids.reshape(-1)] += de.reshape(-1, d)\n",
-        "must accumulate",
-    ),
-    ("embedding_backward", "    return dE\n", "    return de.reshape(-1, d)\n", "shape of E"),
-    ("embedding_backward", "dE[i] += row", "dE[i] += row / (ids == i).sum()", "do not average"),
-    ("bptt_step", "da = dh * (1 - h ** 2)", "da = dh", "forgot the derivative of tanh"),
-    ("bptt_step", "da = dh * (1 - h ** 2)", "da = dh * (1 - h)", "squared"),
+    ("bptt_step", "da = dh * (1 - h**2)", "da = dh", "forgot the derivative of tanh"),
+    ("bptt_step", "da = dh * (1 - h**2)", "da = dh * (1 - h)", "squared"),
     ("bptt_step", "dW_hh = da.T @ h_prev", "dW_hh = da.T @ h", "h_prev"),
     ("bptt_step", "dh_prev = da @ W_hh", "dh_prev = da @ W_hh.T", "transposed"),
     ("bptt_step", "dh_prev = da @ W_hh", "dh_prev = dh @ W_hh", "before W_hh"),
-    ("bptt_step", "da = dh * (1 - h ** 2)", "dh *= 1 - h ** 2\n    da = dh", "in place"),
+    ("bptt_step", "da = dh * (1 - h**2)", "dh *= 1 - h**2\n    da = dh", "in place"),
     ("bptt_step", "dW_xh = da.T @ x", "dW_xh = da.T @ x / x.shape[0]", "not an average"),
-    ("bptt_step", "(1 - h ** 2)", "(1 - h_prev ** 2)", "this step's output"),
+    ("bptt_step", "(1 - h**2)", "(1 - h_prev ** 2)", "this step's output"),
     ("bptt_step", "db_h = da.sum(dim=0)", "db_h = da.mean(dim=0)", "not the mean"),
     ("softmax_jacobian", "y = torch.exp(z - z.max())", "z -= z.max()\n    y = torch.exp(z)", "in place"),
     ("softmax_jacobian", "y = torch.exp(z - z.max())", "y = torch.sigmoid(z)", "not a sigmoid"),
@@ -70,57 +50,202 @@ MUTANTS = [
         "return (torch.diag(y) - torch.outer(y, y)).numpy()",
         "torch tensor",
     ),
-    ("cross_entropy_grad", "one_hot(targets, z.shape[1])", "one_hot(targets)", "num_classes"),
+    # backprop ninja (2.2): the hint names the first wrong gradient and the mistake
+    ("fflm_loss_and_grads", "dU = dz.T @ h", "dU = h.T @ dz", "dU is transposed"),
+    ("fflm_loss_and_grads", "dW = da.T @ e", "dW = e.T @ da", "dW is transposed"),
+    ("fflm_loss_and_grads", "da = dh * (1 - h**2)", "da = dh", "dW differs: go back through the tanh"),
+    ("fflm_loss_and_grads", "da = dh * (1 - h**2)", "da = dh * (1 - h)", "dW differs: tanh'(a) = 1 - tanh(a)^2"),
+    ("fflm_loss_and_grads", "    dz[rows, targets] -= 1  # y_hat - y\n", "", "dU differs: subtract the one-hot"),
     (
-        "cross_entropy_grad",
-        "y_hat = torch.softmax(z, dim=1)",
-        "z -= z.max()\n    y_hat = torch.softmax(z, dim=1)",
-        "in place",
+        "fflm_loss_and_grads",
+        "    dz = dz / B  # the loss is a mean over the batch\n",
+        "",
+        "dU differs: the loss is a mean",
     ),
-    ("linear_backward", "dx = dz @ W", "W.transpose_(0, 1)\n    dx = dz @ W.T\n    W = W.T", "in place"),
-    ("linear_backward", "return dx, dW, db", "return dx.numpy(), dW, db", "torch tensor"),
-    ("embedding_backward", "dE[i] += row", "row += dE[i]\n        dE[i] = row", "in place"),
-    ("embedding_backward", "torch.zeros(vocab_size, d,", "torch.zeros(int(ids.max()) + 1, d,", "largest id"),
-    ("embedding_backward", "d = de.shape[-1]", "d = 3", "do not hard-code"),
+    (
+        "fflm_loss_and_grads",
+        "dE.index_add_(0, contexts.reshape(-1), de.reshape(B * n, d))",
+        "dE[contexts.reshape(-1)] = de.reshape(B * n, d)",
+        "dE differs: a word used twice must get the SUM",
+    ),
+    (
+        "fflm_loss_and_grads",
+        "dE.index_add_(0, contexts.reshape(-1), de.reshape(B * n, d))",
+        "dE[contexts.reshape(-1)] += de.reshape(B * n, d)",
+        "dE differs: a word used twice must get the SUM",
+    ),
+    ("fflm_loss_and_grads", "db = da.sum(dim=0)", "db = da", "db sums over the batch"),
+    ("fflm_loss_and_grads", "dc = dz.sum(dim=0)", "dc = dz.mean(dim=0)", "dc differs: dc sums dz"),
+    ("fflm_loss_and_grads", "db = da.sum(dim=0)", "db = da.mean(dim=0)", "db differs: db sums da"),
+    ("fflm_loss_and_grads", "dz[rows, targets] -= 1", "dz[rows, targets] -= 1\n    dz = -dz", "sign is flipped"),
+    ("fflm_loss_and_grads", "dU = dz.T @ h", "dU = dz.T @ (e @ W.T + b)", "not the pre-activation"),
+    (
+        "fflm_loss_and_grads",
+        "loss = -log_probs[rows, targets].mean()",
+        "loss = -log_probs[rows, targets].sum()",
+        "the loss differs",
+    ),
+    ("fflm_loss_and_grads", "d = E.shape[1]", "d = 4", "shape"),
+    ("fflm_loss_and_grads", "dz = log_probs.exp()  # y_hat", "dz = log_probs  # y_hat", "dU differs"),
+    (
+        "fflm_loss_and_grads",
+        "dE = torch.zeros_like(E)",
+        "dE = torch.zeros(int(contexts.max()) + 1, d, dtype=E.dtype)",
+        "dE must have shape",
+    ),
+    # training with them (2.3)
+    ("train_sgd", "params[k] = params[k] - lr * grads[k]", "params[k] = params[k] + lr * grads[k]", "uphill"),
+    ("train_sgd", "params[k] = params[k] - lr * grads[k]", "params[k] = params[k] - grads[k]", "learning rate"),
+    ("train_sgd", "params = {k: v.clone() for k, v in params.items()}", "params = params", "changed its input"),
+    (
+        "train_sgd",
+        "params = {k: v.clone() for k, v in params.items()}  # the caller's weights stay as they were\n"
+        "    losses = []\n"
+        "    for contexts, targets in batches:\n"
+        "        loss, grads = loss_and_grads(params, contexts, targets)\n"
+        "        for k in params:\n"
+        "            params[k] = params[k] - lr * grads[k]",
+        "params = dict(params)  # a new dict, but the same tensors\n"
+        "    losses = []\n"
+        "    for contexts, targets in batches:\n"
+        "        loss, grads = loss_and_grads(params, contexts, targets)\n"
+        "        for k in params:\n"
+        "            params[k] -= lr * grads[k]  # in place: the caller's tensors",
+        "changed its input",
+    ),
+    (
+        "train_sgd",
+        "for contexts, targets in batches:",
+        "for contexts, targets in batches[1:]:",
+        "one step (and one loss) per batch",
+    ),
+    ("train_sgd", "loss_and_grads(params, contexts, targets)", "loss_and_grads(params, *batches[0])", "its own batch"),
+    ("train_sgd", "for k in params:", 'for k in ("W", "U"):', "never changed"),
+    ("train_sgd", "lr * grads[k]", "lr / len(targets) * grads[k]", "already averaged"),
+    ("train_sgd", "    return losses, params\n", "    return losses\n", "return (losses, params)"),
+]
+
+AUTOGRAD_FORWARD = (
+    "leaves = {k: v.detach().clone().requires_grad_() for k, v in params.items()}\n"
+    "    B = contexts.shape[0]\n"
+    "    h = torch.tanh(leaves['E'][contexts].reshape(B, -1) @ leaves['W'].T + leaves['b'])\n"
+    "    loss = torch.nn.functional.cross_entropy(h @ leaves['U'].T + leaves['c'], targets)\n"
+)
+FIRST_LINE = 'E, W, b, U, c = (params[k] for k in ("E", "W", "b", "U", "c"))'
+
+# (function, edit from, edit to, the forbidden name the refusal must name)
+BORROWED = [
+    (
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "return torch.autograd.functional.jacobian(lambda v: torch.softmax(v, 0), z)",
+        "torch.autograd.functional.jacobian",
+    ),
+    (
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "from course_lib.backprop import softmax_jacobian as jacobian\n    return jacobian(z)",
+        "course_lib.backprop.softmax_jacobian",
+    ),
+    (
+        "bptt_step",
+        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
+        "from course_lib.backprop import activation_backward\n    da = activation_backward(dh, h, h)",
+        "course_lib.backprop.activation_backward",
+    ),
+    (
+        "fflm_loss_and_grads",
+        FIRST_LINE,
+        AUTOGRAD_FORWARD + "    loss.backward()\n    return float(loss), {k: v.grad for k, v in leaves.items()}",
+        "torch.Tensor.backward",
+    ),
+    (
+        "fflm_loss_and_grads",
+        FIRST_LINE,
+        AUTOGRAD_FORWARD
+        + "    grads = torch.autograd.grad(loss, list(leaves.values()))\n"
+        + "    return float(loss), dict(zip(leaves, grads))",
+        "torch.autograd.grad",
+    ),
+    (
+        "fflm_loss_and_grads",
+        FIRST_LINE,
+        "from course_lib.fflm import FeedForwardLM\n"
+        "    V, d = params['E'].shape\n"
+        "    model = FeedForwardLM(V, contexts.shape[1], d, params['W'].shape[0], dtype=params['E'].dtype)\n"
+        "    model.params = {k: v.clone() for k, v in params.items()}\n"
+        "    return model.loss_and_grads(contexts, targets)",
+        "course_lib.fflm.FeedForwardLM.loss_and_grads",
+    ),
+    (
+        "train_sgd",
+        "loss, grads = loss_and_grads(params, contexts, targets)",
+        "leaves = {k: v.detach().requires_grad_() for k, v in params.items()}\n"
+        "        B = contexts.shape[0]\n"
+        "        h = (leaves['E'][contexts].reshape(B, -1) @ leaves['W'].T + leaves['b']).tanh()\n"
+        "        loss = (h @ leaves['U'].T + leaves['c']).log_softmax(1)[range(B), targets].mean().neg()\n"
+        "        loss.backward()\n"
+        "        grads = {k: v.grad for k, v in leaves.items()}\n"
+        "        loss = float(loss)",
+        "torch.Tensor.backward",
+    ),
 ]
 
 ALTERNATIVES = [
     ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag_embed(y) - y[:, None] * y[None, :]"),
     ("softmax_jacobian", "y = torch.exp(z - z.max())", "y = torch.exp((z - z.max()).float())"),
+    ("bptt_step", "da = dh * (1 - h**2)", "da = dh * (1 - h) * (1 + h)"),
+    # a student's usual backward: softmax written out, one-hot target, embedding rows added one at a time
     (
-        "cross_entropy_grad",
-        "y = torch.nn.functional.one_hot(targets, z.shape[1]).to(z.dtype)",
-        "y = torch.zeros_like(z)\n    y[torch.arange(len(targets)), targets] = 1",
+        "fflm_loss_and_grads",
+        "    dz = log_probs.exp()  # y_hat\n    dz[rows, targets] -= 1  # y_hat - y\n",
+        "    y = torch.zeros_like(z)\n    y[rows, targets] = 1\n    dz = torch.softmax(z, dim=1) - y\n",
     ),
-    ("linear_backward", "db = dz.sum(dim=0)", "db = dz.new_ones(dz.shape[0]) @ dz"),
-    ("embedding_backward", "torch.zeros(vocab_size, d, dtype=de.dtype)", "torch.zeros(vocab_size, d)"),
     (
-        "embedding_backward",
-        "    for i, row in zip(ids.reshape(-1).tolist(), de.reshape(-1, d)):\n"
-        "        dE[i] += row  # += : a repeated word accumulates the gradient of every use\n",
-        "    dE.index_add_(0, ids.reshape(-1), de.reshape(-1, d))\n",
+        "fflm_loss_and_grads",
+        "    dE.index_add_(0, contexts.reshape(-1), de.reshape(B * n, d))  # repeated words add up\n",
+        "    for i, w in enumerate(contexts.reshape(-1).tolist()):\n        dE[w] += de.reshape(B * n, d)[i]\n",
     ),
-    ("bptt_step", "da = dh * (1 - h ** 2)", "da = dh * (1 - h) * (1 + h)"),
+    (
+        "fflm_loss_and_grads",
+        'E, W, b, U, c = (params[k] for k in ("E", "W", "b", "U", "c"))',
+        'E, W, b, U, c = (params[k].float() for k in ("E", "W", "b", "U", "c"))',
+    ),
+    (
+        "train_sgd",
+        "        for k in params:\n            params[k] = params[k] - lr * grads[k]\n",
+        "        for k, g in grads.items():\n            params[k].sub_(lr * g)\n",
+    ),
+    ("train_sgd", "losses.append(float(loss))", "losses = losses + [loss]"),
 ]
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
+globals().update(
+    lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, borrowed=BORROWED, solution_repeats=3, mutant_repeats=5)
+)
 
 
 def test_a_shape_error_in_student_code_is_reported_not_raised():
     def broken(*args):
-        import torch
 
         return torch.ones(2, 3) @ torch.ones(2, 3)  # a shape error inside the student's code
 
-    result = checks.check_linear_backward(broken, quiet=True)
-    assert result.status == FAILED and "RuntimeError" in result.message
+    result = checks.check_fflm_backward(broken, quiet=True)
+    assert result.status == FAILED and "shape mismatch" in result.message
 
 
 def test_in_place_changes_to_inputs_are_caught():
-    def in_place(z, targets):
-        z -= z.max()  # changes the caller's tensor
-        return solution(LESSON, "cross_entropy_grad")(z, targets)
+    def in_place(params, contexts, targets):
+        params["E"] *= 1.0  # the same values, but the caller's tensor was written: that is refused too
+        params["E"][0, 0] += 1.0
+        return solution(LESSON, "fflm_loss_and_grads")(params, contexts, targets)
 
-    result = checks.check_cross_entropy_grad(in_place, quiet=True)
+    result = checks.check_fflm_backward(in_place, quiet=True)
     assert result.status == FAILED and "in place" in result.message
+
+
+def test_hints_name_the_first_wrong_gradient_in_backward_order():
+    """A mistake at the tanh leaves dU and dc right and is named at dW, never later (db, dE)."""
+    wrong = mutant(LESSON, "fflm_loss_and_grads", "da = dh * (1 - h**2)", "da = dh")
+    result = checks.check_fflm_backward(wrong, quiet=True)
+    assert result.message.startswith("Hint: dW differs"), result.message

@@ -1,0 +1,481 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 02b (going further): backpropagation through time, vanishing gradients, an RNN language model
+#
+# Lesson 02 took the gradient of a network that reads a fixed window of words. A recurrent
+# network reads a sequence one step at a time with the same weights at every step; this
+# notebook takes its gradient by hand, through time. Nothing in lesson 03 depends on it.
+#
+# **Learning goals.** After this notebook you can
+# 1. backpropagate through time in an Elman RNN by hand, check it against autograd, and say
+#    what truncated BPTT cuts and why it is used (memory);
+# 2. say when gradients vanish or explode: exactly $\rho^{T-t}$ for an orthogonal $W_{hh}$ of
+#    radius $\rho$, and in general bounded by the largest singular value, not the spectral radius;
+# 3. train an RNN language model with teacher forcing, and say how generation differs.
+#
+# Exercise 2.4 in `exercises/02_backprop.ipynb` (one step of BPTT) goes with section 1.
+
+# %%
+import math
+import time
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+import course_lib
+from course_lib import backprop as bp
+from course_lib import bptt
+from course_lib.corpora import Vocab, load_sotu
+from course_lib.fflm import Adam
+from course_lib.notebook import viz
+
+course_lib.setup(seed=0)
+torch.set_default_dtype(torch.float64)  # float64 for gradient checks
+gen = torch.Generator().manual_seed(0)
+
+# ## 1. Backpropagation through time
+#
+# An Elman RNN, in the notation of Galerne's lecture (the Penn CIS 7000 notes write $U$ for
+# $W_{hh}$ and $W$ for $W_{xh}$). Lessons 03 and 04 use it with a ReLU, as Galerne does; here we
+# take $\tanh$, whose derivative is at most 1, which keeps section 2's argument simple (the
+# slider there also has ReLU):
+#
+# $$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h), \qquad t = 1, \dots, T$$
+#
+# The same weights are used at every step, so their gradient is the **sum** over steps of
+# each step's share, and the gradient reaching $h_t$ has two parts: from the loss at step $t$,
+# and from $h_{t+1}$, which $h_t$ fed into. BPTT walks $t = T, \dots, 1$ (`bptt_step` is one
+# iteration, exercise 2.4):
+#
+# $$\frac{\partial L}{\partial h_t} = \frac{\partial L_t}{\partial h_t} + \left(\frac{\partial L}{\partial h_{t+1}} \odot (1 - h_{t+1}^2)\right) W_{hh}$$
+
+# %%
+T, B_rnn, D_in, H = 12, 3, 4, 5
+xs, h0 = torch.randn(T, B_rnn, D_in, generator=gen), torch.zeros(B_rnn, H)
+W_xh, W_hh, b_h = torch.randn(H, D_in, generator=gen) * 0.5, torch.randn(H, H, generator=gen) * 0.4, torch.zeros(H)
+dhs = torch.randn(T, B_rnn, H, generator=gen)  # dL_t/dh_t: a loss at every step
+
+
+def autograd_loss(truncate=None):
+    def loss(xs, h0, W_xh, W_hh, b_h):
+        h, total = h0, 0
+        for t in range(T):
+            if truncate and t > 0 and t % truncate == 0:
+                h = h.detach()  # truncated BPTT, the autograd way: cut the graph every k steps
+            h = torch.tanh(xs[t] @ W_xh.T + h @ W_hh.T + b_h)
+            total = total + (h * dhs[t]).sum()
+        return total
+
+    return loss
+
+
+hs, cache = bp.rnn_forward(xs, h0, W_xh, W_hh, b_h)
+inputs = dict(xs=xs, h0=h0, W_xh=W_xh, W_hh=W_hh, b_h=b_h)
+full = bp.rnn_backward(dhs, cache)
+report = bp.compare_gradients(full, bp.autograd_gradients(autograd_loss(), inputs))
+print("full BPTT vs autograd\n", report, sep="")
+assert report.ok
+truncated = bp.rnn_backward(dhs, cache, truncate=4)
+report_cut = bp.compare_gradients(truncated, bp.autograd_gradients(autograd_loss(truncate=4), inputs))
+print("\ntruncated BPTT (chunks of 4 steps) vs autograd with h.detach() every 4 steps\n", report_cut, sep="")
+assert report_cut.ok
+
+# %% [markdown]
+# ### What truncation cuts
+#
+# With chunks of $k$ steps, no gradient crosses a chunk boundary: the loss at step $t$ still
+# trains the weights through the steps of its own chunk, but cannot teach $h$ anything about
+# the steps before. Put a loss at the last step only and look at $\|\partial L / \partial h_t\|$:
+
+# %%
+last_only = torch.zeros_like(dhs)
+last_only[-1] = dhs[-1]
+norms_full = bp.rnn_backward(last_only, cache)["dh_total"].norm(dim=(1, 2))
+norms_cut = bp.rnn_backward(last_only, cache, truncate=4)["dh_total"].norm(dim=(1, 2))
+print(
+    viz.table(
+        [[t + 1, float(a), float(b)] for t, (a, b) in enumerate(zip(norms_full, norms_cut))],
+        header=["step t", "||dL/dh_t|| full", "truncated (k=4)"],
+        floatfmt="{:.2e}",
+    )
+)
+assert (norms_cut[: T - 4] == 0).all() and torch.allclose(norms_cut[T - 4 :], norms_full[T - 4 :])
+rel = float((truncated["W_hh"] - full["W_hh"]).norm() / full["W_hh"].norm())
+print(f"\nwith a loss at every step, truncation changes dW_hh by {rel:.1%} (relative norm)")
+
+# %% [markdown]
+# ### Why truncate at all: memory
+#
+# The Penn notes give the reason: backpropagating through a whole corpus at once is too
+# expensive memory-wise, so in practice BPTT is truncated after about 20 steps. The backward
+# pass needs every step's pre-activation $a_t$ and state $h_t$ (the cache), so memory grows
+# linearly with the number of steps it goes back. We measure the cache for 20 and 200 steps
+# and scale it to lesson 01's training text read as one sequence (a batch of 32 streams,
+# 512 hidden units, 512-dimensional inputs, float32; one layer, before any embedding or output
+# layer, which would need more):
+
+
+# %%
+def cache_bytes(steps, batch=32, hidden=512, inputs=512):
+    xs = torch.zeros(steps, batch, inputs, dtype=torch.float32)
+    W_xh, W_hh = torch.zeros(hidden, inputs, dtype=torch.float32), torch.zeros(hidden, hidden, dtype=torch.float32)
+    _, c = bptt.rnn_forward(
+        xs, torch.zeros(batch, hidden, dtype=torch.float32), W_xh, W_hh, torch.zeros(hidden, dtype=torch.float32)
+    )
+    return sum(t.numel() * t.element_size() for t in (c.xs, c.a, c.hs))  # what grows with the steps
+
+
+per_step = cache_bytes(200) / 200
+assert cache_bytes(200) == 10 * cache_bytes(20)  # linear in the number of steps
+corpus = load_sotu(level="word")
+n_train_tokens = sum(len(s) + 1 for s in corpus.train)  # words plus one </s> per sentence
+corpus_steps = n_train_tokens // 32  # every training token once, 32 streams side by side
+print(
+    f"cache for 20 steps: {cache_bytes(20) / 2**20:.1f} MiB;  for the whole corpus "
+    f"({corpus_steps:,} steps): {per_step * corpus_steps / 2**30:,.0f} GiB"
+)
+assert corpus_steps / 20 > 1000  # a thousand times the memory of a 20-step chunk
+
+# %% [markdown]
+# ## 2. Vanishing and exploding gradients, shown
+#
+# Going back one step maps the gradient $g_{t+1} = \partial L / \partial h_{t+1}$ (a row) to
+# $g_t = \left(g_{t+1} \odot \sigma'(a_{t+1})\right) W_{hh}$ (plus step $t$'s own loss). Over $T - t$
+# steps that is a product of $T - t$ such maps. Take $W_{hh} = \rho\, Q$ with $Q$ orthogonal: its
+# spectral radius (the largest $|\lambda|$) is $\rho$, and so is **every singular value**, so each
+# step multiplies the norm by exactly $\rho$ when there is no activation (linear):
+# $\|g_t\| = \rho^{T-t} \|g_T\|$, vanishing for $\rho < 1$, exploding for $\rho > 1$. With tanh,
+# $0 < \tanh' \le 1$ can only shrink the vector before $W_{hh}$ stretches it by exactly $\rho$, so
+# $\|g_t\| \le \rho^{T-t} \|g_T\|$: a tanh RNN with an orthogonal $W_{hh}$ and $\rho \le 1$ can only vanish.
+#
+# **That argument needs the orthogonal $W_{hh}$.** For a general matrix, one step can stretch a
+# vector by up to its largest singular value $\sigma_{max} \ge \rho$, and the bound that always
+# holds is $\|g_t\| \le \left(\sigma_{max} \max|\sigma'|\right)^{T-t} \|g_T\|$. For a linear RNN the
+# spectral radius says what happens in the long run ($\|W^k\|^{1/k} \to \rho$ as $k$ grows), not
+# step by step. Below: 60 steps, 32 hidden units, a
+# loss at the last step; orthogonal matrices first, then a general one.
+
+# %%
+T_long, H_long = 60, 32
+g2 = torch.Generator().manual_seed(1)
+xs_long = torch.randn(T_long, 1, H_long, generator=g2)
+W_in = torch.randn(H_long, H_long, generator=g2) / math.sqrt(H_long)
+dL_dhT = torch.zeros(T_long, 1, H_long)
+dL_dhT[-1] = torch.randn(1, H_long, generator=g2)
+dL_dhT[-1] /= dL_dhT[-1].norm()
+print(f"{T_long} steps, {H_long} hidden units, ||dL/dh_T|| = {float(dL_dhT[-1].norm()):.0f}")
+
+
+def gradient_norms(radius, activation):
+    W_hh = bp.scaled_orthogonal(H_long, radius, seed=2)
+    _, cache = bp.rnn_forward(xs_long, torch.zeros(1, H_long), W_in, W_hh, torch.zeros(H_long), activation)
+    return bp.rnn_backward(dL_dhT, cache)["dh_total"].norm(dim=(1, 2)).numpy()
+
+
+radii = [0.5, 0.9, 1.0, 1.1, 1.5]
+steps = np.arange(1, T_long + 1)
+STYLES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1))]  # line styles as well as colours
+linear = {r: gradient_norms(r, "linear") for r in radii}
+tanh = {r: gradient_norms(r, "tanh") for r in radii}
+fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+for ax, (activation, norms) in zip(axes, [("linear", linear), ("tanh", tanh)]):
+    for r, style in zip(radii, STYLES):
+        ax.semilogy(steps, norms[r], ls=style, lw=2, label=f"rho = {r}")
+    ax.set(xlabel="step t", title=f"{activation} RNN, orthogonal W_hh, loss at t = {T_long}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+axes[0].set_ylabel("||dL/dh_t||  (log scale)")
+viz.show(
+    f"Norm of the gradient reaching step t from a loss at step {T_long}, log scale, for spectral radius "
+    + ", ".join(str(r) for r in radii)
+    + f". Left, no activation: straight lines rho^(T-t), from {linear[0.5][0]:.0e} at rho = 0.5 to "
+    f"{linear[1.5][0]:.0e} at rho = 1.5 at step 1. Right, tanh: at or below the same lines "
+    f"({tanh[0.5][0]:.0e} and {tanh[1.5][0]:.0e} at step 1)."
+)
+for r in radii:
+    print(
+        f"rho = {r}: ||dL/dh_1|| = {linear[r][0]:.2e} (linear; rho^{T_long - 1} = {r ** (T_long - 1):.2e}),  {tanh[r][0]:.2e} (tanh)"
+    )
+    assert np.allclose(linear[r], r ** (T_long - steps), rtol=1e-8)  # exactly rho^(T - t)
+    assert np.all(tanh[r] <= linear[r] * (1 + 1e-9))  # tanh' <= 1 only shrinks it
+assert linear[1.5][0] > 1e9  # 1.5^59
+
+# %% [markdown]
+# Now a general $W_{hh}$: a Gaussian matrix scaled so that its spectral radius is $\rho = 0.9$,
+# like the orthogonal one above. Its largest singular value is larger, and the gradient no
+# longer follows $\rho^{T-t}$; what always holds is the singular-value bound.
+
+# %%
+W_gauss = torch.randn(H_long, H_long, generator=torch.Generator().manual_seed(3))
+W_gauss *= 0.9 / torch.linalg.eigvals(W_gauss).abs().max()
+rho_g = float(torch.linalg.eigvals(W_gauss).abs().max())
+sigma_g = float(torch.linalg.matrix_norm(W_gauss, ord=2))  # the largest singular value
+general = {}
+for activation in ["linear", "tanh"]:
+    _, cache = bp.rnn_forward(xs_long, torch.zeros(1, H_long), W_in, W_gauss, torch.zeros(H_long), activation)
+    general[activation] = bp.rnn_backward(dL_dhT, cache)["dh_total"].norm(dim=(1, 2)).numpy()
+    assert np.all(general[activation] <= sigma_g ** (T_long - steps) * (1 + 1e-9))  # the bound always holds
+print(f"Gaussian W_hh: spectral radius {rho_g:.2f}, largest singular value {sigma_g:.2f}")
+for activation, norms in general.items():
+    above = int(np.sum(norms > 0.9 ** (T_long - steps) * (1 + 1e-9)))
+    print(
+        f"{activation:6s}: ||dL/dh_1|| = {norms[0]:.2e}  (rho^{T_long - 1} = {0.9 ** (T_long - 1):.2e}, "
+        f"sigma_max^{T_long - 1} = {sigma_g ** (T_long - 1):.2e}); above rho^(T-t) at {above} of {T_long} steps"
+    )
+fig, ax = plt.subplots(figsize=(7, 4))
+ax.semilogy(steps, general["linear"], lw=2, label="linear, Gaussian W_hh")
+ax.semilogy(steps, general["tanh"], lw=2, ls="--", label="tanh, Gaussian W_hh")
+ax.semilogy(steps, 0.9 ** (T_long - steps), ls=":", color="gray", label="rho^(T-t), rho = 0.9")
+ax.semilogy(
+    steps, sigma_g ** (T_long - steps), ls="-.", color="black", label=f"sigma_max^(T-t), sigma_max = {sigma_g:.2f}"
+)
+ax.set(xlabel="step t", ylabel="||dL/dh_t||  (log scale)", title="A general W_hh: the bound is the singular value")
+ax.grid(True, alpha=0.3)
+ax.legend()
+viz.show(
+    f"Gradient norm against step for a Gaussian W_hh of spectral radius {rho_g:.2f} and largest singular value "
+    f"{sigma_g:.2f}: at step 1 it is {general['linear'][0]:.1e} (linear) and {general['tanh'][0]:.1e} (tanh), "
+    f"beside rho^(T-t) = {0.9 ** (T_long - 1):.1e} and the bound sigma_max^(T-t) = {sigma_g ** (T_long - 1):.1e}, "
+    "which both curves stay under."
+)
+
+# %% [markdown]
+# Move the radius and switch the activation. Where does the tanh curve stop following the
+# linear one, and why does a large radius not make a tanh RNN explode as much? (Hint: look at
+# how saturated the units are, $|h| \approx 1$ means $\tanh' \approx 0$.)
+
+
+# %%
+def explore_radius(radius, activation):
+    norms = gradient_norms(radius, activation)
+    viz.line_plot(
+        steps,
+        {f"{activation}, rho = {radius:.2f}": norms, "rho^(T-t)": radius ** (T_long - steps)},
+        xlabel="step t",
+        ylabel="||dL/dh_t||  (log scale)",
+        logy=True,
+        marker=".",
+        title="Gradient reaching each step from a loss at the last step",
+    )
+    viz.show(
+        f"Gradient norm against step for a {activation} RNN with an orthogonal W_hh of radius {radius:.2f}, beside "
+        f"rho^(T-t); at step 1 it is {norms[0] / norms[-1]:.1e} times its size at the last step."
+    )
+    print(f"||dL/dh_1|| / ||dL/dh_T|| = {norms[0] / norms[-1]:.3e}")
+
+
+radius_explorer = viz.interactive(
+    explore_radius,
+    radius=widgets.FloatSlider(value=1.0, min=0.3, max=1.8, step=0.05, description="radius rho"),
+    activation=widgets.Dropdown(options=["tanh", "linear", "relu", "sigmoid"], value="tanh", description="activation"),
+)
+
+# %% [markdown]
+# This is why plain RNNs struggle to learn long-range dependencies, why gradients are clipped,
+# and why the LSTM and GRU of lesson 04 add a path along which the gradient is not multiplied by
+# $W_{hh}$ at every step. The Penn lecture's example: to fill the blank in the passage below, an
+# RNN language model must carry "tickets", the 7th word, to the end. How many steps back is that?
+
+# %%
+passage = (
+    "When she tried to print her tickets, she found that the printer was out of toner. She went to the "
+    "stationery store to buy more toner. It was very overpriced. After installing the toner into the "
+    "printer, she finally printed her ____"
+)
+words = passage.replace(",", "").replace(".", "").split()
+first, blank = words.index("tickets"), words.index("____")
+print(f'"tickets" is word {first + 1}; the blank is word {blank + 1}: {blank - first} steps later')
+assert first + 1 == 7 and 30 <= blank - first <= 40
+for r in [0.9, 1.0]:
+    print(
+        f"tanh RNN of section 2 (these weights and inputs), rho = {r}: the gradient {blank - first} steps back is "
+        f"{tanh[r][-1 - (blank - first)] / tanh[r][-1]:.1e} of its size at the blank"
+    )
+
+# %% [markdown]
+# ## 3. An RNN language model, trained with teacher forcing
+#
+# The Penn lecture's RNN language model reads one word per step and predicts the next one:
+#
+# $$h_t = \tanh(W_{xh} E x_t + W_{hh} h_{t-1} + b_h), \qquad \hat{y}_t = \mathrm{softmax}(W_{hy} h_t + b_y), \qquad L = \frac{1}{T} \sum_{t=1}^{T} -\log \hat{y}_t[x_{t+1}]$$
+#
+# In training, the input at step $t+1$ is the **true** word $x_{t+1}$ of the text, whatever the
+# model predicted at step $t$: this is **teacher forcing**. So the inputs are the text and the
+# targets are the same text shifted by one word; all $T$ predictions of a sequence come out of
+# one forward pass, and one backward pass through time (section 1, with a loss at every step)
+# gives the gradient of all $T$ losses. At generation time there is no text to read: the
+# model's own sampled word becomes its next input.
+#
+# Everything below is by hand again: the output layer's backward gives $\partial L_t / \partial h_t$
+# at every step, `rnn_backward` takes it through time, and the embedding's backward adds the
+# gradients of repeated words. The data: the addresses of 1990 to 2000, the 2,000 most frequent
+# words (the rest are `<UNK>`), every sentence followed by `</s>`, read as one stream and cut
+# into sequences of $T = 20$ words, about the length after which the Penn notes say BPTT is
+# truncated in practice. Each sequence starts from $h_0 = 0$ here; truncated BPTT proper would
+# carry the state over from the previous chunk, without its gradient.
+
+# %%
+lm_text = load_sotu(level="word", first_year=1990, last_year=2000)
+lm_vocab = Vocab(lm_text.train, specials=("<UNK>", "</s>"), max_size=2000)
+
+
+def stream_of(sentences, T=20):
+    """Sentences (each followed by </s>) as one stream of ids, cut into rows of T + 1 ids."""
+    ids = torch.tensor([i for s in sentences for i in lm_vocab.encode([*s, "</s>"])])
+    return ids[: len(ids) // (T + 1) * (T + 1)].reshape(-1, T + 1)
+
+
+lm_train, lm_val = stream_of(lm_text.train), stream_of(lm_text.val)
+inputs, targets = lm_train[0, :-1], lm_train[0, 1:]
+print(f"{len(lm_train):,} training and {len(lm_val):,} validation sequences of 20 words; V = {len(lm_vocab):,}")
+print(
+    viz.table(
+        [[t + 1, lm_vocab.itos[int(inputs[t])], lm_vocab.itos[int(targets[t])]] for t in range(8)],
+        header=["step t", "input x_t (the true word)", "target x_{t+1}"],
+    )
+)
+assert torch.equal(inputs[1:], targets[:-1])  # the targets are the inputs shifted by one word
+
+
+# %%
+def rnn_lm_loss_and_grads(P, seqs):
+    """Mean cross-entropy of the RNN LM on sequences (B, T + 1) under teacher forcing, and its gradients."""
+    x, y = seqs[:, :-1].T, seqs[:, 1:].T  # (T, B): inputs are the true words, targets the next ones
+    T, B = x.shape
+    V = P["E"].shape[0]
+    hs, cache = bptt.rnn_forward(
+        P["E"][x], torch.zeros(B, P["W_hh"].shape[0], dtype=P["E"].dtype), P["W_xh"], P["W_hh"], P["b_h"]
+    )
+    z = hs @ P["W_hy"].T + P["b_y"]  # (T, B, V): a prediction at every step
+    loss = F.cross_entropy(z.reshape(-1, V), y.reshape(-1))
+    dz = bp.cross_entropy_backward(z.reshape(-1, V), y.reshape(-1))  # (T B, V), the loss is a mean over T B
+    dhs, dW_hy, db_y = bp.linear_backward(dz, hs.reshape(T * B, -1), P["W_hy"])
+    g = bptt.rnn_backward(dhs.reshape(T, B, -1), cache)  # dL_t/dh_t at every step, back through time
+    dE = bp.embedding_backward(g["xs"], x, V)
+    return float(loss), {"E": dE, "W_xh": g["W_xh"], "W_hh": g["W_hh"], "b_h": g["b_h"], "W_hy": dW_hy, "b_y": db_y}
+
+
+def rnn_lm_params(V, D=32, H=64, seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return {
+        "E": torch.randn(V, D, generator=g, dtype=dtype),
+        "W_xh": torch.randn(H, D, generator=g, dtype=dtype) / math.sqrt(D),
+        "W_hh": bptt.scaled_orthogonal(H, 0.9, seed=seed, dtype=dtype),
+        "b_h": torch.zeros(H, dtype=dtype),
+        "W_hy": torch.randn(V, H, generator=g, dtype=dtype) / math.sqrt(H),
+        "b_y": torch.zeros(V, dtype=dtype),
+    }
+
+
+# the whole hand-written backward pass against autograd, once, in float64 on 3 sequences
+P64 = rnn_lm_params(len(lm_vocab), D=4, H=5, dtype=torch.float64)
+
+
+def autograd_rnn_lm_loss(E, W_xh, W_hh, b_h, W_hy, b_y):
+    x, y = lm_train[:3, :-1].T, lm_train[:3, 1:].T
+    h, total = torch.zeros(3, 5), 0
+    for t in range(x.shape[0]):
+        h = torch.tanh(E[x[t]] @ W_xh.T + h @ W_hh.T + b_h)
+        total = total + F.cross_entropy(h @ W_hy.T + b_y, y[t])
+    return total / x.shape[0]
+
+
+_, mine = rnn_lm_loss_and_grads(P64, lm_train[:3])
+report = bp.compare_gradients(mine, bp.autograd_gradients(autograd_rnn_lm_loss, P64))
+print(report)
+assert report.ok
+
+# %% [markdown]
+# Training, with `Adam` from lesson 02 on the hand-written gradients; a batch is 32 sequences.
+
+# %%
+P = rnn_lm_params(len(lm_vocab))
+optimizer = Adam(P, lr=3e-3)
+order = torch.randperm(len(lm_train), generator=torch.Generator().manual_seed(0))
+LM_STEPS, LM_BATCH = 300, 32
+lm_losses = []
+t0 = time.time()
+for step in tqdm(range(LM_STEPS), desc="RNN LM (teacher forcing, hand-written BPTT)"):
+    idx = order[(step * LM_BATCH) % len(order) :][:LM_BATCH]
+    loss, grads = rnn_lm_loss_and_grads(P, lm_train[idx])
+    optimizer.step(grads)
+    lm_losses.append(loss)
+val_loss = float(np.mean([rnn_lm_loss_and_grads(P, lm_val[i : i + 64])[0] for i in range(0, len(lm_val), 64)]))
+print(
+    f"{LM_STEPS} steps in {time.time() - t0:.0f} s; training loss {lm_losses[0]:.2f} -> {np.mean(lm_losses[-20:]):.2f} "
+    f"(last 20 steps); validation perplexity {math.exp(val_loss):.0f} (ln V = {math.log(len(lm_vocab)):.2f})"
+)
+
+fig, ax = plt.subplots(figsize=(7, 4))
+ax.plot(range(1, LM_STEPS + 1), lm_losses, lw=1.5, label="training loss (per batch)")
+ax.axhline(math.log(len(lm_vocab)), color="gray", ls=":", label="ln V (uniform guess)")
+ax.set(
+    xlabel="step", ylabel="cross-entropy per word (nats)", ylim=(0, None), title="RNN LM trained with teacher forcing"
+)
+ax.grid(True, alpha=0.3)
+ax.legend()
+viz.show(
+    f"Training loss of the RNN language model over {LM_STEPS} steps, from {lm_losses[0]:.2f} nats (ln V = "
+    f"{math.log(len(lm_vocab)):.2f}) to {np.mean(lm_losses[-20:]):.2f} over the last 20 steps, in this run."
+)
+
+# %% [markdown]
+# Under teacher forcing the model always reads the true previous words, also where it had
+# predicted something else. Generating, it reads its own samples, a situation it never met in
+# training (this mismatch is called exposure bias). Below: its top guess at each step of a
+# validation sequence, then 20 words it writes on its own, starting after a `</s>`.
+
+# %%
+x, y = lm_val[0, :-1], lm_val[0, 1:]
+hs, _ = bptt.rnn_forward(P["E"][x][:, None], torch.zeros(1, 64, dtype=torch.float32), P["W_xh"], P["W_hh"], P["b_h"])
+probs = torch.softmax(hs[:, 0] @ P["W_hy"].T + P["b_y"], dim=1)
+print(
+    viz.table(
+        [
+            [
+                lm_vocab.itos[int(x[t])],
+                lm_vocab.itos[int(y[t])],
+                lm_vocab.itos[int(probs[t].argmax())],
+                float(probs[t, y[t]]),
+            ]
+            for t in range(10)
+        ],
+        header=["input (true word)", "target", "model's top guess", "P(target)"],
+        floatfmt="{:.3f}",
+    )
+)
+g = torch.Generator().manual_seed(0)
+word, h, written = lm_vocab.stoi["</s>"], torch.zeros(1, 64, dtype=torch.float32), []
+for _ in range(20):
+    h = torch.tanh(P["E"][[word]] @ P["W_xh"].T + h @ P["W_hh"].T + P["b_h"])
+    word = int(torch.multinomial(torch.softmax(h @ P["W_hy"].T + P["b_y"], dim=1)[0], 1, generator=g))
+    written.append(lm_vocab.itos[word])  # its own sample is its next input
+print("generated:", " ".join(written))
+
+# %% [markdown]
+# ## What to try
+#
+# * Section 1: truncate at `truncate=2` and `truncate=6`; how does the change of `dW_hh` (the
+#   relative norm printed) move with k?
+# * Section 2: in the widget, pick `relu` and a radius above 1; then `sigmoid`, whose derivative
+#   is at most 1/4. Where does each stop following $\rho^{T-t}$?
+# * Section 2: scale the Gaussian $W_{hh}$ to $\rho = 1.0$ or $1.1$ instead of 0.9 and compare its
+#   curve with both lines. Is $\sigma_{max}^{T-t}$ close to the curve or far above it, and why?
+# * Section 3: train for 1,000 steps, or with sequences of $T = 5$ instead of 20 (change
+#   `stream_of`). How do the validation perplexity and the generated text change?
+# * Section 3: generate with a temperature (divide the logits by 0.7 before the softmax).
