@@ -4,7 +4,10 @@ Each step adds one idea to the one before and is trained with the same budget by
 ``scripts/train_buildup.py``; lesson 07 shows every class here and its validation loss:
 
     bigram -> one self-attention head -> multi-head -> + feed-forward
-           -> + residual connections (and depth) -> + LayerNorm (= course_lib.transformer.GPT)
+           -> + residual connections -> + LayerNorm (= course_lib.transformer.GPT)
+
+Every step after the bigram has the same depth (``N_LAYERS`` layers), so each step adds exactly
+one idea and a change of loss is not confounded with a change of depth.
 
 The attention is written per head, as on the lectures' slides (each head its own W^Q, W^K,
 W^V of d_model x d_k); :func:`to_gpt` packs those matrices into the fused layout of
@@ -26,16 +29,28 @@ from course_lib.attention import causal_mask
 from course_lib.train import next_token_loss
 from course_lib.transformer import GPT, GPTConfig, LayerNorm
 
-__all__ = ["STEPS", "Bigram", "Head", "MultiHead", "FeedForward", "Block", "BuildUpLM", "build_step", "to_gpt"]
+__all__ = [
+    "N_LAYERS",
+    "STEPS",
+    "Bigram",
+    "Head",
+    "MultiHead",
+    "FeedForward",
+    "Block",
+    "BuildUpLM",
+    "build_step",
+    "to_gpt",
+]
 
+N_LAYERS = 2  # every step after the bigram: the same depth, so one idea changes per step
 # name -> what the step has (every step keeps what the steps before it added)
 STEPS = {
     "bigram": {},
-    "one head": dict(n_heads=1, n_layers=1),
-    "multi-head": dict(n_heads=4, n_layers=1),
-    "+ feed-forward": dict(n_heads=4, n_layers=1, feed_forward=True),
-    "+ residual": dict(n_heads=4, n_layers=2, feed_forward=True, residual=True),
-    "+ LayerNorm": dict(n_heads=4, n_layers=2, feed_forward=True, residual=True, layer_norm=True),
+    "one head": dict(n_heads=1, n_layers=N_LAYERS),
+    "multi-head": dict(n_heads=4, n_layers=N_LAYERS),
+    "+ feed-forward": dict(n_heads=4, n_layers=N_LAYERS, feed_forward=True),
+    "+ residual": dict(n_heads=4, n_layers=N_LAYERS, feed_forward=True, residual=True),
+    "+ LayerNorm": dict(n_heads=4, n_layers=N_LAYERS, feed_forward=True, residual=True, layer_norm=True),
 }
 
 

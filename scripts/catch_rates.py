@@ -26,8 +26,9 @@ from tests.mutants.mutate import BORROWED_HINT, mutant  # noqa: E402
 
 def rates(module, draws: int) -> dict:
     rejected = every = named = alternatives_ok = 0
+    make = getattr(module, "mutant", mutant)  # a lesson whose exercises use each other loads them together
     for name, old, new, hint in module.MUTANTS:
-        wrong = mutant(module.LESSON, name, old, new)
+        wrong = make(module.LESSON, name, old, new)
         results = [module.EXERCISES[name](wrong, quiet=True) for _ in range(draws)]
         failed = [r.status == "failed" for r in results]
         rejected += failed[0]
@@ -35,7 +36,7 @@ def rates(module, draws: int) -> dict:
         named += all(f and hint in r.message for f, r in zip(failed, results))
     alternatives = getattr(module, "ALTERNATIVES", [])
     for name, old, new in alternatives:
-        right = mutant(module.LESSON, name, old, new)
+        right = make(module.LESSON, name, old, new)
         alternatives_ok += all(module.EXERCISES[name](right, quiet=True).status == "passed" for _ in range(draws))
     borrowed = getattr(module, "BORROWED", [])
     refused = 0

@@ -420,3 +420,82 @@ def test_every_buildup_step_is_a_causal_language_model():
         torch.testing.assert_close(model(changed)[0][:, :5], logits[:, :5], atol=1e-6, rtol=0, msg=name)
     with pytest.raises(ValueError, match="name must be one of"):
         build_step("+ scale", 11)
+
+
+# --- the findings over seeds (scripts/train_buildup.py) -------------------------------------------
+
+WEIGHTS = Path(__file__).resolve().parents[1] / "course_lib" / "weights"
+
+
+def _findings_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "train_buildup.py"
+    spec = importlib.util.spec_from_file_location("train_buildup", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _assert_spread(v, n_seeds):
+    import statistics
+
+    assert len(v["seeds"]) == n_seeds
+    finite = [s for s in v["seeds"] if math.isfinite(s)]
+    assert v["mean"] == pytest.approx(statistics.fmean(finite))
+    assert v["sd"] == pytest.approx(statistics.stdev(finite) if len(finite) > 1 else 0.0)
+    assert v["min"] <= v["mean"] <= v["max"]
+
+
+def test_findings_script_in_its_tiny_setting_writes_every_table_over_the_seeds(tmp_path):
+    import json
+
+    from course_lib.buildup import STEPS
+
+    _findings_script().main(["--tiny", "--seeds", "0", "1", "--out-dir", str(tmp_path)])
+    buildup = json.loads((tmp_path / "gpt_buildup_sotu_char.json").read_text())
+    assert list(buildup["steps"]) == list(STEPS) and buildup["budget"]["seeds"] == [0, 1]
+    for step in buildup["steps"].values():
+        _assert_spread(step["val_loss"], 2)
+        assert len(step["curve"]["step"]) == len(step["curve"]["val_loss_mean"])
+    findings = json.loads((tmp_path / "gpt_findings_sotu_char.json").read_text())
+    for setting in findings["norm"]["settings"].values():
+        assert set(setting["runs"]) == {"pre-norm", "post-norm"}
+        for run in setting["runs"].values():
+            _assert_spread(run["val_loss"], 2)
+            assert len(run["stuck_or_diverged"]) == 2
+    for model in findings["lstm"]["models"].values():
+        _assert_spread(model["val_loss"], 2)
+
+
+def test_shipped_findings_have_three_seeds_and_the_bigram_reproduces_its_recorded_loss():
+    import json
+
+    from course_lib import set_seed
+    from course_lib.buildup import build_step
+    from course_lib.corpora import load_sotu
+    from course_lib.lm import lm_batches
+    from course_lib.train import fit
+
+    buildup = json.loads((WEIGHTS / "gpt_buildup_sotu_char.json").read_text())
+    findings = json.loads((WEIGHTS / "gpt_findings_sotu_char.json").read_text())
+    assert len(buildup["budget"]["seeds"]) >= 3
+    for step in buildup["steps"].values():
+        _assert_spread(step["val_loss"], len(buildup["budget"]["seeds"]))
+    for setting in findings["norm"]["settings"].values():
+        for run in setting["runs"].values():
+            _assert_spread(run["val_loss"], len(findings["norm"]["budget"]["seeds"]))
+    # the cheapest step, retrained from seed 0 with the recorded budget, lands on its recorded loss
+    b = buildup["budget"]
+    corpus = load_sotu(level="char")
+    vocab = char_vocab(corpus.train)
+    train, val = encode_stream(corpus.train, vocab), encode_stream(corpus.val, vocab)[: b["val_tokens"] + 1]
+    set_seed(b["seeds"][0])
+    model = build_step("bigram", len(vocab), block_size=b["block_size"], d_model=b["d_model"])
+    batches = lm_batches(
+        train, b["block_size"], b["batch_size"], b["steps"], generator=torch.Generator().manual_seed(b["seeds"][0])
+    )
+    opt = torch.optim.AdamW(model.parameters(), lr=b["lr"], weight_decay=0.01)
+    fit(model, lambda m, batch: m(*batch)[1], opt, batches, clip_grad_norm=1.0, progress=False)
+    got = evaluate_lm(model, val, block_size=b["block_size"])
+    assert got == pytest.approx(buildup["steps"]["bigram"]["val_loss"]["seeds"][0], abs=0.02)

@@ -1,10 +1,14 @@
 """Checks for lesson 07 (the transformer): one per exercise, each with hints for the usual mistakes.
 
 Each check is in three steps (draw, run, judge; see :mod:`course_lib.checks.protocol`), with sizes,
-head counts and lengths drawn every run. The oracles are torch's own modules (nn.TransformerEncoderLayer
-for the block) and the lecture's formulas, computed here independently of the student's code; each
-known mistake is computed too, and when every answer matches one, its hint is shown. Exercise 7.2 is
-lesson 06's causal mask, checked by the same check.
+head counts and lengths drawn every run. Warm-ups: 7.1 position encodings, 7.2 splitting the heads.
+The build ("let's build GPT"): 7.3 Head, 7.4 MultiHeadAttention, 7.5 FeedForward, 7.6 Block and 7.7 GPT
+are nn.Module classes; their check builds the student's class, sets its parameters to values drawn
+from the case's seed, runs forward, and compares with the lecture's formulas computed here (float64)
+from the student's own parameters, independently of course_lib and of torch's attention modules
+(which the student may not call: ``forbidden``). Each known mistake is computed too, and when every
+answer matches one, its hint is shown. 7.8 is the build-up experiment (a written answer, no check);
+7.9 is top-k sampling.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import torch
 from torch import nn
 
 from course_lib.checks import Mistake
-from course_lib.checks.lesson06 import _draw_mask, _judge_mask, _tensor_of_shape
+from course_lib.checks.borrowed import Borrowed
+from course_lib.checks.lesson06 import _tensor_of_shape
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, expect_answers, matches, size_error
 
@@ -88,11 +93,6 @@ check_positional_encoding = Exercise(
 
 # --- Exercise 7.2 -----------------------------------------------------------------------------------------
 
-check_causal_mask = Exercise("7.2", "the causal mask", "causal_mask", ("T",), _draw_mask, _judge_mask)
-
-
-# --- Exercise 7.3 -----------------------------------------------------------------------------------------
-
 
 def _draw_heads(seed):
     g = torch.Generator().manual_seed(seed)
@@ -147,136 +147,621 @@ def _heads_errors(case, record):
 
 
 check_split_heads = Exercise(
-    "7.3", "splitting the heads", "split_heads", ("x", "n_head"), _draw_heads, _judge_heads, errors=_heads_errors
+    "7.2", "splitting the heads", "split_heads", ("x", "n_head"), _draw_heads, _judge_heads, errors=_heads_errors
 )
 
 
-# --- Exercise 7.4 -----------------------------------------------------------------------------------------
+# --- Exercises 7.3 to 7.7: the modules of "let's build GPT" -----------------------------------------------
+#
+# The student's class is called with the constructor arguments of a case; ``describe`` then sets every
+# parameter to values drawn from the case's seed (so a layer norm's gamma and beta are not 1 and 0, and a
+# mix-up shows), runs forward on the case's input and sends back the output and the parameters. The judge
+# rebuilds the module from those parameters with the formulas below (float64) and compares.
+
+ATTENTION_FORBIDDEN = (
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.MultiheadAttention",
+    "course_lib.attention.scaled_dot_product_attention",
+    "course_lib.attention.MultiHeadAttention",
+    "course_lib.buildup.Head",
+    "course_lib.buildup.MultiHead",
+)
+BLOCK_FORBIDDEN = ATTENTION_FORBIDDEN + (
+    "torch.nn.TransformerEncoderLayer",
+    "torch.nn.TransformerDecoderLayer",
+    "torch.nn.TransformerEncoder",
+    "torch.nn.TransformerDecoder",
+    "torch.nn.Transformer",
+    "course_lib.transformer.SelfAttentionBlock",
+    "course_lib.transformer.GPT",
+    "course_lib.buildup.FeedForward",
+    "course_lib.buildup.Block",
+    "course_lib.buildup.BuildUpLM",
+)
 
 
-def _layer(recipe) -> nn.TransformerEncoderLayer:
-    """torch's pre-norm block with weights drawn from the recipe's seed (never from the global generator)."""
-    C, H = recipe["C"], recipe["H"]
-    with torch.random.fork_rng(devices=[]):  # its constructor initialises from the global generator
-        layer = nn.TransformerEncoderLayer(
-            C, H, 2 * C, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
-        ).eval()
-    g = torch.Generator().manual_seed(recipe["seed"])
+class _Call(list):
+    """The constructor's arguments (the list itself); ``forward`` and ``seed`` ride along as attributes."""
+
+
+def _module_materialise(n_ctor):
+    def materialise(args):
+        call = _Call(args[:n_ctor])
+        call.forward, call.seed = list(args[n_ctor:-1]), args[-1]
+        return call
+
+    return materialise
+
+
+def _module_observe(args, live):
+    return [*live, *live.forward, live.seed]
+
+
+def _randomise(module, seed):
+    """Every parameter drawn from ``seed``: weights ~ N(0, 1/fan_in), gains in [0.5, 1.5], biases in [-0.5, 0.5]."""
+    g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        for name, p in layer.named_parameters():
-            if name.startswith("norm"):  # non-trivial gamma and beta, so mixing up the two norms shows
-                p.copy_(
-                    torch.rand(p.shape, generator=g) + 0.5
-                    if name.endswith("weight")
-                    else torch.rand(p.shape, generator=g) - 0.5
-                )
-            else:
+        for name, p in sorted(module.named_parameters()):
+            if p.dim() >= 2:
                 p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
-    return layer
+            elif name.endswith("weight"):
+                p.copy_(torch.rand(p.shape, generator=g) + 0.5)
+            else:
+                p.copy_(torch.rand(p.shape, generator=g) - 0.5)
 
 
-def _sublayers(layer, T):
-    mask = nn.Transformer.generate_square_subsequent_mask(T)
+def _module_describe(returned, live):
+    """In the student's kernel: the module's forward on the case's input, and its parameters (plain data)."""
+    if not isinstance(returned, nn.Module):
+        return {"not_a_module": type(returned).__name__}
+    try:
+        _randomise(returned, live.seed)
+        out = returned(*live.forward)
+    except NotImplementedError:
+        return {"raised": "NotImplementedError", "message": "", "where": ""}
+    except Borrowed:  # a forbidden call: the protocol records it
+        raise
+    except Exception as exc:  # the student's forward crashed: recorded like a crash of the constructor
+        from course_lib.checks.protocol import _where
 
-    def self_attention(h):
-        return layer.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
+    params = {name: p.detach().clone() for name, p in returned.named_parameters()}
+    return {"out": out, "params": params}
 
-    def feed_forward(h):
-        return layer.linear2(torch.nn.functional.gelu(layer.linear1(h)))
 
-    return self_attention, feed_forward
+class ModuleExercise(Exercise):
+    """An exercise whose answer is an nn.Module class: a crash in forward counts as a crash of the call."""
+
+    def judge(self, cases, records):
+        fixed = []
+        for r in records if isinstance(records, list) else []:
+            value = r.get("returned") if isinstance(r, dict) else None
+            if isinstance(value, dict) and "raised" in value:
+                r = {k: value.get(k, "") for k in ("raised", "message", "where")}
+            fixed.append(r)
+        return super().judge(cases, fixed if isinstance(records, list) else records)
+
+
+def _answer(record, cls):
+    """(output, float64 parameters) of a module record, or a Mistake naming what is wrong."""
+    value = record["returned"]
+    if not isinstance(value, dict) or ("not_a_module" not in value and "params" not in value):
+        raise Mistake(f"{cls}(...) should build a module whose forward returns tensors; it returned something else")
+    if "not_a_module" in value:
+        raise Mistake(f"{cls}(...) should build an nn.Module (class {cls}(nn.Module)), got {value['not_a_module']}")
+    params = {k: v.double() for k, v in value["params"].items()}
+    return value["out"], params
+
+
+def _missing(cls, params, want, hint):
+    names = ", ".join(sorted(params)[:8]) or "none"
+    raise Mistake(f"{cls} has no parameter {want}: {hint} (its parameters: {names})")
+
+
+def _lin(x, W, b=None):
+    y = x @ W.T
+    return y if b is None else y + b
+
+
+def _get(params, prefix, part, cls):
+    w = params.get(f"{prefix}{part}.weight")
+    if w is None:
+        _missing(
+            cls,
+            params,
+            f"{prefix}{part}.weight",
+            "name the projections self.key, self.query and self.value, each nn.Linear(d_model, head_size, bias=False)",
+        )
+    return w, params.get(f"{prefix}{part}.bias")
+
+
+def _head(x, params, prefix="", cls="Head", *, dim=-1, k=0, masked=True, scale="d_k", swap=False, after=False):
+    """One head: softmax(q k^T / sqrt(d_k) with the future at -inf) v, and the switches its mistakes flip."""
+    q, kk, v = (_lin(x, *_get(params, prefix, part, cls)) for part in ("query", "key", "value"))
+    d_k, T = kk.shape[-1], x.shape[1]
+    s = kk @ q.transpose(-2, -1) if swap else q @ kk.transpose(-2, -1)
+    s = s * {"d_k": d_k**-0.5, "none": 1.0, "d_model": x.shape[-1] ** -0.5, "no_sqrt": 1.0 / d_k}[scale]
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=k)
+    if masked and not after:
+        s = s.masked_fill(~allowed, float("-inf"))
+    w = torch.softmax(s, dim=dim)
+    if after:
+        w = w.masked_fill(~allowed, 0.0)
+    return w @ v
+
+
+def _mha(x, params, n_heads, prefix="", cls="MultiHeadAttention", *, order=1, proj=True, split="ok", **head):
+    """Multi-head attention from the heads' parameters: concat(head_0 .. head_{H-1}) W^O + b^O."""
+    for h in range(n_heads):
+        if f"{prefix}heads.{h}.query.weight" not in params:
+            if f"{prefix}heads.0.query.weight" in params and n_heads > 1:
+                raise Mistake(
+                    f"{cls}: only one head has parameters: build the heads with a loop, "
+                    "nn.ModuleList([Head(...) for _ in range(n_heads)]); [Head(...)] * n_heads repeats ONE head"
+                )
+            _missing(
+                cls, params, f"{prefix}heads.{h}.query.weight", "keep the heads in self.heads = nn.ModuleList(...)"
+            )
+    if split != "ok":  # the packed computation (all heads' W^Q stacked), with a reshape mistake
+        B, T, C = x.shape
+        W = {
+            p: torch.cat([params[f"{prefix}heads.{h}.{p}.weight"] for h in range(n_heads)])
+            for p in ("query", "key", "value")
+        }
+        D = W["query"].shape[0] // n_heads
+        qkv = [x @ W[p].T for p in ("query", "key", "value")]
+        if split == "split":  # view(B, H, T, D) without the transpose
+            q, k, v = (t.reshape(B, n_heads, T, D) for t in qkv)
+        else:
+            q, k, v = (t.view(B, T, n_heads, D).transpose(1, 2) for t in qkv)
+        s = (q @ k.transpose(-2, -1)) / D**0.5
+        s = s.masked_fill(~torch.tril(torch.ones(T, T, dtype=torch.bool)), float("-inf"))
+        out = torch.softmax(s, -1) @ v  # (B, H, T, D)
+        cat = out.reshape(B, T, n_heads * D) if split == "merge" else out.transpose(1, 2).reshape(B, T, n_heads * D)
+    else:
+        outs = [_head(x, params, f"{prefix}heads.{h}.", cls, **head) for h in range(n_heads)]
+        cat = torch.cat(outs[::order], dim=-1)
+    if not proj:
+        return cat
+    W_O = params.get(f"{prefix}proj.weight")
+    if W_O is None:
+        _missing(
+            cls, params, f"{prefix}proj.weight", "the output projection is self.proj = nn.Linear(d_model, d_model)"
+        )
+    return _lin(cat, W_O, params.get(f"{prefix}proj.bias"))
+
+
+FFN_HINT = "FFN(x) = W_2 ReLU(W_1 x + b_1) + b_2 with d_ff = 4 d_model: two nn.Linear layers with their biases"
+
+
+def _ffn_params(params, prefix, d, cls="FeedForward"):
+    """W_1, b_1, W_2, b_2 found by their shapes among the parameters under ``prefix`` (any names)."""
+    mine = {k: v for k, v in params.items() if k.startswith(prefix)}
+    by_shape = {tuple(v.shape): v for v in mine.values()}
+    if (d, d) in by_shape and (4 * d, d) not in by_shape:
+        raise Mistake(f"{cls}: the hidden layer has d_ff = 4 * d_model = {4 * d} units, you used {d}")
+    if (4 * d, d) not in by_shape or (d, 4 * d) not in by_shape:
+        _missing(cls, mine, f"W_1 of shape {(4 * d, d)} and W_2 of shape {(d, 4 * d)}", FFN_HINT)
+    if (4 * d,) not in by_shape or (d,) not in by_shape:
+        raise Mistake(f"{cls}: keep the biases b_1 and b_2 (nn.Linear's default bias=True): {FFN_HINT}")
+    return by_shape[(4 * d, d)], by_shape[(4 * d,)], by_shape[(d, 4 * d)], by_shape[(d,)]
+
+
+def _ffn(x, params, prefix="", cls="FeedForward", *, act="relu", after=False, before=False):
+    W1, b1, W2, b2 = _ffn_params(params, prefix, x.shape[-1], cls)
+    f = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "none": lambda z: z}[act]
+    h = f(_lin(f(x) if before else x, W1, b1))
+    y = _lin(h, W2, b2)
+    return f(y) if after else y
+
+
+def _ln(x, params, name, cls):
+    if f"{name}.weight" not in params:
+        _missing(
+            cls,
+            params,
+            f"{name}.weight",
+            f"name the layer norms as the exercise does (self.{name} = nn.LayerNorm(d_model))",
+        )
+    mu, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+    return (x - mu) / torch.sqrt(var + 1e-5) * params[f"{name}.weight"] + params.get(f"{name}.bias", 0.0)
+
+
+def _block(x, params, n_heads, prefix="", cls="Block", *, post=False, res=(True, True), lns=("ln1", "ln2"),
+           normed_res=False, no_ln=False):  # fmt: skip
+    def sa(h):
+        return _mha(h, params, n_heads, f"{prefix}sa.", cls)
+
+    def ffwd(h):
+        return _ffn(h, params, f"{prefix}ffwd.", cls)
+
+    def ln(h, which):
+        return h if no_ln else _ln(h, params, f"{prefix}{which}", cls)
+
+    if post:
+        x = ln(x + sa(x), lns[0])
+        return ln(x + ffwd(x), lns[1])
+    if normed_res:  # x = LN_1(x); x = x + SA(x): the residual stream itself normalised
+        x = ln(x, lns[0])
+        x = x + sa(x)
+        return x + ffwd(ln(x, lns[1]))
+    a = sa(ln(x, lns[0]))
+    x = x + a if res[0] else a
+    f = ffwd(ln(x, lns[1]))
+    return x + f if res[1] else f
+
+
+def _gpt(idx, targets, params, n_heads, n_layers, *, pos=True, ln_f=True, shift=False, softmax=False):
+    cls = "GPT"
+    for name in ("token_embedding.weight", "position_embedding.weight", "lm_head.weight"):
+        if name not in params:
+            _missing(cls, params, name, "name the parts as the exercise does (token_embedding, position_embedding, "
+                     "blocks, ln_f, lm_head)")  # fmt: skip
+    if "blocks.0.ln1.weight" not in params:
+        raise Mistake(
+            "GPT has no parameters blocks.0...: keep the blocks in nn.Sequential or nn.ModuleList (in a plain "
+            "Python list their parameters are hidden from .parameters(), so the optimiser never trains them)"
+        )
+    T = idx.shape[1]
+    x = params["token_embedding.weight"][idx]
+    if pos:
+        x = x + params["position_embedding.weight"][:T]
+    for i in range(n_layers):
+        x = _block(x, params, n_heads, f"blocks.{i}.", cls)
+    if ln_f:
+        x = _ln(x, params, "ln_f", cls)
+    logits = _lin(x, params["lm_head.weight"], params.get("lm_head.bias"))
+    z = torch.softmax(logits, -1) if softmax else logits
+    if shift:
+        loss = torch.nn.functional.cross_entropy(z[:, :-1].flatten(0, 1), targets[:, 1:].flatten())
+    else:
+        loss = torch.nn.functional.cross_entropy(z.flatten(0, 1), targets.flatten())
+    return logits, loss
+
+
+def _out_tensor(out, shape, what):
+    if not _is_tensor(out):
+        raise Mistake(f"forward should return a tensor ({what}), got {type(out).__name__}")
+    if tuple(out.shape) != tuple(shape):
+        raise Mistake(f"{what} should have shape {tuple(shape)}, got {tuple(out.shape)}: take the sizes from x")
+    return out
+
+
+def _module_errors(cls, sizes):
+    def errors(case, record):
+        message = record.get("message", "")
+        if record.get("raised") == "IndexError" and "index" in message and cls == "GPT":
+            return "the position embedding has block_size rows: look up positions 0 .. T-1 (torch.arange(T))"
+        if size_error(record) or record.get("raised") in ("ValueError", "IndexError"):
+            if cls == "GPT" and "must match" in message:
+                return (
+                    f"GPT: a size mismatch with T = {sizes(case)}: look up the positions 0 .. T-1 "
+                    "(torch.arange(T)), not all block_size of them, and take every size from idx"
+                )
+            if cls in ("Head", "MultiHeadAttention", "Block") and "must match" in message:
+                return (
+                    f"{cls}: a size mismatch with T = {sizes(case)}: slice the causal mask to the sequence "
+                    "length (self.tril[:T, :T]) and take every size from x, never a fixed number"
+                )
+            if cls == "GPT" and ("Expected" in message or "target" in message):
+                return (
+                    "cross_entropy wants (N, V) logits and (N,) targets: flatten, "
+                    "F.cross_entropy(logits.view(B * T, V), targets.view(B * T))"
+                )
+            if cls == "MultiHeadAttention":
+                return (
+                    "the heads, concatenated along the features (dim=-1), must give d_model features: "
+                    "each head has d_k = d_model // n_heads"
+                )
+            if cls == "FeedForward":
+                return "d_ff = 4 * d_model: W_1 maps d_model features to 4 * d_model, W_2 maps them back to d_model"
+            return f"{cls} fails for these sizes ({message[:80]}): take every size from the arguments and from x"
+        return ""
+
+    return errors
+
+
+# Exercise 7.3: Head
+
+ATTENTION_HINTS = {
+    "softmax over the wrong axis: normalise each query's row over the keys, torch.softmax(scores, dim=-1)": dict(
+        dim=-2
+    ),
+    "the mask is missing: set the scores of the future keys (j > i) to -inf before the softmax": dict(masked=False),
+    "off by one: the mask lets query i see key i + 1; allow j <= i (torch.tril, diagonal 0)": dict(k=1),
+    "off by one: query i must see itself (j <= i), you masked the diagonal too": dict(k=-1),
+    "the scores are not scaled: divide q @ k^T by sqrt(d_k) (the lecture's scaled dot product)": dict(scale="none"),
+    "scale by sqrt(d_k), the head size, not by sqrt(d_model)": dict(scale="d_model"),
+    "divide by sqrt(d_k), not by d_k": dict(scale="no_sqrt"),
+    "the scores are q @ k^T (row i: query i against every key); you computed k @ q^T": dict(swap=True),
+    "mask before the softmax (scores to -inf): zeroing weights after it leaves rows that do not sum to 1": dict(
+        after=True
+    ),
+}
+
+
+def _draw_head(seed):
+    g = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cases = []
+    for B, T, extra, C, hs in [
+        (2, int(rng.integers(3, 8)), int(rng.integers(1, 4)), int(rng.integers(6, 13)), int(rng.integers(2, 6))),
+        (1, int(rng.integers(5, 10)), 0, int(rng.integers(6, 13)), int(rng.integers(2, 6))),
+        (3, 1, 2, 4, 2),
+    ]:
+        x = torch.randn(B, T, C, generator=g)
+        cases.append([C, hs, T + extra, x, int(rng.integers(0, 2**31))])
+    return cases
+
+
+def _judge_head(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in ATTENTION_HINTS}
+    for (C, hs, _, x, _), r in zip(cases, records):
+        out, params = _answer(r, "Head")
+        B, T, _ = x.shape
+        if _is_tensor(out) and tuple(out.shape) == (B, T, C) and hs != C:
+            raise Mistake("multiply the weights by the values v = self.value(x), not by x itself")
+        got.append(_out_tensor(out, (B, T, hs), f"the head's output for x of shape {(B, T, C)}"))
+        xd = x.double()
+        expected.append(_head(xd, params))
+        for hint, flags in ATTENTION_HINTS.items():
+            wrong[hint].append(_head(xd, params, **flags))
+    expect_answers(got, expected, wrong, [f"the head's output for x of shape {tuple(c[3].shape)}" for c in cases])
+
+
+check_head = ModuleExercise(
+    "7.3",
+    "one head of self-attention",
+    "Head",
+    ("d_model", "head_size", "block_size", "x", "seed"),
+    _draw_head,
+    _judge_head,
+    materialise=_module_materialise(3),
+    observe=_module_observe,
+    describe=_module_describe,
+    errors=_module_errors("Head", lambda case: case[3].shape[1]),
+    forbidden=ATTENTION_FORBIDDEN,
+)
+
+
+# Exercise 7.4: MultiHeadAttention
+
+MHA_HINTS = {
+    "concatenate the heads in order, head 0 first: torch.cat([h(x) for h in self.heads], dim=-1)": dict(order=-1),
+    "apply the output projection W^O (self.proj) to the concatenated heads": dict(proj=False),
+    "split the features into heads with view(B, T, H, D) and then transpose(1, 2): a plain view(B, H, T, D) "
+    "mixes time steps into the heads": dict(split="split"),
+    "merge the heads back with transpose(1, 2) before reshape(B, T, C): reshaping (B, H, T, D) directly "
+    "mixes the heads into the time steps": dict(split="merge"),
+}
+
+
+def _draw_mha(seed):
+    g = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    H1, H2 = (int(h) for h in rng.choice([2, 3, 4], size=2, replace=False))
+    cases = []
+    for B, T, extra, H, D in [
+        (2, int(rng.integers(3, 8)), int(rng.integers(1, 4)), H1, int(rng.integers(2, 5))),
+        (1, int(rng.integers(4, 9)), 0, H2, int(rng.integers(2, 5))),
+    ]:
+        cases.append([H * D, H, T + extra, torch.randn(B, T, H * D, generator=g), int(rng.integers(0, 2**31))])
+    return cases
+
+
+def _judge_mha(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in MHA_HINTS}
+    for (C, H, _, x, _), r in zip(cases, records):
+        out, params = _answer(r, "MultiHeadAttention")
+        B, T, _ = x.shape
+        q0 = params.get("heads.0.query.weight")
+        if q0 is not None and q0.shape[0] != C // H:
+            raise Mistake(f"each head has d_k = d_model // n_heads = {C // H} features, yours has {q0.shape[0]}")
+        got.append(_out_tensor(out, (B, T, C), f"the output for x of shape {(B, T, C)}, n_heads = {H}"))
+        xd = x.double()
+        expected.append(_mha(xd, params, H))
+        for hint, flags in MHA_HINTS.items():
+            wrong[hint].append(_mha(xd, params, H, **flags))
+    expect_answers(got, expected, wrong, [f"the output for x {tuple(c[3].shape)}, n_heads = {c[1]}" for c in cases])
+
+
+check_multi_head = ModuleExercise(
+    "7.4",
+    "multi-head attention",
+    "MultiHeadAttention",
+    ("d_model", "n_heads", "block_size", "x", "seed"),
+    _draw_mha,
+    _judge_mha,
+    materialise=_module_materialise(3),
+    observe=_module_observe,
+    describe=_module_describe,
+    errors=_module_errors("MultiHeadAttention", lambda case: case[3].shape[1]),
+    forbidden=ATTENTION_FORBIDDEN,
+)
+
+
+# Exercise 7.5: FeedForward
+
+FFN_HINTS = {
+    "the nonlinearity is missing: without ReLU between them, the two linear layers are one linear map": dict(
+        act="none"
+    ),
+    "no ReLU after the second layer: FFN(x) = W_2 ReLU(W_1 x + b_1) + b_2 ends with the linear layer": dict(after=True),
+    "the lecture's FFN uses ReLU (GPT-2's GELU is a variant; this exercise follows the formula)": dict(act="gelu"),
+    "ReLU goes between the two layers, after W_1 x + b_1, not on the input": dict(before=True),
+}
+
+
+def _draw_ffn(seed):
+    g = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cases = []
+    for B, T, C in [(2, int(rng.integers(2, 7)), int(rng.integers(3, 9))), (1, 3, int(rng.integers(9, 17)))]:
+        cases.append([C, torch.randn(B, T, C, generator=g), int(rng.integers(0, 2**31))])
+    return cases
+
+
+def _judge_ffn(cases, records):
+    got, expected, wrong = [], [], {h: [] for h in FFN_HINTS}
+    for (C, x, _), r in zip(cases, records):
+        out, params = _answer(r, "FeedForward")
+        _ffn_params(params, "", C)
+        got.append(_out_tensor(out, x.shape, f"the output for x of shape {tuple(x.shape)}"))
+        xd = x.double()
+        expected.append(_ffn(xd, params))
+        for hint, flags in FFN_HINTS.items():
+            wrong[hint].append(_ffn(xd, params, **flags))
+    expect_answers(got, expected, wrong, [f"the output for x of shape {tuple(c[1].shape)}" for c in cases])
+
+
+check_feed_forward = ModuleExercise(
+    "7.5",
+    "the feed-forward layer",
+    "FeedForward",
+    ("d_model", "x", "seed"),
+    _draw_ffn,
+    _judge_ffn,
+    materialise=_module_materialise(1),
+    observe=_module_observe,
+    describe=_module_describe,
+    errors=_module_errors("FeedForward", lambda case: case[1].shape[1]),
+    forbidden=BLOCK_FORBIDDEN,
+)
+
+
+# Exercise 7.6: Block
+
+BLOCK_HINTS = {
+    "that is post-norm, x = LN(x + SA(x)); this block is pre-norm: x = x + SA(LN_1(x)), then x = x + FFN(LN_2(x))": dict(
+        post=True
+    ),
+    "the residual connections are missing: x = x + self.sa(self.ln1(x)), then x = x + self.ffwd(self.ln2(x))": dict(
+        res=(False, False)
+    ),
+    "the attention's residual is missing: x = x + self.sa(self.ln1(x))": dict(res=(False, True)),
+    "the feed-forward's residual is missing: x = x + self.ffwd(self.ln2(x))": dict(res=(True, False)),
+    "use ln2 before the feed-forward, not ln1 again": dict(lns=("ln1", "ln1")),
+    "ln1 and ln2 are swapped: ln1 goes before the attention, ln2 before the feed-forward": dict(lns=("ln2", "ln1")),
+    "add each sub-layer's output to x itself, not to its normalised copy: x = x + self.sa(self.ln1(x))": dict(
+        normed_res=True
+    ),
+    "the layer norms are missing: pre-norm normalises the input of each sub-layer, x + SA(LN_1(x))": dict(no_ln=True),
+}
 
 
 def _draw_block(seed):
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
     cases = []
-    for B, T, H, D in [
-        (2, 5, 2, 3),
-        (1, int(rng.integers(3, 9)), int(rng.choice([1, 4])), int(rng.integers(2, 5))),
-        (2, 1, 2, 2),
+    for B, T, extra, H, D in [
+        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), int(rng.choice([2, 3])), int(rng.integers(2, 4))),
+        (1, int(rng.integers(2, 6)), 0, 2, int(rng.integers(2, 4))),
     ]:
-        recipe = {"C": H * D, "H": H, "T": T, "seed": int(rng.integers(0, 2**31))}
-        layer = _layer(recipe)
-        ln = [(n.weight.detach().clone(), n.bias.detach().clone()) for n in (layer.norm1, layer.norm2)]
-        cases.append([torch.randn(B, T, H * D, generator=g) * 2 + 0.5, recipe, recipe, ln[0], ln[1]])
+        x = torch.randn(B, T, H * D, generator=g) * 2 + 0.5  # not normalised already, so a missing norm shows
+        cases.append([H * D, H, T + extra, x, int(rng.integers(0, 2**31))])
     return cases
-
-
-def _materialise_block(args):
-    x, recipe, _, ln1, ln2 = args
-    self_attention, feed_forward = _sublayers(_layer(recipe), recipe["T"])
-    return [x, self_attention, feed_forward, ln1, ln2]
-
-
-def _by_hand(x, layer, T, *, post=False, dim=-1, unbiased=False, residual=(True, True), norms=(1, 2), affine=True):
-    """The block written out, with the switches its mistakes flip."""
-    self_attention, feed_forward = _sublayers(layer, T)
-    norm = {1: layer.norm1, 2: layer.norm2}
-
-    def ln(h, k):
-        mu = h.mean(dim, keepdim=True)
-        var = h.var(dim, keepdim=True, unbiased=unbiased)
-        normed = (h - mu) / torch.sqrt(var + 1e-5)
-        return norm[k].weight * normed + norm[k].bias if affine else normed
-
-    if post:
-        x = ln(x + self_attention(x), norms[0])
-        return ln(x + feed_forward(x), norms[1])
-    a = self_attention(ln(x, norms[0]))
-    x = x + a if residual[0] else a
-    f = feed_forward(ln(x, norms[1]))
-    return x + f if residual[1] else f
-
-
-BLOCK_HINTS = [
-    "layer norm normalises each token over its C features (the last axis, dim=-1), not over time",
-    "layer norm uses the biased variance (divide by C, unbiased=False), as torch's LayerNorm",
-    "that is post-norm, x = LN(x + SA(x)); this block is pre-norm: x = x + SA(LN_1(x)), then x = x + FFN(LN_2(x))",
-    "the residual connections are missing: add each sub-layer's output to its input, x = x + SA(LN_1(x))",
-    "the feed-forward's residual is missing: x = x + FFN(LN_2(x)), not x = FFN(LN_2(x))",
-    "use ln2 (its own gamma and beta) before the feed-forward layer, not ln1 again",
-    "ln1 and ln2 are swapped: ln1 goes before the self-attention, ln2 before the feed-forward",
-    "layer norm ends with gamma * x_hat + beta: you left out the learned scale and shift",
-]
 
 
 def _judge_block(cases, records):
     got, expected, wrong = [], [], {h: [] for h in BLOCK_HINTS}
-    for (x, recipe, _, _, _), r in zip(cases, records):
-        got.append(_tensor_of_shape(r, f"the block's output for x of shape {tuple(x.shape)}", x.shape))
-        layer, T = _layer(recipe), recipe["T"]
-        with torch.no_grad():
-            mask = nn.Transformer.generate_square_subsequent_mask(T)
-            expected.append(layer(x, src_mask=mask, is_causal=True))  # torch's pre-norm encoder layer: the oracle
-            variants = [
-                _by_hand(x, layer, T, dim=1),
-                _by_hand(x, layer, T, unbiased=True),
-                _by_hand(x, layer, T, post=True),
-                _by_hand(x, layer, T, residual=(False, False)),
-                _by_hand(x, layer, T, residual=(True, False)),
-                _by_hand(x, layer, T, norms=(1, 1)),
-                _by_hand(x, layer, T, norms=(2, 1)),
-                _by_hand(x, layer, T, affine=False),
-            ]
-        for h, v in zip(BLOCK_HINTS, variants):
-            wrong[h].append(v)
-    expect_answers(got, expected, wrong, [f"the block's output for x of shape {tuple(x.shape)}" for x, *_ in cases])
+    for (_, H, _, x, _), r in zip(cases, records):
+        out, params = _answer(r, "Block")
+        got.append(_out_tensor(out, x.shape, f"the block's output for x of shape {tuple(x.shape)}"))
+        xd = x.double()
+        expected.append(_block(xd, params, H))
+        for hint, flags in BLOCK_HINTS.items():
+            wrong[hint].append(_block(xd, params, H, **flags))
+    expect_answers(got, expected, wrong, [f"the block's output for x of shape {tuple(c[3].shape)}" for c in cases])
 
 
-check_transformer_block = Exercise(
-    "7.4",
-    "one transformer block",
-    "transformer_block",
-    ("x", "self_attention", "feed_forward", "ln1", "ln2"),
+check_block = ModuleExercise(
+    "7.6",
+    "the transformer block",
+    "Block",
+    ("d_model", "n_heads", "block_size", "x", "seed"),
     _draw_block,
     _judge_block,
-    materialise=_materialise_block,  # the recipe: sizes and a seed for torch's layer
-    observe=lambda args, live: [live[0], args[1], args[2], live[3], live[4]],  # the sub-layers are functions
+    materialise=_module_materialise(3),
+    observe=_module_observe,
+    describe=_module_describe,
+    errors=_module_errors("Block", lambda case: case[3].shape[1]),
+    forbidden=BLOCK_FORBIDDEN,
 )
 
 
-# --- Exercise 7.5 -----------------------------------------------------------------------------------------
+# Exercise 7.7: GPT
+
+GPT_LOGIT_HINTS = {
+    "the position embeddings are missing: x = token_embedding(idx) + position_embedding(torch.arange(T))": dict(
+        pos=False
+    ),
+    "apply the final layer norm ln_f before lm_head (pre-norm leaves the residual stream unnormalised)": dict(
+        ln_f=False
+    ),
+}
+GPT_LOSS_HINTS = {
+    "targets are already the next tokens (y is x shifted by one): compare logits[:, t] with targets[:, t], "
+    "do not shift again": dict(shift=True),
+    "cross_entropy takes the logits (it applies log-softmax itself): do not softmax first": dict(softmax=True),
+}
+
+
+def _draw_gpt(seed):
+    g = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    cases = []
+    for B, T, extra, H, D, L in [
+        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), 2, int(rng.integers(2, 4)), 2),
+        (1, int(rng.integers(2, 6)), 0, int(rng.choice([1, 3])), 2, 1),
+    ]:
+        V = int(rng.integers(7, 15))
+        idx = torch.randint(0, V, (B, T), generator=g)
+        targets = torch.randint(0, V, (B, T), generator=g)
+        cases.append([V, H * D, H, L, T + extra, idx, targets, int(rng.integers(0, 2**31))])
+    return cases
+
+
+def _judge_gpt(cases, records):
+    logits_got, logits_want, loss_got, loss_want = [], [], [], []
+    wrong_logits = {h: [] for h in GPT_LOGIT_HINTS}
+    wrong_loss = {h: [] for h in GPT_LOSS_HINTS}
+    for (V, _, H, L, _, idx, targets, _), r in zip(cases, records):
+        out, params = _answer(r, "GPT")
+        B, T = idx.shape
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise Mistake("forward(idx, targets) should return a pair (logits, loss), as the lesson's GPT does")
+        logits_got.append(_out_tensor(out[0], (B, T, V), f"the logits for idx of shape {(B, T)}, V = {V}"))
+        if not _is_tensor(out[1]) or out[1].numel() != 1:
+            raise Mistake("the loss should be one number (a 0-d tensor): the mean cross-entropy over every position")
+        loss_got.append(out[1].reshape(()))
+        want = _gpt(idx, targets, params, H, L)
+        logits_want.append(want[0])
+        loss_want.append(want[1])
+        for hint, flags in GPT_LOGIT_HINTS.items():
+            wrong_logits[hint].append(_gpt(idx, targets, params, H, L, **flags)[0])
+        for hint, flags in GPT_LOSS_HINTS.items():
+            wrong_loss[hint].append(_gpt(idx, targets, params, H, L, **flags)[1])
+    expect_answers(
+        logits_got, logits_want, wrong_logits, [f"the logits for idx of shape {tuple(c[5].shape)}" for c in cases]
+    )
+    expect_answers(loss_got, loss_want, wrong_loss, [f"the loss for idx of shape {tuple(c[5].shape)}" for c in cases])
+
+
+check_gpt = ModuleExercise(
+    "7.7",
+    "the GPT",
+    "GPT",
+    ("vocab_size", "d_model", "n_heads", "n_layers", "block_size", "idx", "targets", "seed"),
+    _draw_gpt,
+    _judge_gpt,
+    materialise=_module_materialise(5),
+    observe=_module_observe,
+    describe=_module_describe,
+    errors=_module_errors("GPT", lambda case: case[5].shape[1]),
+    forbidden=BLOCK_FORBIDDEN,
+)
+
+# --- Exercise 7.9 -----------------------------------------------------------------------------------------
 
 
 def _softmax(z):
@@ -356,5 +841,5 @@ def _judge_top_k(cases, records):
 
 
 check_top_k_probs = Exercise(
-    "7.5", "top-k sampling", "top_k_probs", ("logits", "k", "temperature"), _draw_top_k, _judge_top_k
+    "7.9", "top-k sampling", "top_k_probs", ("logits", "k", "temperature"), _draw_top_k, _judge_top_k
 )

@@ -1,26 +1,61 @@
-"""Lesson 07 checks: pass the solution, report the stub, reject realistic mistakes with the right hint."""
+"""Lesson 07 checks: pass the solution, report the stub, reject realistic mistakes with the right hint.
 
+The build exercises are classes (Head, MultiHeadAttention, FeedForward, Block, GPT) that use each
+other, so a mutant here is every exercise cell of the solutions loaded together with one edit in
+the cell that defines the exercise's class or function (``mutate.mutant`` handles single functions).
+"""
+
+import pytest
+
+from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
 from course_lib.checks import lesson07 as checks
 
-from .mutate import lesson_suite
+from .mutate import BORROWED_HINT, exercise_cells, load, solution, stub
 
 LESSON = "07_transformer"
 EXERCISES = {
     "positional_encoding": checks.check_positional_encoding,
-    "causal_mask": checks.check_causal_mask,
     "split_heads": checks.check_split_heads,
-    "transformer_block": checks.check_transformer_block,
+    "Head": checks.check_head,
+    "MultiHeadAttention": checks.check_multi_head,
+    "FeedForward": checks.check_feed_forward,
+    "Block": checks.check_block,
+    "GPT": checks.check_gpt,
     "top_k_probs": checks.check_top_k_probs,
 }
 
 SIN_COS = "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)"
-MASK = "torch.tril(torch.ones(T, T, dtype=torch.bool))"
 SPLIT = "x.view(B, T, n_head, C // n_head).transpose(1, 2)"
-NORM = "var = h.var(dim=-1, keepdim=True, unbiased=False)"
-BLOCK = "x = x + self_attention(layer_norm(x, *ln1))\n    x = x + feed_forward(layer_norm(x, *ln2))"
 KEEP = 'z = z.masked_fill(z < kth, float("-inf"))  # exp(-inf) = 0 outside the top k'
+SCORES = "scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])  # (B, T, T)"
+MASK = 'scores = scores.masked_fill(~self.tril[:T, :T], float("-inf"))  # query i sees keys j <= i'
+TRIL = 'self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)))'
+CAT = "out = torch.cat([head(x) for head in self.heads], dim=-1)  # (B, T, d_model): heads side by side"
+HEADS = "self.heads = nn.ModuleList(Head(d_model, d_model // n_heads, block_size) for _ in range(n_heads))"
+RELU = "nn.ReLU(),"
+W2 = "nn.Linear(4 * d_model, d_model),  # W_2, b_2"
+SA = "x = x + self.sa(self.ln1(x))  # communication: tokens read each other"
+FF = "x = x + self.ffwd(self.ln2(x))  # computation: each token on its own"
+EMB = "x = self.token_embedding(idx) + self.position_embedding(torch.arange(T, device=idx.device))  # (B, T, C)"
+LOSS = "return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())"
+BLOCKS = "self.blocks = nn.Sequential(*(Block(d_model, n_heads, block_size) for _ in range(n_layers)))"
 
-# (function, edit from, edit to, words the hint must contain)
+# The multi-head attention computed in one batch from the heads' stacked weights (a right answer),
+# and the two reshape mistakes that version invites.
+PACKED = (
+    "B, T, C = x.shape\n"
+    "        H = len(self.heads)\n"
+    "        W = [torch.cat([getattr(h, p).weight for h in self.heads]) for p in ('query', 'key', 'value')]\n"
+    "        q, k, v = (SPLIT_(x @ w.T) for w in W)  # (B, H, T, D)\n"
+    "        s = q @ k.transpose(-2, -1) / math.sqrt(C // H)\n"
+    "        s = s.masked_fill(~torch.tril(torch.ones(T, T, dtype=torch.bool)), float('-inf'))\n"
+    "        out = torch.softmax(s, dim=-1) @ v  # (B, H, T, D)\n"
+    "        out = MERGE_"
+)
+SPLIT_OK, MERGE_OK = "(lambda t: t.view(B, T, H, C // H).transpose(1, 2))", "out.transpose(1, 2).reshape(B, T, C)"
+PACKED_OK = PACKED.replace("SPLIT_", SPLIT_OK).replace("MERGE_", MERGE_OK)
+
+# (class or function, edit from, edit to, words the hint must contain)
 MUTANTS = [
     (
         "positional_encoding",
@@ -41,75 +76,104 @@ MUTANTS = [
         "start at 0",
     ),
     ("positional_encoding", SIN_COS, "pe = torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)", "interleave"),
-    (
-        "positional_encoding",
-        "angle = pos / 10000 ** (two_i / d)  # (T, d/2)",
-        "angle = pos / 10000 ** (torch.arange(d, dtype=torch.float32) / d)  # (T, d)\n"
-        "    pe = torch.zeros(T, d)\n    pe[:, 0::2] = torch.sin(angle[:, 0::2])\n    pe[:, 1::2] = torch.cos(angle[:, 1::2])\n"
-        "    return pe",
-        "channel index",
-    ),
     ("positional_encoding", "pe[:, 1::2] = torch.cos(angle)", "pe[:, 1::2] = torch.sin(angle)", "sin on every channel"),
     ("positional_encoding", "pe = torch.zeros(T, d)", "pe = torch.zeros(T, 16)", "not a fixed number"),
     ("positional_encoding", "    return pe\n", "    return pe.numpy()\n", "return a torch.Tensor"),
-    ("causal_mask", MASK, "torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)", "diagonal"),
-    ("causal_mask", MASK, "torch.triu(torch.ones(T, T, dtype=torch.bool))", "transposed"),
-    ("causal_mask", MASK, "~torch.tril(torch.ones(T, T, dtype=torch.bool))", "attn_mask convention"),
-    ("causal_mask", MASK, "torch.triu(torch.full((T, T), float('-inf')), diagonal=1)", "additive"),
-    ("causal_mask", MASK, "torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)", "off by one"),
-    ("causal_mask", MASK, "torch.tril(torch.ones(T, T))", "boolean tensor"),
-    ("causal_mask", MASK, "torch.ones(T, T, dtype=torch.bool)", "nothing is masked"),
     ("split_heads", SPLIT, "x.view(B, n_head, T, C // n_head)", "mixes time steps"),
     ("split_heads", SPLIT, "x.view(B, T, C // n_head, n_head).permute(0, 3, 1, 2)", "every H-th feature"),
     ("split_heads", SPLIT, "x.view(B, T, n_head, C // n_head)", "transpose the head axis"),
     ("split_heads", SPLIT, "x.view(B, T, 4, C // 4).transpose(1, 2)", "not a fixed number"),
     ("split_heads", SPLIT, "x.view(B, T, n_head, C / n_head).transpose(1, 2)", "integer division"),
     ("split_heads", SPLIT, "x.reshape(B, n_head, T, -1)", "mixes time steps"),
-    ("split_heads", SPLIT, "x.view(B, T, n_head, C // n_head).transpose(2, 3)", "transpose the head axis"),
+    # one head
+    ("Head", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=1)", "wrong axis"),
+    ("Head", MASK, "pass", "mask is missing"),
+    ("Head", "~self.tril[:T, :T]", "~torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)", "i + 1"),
+    ("Head", "~self.tril[:T, :T]", "~torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)", "itself"),
+    ("Head", " / math.sqrt(k.shape[-1])", "", "not scaled"),
+    ("Head", "math.sqrt(k.shape[-1])", "math.sqrt(C)", "not by sqrt(d_model)"),
+    ("Head", "q @ k.transpose(-2, -1)", "k @ q.transpose(-2, -1)", "k @ q^T"),
     (
-        "transformer_block",
-        "mu = h.mean(dim=-1, keepdim=True)  # (B, T, 1): over the features of each token\n        " + NORM,
-        "mu = h.mean(dim=1, keepdim=True)\n        var = h.var(dim=1, keepdim=True, unbiased=False)",
-        "not over time",
+        "Head",
+        MASK + "\n        weights = torch.softmax(scores, dim=-1)  # each row sums to 1",
+        "weights = torch.softmax(scores, dim=-1).masked_fill(~self.tril[:T, :T], 0.0)",
+        "before the softmax",
     ),
-    ("transformer_block", NORM, "var = h.var(dim=-1, keepdim=True)", "biased variance"),
+    ("Head", "return weights @ v  # (B, T, d_k)", "return weights @ x", "values"),
+    ("Head", "~self.tril[:T, :T]", "~self.tril", "slice the causal mask"),
+    # multi-head attention
+    ("MultiHeadAttention", "for head in self.heads]", "for head in reversed(self.heads)]", "in order"),
+    ("MultiHeadAttention", "return self.proj(out)", "return out", "output projection"),
     (
-        "transformer_block",
-        BLOCK,
-        "x = layer_norm(x + self_attention(x), *ln1)\n    x = layer_norm(x + feed_forward(x), *ln2)",
-        "post-norm",
-    ),
-    (
-        "transformer_block",
-        BLOCK,
-        "x = self_attention(layer_norm(x, *ln1))\n    x = feed_forward(layer_norm(x, *ln2))",
-        "residual connections are missing",
-    ),
-    (
-        "transformer_block",
-        "x = x + feed_forward(layer_norm(x, *ln2))",
-        "x = feed_forward(layer_norm(x, *ln2))",
-        "feed-forward's residual",
-    ),
-    (
-        "transformer_block",
-        "x = x + feed_forward(layer_norm(x, *ln2))",
-        "x = x + feed_forward(layer_norm(x, *ln1))",
-        "ln2",
-    ),
-    ("transformer_block", BLOCK, BLOCK.replace("ln1", "TMP").replace("ln2", "ln1").replace("TMP", "ln2"), "swapped"),
-    (
-        "transformer_block",
-        "return gamma * (h - mu) / torch.sqrt(var + eps) + beta",
-        "return (h - mu) / torch.sqrt(var + eps)",
-        "scale and shift",
+        "MultiHeadAttention",
+        HEADS,
+        "self.heads = nn.ModuleList([Head(d_model, d_model // n_heads, block_size)] * n_heads)",
+        "[Head(...)] * n_heads",
     ),
     (
-        "transformer_block",
-        "x = x + self_attention(layer_norm(x, *ln1))",
-        "x += self_attention(layer_norm(x, *ln1))",
-        "in place",
+        "MultiHeadAttention",
+        "Head(d_model, d_model // n_heads, block_size)",
+        "Head(d_model, d_model, block_size)",
+        "d_k",
     ),
+    ("MultiHeadAttention", CAT, "out = torch.cat([head(x) for head in self.heads], dim=1)", "dim=-1"),
+    (
+        "MultiHeadAttention",
+        CAT,
+        PACKED.replace("SPLIT_", "(lambda t: t.reshape(B, H, T, C // H))").replace("MERGE_", MERGE_OK),
+        "transpose(1, 2)",
+    ),
+    (
+        "MultiHeadAttention",
+        CAT,
+        PACKED.replace("SPLIT_", SPLIT_OK).replace("MERGE_", "out.reshape(B, T, C)"),
+        "before reshape",
+    ),
+    # feed-forward
+    ("FeedForward", RELU, "", "nonlinearity is missing"),
+    ("FeedForward", W2, W2 + "\n            nn.ReLU(),", "no ReLU after the second layer"),
+    ("FeedForward", RELU, "nn.GELU(),", "uses ReLU"),
+    (
+        "FeedForward",
+        "nn.Linear(d_model, 4 * d_model),",
+        "nn.ReLU(),\n            nn.Linear(d_model, 4 * d_model),",
+        "between",
+    ),
+    (
+        "FeedForward",
+        "nn.Linear(d_model, 4 * d_model),  # W_1, b_1",
+        "nn.Linear(d_model, d_model),",
+        "4 * d_model",
+    ),
+    ("FeedForward", W2, W2.replace("d_model)", "d_model, bias=False)"), "biases"),
+    # block
+    (
+        "Block",
+        SA + "\n        " + FF,
+        "x = self.ln1(x + self.sa(x))\n        x = self.ln2(x + self.ffwd(x))",
+        "pre-norm",
+    ),
+    ("Block", SA + "\n        " + FF, "x = self.sa(self.ln1(x))\n        x = self.ffwd(self.ln2(x))", "residual"),
+    ("Block", FF, "x = self.ffwd(self.ln2(x))", "feed-forward's residual"),
+    ("Block", FF, "x = x + self.ffwd(self.ln1(x))", "ln2"),
+    ("Block", SA, "x = self.ln1(x)\n        x = x + self.sa(x)", "normalised copy"),
+    ("Block", SA + "\n        " + FF, "x = x + self.sa(x)\n        x = x + self.ffwd(x)", "layer norms are missing"),
+    ("Block", SA, "x += self.sa(self.ln1(x))", "in place"),
+    # GPT
+    ("GPT", EMB, "x = self.token_embedding(idx)", "position embeddings"),
+    ("GPT", "self.lm_head(self.ln_f(self.blocks(x)))", "self.lm_head(self.blocks(x))", "ln_f"),
+    (
+        "GPT",
+        BLOCKS,
+        "self.block_list = [Block(d_model, n_heads, block_size) for _ in range(n_layers)]\n"
+        "        self.blocks = lambda h: __import__('functools').reduce(lambda a, b: b(a), self.block_list, h)",
+        "plain",
+    ),
+    ("GPT", "torch.arange(T, device=idx.device)", "torch.arange(self.position_embedding.num_embeddings)", "0 .. T-1"),
+    ("GPT", LOSS, "return logits, F.cross_entropy(logits[:, :-1].flatten(0, 1), targets[:, 1:].flatten())", "shift"),
+    ("GPT", LOSS, "return logits, F.cross_entropy(logits.softmax(-1).flatten(0, 1), targets.flatten())", "softmax"),
+    ("GPT", LOSS, "return logits, F.cross_entropy(logits, targets)", "flatten"),
+    # top-k
     (
         "top_k_probs",
         "return torch.softmax(z, dim=-1)",
@@ -135,25 +199,187 @@ MUTANTS = [
     ),
 ]
 
-# (function, edit from, edit to): different but right code, which must pass
+# (class or function, edit from, edit to): different but right code, which must pass
 ALTERNATIVES = [
     (
         "positional_encoding",
         "angle = pos / 10000 ** (two_i / d)",
         "angle = pos * torch.exp(-torch.log(torch.tensor(10000.0)) * two_i / d)",
     ),
-    ("causal_mask", MASK, "torch.arange(T)[None, :] <= torch.arange(T)[:, None]"),
     ("split_heads", SPLIT, "x.unflatten(-1, (n_head, C // n_head)).transpose(1, 2)"),
     ("split_heads", SPLIT, "x.reshape(B, T, n_head, -1).permute(0, 2, 1, 3)"),
+    # the mask made on the fly, the scale as a power, an additive mask
     (
-        "transformer_block",
-        "return gamma * (h - mu) / torch.sqrt(var + eps) + beta",
-        "return torch.nn.functional.layer_norm(h, h.shape[-1:], gamma, beta, eps)",
+        "Head",
+        MASK,
+        "scores = scores + torch.triu(torch.full((T, T), float('-inf')), diagonal=1)",
+    ),
+    ("Head", "/ math.sqrt(k.shape[-1])", "* k.shape[-1] ** -0.5"),
+    ("MultiHeadAttention", CAT, PACKED_OK),
+    (
+        "FeedForward",
+        "return self.net(x)",
+        "W1, W2 = self.net[0], self.net[2]\n        return W2(torch.clamp(W1(x), min=0))",
+    ),
+    ("Block", SA + "\n        " + FF, "h = x + self.sa(self.ln1(x))\n        return h + self.ffwd(self.ln2(h))"),
+    ("GPT", EMB, "x = self.token_embedding.weight[idx] + self.position_embedding.weight[:T]"),
+    (
+        "GPT",
+        "self.lm_head = nn.Linear(d_model, vocab_size)",
+        "self.lm_head = nn.Linear(d_model, vocab_size, bias=False)",
     ),
     ("top_k_probs", 'float("-inf")', "-1e9"),
     ("top_k_probs", "kth = torch.topk(z, k).values[-1]", "kth = torch.sort(z, descending=True).values[k - 1]"),
 ]
 
+# (class or function, code that borrows the answer): must be refused with the "may not call" hint
+BORROWED = [
+    (
+        "Head",
+        "def forward(self, x):\n        ### BEGIN SOLUTION",
+        "def forward(self, x):\n        q, k, v = self.query(x), self.key(x), self.value(x)\n"
+        "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n        ### BEGIN SOLUTION",
+        "torch.nn.functional.scaled_dot_product_attention",
+    ),
+    (
+        "MultiHeadAttention",
+        "def forward(self, x):\n        ### BEGIN SOLUTION",
+        "def forward(self, x):\n        from course_lib.attention import MultiHeadAttention as M\n"
+        "        m = M(x.shape[-1], len(self.heads), batch_first=True)\n"
+        "        return m(x, x, x, need_weights=False)[0]\n        ### BEGIN SOLUTION",
+        "course_lib.attention.MultiHeadAttention",
+    ),
+    (
+        "FeedForward",
+        "return self.net(x)",
+        "from course_lib.buildup import FeedForward as F_\n        return F_(x.shape[-1])(x)",
+        "course_lib.buildup.FeedForward",
+    ),
+    (
+        "Block",
+        "def forward(self, x):\n        ### BEGIN SOLUTION",
+        "def forward(self, x):\n        layer = nn.TransformerEncoderLayer(x.shape[-1], 2, batch_first=True, norm_first=True)\n"
+        "        return layer(x, is_causal=True, src_mask=nn.Transformer.generate_square_subsequent_mask(x.shape[1]))\n"
+        "        ### BEGIN SOLUTION",
+        "torch.nn.TransformerEncoderLayer",
+    ),
+    (
+        "GPT",
+        "def forward(self, idx, targets=None):\n        ### BEGIN SOLUTION",
+        "def forward(self, idx, targets=None):\n        from course_lib.transformer import GPT as G, GPTConfig\n"
+        "        g = G(GPTConfig(vocab_size=self.lm_head.out_features, block_size=idx.shape[1], n_layers=1, n_heads=1,"
+        " d_model=self.lm_head.in_features))\n        return g(idx, targets)\n        ### BEGIN SOLUTION",
+        "course_lib.transformer.GPT",
+    ),
+]
 
-# pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
-globals().update(lesson_suite(LESSON, EXERCISES, MUTANTS, ALTERNATIVES, solution_repeats=3, mutant_repeats=5))
+MUTANT_REPEATS = 4
+
+
+def edited(name: str, old: str, new: str, *, with_source: bool = True) -> dict:
+    """Every exercise cell of the solutions, the one defining ``name`` with ``old`` replaced by ``new``."""
+    sources = exercise_cells(LESSON)
+    defines = [i for i, s in enumerate(sources) if f"class {name}(" in s or f"def {name}(" in s]
+    assert len(defines) == 1, f"no single cell defines {name}"
+    i = defines[0]
+    assert sources[i].count(old) == 1, f"the edit {old!r} must occur exactly once in {name}'s cell"
+    sources[i] = sources[i].replace(old, new)
+    return load(sources, with_source=with_source)
+
+
+def mutant(lesson: str, name: str, old: str, new: str):
+    """``mutate.mutant``'s signature (scripts/catch_rates.py uses it), with every exercise cell loaded."""
+    assert lesson == LESSON
+    return edited(name, old, new)[name]
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_solution_passes(name):
+    for _ in range(3):  # checks draw fresh inputs every time
+        result = EXERCISES[name](solution(LESSON, name), quiet=True)
+        assert result.status == PASSED, result
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_stub_is_not_implemented(name):
+    result = EXERCISES[name](stub(LESSON, name), quiet=True)
+    assert result.status == NOT_IMPLEMENTED, result
+
+
+@pytest.mark.parametrize("name,old,new,hint", MUTANTS, ids=[f"{m[0]}-{i}" for i, m in enumerate(MUTANTS)])
+def test_mutant_is_rejected_with_a_targeted_hint(name, old, new, hint):
+    wrong = edited(name, old, new)[name]
+    for _ in range(MUTANT_REPEATS):  # caught, with its hint, on every draw
+        result = EXERCISES[name](wrong, quiet=True)
+        assert result.status == FAILED, result
+        assert hint in result.message, result.message
+
+
+@pytest.mark.parametrize("name,old,new", ALTERNATIVES, ids=[f"{a[0]}-{i}" for i, a in enumerate(ALTERNATIVES)])
+def test_alternative_solution_passes(name, old, new):
+    right = edited(name, old, new)[name]
+    for _ in range(MUTANT_REPEATS):
+        result = EXERCISES[name](right, quiet=True)
+        assert result.status == PASSED, result
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_every_exercise_has_enough_mutants(name):
+    assert sum(m[0] == name for m in MUTANTS) >= 6
+    assert sum(a[0] == name for a in ALTERNATIVES) >= 1
+
+
+def test_every_build_exercise_has_a_borrowed_answer_and_forbids_torchs_attention():
+    builds = {"Head", "MultiHeadAttention", "FeedForward", "Block", "GPT"}
+    assert {b[0] for b in BORROWED} == builds
+    for name in builds:
+        forbidden = EXERCISES[name].forbidden
+        assert "torch.nn.functional.scaled_dot_product_attention" in forbidden
+        assert "torch.nn.MultiheadAttention" in forbidden
+    for name in ("Block", "GPT"):
+        assert {"torch.nn.TransformerEncoderLayer", "course_lib.transformer.GPT"} <= set(EXERCISES[name].forbidden)
+
+
+@pytest.mark.parametrize("name,old,new,called", BORROWED, ids=[b[0] for b in BORROWED])
+def test_borrowed_answer_is_refused(name, old, new, called):
+    assert called in EXERCISES[name].forbidden
+    for with_source in (True, False):  # the look at the source, then the run alone
+        borrowed = edited(name, old, new, with_source=with_source)[name]
+        result = EXERCISES[name](borrowed, quiet=True)
+        assert result.status == FAILED, result
+        assert BORROWED_HINT in result.message and f"`{called}`" in result.message, result.message
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_a_crash_in_student_code_is_reported_not_raised(name):
+    def broken(*args, **kwargs):
+        return [][1]
+
+    result = EXERCISES[name](broken, quiet=True)
+    assert result.status == FAILED and result.message, result
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_check_leaves_global_random_state_alone(name):
+    import random
+
+    import numpy as np
+    import torch
+
+    fn = solution(LESSON, name)
+    before = torch.random.get_rng_state(), np.random.get_state()[1].copy(), random.getstate()
+    EXERCISES[name](fn, quiet=True)
+    after = torch.random.get_rng_state(), np.random.get_state()[1], random.getstate()
+    assert torch.equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2]
+
+
+def test_the_check_uses_the_students_parameters_not_a_fixed_model():
+    """A module that ignores its parameters (returns a fixed function of x) fails: the reference is rebuilt
+    from the parameters the student's module holds."""
+    ns = load(exercise_cells(LESSON))
+
+    class Frozen(ns["FeedForward"]):
+        def forward(self, x):
+            return x * 0 + 1
+
+    assert checks.check_feed_forward(Frozen, quiet=True).status == FAILED

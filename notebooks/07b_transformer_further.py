@@ -1,0 +1,517 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 07b: the transformer, going further
+#
+# **Learning goals.** After this lesson you can
+# 1. say what pre-norm buys over post-norm, and show it with a measurement over seeds;
+# 2. weigh the transformer's pros and cons (parallel over time, quadratic in $T$) with numbers,
+#    and say what a small CPU comparison with an LSTM can and cannot show;
+# 3. answer the UKP lecture's "are positional encodings enough?", and compute what current LLMs
+#    changed: RoPE, ALiBi, RMSNorm and SwiGLU, and what each replaces;
+# 4. tell an encoder (BERT: masked LM with 80/10/10, next-sentence prediction), a decoder (GPT)
+#    and an encoder-decoder (T5: span corruption; cross-attention) apart, and read cross-attention.
+#
+# It follows lesson 07 (read it first). Measured findings come from `scripts/train_buildup.py`
+# (3 seeds; the files beside the course's weights), so they are shown with their spread; what
+# this notebook trains live is marked "in this run".
+
+# %%
+import json
+import math
+import time
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import course_lib
+from course_lib import checkpoint
+from course_lib.corpora import load_sotu
+from course_lib.encoder_decoder import Seq2SeqTransformer, reversal_task
+from course_lib.notebook import viz
+from course_lib.train import fit
+from course_lib.transformer import GPT, GPTConfig, LayerNorm
+
+device = course_lib.setup(seed=0, threads=1)
+findings = json.loads((checkpoint.WEIGHTS_DIR / "gpt_findings_sotu_char.json").read_text())
+
+
+def compare(name_a, a, name_b, b):
+    """One sentence on two measured settings (dicts of mean and sd over seeds): which is lower, and
+    whether the gap is larger than twice the larger sd (else: within the spread of the seeds)."""
+    gap = b["mean"] - a["mean"]
+    lower, higher = (name_a, name_b) if gap > 0 else (name_b, name_a)
+    clear = abs(gap) > 2 * max(a["sd"], b["sd"])
+    return f"{lower} is lower than {higher} by {abs(gap):.3f} nats/char " + (
+        "(more than twice the larger sd over seeds)" if clear else "(within the spread of the seeds: no clear winner)"
+    )
+
+
+# %% [markdown]
+# ## 1. Pre-norm against post-norm, measured
+#
+# Lesson 07 gave the argument: in pre-norm, $x + \mathrm{Sublayer}(\mathrm{LN}(x))$, the
+# residual path is an identity from the input to the output; in post-norm,
+# $\mathrm{LN}(x + \mathrm{Sublayer}(x))$, every gradient passes through every layer norm, and
+# Xiong et al. (2020) show that post-norm's gradients near the output are large at
+# initialisation, which is why the 2017 paper needed a learning-rate warm-up. The claim is
+# about **depth and large learning rates without warm-up**. `scripts/train_buildup.py` trained
+# both, 3 seeds each, in two settings: shallow (the size of lesson 07's live GPT) and deep with
+# a large learning rate, no warm-up, the same batches per seed:
+
+# %%
+unigram = findings["norm"]["unigram_loss"]
+settings = findings["norm"]["settings"]
+rows = []
+for s, v in settings.items():
+    for name, r in v["runs"].items():
+        rows.append([f"{s}: {v['n_layers']} layers, lr {v['lr']:g}", name, r["train_loss_last20"]["mean"],
+                     r["val_loss"]["mean"], r["val_loss"]["sd"], f"{sum(r['stuck_or_diverged'])} of {len(r['stuck_or_diverged'])}"])  # fmt: skip
+print(f"{findings['norm']['steps']} steps each; the unigram's loss (no context at all): {unigram:.3f} nats/char")
+print(
+    viz.table(
+        rows,
+        header=["setting", "block", "train loss (last 20)", "val loss: mean", "sd", "stuck/diverged"],
+        floatfmt="{:.3f}",
+    )
+)
+for s, v in settings.items():
+    print(
+        f"{s}: "
+        + compare("pre-norm", v["runs"]["pre-norm"]["val_loss"], "post-norm", v["runs"]["post-norm"]["val_loss"])
+    )
+deep_runs = settings["deep"]["runs"]
+if deep_runs["pre-norm"]["val_loss"]["mean"] >= deep_runs["post-norm"]["val_loss"]["mean"]:
+    print("so at this size the lecture's point does not show: pre-norm is not ahead even in the deep setting")
+fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+for k, (name, hatch) in enumerate((("pre-norm", ""), ("post-norm", "//"))):
+    vals = [v["runs"][name]["val_loss"] for v in settings.values()]
+    xs = np.arange(len(settings)) + (k - 0.5) * 0.38
+    ax.bar(xs, [m["mean"] for m in vals], 0.38, yerr=[m["sd"] for m in vals], capsize=4, label=name, hatch=hatch)
+    for x, m in zip(xs, vals):
+        ax.plot([x] * len(m["seeds"]), [min(s, 2 * unigram) for s in m["seeds"]], "k.", markersize=5)
+ax.axhline(unigram, color="grey", linestyle="--", label="unigram (no context)")
+ax.set_xticks(range(len(settings)), [f"{s}: {v['n_layers']} layers, lr {v['lr']:g}" for s, v in settings.items()])
+ax.set(
+    ylabel="validation loss (nats/char)",
+    ylim=(0, 2 * unigram),
+    title="Pre- vs post-norm, no warm-up (mean, sd, seeds as dots)",
+)
+ax.legend()
+viz.show(
+    "Bars of the validation loss of pre-norm (plain) and post-norm (hatched) GPTs, shallow and deep, mean with sd "
+    "and each seed as a dot, with the unigram loss as a dashed line: "
+    + "; ".join(
+        f"{s}: pre {v['runs']['pre-norm']['val_loss']['mean']:.2f}, post {v['runs']['post-norm']['val_loss']['mean']:.2f}"
+        for s, v in settings.items()
+    )  # fmt: skip
+)
+
+# %% [markdown]
+# How to read it: the sentences above are computed from the table, over the seeds. The argument
+# for pre-norm is about depth and learning rate without warm-up, so the deep rows are its test; at
+# the shallow size of lesson 07 there is little depth for the gradient to cross, and the argument
+# predicts no advantage there. When the deep rows do not favour pre-norm either, the setting is
+# still too small for the lecture's point: a few layers and a few hundred steps on a CPU are far
+# from the depths (12 layers and more) and the long trainings at which Xiong et al. found
+# post-norm without warm-up to fail; `--deep-layers 12` in "What to try" goes that way. (A run
+# counts as stuck or diverged when its final training loss is
+# not finite or is above the unigram's, i.e. it learned nothing from the context.)
+#
+# ## 2. Pros and cons, measured
+#
+# The lectures' pros (UKP Lab, CS224N): no recurrence, so all positions are computed in
+# parallel, and every token reaches every other in one step. The cons: attention compares every
+# pair of positions, so its memory and compute grow as $T^2$ (Galerne: $O(mT^2k)$ to generate
+# $m$ tokens). First, what a fixed training budget gives each, over 3 seeds (lesson 07 showed
+# one live run):
+
+# %%
+lstm_runs = findings["lstm"]
+print(f"{lstm_runs['steps']} steps each, the same batches per seed:")
+print(
+    viz.table(
+        [
+            [n, r["params"], r["val_loss"]["mean"], r["val_loss"]["sd"], r["cpu_seconds"]["mean"]]
+            for n, r in lstm_runs["models"].items()
+        ],
+        header=["model", "parameters", "val loss: mean", "sd", "CPU s: mean"],
+        floatfmt="{:,.3f}",
+    )
+)
+(gpt_name, gpt_run), (lstm_name, lstm_run) = lstm_runs["models"].items()
+print(compare("the GPT", gpt_run["val_loss"], "the LSTM", lstm_run["val_loss"]))
+
+# %% [markdown]
+# Whichever wins here, this is a small budget on one CPU thread: the transformer's advantages
+# are long contexts, large data and parallel hardware, none of which this comparison has; the
+# LSTM's recurrence starts with a built-in notion of order and recency, the transformer has to
+# learn it from position vectors. Now the costs. We count what does not depend on the machine
+# (sequential steps, the bytes of the attention weights) and time one forward pass per sequence
+# for an LSTM and a GPT of about as many parameters.
+
+# %%
+lengths = [32, 64, 128, 256]
+vocab_size = 72
+lstm = nn.LSTM(64, 128, num_layers=2, batch_first=True).eval()
+bench_gpt = GPT(GPTConfig(vocab_size=vocab_size, block_size=256, n_layers=4, n_heads=4, d_model=64)).eval()
+lstm_params = sum(p.numel() for p in lstm.parameters())
+print(f"LSTM: {lstm_params:,} parameters; GPT: {bench_gpt.num_params():,} parameters")
+
+
+def per_sequence_ms(fn, repeats=5):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1000 * float(np.median(times)) / 8  # batches of 8 sequences
+
+
+timings = {"LSTM (2 layers, 128)": [], "GPT (4 layers, 64)": []}
+attention_mb = []
+with torch.no_grad():
+    for T in lengths:
+        x_emb, ids = torch.randn(8, T, 64), torch.randint(0, vocab_size, (8, T))
+        timings["LSTM (2 layers, 128)"].append(per_sequence_ms(lambda: lstm(x_emb)))
+        timings["GPT (4 layers, 64)"].append(per_sequence_ms(lambda: bench_gpt(ids)))
+        w = bench_gpt.attention_weights(ids[:1])  # (n_layers, 1, n_heads, T, T)
+        attention_mb.append(w.numel() * w.element_size() / 1e6)
+fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+for k, (name, ms) in enumerate(timings.items()):
+    axes[0].plot(lengths, ms, marker="os"[k], linestyle=["-", "--"][k], label=name)
+axes[0].set(
+    xlabel="sequence length T",
+    ylabel="ms per sequence (median of 5)",
+    ylim=(0, None),
+    title="Forward time, in this run",
+)
+axes[0].legend()
+axes[1].plot(lengths, attention_mb, marker="o")
+axes[1].set(xlabel="sequence length T", ylabel="MB", ylim=(0, None), title="Memory of the attention weights")
+viz.show(
+    "Left: forward time per sequence against T for the LSTM and the GPT, in this run: "
+    + ", ".join(f"{n} {ms[-1]:.2f} ms at T = {lengths[-1]}" for n, ms in timings.items())
+    + f". Right: memory of the attention weights against T, from {attention_mb[0]:.2f} MB to {attention_mb[-1]:.2f} MB"
+)
+print(viz.table([[T, *(timings[k][i] for k in timings), attention_mb[i], 2 * T, 4] for i, T in enumerate(lengths)],
+                header=["T", *timings, "attention MB", "LSTM sequential steps", "GPT sequential layers"], floatfmt="{:.2f}"))  # fmt: skip
+growth = [attention_mb[i + 1] / attention_mb[i] for i in range(len(lengths) - 1)]
+print("doubling T multiplies the attention memory by", [round(r, 2) for r in growth])
+assert all(abs(r - 4) < 1e-9 for r in growth)  # T^2, exactly
+ratio = [timings["GPT (4 layers, 64)"][i] / timings["LSTM (2 layers, 128)"][i] for i in range(len(lengths))]
+print("in this run, GPT time / LSTM time per T:", [round(r, 2) for r in ratio])
+
+# %% [markdown]
+# What holds on any machine: the attention weights quadruple when $T$ doubles (asserted), and
+# the LSTM needs $2T$ steps one after the other (2 layers of $T$ steps), the GPT 4 layers whatever
+# $T$, each layer computing all positions at once. What the timings show depends on the machine:
+# on one CPU thread there is nothing to run in parallel, so the column is the amount of work
+# each does; whether the GPT's $T^2$ term already shows at these lengths is in how the ratio above
+# changes with $T$ (in this run). On a GPU the GPT's positions run in parallel and the picture changes.
+#
+# ## 3. Positions, again: are positional encodings enough?
+#
+# The UKP lecture lists it as a con: "self-attention is an unordered function of its input",
+# and position enters only once, added to the embeddings at the bottom; every layer must keep it
+# in the residual stream and learn to read relative offsets from absolute vectors. Current
+# models put the position into every attention score instead. Two of them, computed:
+#
+# * **RoPE** (rotary position embedding, Su et al. 2021; PaLM, LLaMA): rotate each pair of
+#   query and key features by an angle $m\theta_i$ that grows with the position $m$. A rotation
+#   by $m\theta$ against one by $n\theta$ leaves a dot product that depends only on $m - n$: the
+#   score sees the relative position, and nothing is added to the embeddings.
+# * **ALiBi** (Press et al. 2022; BLOOM): no position vectors at all; add $-s_h\,(i - j)$ to the
+#   score of query $i$ and key $j$, a penalty growing with the distance, with one slope $s_h$ per
+#   head ($2^{-8h/H}$ for head $h = 1..H$). Designed to extrapolate to longer inputs.
+
+
+# %%
+def rope(x, pos, base=10000.0):
+    """Rotate each (even, odd) feature pair of x (..., d) by pos * theta_i, theta_i = base^(-2i/d)."""
+    d = x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    angle = pos * theta
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = torch.empty_like(x)
+    out[..., 0::2] = x1 * torch.cos(angle) - x2 * torch.sin(angle)
+    out[..., 1::2] = x1 * torch.sin(angle) + x2 * torch.cos(angle)
+    return out
+
+
+g = torch.Generator().manual_seed(0)
+q, k = torch.randn(16, generator=g, dtype=torch.float64), torch.randn(16, generator=g, dtype=torch.float64)
+pairs = [(5, 3), (12, 10), (102, 100), (7, 7), (100, 100)]
+scores = {(m, n): (rope(q, m) @ rope(k, n)).item() for m, n in pairs}
+for (m, n), s in scores.items():
+    print(f"query at {m:>3}, key at {n:>3} (offset {m - n}): score {s:+.6f}")
+assert math.isclose(scores[(5, 3)], scores[(12, 10)]) and math.isclose(scores[(5, 3)], scores[(102, 100)])
+assert math.isclose(scores[(7, 7)], (q @ k).item()) and math.isclose(scores[(100, 100)], (q @ k).item())
+
+H, T = 4, 6
+slopes = torch.tensor([2 ** (-8 * h / H) for h in range(1, H + 1)])
+distance = (torch.arange(T)[:, None] - torch.arange(T)[None, :]).clamp(min=0)  # i - j for the keys j <= i
+alibi = -slopes[:, None, None] * distance  # (H, T, T), added to the scores before the (masked) softmax
+print("ALiBi slopes per head:", slopes.tolist())
+print("head 1's bias (rows: query i, columns: key j <= i):\n", alibi[0].tril().numpy().round(2))
+
+# %% [markdown]
+# ## 4. What current LLMs changed
+#
+# Galerne's slides list the architecture of recent LLMs; four changes recur. What each replaces
+# and where it appears (from that table):
+#
+# | change | replaces | in (Galerne's table) |
+# | --- | --- | --- |
+# | RoPE: rotate queries and keys by the position | learned or sinusoidal positions added to the embeddings | PaLM, LLaMA, GLM-130B |
+# | ALiBi: a distance penalty on the scores | position vectors altogether | BLOOM |
+# | RMSNorm: $x / \mathrm{RMS}(x) \cdot \gamma$, no mean, no $\beta$ | LayerNorm | Gopher, Chinchilla, LLaMA, T5 (pre-norm) |
+# | SwiGLU: $W_2\,(\mathrm{Swish}(W_1 x) \odot W_3 x)$ | the ReLU/GELU FFN | PaLM, LLaMA |
+#
+# RoPE and ALiBi are computed above; RMSNorm and SwiGLU here. RMSNorm drops the mean
+# subtraction (and $\beta$): on a vector whose features average to 0 it equals LayerNorm with
+# $\beta = 0$, otherwise it keeps the mean's offset. SwiGLU multiplies a gated branch with a linear
+# one; with three matrices instead of two, LLaMA takes $d_{ff} = \frac{2}{3} \cdot 4 d$ to keep the
+# FFN's parameter count.
+
+# %%
+d = 8
+x = torch.randn(d, generator=g) + 2.0  # features with a mean far from 0
+rms = x / torch.sqrt((x**2).mean() + 1e-5)  # RMSNorm with gamma = 1
+layer = LayerNorm(d)
+with torch.no_grad():
+    ln_x, ln_centered = layer(x[None])[0], layer((x - x.mean())[None])[0]
+rms_centered = (x - x.mean()) / torch.sqrt(((x - x.mean()) ** 2).mean() + 1e-5)
+print(
+    f"mean of x {x.mean():.2f}: RMSNorm(x) {rms[:3].numpy().round(3)} ... LayerNorm(x) {ln_x[:3].numpy().round(3)} ..."
+)
+print(
+    f"x centred first: largest difference between RMSNorm and LayerNorm {(rms_centered - ln_centered).abs().max():.1e}"
+)
+assert torch.allclose(rms_centered, ln_centered, atol=1e-5) and not torch.allclose(rms, ln_x, atol=1e-2)
+
+d_model = 64
+relu_ffn = 2 * d_model * 4 * d_model  # W_1 and W_2 (no biases, as LLaMA)
+d_ff_swiglu = int(2 / 3 * 4 * d_model)
+swiglu_ffn = 3 * d_model * d_ff_swiglu  # W_1, W_3 (d -> d_ff) and W_2 (d_ff -> d)
+print(
+    f"d_model {d_model}: FFN with d_ff = 4d has {relu_ffn:,} weights; SwiGLU with d_ff = (2/3) 4d = {d_ff_swiglu}: {swiglu_ffn:,}"
+)
+W1, W3, W2 = (
+    torch.randn(s, generator=g) * 0.1 for s in ((d_ff_swiglu, d_model), (d_ff_swiglu, d_model), (d_model, d_ff_swiglu))
+)
+h = torch.randn(3, d_model, generator=g)
+swiglu = (F.silu(h @ W1.T) * (h @ W3.T)) @ W2.T  # Swish(x) = x sigmoid(x), PyTorch's SiLU
+print("SwiGLU output shape:", tuple(swiglu.shape))
+
+# %% [markdown]
+# ## 5. Encoder, decoder, encoder-decoder
+#
+# * an **encoder** (BERT) lets every token attend to every token: no mask;
+# * a **decoder** (GPT) masks the future, so it can generate;
+# * an **encoder-decoder** (the 2017 paper, T5) encodes the source with an encoder, and the
+#   decoder adds **cross-attention**: its queries come from the target, the keys and values
+#   from the encoder's output.
+#
+# What each is trained to do (UKP Lab), shown on words of our validation text:
+#
+# * **BERT, masked language model** (Devlin et al. 2019): choose 15% of the tokens; of those,
+#   80% are replaced by `[MASK]`, 10% by a random token and 10% are left unchanged; the model
+#   predicts the original token at every chosen position (the random and unchanged ones keep it
+#   from learning that only `[MASK]` needs predicting, since `[MASK]` never appears when it is used).
+# * **BERT, next-sentence prediction**: given sentences A and B, say whether B followed A in the
+#   text (50% of pairs) or is a random sentence (50%). The UKP slide notes that later work found
+#   NSP hurts; RoBERTa (Liu et al. 2019) dropped it.
+# * **T5, span corruption** (Raffel et al. 2020): corrupt 15% of the tokens in spans of mean
+#   length 3, each span replaced by one sentinel `<X>`, `<Y>`, ...; the decoder writes each
+#   sentinel followed by the span it hides.
+# * **GPT**: predict every next token from the ones before it.
+
+# %%
+corpus = load_sotu(level="char")
+val_words = " ".join("".join(s) for s in corpus.val[:400]).split()
+word_vocab = sorted(set(val_words))
+
+
+def bert_mask(words, rng, rate=0.15):
+    """BERT's masked-LM input: 15% chosen; of those 80% [MASK], 10% a random word, 10% unchanged."""
+    chosen = rng.random(len(words)) < rate
+    fate = rng.random(len(words))  # < 0.8: [MASK]; < 0.9: random; else: unchanged
+    inputs = [
+        w if not c else "[MASK]" if f < 0.8 else word_vocab[rng.integers(len(word_vocab))] if f < 0.9 else w
+        for w, c, f in zip(words, chosen, fate)
+    ]
+    kinds = ["-" if not c else "mask" if f < 0.8 else "random" if f < 0.9 else "keep" for c, f in zip(chosen, fate)]
+    return inputs, kinds  # the loss: the original word at every chosen position (kind != "-")
+
+
+inputs, kinds = bert_mask(val_words, np.random.default_rng(0))
+n_chosen = sum(k != "-" for k in kinds)
+counts = {k: kinds.count(k) for k in ("mask", "random", "keep")}
+print(f"{len(val_words):,} words: {n_chosen} chosen ({n_chosen / len(val_words):.1%}); of those "
+      + ", ".join(f"{k} {v} ({v / n_chosen:.0%})" for k, v in counts.items()))  # fmt: skip
+print("BERT input: ", " ".join(inputs[:30]))
+print("targets:    ", {i: val_words[i] for i in range(30) if kinds[i] != "-"})
+
+sentences = [" ".join("".join(s).split()) for s in corpus.val[:400] if len(s) > 30]
+rng = np.random.default_rng(1)
+for _ in range(2):
+    a = int(rng.integers(len(sentences) - 1))
+    is_next = rng.random() < 0.5
+    b = a + 1 if is_next else int(rng.integers(len(sentences)))
+    print(
+        f"\nNSP: A = {sentences[a][:70]!r}\n     B = {sentences[b][:70]!r}\n     label: {'IsNext' if is_next else 'NotNext'}"
+    )
+
+
+def t5_corrupt(words, rng, rate=0.15, mean_span=3):
+    """T5's span corruption: about rate * n words in spans of mean length mean_span, each span a sentinel."""
+    n_noise = max(1, round(rate * len(words)))
+    n_spans = max(1, round(n_noise / mean_span))
+    starts = sorted(
+        rng.choice(np.arange(0, len(words) - mean_span, mean_span + 1), size=n_spans, replace=False).tolist()
+    )
+    lengths = rng.multinomial(n_noise - n_spans, [1 / n_spans] * n_spans) + 1  # >= 1 each, summing to n_noise
+    lengths = [min(int(n), mean_span + 1) for n in lengths]  # never reaching into the next span's slot
+    sentinels = [f"<extra_id_{k}>" for k in range(n_spans + 1)]
+    inp, tgt, last = [], [], 0
+    for k, (s, n) in enumerate(zip(starts, lengths)):
+        inp += words[last:s] + [sentinels[k]]
+        tgt += [sentinels[k]] + words[s : s + n]
+        last = s + n
+    return inp + words[last:], tgt + [sentinels[n_spans]], sum(lengths)
+
+
+words = val_words[:40]
+t5_in, t5_out, n_corrupt = t5_corrupt(words, np.random.default_rng(0))
+print(f"\nT5: {n_corrupt} of {len(words)} words corrupted in {len(t5_out) - n_corrupt - 1} spans")
+print("input: ", " ".join(t5_in))
+print("target:", " ".join(t5_out))
+print("\nGPT input: ", " ".join(words[:12]), "\n    target:", " ".join(words[1:13]))
+# each target holds exactly what its input is missing: filling the spans back in gives the text
+fill, key = {}, None
+for w in t5_out:
+    if w.startswith("<extra_id_"):
+        key = w
+        fill[key] = []
+    else:
+        fill[key].append(w)
+assert [x for w in t5_in for x in fill.get(w, [w])] == words
+
+
+# %% [markdown]
+# Try BERT's masking yourself: the rate of chosen tokens and the seed (counts over the whole
+# validation sample, the first 30 words shown).
+
+
+# %%
+def show_masking(rate, seed):
+    inputs, kinds = bert_mask(val_words, np.random.default_rng(seed), rate)
+    chosen = [k for k in kinds if k != "-"]
+    print(f"chosen {len(chosen)} of {len(val_words)} ({len(chosen) / len(val_words):.1%}): "
+          + ", ".join(f"{k} {chosen.count(k) / max(1, len(chosen)):.0%}" for k in ("mask", "random", "keep")))  # fmt: skip
+    print(" ".join(f"[{w}]" if k not in ("-", "mask") else w for w, k in zip(inputs[:30], kinds[:30])))
+    print("(brackets: a chosen word replaced by a random one or kept: the model must predict the original there too)")
+
+
+masking = viz.interactive(
+    show_masking,
+    rate=widgets.FloatSlider(value=0.15, min=0.05, max=0.5, step=0.05, description="rate"),
+    seed=widgets.IntSlider(value=0, min=0, max=20, description="seed"),
+)
+
+# %% [markdown]
+# A small task for our encoder-decoder: write a sequence of symbols backwards. The right alignment is the
+# anti-diagonal (output position $t$ needs source position $S-1-t$), and cross-attention has
+# to find it on its own.
+
+# %%
+torch.manual_seed(0)
+s2s = Seq2SeqTransformer(vocab_size=11, d_model=32, n_heads=2, n_layers=1, max_len=8)
+task_gen = torch.Generator().manual_seed(0)
+
+
+def reversal_batches():
+    for _ in range(400):
+        yield reversal_task(64, length=8, generator=task_gen)
+
+
+def s2s_loss(model, batch):
+    src, tgt_in, tgt = batch
+    return F.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt.flatten())
+
+
+s2s_history = fit(s2s, s2s_loss, torch.optim.Adam(s2s.parameters(), lr=3e-3), reversal_batches, desc="encoder-decoder")
+src, _, tgt = reversal_task(500, length=8, generator=task_gen)
+s2s.eval()
+reversal_accuracy = (s2s.greedy(src, bos=0, length=8) == tgt).float().mean().item()
+print(
+    f"in this run: {len(s2s_history.step)} steps; greedy decoding gets {reversal_accuracy:.1%} of the test symbols "
+    "right (chance: 10%)"
+)
+
+# %%
+example_src, example_tgt_in, _ = reversal_task(1, length=8, generator=task_gen)
+with torch.no_grad():
+    s2s(example_src, example_tgt_in, keep_weights=True)
+cross = s2s.decoder[0].cross_weights[0].mean(0)  # (T_target, T_source), averaged over heads
+enc_self = s2s.encoder[0].attn_weights[0].mean(0)  # (S, S)
+src_labels = [str(t) for t in example_src[0].tolist()]
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), layout="constrained")
+viz.attention_heatmap(
+    enc_self, keys=src_labels, queries=src_labels, ax=axes[0], title="encoder self-attention (no mask)"
+)
+viz.attention_heatmap(
+    cross,
+    keys=src_labels,
+    queries=["BOS"] + [str(t) for t in example_tgt_in[0, 1:].tolist()],
+    ax=axes[1],
+    title="decoder cross-attention: target -> source",
+)
+axes[0].set(xlabel="key: source symbol", ylabel="query: source symbol")
+# the rows of cross-attention are the decoder's *inputs* (BOS, then the target shifted by one):
+# row t is read while writing target symbol t, whose source is at position S - 1 - t
+axes[1].set(xlabel="key: source symbol (encoder output)", ylabel="query: decoder input (BOS + target so far)")
+anti_diagonal = cross.flip(1).diagonal().mean().item()
+fig.suptitle("Two heatmaps, each on its own colour scale from 0 to its largest weight (see the colour bars)")
+viz.show(
+    "Left: encoder self-attention, source symbol against source symbol. Right: decoder cross-attention, decoder "
+    f"input against source symbol; in this run its average weight on the anti-diagonal is {anti_diagonal:.2f} "
+    "(uniform: 0.12)"
+)
+print(
+    f"in this run: average cross-attention weight on the anti-diagonal {anti_diagonal:.2f} (uniform would be {1 / 8:.2f})"
+)
+
+# %% [markdown]
+# The self-attention of the encoder (left) and the cross-attention of the decoder (right) are
+# the two kinds CS224N names: self-attention takes queries, keys and values from one
+# sequence; cross-attention takes its queries from the decoder and its keys and values from
+# the encoder.
+#
+# %% [markdown]
+# ## What to try
+#
+# * Run `scripts/train_buildup.py --experiment norm --deep-layers 12` and add a learning-rate
+#   warm-up to the post-norm runs: does the warm-up close the gap, as Xiong et al. report?
+# * Time the forward pass with `torch.set_num_threads(2)` (or on a GPU): which column changes?
+# * Give the GPT of lesson 07 RoPE instead of learned positions (rotate `q` and `k` inside the
+#   attention) and compare the loss after the same number of steps.
+# * Train the reversal task on sequences of length 8 and test it on length 12: which part of
+#   the model has no answer for the new positions?
+# * In the masking explorer, set the rate to 0.5: what would the model lose if a sentence had
+#   half its words hidden?
