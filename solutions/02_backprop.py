@@ -268,7 +268,17 @@ if done:
 #    learning rate lies?
 
 # %% [markdown]
-# *Your answers here.*
+# ### BEGIN SOLUTION
+# A good answer reads the two panels above rather than expectations. (1) The hand-written backward
+# pass and autograd compute the same sums in a different order (and autograd's kernels may fuse
+# steps); in float32 each order rounds differently, at about 1e-7 of the values. Both runs take the
+# same small steps from the same weights, so the two trajectories stay within rounding of each other
+# instead of drifting apart: the gap on the right stays at that level. (2) Before training the logits
+# are close to equal, so softmax is close to uniform, 1/V for every word, and the cross-entropy is
+# -ln(1/V) = ln V. (3) Whatever the learning rate does to the loss (with 5.0 it can jump or diverge,
+# with 0.05 it falls slowly), the two curves still coincide: the gradients are right, and a badly
+# chosen learning rate is a problem of the optimisation step, not of backpropagation.
+# ### END SOLUTION
 
 # %% [markdown]
 # ## Exercise 2.4: one step of backpropagation through time
