@@ -13,12 +13,12 @@ The lecture's equations (Penn CIS 7000, Mayur Naik; Bahdanau et al. 2015), for d
 The decoder's queries attend to the encoder's states: **cross-attention** (CS224N), as opposed
 to the self-attention of lessons 06 and 07, where queries, keys and values come from one sequence.
 
-The scores (CS224N's "attention variants"), with s = h_{i-1}^d and h = h_j^e:
+The scores, with s = h_{i-1}^d and h = h_j^e:
 
-    "dot"       s . h                     (the dot-product attention of the Penn notes)
-    "scaled"    s . h / sqrt(d)           (Vaswani et al., the transformer's)
+    "dot"       s . h                     (the dot-product attention of the CS224N and Penn notes)
+    "scaled"    s . h / sqrt(d)           (Vaswani et al., the transformer's: UKP and Galerne's lectures)
     "bilinear"  s^T W h                   (Luong's "general": "h W h" in the Penn notes)
-    "additive"  v^T tanh(W_q s + W_k h)   (Bahdanau's original)
+    "additive"  v^T tanh(W_q s + W_k h)   (Bahdanau's original; no lecture writes it out)
 
 Training uses teacher forcing (the decoder reads the true previous character);
 :meth:`Seq2Seq.greedy_decode` feeds back its own most likely character instead.

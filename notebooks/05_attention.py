@@ -6,8 +6,8 @@
 #    **bottleneck**) fails on long inputs;
 # 2. compute attention as a *weighted average* of values, with weights from a softmax over
 #    query-key scores, and relate it to mean-pooling and to a soft table lookup;
-# 3. write the score functions the lectures list: dot product, scaled dot product, bilinear
-#    ($s^\top W h$) and additive ($v^\top \tanh(W_q s + W_k h)$, Bahdanau et al. 2015);
+# 3. write the score functions of the lectures (dot product, scaled dot product, bilinear
+#    $s^\top W h$) and of Bahdanau et al. 2015 (additive, $v^\top \tanh(W_q s + W_k h)$);
 # 4. train encoder-decoders with teacher forcing, decode greedily, and measure exact-match
 #    accuracy against input length, with and without attention (the shape of Bahdanau's figure);
 # 5. read an alignment heatmap, including alignments that cross, and say what it does not show;
@@ -161,7 +161,11 @@ print(f"test sources: {min(source_lengths)} to {max(source_lengths)} characters"
 # %% [markdown]
 # ## 3. The encoder-decoder and its bottleneck
 #
-# The lecture's equations (Penn CIS 7000, Mayur Naik), with a GRU (lesson 04) as the recurrent unit $g$:
+# The lecture (Penn CIS 7000, Mayur Naik) writes $c = h_n^e$, $h_0^d = c$,
+# $h_i^d = g(\hat y_{i-1}, h_{i-1}^d, c)$ and $\hat y_i = \mathrm{softmax}(h_i^d)$, with $g$ "some flavor of
+# RNN". Our model makes $g$ a GRU (lesson 04) whose input is $[\hat y_{i-1}; c]$, and adds an output
+# layer $W_{out}$ that reads $[h_i^d; c]$ (CS224N's last step: concatenate the attention output with the
+# decoder state), since $h_i^d$ has `hidden_size` numbers, not one per character:
 #
 # $$h_j^e = \mathrm{GRU}_{enc}(x_j, h_{j-1}^e), \qquad c = h_n^e, \qquad h_0^d = c$$
 # $$h_i^d = g([\hat y_{i-1}; c], h_{i-1}^d), \qquad \hat y_i = \mathrm{softmax}(W_{out} [h_i^d; c])$$
@@ -190,15 +194,15 @@ for name, part in example_model.named_children():
 # %% [markdown]
 # ### Score functions
 #
-# The lecture's variants (CS224N's "attention variants"; "$h W h$" in the Penn notes), with
-# $s = h_{i-1}^d$ the query and $h = h_j^e$ a key:
+# With $s = h_{i-1}^d$ the query and $h = h_j^e$ a key, and where each comes from (CS224N's
+# "attention variants" slide is a figure that its notes do not transcribe, so it is not cited here):
 #
-# | name | score$(s, h)$ | parameters |
-# | --- | --- | --- |
-# | dot product | $s^\top h$ | none (needs the same size) |
-# | scaled dot product | $s^\top h / \sqrt{d}$ | none (the transformer's, `course_lib.attention`) |
-# | bilinear ("general") | $s^\top W h$ | $W$ |
-# | additive (Bahdanau) | $v^\top \tanh(W_q s + W_k h)$ | $W_q, W_k, v$ |
+# | name | score$(s, h)$ | parameters | source |
+# | --- | --- | --- | --- |
+# | dot product | $s^\top h$ | none (needs the same size) | CS224N, Penn, Fitzgibbon |
+# | scaled dot product | $s^\top h / \sqrt{d}$ | none (the transformer's, `course_lib.attention`) | UKP, Galerne (Vaswani et al. 2017) |
+# | bilinear ("general") | $s^\top W h$ | $W$ | Penn ("more sophisticated": $h W h$) |
+# | additive | $v^\top \tanh(W_q s + W_k h)$ | $W_q, W_k, v$ | Bahdanau et al. 2015 (no lecture writes it out) |
 #
 # All four are in `Seq2SeqConfig(attention=...)`. Below, one decoder state and the encoder states
 # of a real sentence, scored by each (untrained) variant: each gives a distribution over the source.
@@ -284,9 +288,12 @@ for attention, history in live_runs.items():
 # loop for longer on lists of 1 to 3 dates and saves small checkpoints (`course_lib.checkpoint`
 # files: weights without pickle, with the config, the vocabulary and what the run measured in
 # the header); we load them. The model without attention saw as many training examples as the
-# one with attention (checked below), so any advantage of attention is not more training.
-# Each checkpoint is **one training run** (one seed): what sections 4 to 6 measure on them is
-# what these two models do, in this run, not an average over seeds (three seeds of each would
+# one with attention (checked below), so any advantage of attention does not come from more
+# examples. The two were not trained alike otherwise: the model without attention ran once at one
+# learning rate, while the attention model's training was continued with lower learning rates
+# (its runs, batch sizes and learning rates are printed below) and took more CPU minutes.
+# Each checkpoint is **one model from one seed**: what sections 4 to 6 measure on them is
+# what these two models do, not an average over seeds (three seeds of each would
 # cost three times the CPU minutes printed below, per model; that is not done here).
 #
 # How well did each fit its training data? We measure it the same way for both: the
@@ -303,6 +310,8 @@ for name in ("none", "dot"):
         f"attention = {name:>4}: {info['examples_seen']:,} training examples in {len(info['runs'])} run(s), "
         f"{info['train_minutes']} CPU minutes"
     )
+    for run in info["runs"]:
+        print(f"    {run['steps']} steps of batch {run['batch_size']} at learning rate {run['lr']}")
 print(
     "the model without attention saw at least as many examples:",
     infos["none"]["examples_seen"] >= infos["dot"]["examples_seen"],
@@ -322,11 +331,13 @@ print(
 # %% [markdown]
 # ## 5. Accuracy against input length (Bahdanau et al.'s figure)
 #
-# Bahdanau et al. plotted translation quality against sentence length: without attention
-# ("RNNenc") it falls as sentences grow; with attention ("RNNsearch", whose scores were
-# *additive*) it holds. Our attention model uses plain dot-product scores, so it is not
-# RNNsearch, only its idea. We decode the held-out test sentences greedily (each step feeds back
-# the most likely character) and count a translation as right only if every character is.
+# Bahdanau et al. plotted translation quality (BLEU) against sentence length, for models trained on
+# sentences of up to 30 or 50 words (the Penn notes show these results): without attention
+# ("RNNenc-30", "RNNenc-50") it falls as sentences grow; with attention ("RNNsearch", whose scores
+# were *additive*) it falls much less, and RNNsearch-50 does not fall even past 50 words. Our
+# attention model uses plain dot-product scores, so it is not RNNsearch, only its idea. We decode
+# the held-out test sentences greedily (each step feeds back the most likely character) and count
+# a translation as right only if every character is.
 #
 # The sources come in three groups of lengths, one per number of dates, with gaps between them
 # where no sentence exists. We cut each group in two at its median length; the lines of the plot
@@ -363,19 +374,32 @@ ax = viz.line_plot(
 )
 for k, g in groups.items():
     ax.axvspan(min(g) - 0.5, max(g) + 0.5, color="gray", alpha=0.08)
-    ax.text((min(g) + max(g)) / 2, 0.02, f"{k} date{'s' if k > 1 else ''}", ha="center", fontsize=8)
+    ax.text(  # above the plot, where it hides no point
+        (min(g) + max(g)) / 2,
+        1.01,
+        f"{k} date{'s' if k > 1 else ''}",
+        ha="center",
+        va="bottom",
+        fontsize=8,
+        transform=ax.get_xaxis_transform(),
+    )
 ax.set_ylim(-0.02, 1.02)
+ax.set_title(ax.get_title(), pad=16)  # room for the band labels
+# where both models score the same the points coincide: hollow circles around filled squares keep both visible
+ax.lines[0].set(marker="o", markersize=11, markerfacecolor="none", markeredgewidth=1.5)
+ax.lines[1].set(marker="s", markersize=5)
 ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)  # beside the plot, not on it
 viz.show(
     "Exact-match accuracy on held-out dates against source length, for the two checkpoints: without attention "
     + ", ".join(f"{r[2]:.0%}" for r in by_length["none"] if r[3])
     + "; with attention "
     + ", ".join(f"{r[2]:.0%}" for r in by_length["dot"] if r[3])
-    + " (shortest to longest bin; grey bands: 1, 2 and 3 dates)."
+    + " (shortest to longest bin; grey bands: 1, 2 and 3 dates; without attention hollow circles, with attention"
+    " filled squares)."
 )
 
 # %% [markdown]
-# The lecture's claims, against these two checkpoints (one training run each; the numbers are
+# The lecture's claims, against these two checkpoints (one model each; the numbers are
 # in the table above and printed below):
 #
 # * without attention, accuracy falls with the length of the input: the single vector
@@ -383,7 +407,7 @@ viz.show(
 # * with attention it falls much less, and here it is better than without attention at every
 #   length beyond a single date, with no more training examples.
 #
-# Our attention model does not *hold* on the longest inputs as Bahdanau's RNNsearch did. It is
+# Our attention model does not *hold* on the longest inputs as Bahdanau's RNNsearch-50 did. It is
 # small (hidden size 128) and was trained for the CPU minutes printed in section 4; whether
 # longer training would close the gap is not measured here (`scripts/train_seq2seq.py --init dot`
 # continues it: try it).
@@ -407,12 +431,13 @@ print(
 #
 # Row $i$ of $\alpha$ is a distribution over the source characters: where decoding step $i$
 # looks. Bahdanau et al. drew these matrices for English-French sentences; here is the one of
-# our attention checkpoint (one training run) for a test sentence. What it shows is computed in
+# our attention checkpoint (one model) for a test sentence. What it shows is computed in
 # the cell after it, for this model: the year's digits look inside
 # the English year; the month's letters mostly look inside the English month name; the day and the month
-# **cross** (French writes the day first); but the weekday is *not* read where it stands: most of
-# its letters put their weight on the end marker ⏎, whose encoder state has read the whole
-# sentence. Attention is a soft pointer the model may use or not, not a guaranteed alignment.
+# **cross** (French writes the day first); but the weekday is mostly *not* read where it stands:
+# more of its letters put their largest weight on the end marker ⏎, whose encoder state has read
+# the whole sentence, than inside the English weekday. Attention is a soft pointer the model may
+# use or not, not a guaranteed alignment.
 
 
 # %%
@@ -608,7 +633,9 @@ assert n_mha == 4 * d_model * d_model + 4 * d_model
 # %% [markdown]
 # ### Why scale by $\sqrt{d_k}$?
 #
-# The lecture: "to avoid the dot product to become too large for larger $d_k$". Measured: for
+# The UKP lecture: "to avoid the dot product to become too large for larger $d_k$" (CS224N: the
+# scores are "scaled down by a function of the dimension and the number of heads"; with
+# $d_k = d_{model} / m$ the two say the same). Measured: for
 # query and key components drawn independently with mean 0 and variance 1, $q \cdot k$ is a sum
 # of $d_k$ terms of variance 1, so its variance is $d_k$. The softmax of such scores
 # **saturates**: one weight near 1, the others near 0, and its gradient (which is
@@ -671,8 +698,8 @@ assert torch.allclose(
 # ### Row vectors or column vectors
 #
 # The UKP lecture (like Vaswani et al.) writes **row** vectors: $\mathbf{q}_i = \mathbf{x}_i W^Q$ with
-# $W^Q$ of shape $(d_{model}, d_k)$. Fitzgibbon (and the Penn notes' $h W h$) write **column**
-# vectors: $Q \mathbf{h}_t$ with $Q$ of shape $(d_k, d_{model})$. One is the transpose of the other.
+# $W^Q$ of shape $(d_{model}, d_k)$, and notes that the column form is also common. Fitzgibbon writes
+# **column** vectors: $Q \mathbf{h}_t$ with $Q$ of shape $(d_k, d_{model})$. One is the transpose of the other.
 # `torch.nn.Linear` stores Fitzgibbon's matrix (`weight` is `(out, in)`) and computes the row form
 # `x @ weight.T`, so `weight.T` is the UKP lecture's $W^Q$.
 
@@ -756,7 +783,7 @@ assert torch.allclose(h_torch, h_cell, atol=1e-6)
 #
 # | | query of step $i$ | order | output |
 # | --- | --- | --- | --- |
-# | Bahdanau et al. 2015 (this lesson, exercise 5.2) | $h_{i-1}^d$, the state *before* step $i$ | attend, then update $h_i^d = g([y_{i-1}; c_i], h_{i-1}^d)$ | from $[h_i^d; c_i]$ |
+# | Bahdanau et al. 2015 (this lesson, exercise 5.2) | $h_{i-1}^d$, the state *before* step $i$ | attend, then update $h_i^d = g([y_{i-1}; c_i], h_{i-1}^d)$ | from $y_{i-1}$, $h_i^d$ and $c_i$ (this lesson: $[h_i^d; c_i]$) |
 # | Luong et al. 2015 | $h_i^d$, the state *after* step $i$'s update | update $h_i^d = g(y_{i-1}, h_{i-1}^d)$, then attend | from $\tilde h_i = \tanh(W_c [c_i; h_i^d])$ |
 #
 # > **Left out: Luong's decoder in code.** The checkpoint was trained in Bahdanau's order, and a
