@@ -13,14 +13,16 @@
 # 6. hold Josefowicz et al. (2015) up against our own numbers, and know why slicing the input
 #    inside the loop is a performance trap;
 # 7. place the gates among their relatives (residual and highway connections), stack layers and
-#    run both directions, and train a recurrent language model with teacher forcing, truncation
-#    and gradient clipping, each shown on a computed example.
+#    run both directions, train a recurrent language model with teacher forcing and truncation,
+#    and clip an exploding gradient, each shown on a computed example.
 #
 # The lecture notes: Bruno Galerne's (after Marc Lelarge's dataflowr course: GRU and LSTM
 # equations, colah's LSTM walk-through, the Josefowicz et al. quote), Andrew Fitzgibbon's
 # (gating, the cell state as a conveyor belt, the recurrent unit R(h, x), residual and highway
-# connections) and Mayur Naik's Penn CIS 7000 notes (stacked and bidirectional RNNs,
-# truncated backpropagation through time, gradient clipping).
+# connections) and Mayur Naik's Penn CIS 7000 notes (stacked and bidirectional RNNs, teacher
+# forcing, truncated backpropagation through time, vanishing gradients). Gradient clipping is in
+# none of the notes: the Penn notes point to Pascanu et al. (2013) for exploding gradients, the
+# paper that proposes it.
 
 # %%
 import copy
@@ -51,8 +53,9 @@ device = course_lib.setup(seed=0, threads=1)
 # The Elman network of lesson 03 rewrites its whole state at every step,
 # $h_t = \mathrm{ReLU}(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$, so what it knew 20 steps ago has
 # been multiplied by $W_{hh}$ (and cut by ReLU) 20 times. The LSTM (Hochreiter and
-# Schmidhuber 1997) keeps a **cell state** $c_t$ that runs along the sequence like a conveyor
-# belt (Fitzgibbon): at each step a **forget gate** $f_t$ decides how much of it stays, an
+# Schmidhuber 1997; the forget gate was added by Gers et al. 2000, and Galerne's slides, like
+# colah's post and torch, show the cell with it) keeps a **cell state** $c_t$ that runs along
+# the sequence like a conveyor belt (Fitzgibbon): at each step a **forget gate** $f_t$ decides how much of it stays, an
 # **input gate** $i_t$ how much of a candidate $g_t$ (colah's $\tilde C_t$) is added, and an
 # **output gate** $o_t$ how much is shown as $h_t$:
 #
@@ -95,7 +98,7 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 #
 # The GRU (Cho et al. 2014) has no separate cell state: an **update gate** $z_t$ mixes the old
 # state with a candidate, and a **reset gate** $r_t$ decides how much of the old state the
-# candidate sees. In torch's form (the one `GRUCell.gates` above computes):
+# candidate sees. In torch's form (the one `course_lib.rnn.GRUCell.gates` computes):
 #
 # $$\begin{aligned}
 # r_t &= \sigma(W_{xr} x_t + b_{xr} + W_{hr} h_{t-1} + b_{hr}) &\qquad
@@ -104,9 +107,10 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 # h_t &= z_t \odot h_{t-1} + (1 - z_t) \odot n_t
 # \end{aligned}$$
 #
-# The lecture shows it twice, in two conventions:
+# Galerne's lecture shows it twice, in two conventions (and calls $z_t$ the *forget gate*; Cho et
+# al. and torch call it the update gate):
 #
-# | | lecture slide 1 (and **torch**) | lecture slide 2 (colah) |
+# | convention | lecture slide 1 (and **torch**) | lecture slide 2 (colah) |
 # | --- | --- | --- |
 # | mix | $h_t = z_t \odot h_{t-1} + (1 - z_t) \odot \bar h_t$ | $h_t = (1 - z_t) \odot h_{t-1} + z_t \odot \tilde h_t$ |
 # | $z_t \approx 1$ means | keep the old state | take the new candidate |
@@ -146,6 +150,13 @@ assert torch.allclose(mapped, torch_h, atol=1e-6) and not torch.allclose(unmappe
 # torch resets **after** it, $n_t = \tanh(W_{xn} x_t + b_{xn} + r_t \odot (W_{hn} h_{t-1} + b_{hn}))$
 # (cuDNN's form, faster: $W_{hn} h_{t-1}$ joins the other gates' product). These are different
 # functions, and no renaming of weights maps one onto the other. We use torch's, everywhere.
+#
+# Fitzgibbon's lecture writes a third form with other names: its $a_f$ multiplies $h_{\text{prev}}$
+# before the product with $W_h$ (a reset gate, placed as on slide 1) and its $a_o$ blends,
+# $h' = \mathrm{gate}(a_o, h_{\text{prev}}, \tilde h')$, with the old state in the first place (if
+# $\mathrm{gate}(a, u, v) = a \odot u + (1 - a) \odot v$, a *keep* gate as on slide 1). So Galerne's
+# slide 1 and Fitzgibbon agree with each other and with Cho et al.; colah's slide differs in the mix,
+# torch in where the reset acts.
 
 # %%
 with torch.no_grad():
@@ -377,7 +388,7 @@ for T in T_GRAD:
     memory.set_forget_bias(model.rnn, 2.0)
     grad_at_1["LSTM, b_f = 2"].append(memory.gradient_norms(model, X, y)[0].item())
 series = {KINDS.get(k, k): v for k, v in grad_at_1.items()}
-viz.line_plot(
+ax = viz.line_plot(
     T_GRAD,
     series,
     xlabel="distance T",
@@ -385,9 +396,19 @@ viz.line_plot(
     logy=True,
     title="Gradient reaching step 1, at initialisation",
 )
+for line, marker, style in zip(ax.get_lines(), "osD^", ["-", "--", "-.", ":"]):
+    line.set_marker(marker)  # told apart by marker and dash, not by colour alone
+    line.set_linestyle(style)
+ax.legend()
 viz.show(
     "The norm of the gradient reaching the first input against the distance T, log scale, at initialisation: "
-    + "; ".join(f"{name} {v[0]:.1e} at T = {T_GRAD[0]}, {v[-1]:.1e} at T = {T_GRAD[-1]}" for name, v in series.items())
+    + "; ".join(
+        f"{name} {v[0]:.1e} at T = {T_GRAD[0]}, "
+        + (f"{v[-1]:.1e}" if v[-1] > 0 else "0 (no point: a log scale cannot draw 0)")
+        + f" at T = {T_GRAD[-1]}"
+        for name, v in series.items()
+    )
+    + "; each line has its own marker and dash pattern"
 )
 print(
     viz.table(
@@ -418,9 +439,9 @@ print(
 # ### The forget-gate bias
 #
 # Gers et al. (2000), and Josefowicz et al. (2015) after their search, recommend initialising
-# $b_f$ to 1 or more (`memory.set_forget_bias`; you write it in exercise 4.4). We train the
-# LSTM again at $T = 20$ with $b_f = 1$ and $b_f = 2$, with the same three seeds and data, and
-# compare with torch's initialisation ($b_f$ uniform around 0) above:
+# $b_f$ to a positive value, Josefowicz et al. to 1 (`memory.set_forget_bias`; you write it in
+# exercise 4.4). We train the LSTM again at $T = 20$ with $b_f = 1$ and $b_f = 2$, with the same
+# three seeds and data, and compare with torch's initialisation ($b_f$ uniform around 0) above:
 
 # %%
 FORGET_BIASES = [1.0, 2.0]
@@ -623,9 +644,13 @@ print(
         floatfmt="{:.2f}",
     )
 )
+sliced_vs_ours = speed["ours, sliced per step, input needs grad"] / speed["ours (one input product, unbind loop)"]
+print(f"in this run, the sliced loop took {sliced_vs_ours:.2f}x the time of ours")
 
 # %% [markdown]
-# Timings on a shared machine are noisy (no assert here); the benchmark interleaves many runs.
+# Timings on a shared machine are noisy (no assert here): one quick measurement can show the sliced
+# loop's cost clearly or hardly at all, so read the ratio printed above as this run's, and
+# `benchmarks/RESULTS.md` (many interleaved runs) for the careful comparison.
 #
 # ## 8. Josefowicz et al. (2015), held against our numbers
 #
@@ -637,7 +662,8 @@ print(
 # > consistently beat the LSTM and the GRU in all experimental conditions.**"*
 #
 # They also found the GRU ahead of the LSTM on most of their tasks **unless** the LSTM's
-# forget-gate bias is initialised to 1, which closed most of the gap. What our own runs say:
+# forget-gate bias is initialised to 1, which, in their abstract's words, closes the gap between
+# the LSTM and the GRU. What our own runs say:
 
 
 # %%
@@ -723,15 +749,16 @@ assert res_rows[-1][4] > 10 * res_rows[-1][2]  # ... but the residual state grow
 
 # %% [markdown]
 # The shortcut keeps the gradient alive, and shows its price: with $Q = I$ the state keeps
-# growing ($|h_T|$ above), which is why $Q$ is a parameter in the lecture (and why deep residual
-# networks later add normalisation). A **gate** avoids the growth by mixing instead of adding.
+# growing ($|h_T|$ above); the lecture's $Q$ is a matrix, not necessarily $I$, and deep residual
+# networks later add normalisation. A **gate** avoids the growth by mixing instead of adding.
 #
 # **Highway connections.** A highway layer computes a candidate $\tilde h = \phi(W x + b)$ and
 # a gate $a = \sigma(W_a x + b_a)$, and blends: $h = \mathrm{gate}(a, \tilde h, x) =
 # a \odot \tilde h + (1 - a) \odot x$: transform the input, or pass it along unchanged. The GRU's
 # update $h_t = z_t \odot h_{t-1} + (1 - z_t) \odot n_t$ is this blend applied across time,
-# with the old state in the role of $x$. Across depth, 30 plain ReLU layers against 30 highway
-# layers with the same weights (gate bias $-2$, so the gates start mostly closed):
+# with the old state in the role of $x$, $n_t$ in that of $\tilde h$ and $a = 1 - z_t$. Across
+# depth, 30 plain ReLU layers against 30 highway layers with the same weights (gate bias $-2$, so
+# the gates start mostly closed):
 
 # %%
 torch.manual_seed(0)
@@ -793,10 +820,11 @@ assert torch.allclose(h, out_torch, atol=1e-5)
 #
 # ## 10. Training a recurrent language model: teacher forcing, truncation, clipping
 #
-# The Penn notes write the **RNN language model** as
-# $h_t = \sigma(U h_{t-1} + W x_t)$, $\hat y_t = \mathrm{softmax}(V h_t)$, with $x_t$ the embedding of
-# word $w_t$ and $\hat y_t$ the distribution of $w_{t+1}$; in our names $U = W_{hh}$, $W = W_{xh}$,
-# $V = W_{hy}$ (`course_lib.rnn.RNNLanguageModel`, which lesson 07 compares with a GPT). The loss
+# The Penn notes write the **RNN language model** as $e_t = E x_t$,
+# $h_t = \sigma(U h_{t-1} + W e_t)$, $\hat y_t = \mathrm{softmax}(V h_t)$, with $x_t$ the one-hot of
+# word $w_t$, $e_t$ its embedding and $\hat y_t$ the distribution of $w_{t+1}$; in our names
+# $U = W_{hh}$, $W = W_{xh}$, $V = W_{hy}$ (`course_lib.rnn.RNNLanguageModel`, which lesson 07
+# compares with a GPT). Here its recurrent unit is a GRU instead of the notes' Elman step. The loss
 # is $-\frac{1}{T}\sum_t \log \hat y_t[w_{t+1}]$. In training, step $t + 1$ is fed the **true**
 # word $w_{t+1}$, whatever the model predicted: **teacher forcing**. One forward pass then
 # scores every position at once; we check it against the loop that feeds the true words one by one:
@@ -821,10 +849,11 @@ assert torch.allclose(loss_forced, torch.stack(nll).mean(), atol=1e-5)
 
 # %% [markdown]
 # **Why truncate.** Backpropagation through time keeps every step's activations until the
-# backward pass, so memory grows with the length of the sequence. The notes: "computing loss
-# and gradients over the entire corpus at once is too expensive (memory-wise)", so the unrolled
-# graph is often "truncated after about 20 timesteps": run 20 steps, backpropagate, detach the
-# state, carry on. We measure what autograd saves for the backward pass (hooks on the saved
+# backward pass, so memory grows with the length of the sequence. The Penn notes: "Computing loss
+# and gradients over entire corpus at once is too expensive (memory-wise)" (their remedy there:
+# a batch of sentences at a time), and backpropagation through time is "often 'truncated' after
+# ~ 20 timesteps for training efficiency reasons": run 20 steps, backpropagate, detach the state,
+# carry on. We measure what autograd saves for the backward pass (hooks on the saved
 # tensors), for the whole sequence and for windows of 20:
 
 
@@ -931,24 +960,35 @@ for seed in tqdm(SEEDS, desc="clipping"):
 print(
     viz.table(
         [[f"seed {s}", "no clipping" if m is None else f"clipped to {m:g}", *v] for (s, m), v in clip_result.items()],
-        header=["20 SGD steps", "setting", "loss before", "largest gradient norm", "loss after"],
+        header=["20 SGD steps", "setting", "loss before", "largest gradient norm (before clipping)", "loss after"],
         floatfmt="{:.4g}",
     )
 )
-lower = sum(clip_result[s, 1.0][2] < clip_result[s, None][2] for s in SEEDS)
+
+
+def ends_lower(a, b):
+    """Loss a below loss b, where a loss that is not finite (nan, inf: the run diverged) is the highest."""
+    finite = lambda v: v if np.isfinite(v) else np.inf  # noqa: E731
+    return finite(a) < finite(b)
+
+
+lower = sum(ends_lower(clip_result[s, 1.0][2], clip_result[s, None][2]) for s in SEEDS)
+diverged = {m: sum(not np.isfinite(clip_result[s, m][2]) for s in SEEDS) for m in (None, 1.0)}
 print(
     f"clipped run ends with the lower loss for {lower} of {len(SEEDS)} seeds; loss after, clipped: "
     + ", ".join(f"{clip_result[s, 1.0][2]:.3g}" for s in SEEDS)
     + "; unclipped: "
     + ", ".join(f"{clip_result[s, None][2]:.3g}" for s in SEEDS)
-    + f" (chance: ln 4 = {np.log(4):.3f})"
+    + f" (chance: ln 4 = {np.log(4):.3f}); runs whose loss is not finite (diverged): "
+    + f"{diverged[None]} unclipped, {diverged[1.0]} clipped"
 )
 
 # %% [markdown]
-# Read the table seed by seed: the largest gradient norm says how far each unclipped step could jump.
-# The printout counts the seeds where clipping ended lower; a claim that "clipping helps" holds here
-# only as far as that count and the losses beside it go, for this network, learning rate and
-# number of steps.
+# Read the table seed by seed: the largest gradient norm (measured before clipping) says how far each
+# unclipped step could jump; a loss of `nan` or `inf` means the run diverged, and the count treats it
+# as the higher loss. The printout counts the seeds where clipping ended lower; a claim that
+# "clipping helps" holds here only as far as that count and the losses beside it go, for this
+# network, learning rate and number of steps.
 
 
 # %% [markdown]
