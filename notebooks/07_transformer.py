@@ -76,8 +76,8 @@ assert torch.allclose(one_hot @ embedding.weight, embedding(x))
 # %% [markdown]
 # ## 2. Order: self-attention alone cannot see it
 #
-# Self-attention computes weighted averages, the same for every order of the inputs. The
-# lectures call this *permutation-invariant* (Fitzgibbon, Galerne, the UKP Lab: "[this, movie,
+# Self-attention computes weighted averages, the same for every order of the inputs. Fitzgibbon
+# and Galerne call this *permutation-invariant*, the UKP Lab *position-invariant* ("[this, movie,
 # is, great] is the same as [is, this, movie, great]"). Precisely, two words apply:
 #
 # * a layer's **outputs**, one per token, are *permutation-equivariant*: shuffle the input
@@ -165,9 +165,11 @@ print("the sinusoidal formula at positions 8 and 1000:", sinusoidal_positions(10
 # ## 3. Self-attention, one head and many
 #
 # One head: $\mathrm{Attention}(Q, K, V) = \mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$ with
-# $Q = XW^Q$, $K = XW^K$, $V = XW^V$. The scores are divided by $\sqrt{d_k}$ because a dot product
-# of $d_k$ independent unit-variance terms has variance $d_k$ (UKP Lab, CS224N): unscaled, the
-# softmax saturates as $d_k$ grows. Multi-head attention (CS224N, "in matrix form") runs $H$ heads
+# $Q = XW^Q$, $K = XW^K$, $V = XW^V$. The scores are divided by $\sqrt{d_k}$ "to avoid the dot
+# product to become too large for larger $d_k$" (UKP Lab; CS224N: "to stop the scores from being
+# too large"). Why $\sqrt{d_k}$ exactly is Vaswani et al.'s (2017, footnote 4): a dot product of
+# $d_k$ independent unit-variance terms has variance $d_k$, and unscaled, the softmax saturates
+# as $d_k$ grows. Multi-head attention (CS224N, "in matrix form") runs $H$ heads
 # of $d_k = C/H$ features side by side, head $h$ owning features $h d_k, \dots, (h+1)d_k - 1$, and
 # concatenates them before $W^O$. You write both in exercises 7.2 to 7.4; here the course's
 # `MultiHeadAttention` is compared with torch's `nn.MultiheadAttention` on the same weights, and
@@ -212,8 +214,8 @@ assert leak == 0.0
 # %% [markdown]
 # ## 4. The block: feed-forward, residuals, layer norm
 #
-# **Why the feed-forward layer** (CS224N, UKP Lab: "there are no elementwise nonlinearities in
-# self-attention"). Hold the attention weights fixed: a layer's output is $A\,X W^V$, linear in
+# **Why the feed-forward layer** (UKP Lab: "there are no elementwise nonlinearities in
+# self-attention"; CS224N's problem 2, non-linearities). Hold the attention weights fixed: a layer's output is $A\,X W^V$, linear in
 # the input $X$. Two such layers give $A_2 (A_1 X W_1) W_2 = (A_2 A_1)\,X\,(W_1 W_2)$: one layer
 # again, with the weights $A_2 A_1$ and the value matrix $W_1 W_2$. Stacking only re-averages. The
 # cell checks the identity, and that the FFN breaks it (doubling its input does not double its
@@ -277,9 +279,11 @@ print(
 # %% [markdown]
 # Why pre-norm is said to train more easily: in a pre-norm block the residual path
 # $x + \dots$ is an identity from the input to the output, so gradients reach the lower layers
-# undamped; in post-norm every gradient passes through every layer norm, and deep post-norm
-# models need a learning-rate warm-up to train at all (Xiong et al., 2020). Measured over 3 seeds
-# by `scripts/train_buildup.py` (no warm-up; the full table is in lesson 07b):
+# undamped; in post-norm every gradient passes through every layer norm. Xiong et al. (2020)
+# show that post-norm's gradients near the output are large at initialisation, so post-norm
+# needs a learning-rate warm-up, without which their models ended far behind. (This comparison
+# is not in the lectures; Galerne's LLM table only shows that most recent LLMs use pre-norm.)
+# Measured over 3 seeds by `scripts/train_buildup.py` (no warm-up; the full table is in lesson 07b):
 
 # %%
 norm_runs = findings["norm"]["settings"]
@@ -383,13 +387,16 @@ for k, n in enumerate(names):
     curve = steps[n]["curve"]
     axes[1].plot(curve["step"], curve["val_loss_mean"], linestyle=styles[k], marker="o", label=n)
     axes[1].fill_between(curve["step"], curve["val_loss_min"], curve["val_loss_max"], alpha=0.2)
+eval_steps = steps[names[0]]["curve"]["step"]  # the steps at which the script measured the validation loss
 axes[1].set(xlabel="training step", ylabel="validation loss (nats/char)", ylim=(0, None), xlim=(0, None),
-            title="Validation curves (mean; band: min-max over seeds)")  # fmt: skip
+            title=f"Validation loss at steps {', '.join(map(str, eval_steps))} only (mean; band: min-max over seeds)")  # fmt: skip
 axes[1].legend(fontsize=8)
 viz.show(
     "Left: bars of the validation loss of each build-up step, mean over seeds with sd, from "
     + ", ".join(f"{n} {m:.2f}" for n, m in zip(names, means))
-    + ". Right: the validation curves of each step against training steps, with the min-max band over seeds"
+    + ". Right: the validation loss of each step, measured only at training steps "
+    + ", ".join(map(str, eval_steps))
+    + " (nothing before the first), with the min-max band over seeds"
 )
 val_of = {n: steps[n]["val_loss"] for n in names}
 for before, after in zip(names, names[1:]):

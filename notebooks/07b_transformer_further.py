@@ -14,7 +14,8 @@
 # # Lesson 07b: the transformer, going further
 #
 # **Learning goals.** After this lesson you can
-# 1. say what pre-norm buys over post-norm, and show it with a measurement over seeds;
+# 1. say what pre-norm is argued to buy over post-norm, and test that claim with a measurement over
+#    seeds (and read a result that does not confirm it);
 # 2. weigh the transformer's pros and cons (parallel over time, quadratic in $T$) with numbers,
 #    and say what a small CPU comparison with an LSTM can and cannot show;
 # 3. answer the UKP lecture's "are positional encodings enough?", and compute what current LLMs
@@ -68,8 +69,10 @@ def compare(name_a, a, name_b, b):
 # residual path is an identity from the input to the output; in post-norm,
 # $\mathrm{LN}(x + \mathrm{Sublayer}(x))$, every gradient passes through every layer norm, and
 # Xiong et al. (2020) show that post-norm's gradients near the output are large at
-# initialisation, which is why the 2017 paper needed a learning-rate warm-up. The claim is
-# about **depth and large learning rates without warm-up**. `scripts/train_buildup.py` trained
+# initialisation, which they give as the reason the 2017 paper's post-norm model needs a
+# learning-rate warm-up. The claim is about **large learning rates without warm-up**, and the
+# identity path argument about **depth**. (The lectures do not compare the two orders; Galerne's
+# LLM table only shows that most recent LLMs use pre-norm.) `scripts/train_buildup.py` trained
 # both, 3 seeds each, in two settings: shallow (the size of lesson 07's live GPT) and deep with
 # a large learning rate, no warm-up, the same batches per seed:
 
@@ -96,7 +99,7 @@ for s, v in settings.items():
     )
 deep_runs = settings["deep"]["runs"]
 if deep_runs["pre-norm"]["val_loss"]["mean"] >= deep_runs["post-norm"]["val_loss"]["mean"]:
-    print("so at this size the lecture's point does not show: pre-norm is not ahead even in the deep setting")
+    print("so at this size the argument for pre-norm does not show: pre-norm is not ahead even in the deep setting")
 fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
 for k, (name, hatch) in enumerate((("pre-norm", ""), ("post-norm", "//"))):
     vals = [v["runs"][name]["val_loss"] for v in settings.values()]
@@ -126,9 +129,10 @@ viz.show(
 # for pre-norm is about depth and learning rate without warm-up, so the deep rows are its test; at
 # the shallow size of lesson 07 there is little depth for the gradient to cross, and the argument
 # predicts no advantage there. When the deep rows do not favour pre-norm either, the setting is
-# still too small for the lecture's point: a few layers and a few hundred steps on a CPU are far
-# from the depths (12 layers and more) and the long trainings at which Xiong et al. found
-# post-norm without warm-up to fail; `--deep-layers 12` in "What to try" goes that way. (A run
+# still too small for the argument: a few layers and a few hundred steps on a CPU are far from
+# Xiong et al.'s experiments (translation Transformers of 6 layers per stack, trained far longer
+# on far more data), where post-norm without warm-up ended far behind;
+# `--deep-layers 12` in "What to try" goes towards more depth. (A run
 # counts as stuck or diverged when its final training loss is
 # not finite or is above the unigram's, i.e. it learned nothing from the context.)
 #
@@ -218,7 +222,8 @@ print("in this run, GPT time / LSTM time per T:", [round(r, 2) for r in ratio])
 
 # %% [markdown]
 # What holds on any machine: the attention weights quadruple when $T$ doubles (asserted), and
-# the LSTM needs $2T$ steps one after the other (2 layers of $T$ steps), the GPT 4 layers whatever
+# the LSTM, as PyTorch runs it (layer after layer), needs $2T$ steps one after the other (a
+# wavefront schedule could cut that to $T + 1$, still growing with $T$), the GPT 4 layers whatever
 # $T$, each layer computing all positions at once. What the timings show depends on the machine:
 # on one CPU thread there is nothing to run in parallel, so the column is the amount of work
 # each does; whether the GPT's $T^2$ term already shows at these lengths is in how the ratio above
@@ -337,8 +342,9 @@ print("SwiGLU output shape:", tuple(swiglu.shape))
 #   text (50% of pairs) or is a random sentence (50%). The UKP slide notes that later work found
 #   NSP hurts; RoBERTa (Liu et al. 2019) dropped it.
 # * **T5, span corruption** (Raffel et al. 2020): corrupt 15% of the tokens in spans of mean
-#   length 3, each span replaced by one sentinel `<X>`, `<Y>`, ...; the decoder writes each
-#   sentinel followed by the span it hides.
+#   length 3, each span replaced by one sentinel (`<X>`, `<Y>`, ... in the paper's figure,
+#   `<extra_id_0>`, `<extra_id_1>`, ... in its code and below); the decoder writes each sentinel
+#   followed by the span it hides, and a final sentinel.
 # * **GPT**: predict every next token from the ones before it.
 
 # %%
@@ -491,7 +497,7 @@ fig.suptitle("Two heatmaps, each on its own colour scale from 0 to its largest w
 viz.show(
     "Left: encoder self-attention, source symbol against source symbol. Right: decoder cross-attention, decoder "
     f"input against source symbol; in this run its average weight on the anti-diagonal is {anti_diagonal:.2f} "
-    "(uniform: 0.12)"
+    f"(uniform: {1 / 8:.2f})"
 )
 print(
     f"in this run: average cross-attention weight on the anti-diagonal {anti_diagonal:.2f} (uniform would be {1 / 8:.2f})"
@@ -506,8 +512,9 @@ print(
 # %% [markdown]
 # ## What to try
 #
-# * Run `scripts/train_buildup.py --experiment norm --deep-layers 12` and add a learning-rate
-#   warm-up to the post-norm runs: does the warm-up close the gap, as Xiong et al. report?
+# * Run `scripts/train_buildup.py --experiment norm --deep-layers 12`, then again with a
+#   learning-rate warm-up added: which of the two orders gains from the warm-up (Xiong et al.
+#   report that post-norm does)?
 # * Time the forward pass with `torch.set_num_threads(2)` (or on a GPU): which column changes?
 # * Give the GPT of lesson 07 RoPE instead of learned positions (rotate `q` and `k` inside the
 #   attention) and compare the loss after the same number of steps.
