@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from course_lib import parentheses as P
 from course_lib.checks import Mistake
-from course_lib.checks.protocol import Exercise, expect_answers, size_error
+from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, size_error
 from course_lib.rnn import SequenceClassifier
 
 # --------------------------------------------------------------------------- 3.1 is_balanced
@@ -447,15 +447,9 @@ def _judge_elman(cases, records):
         if "raised" in d:  # judged after the cases before it, which may name the mistake
             crash = _elman_errors(None, d) or f"your forward raised {d['raised']}: {d['message']}{d.get('where', '')}"
             break
-        if "problem" in d:
-            raise Mistake(d["problem"])
-        if "missing" in d:
-            plain = [n for n in d["missing"] if n in d["attributes"]]
-            if plain:
-                raise Mistake(
-                    f"wrap {', '.join(plain)} in nn.Parameter, so that the module (and the optimizer) sees them"
-                )
-            raise Mistake("name the parameters as the lecture does: self.W_xh (H, I), self.W_hh (H, H), self.b_h (H,)")
+        expect_module_parts(
+            d, "name the parameters as the lecture does: self.W_xh (H, I), self.W_hh (H, H), self.b_h (H,)"
+        )
         if "shapes" in d:
             raise Mistake(
                 f"for input_size={I}, hidden_size={H}: W_xh should be {(H, I)}, W_hh {(H, H)} and b_h {(H,)}, "

@@ -14,7 +14,7 @@ from torch import nn
 from course_lib import rnn
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers, size_error
+from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, size_error
 
 
 def _as_numpy(t) -> np.ndarray:
@@ -263,18 +263,11 @@ def _judge_cell(cases, records):
         if "raised" in d:  # judged after the cases before it, which may name the mistake
             crash = _cell_errors(None, d) or f"your forward raised {d['raised']}: {d['message']}{d.get('where', '')}"
             break
-        if "problem" in d:
-            raise Mistake(d["problem"])
-        if "missing" in d:
-            plain = [n for n in d["missing"] if n in d["attributes"]]
-            if plain:
-                raise Mistake(
-                    f"wrap {', '.join(plain)} in nn.Parameter, so that the module (and the optimizer) sees them"
-                )
-            raise Mistake(
-                "name the parameters as torch stacks them: self.W_xh (4H, I), self.W_hh (4H, H), self.b_xh and "
-                "self.b_hh (4H,)"
-            )
+        expect_module_parts(
+            d,
+            "name the parameters as torch stacks them: self.W_xh (4H, I), self.W_hh (4H, H), self.b_xh and "
+            "self.b_hh (4H,)",
+        )
         if "shapes" in d:
             raise Mistake(
                 f"for input_size={I}, hidden_size={H}: W_xh should be {(4 * H, I)}, W_hh {(4 * H, H)}, b_xh and "

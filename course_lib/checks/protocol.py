@@ -349,6 +349,18 @@ def expect_answers(got: list, expected: list, wrong: dict | None = None, what: l
     raise Mistake(first)
 
 
+def expect_module_parts(d: dict, naming: str) -> None:
+    """A built module's record (a build exercise's class) reports no problem and no missing parameter; else a
+    Mistake: parameters that exist but are plain tensors, or ``naming`` (the names the exercise asks for)."""
+    if "problem" in d:
+        raise Mistake(d["problem"])
+    if "missing" in d:
+        plain = [n for n in d["missing"] if n in d["attributes"]]
+        if plain:
+            raise Mistake(f"wrap {', '.join(plain)} in nn.Parameter, so that the module (and the optimizer) sees them")
+        raise Mistake(naming)
+
+
 def size_error(record: dict) -> bool:
     """The student's function crashed on a size or shape mismatch (typically: a size written as a number)."""
     text = record.get("message")
