@@ -205,10 +205,12 @@ assert all(report.ok for report in reports.values())
 # `dE[ids] += de`, keeps only one of them, because indexing with repeated ids writes the same
 # row several times instead of adding (you will meet this in exercise 2.2).
 #
-# Why the lookup is a layer at all: Fitzgibbon's lectures and the UKP Lab lecture write a word
+# Why the lookup is a layer at all: Fitzgibbon's lectures and the Penn lecture write a word
 # as a one-hot vector $x$ (a 1 at the word's id, 0 elsewhere) multiplied by the embedding
-# matrix. With one example per row, `one_hot(ids) @ E` picks row `ids` of `E`: the lookup *is*
-# that product, computed without the zeros. So its gradient is the product's gradient,
+# matrix (the UKP Lab lecture, instead, calls one-hot vectors a poor first option and brings
+# in the embedding matrix as the remedy, without writing the product). With one example per
+# row, `one_hot(ids) @ E` picks row `ids` of `E`: the lookup *is* that product, computed
+# without the zeros. So its gradient is the product's gradient,
 # $dE = \mathrm{one\_hot}^T\, de$, whose rows add up the $de$ of every use of a word.
 
 # %%
@@ -308,9 +310,10 @@ assert report.ok
 # Now the real one, in float32: 32-dimensional embeddings, 64 hidden units, and a softmax over
 # all the words of the vocabulary, which is most of the cost: every step multiplies a
 # (batch, 64) matrix by the (64, V) output layer, forward and twice backward. We train live
-# for a short while with Adam (the lecture's SGD update, with each step divided by a running
-# average of the gradient's size, which suits the rarely-updated embedding rows) and plot the
-# training loss.
+# for a short while with Adam (Kingma and Ba, 2015; not in the lecture, which uses plain SGD):
+# the SGD update with the gradient replaced by its running average and each step divided by a
+# running root-mean-square of the gradient, which suits the rarely-updated embedding rows. We
+# plot the training loss.
 
 # %%
 D_EMB, HIDDEN, BATCH, STEPS = 32, 64, 256, 150
@@ -342,7 +345,7 @@ ax = viz.line_plot(
     {"training loss (moving average of 10 steps)": smooth},
     xlabel="step",
     ylabel="cross-entropy (nats)",
-    marker="",
+    marker="None",  # a line without markers
     title="Feedforward LM trained with hand-written gradients",
 )
 ax.axhline(math.log(len(vocab)), color="gray", ls=":", label="ln V (uniform guess)")
@@ -350,7 +353,9 @@ ax.set_ylim(0, None)
 ax.legend()
 viz.show(
     f"Training loss of the feedforward LM over {STEPS} steps (moving average of 10), from {smooth[0]:.2f} to "
-    f"{smooth[-1]:.2f} nats, below the dotted line ln V = {math.log(len(vocab)):.2f} of a uniform guess."
+    f"{smooth[-1]:.2f} nats; it starts {'above' if smooth[0] > math.log(len(vocab)) else 'below'} and ends "
+    f"{'above' if smooth[-1] > math.log(len(vocab)) else 'below'} the dotted line ln V = "
+    f"{math.log(len(vocab)):.2f} of a uniform guess."
 )
 live_val = model.perplexity(windows["val"][:20_000])
 print(
@@ -368,11 +373,11 @@ print(
 #
 # Bengio et al. (2003) report that their network alone beat the best n-gram model they
 # compared with: about 24% lower test perplexity on the Brown corpus and about 8% lower on AP
-# News. And **mixed** with an n-gram model,
+# News. And **mixed** with an n-gram model (they used a trigram),
 #
 # $$P_{mix}(w \mid h) = \lambda\, P_{FF}(w \mid h) + (1 - \lambda)\, P_{KN}(w \mid h),$$
 #
-# it did better still, because the two make different mistakes. We tune $\lambda$ on
+# it did better still, which suggests that the two make different mistakes. We tune $\lambda$ on
 # validation words (never on test) and score the mixture on the test set. Lesson 01's
 # Kneser-Ney numbers are recomputed here (orders 1 to 4, same split, same vocabulary), with the
 # standard count: every order scores the same words, each sentence's words and one `</s>`, so
@@ -444,22 +449,23 @@ print(
 print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt.info.get('note', '')}.")
 
 # %% [markdown]
-# This is one small run, not a replication of the paper, and where the printout differs from
-# the paper, this is why: our network is small (the sizes above), trained briefly on one CPU
-# (the checkpoint's note says how long), with one setting and one seed, on the State of the
-# Union addresses; Bengio et al.
-# trained on other corpora (Brown, AP News) for much longer (their paper describes a parallel
+# This is one small run, not a replication of the paper. Where the printout differs from the
+# paper, these are likely reasons (we have not tested which of them matters): our network is
+# small (the sizes above), trained briefly on one CPU (the checkpoint's note says how long),
+# with one setting and one seed, on the State of the Union addresses; Bengio et al. trained on
+# other corpora (Brown, AP News) for much longer (their paper describes a parallel
 # implementation on a cluster of CPUs to make that possible) and chose their network sizes on
 # validation data. What a small run can show is the idea of the mixture: the network
 # generalises between similar words through its embeddings, the n-gram model remembers exact
 # phrases, so each can cover some of the other's mistakes; the printout says whether the
-# mixture is below both of its parts here. Whether the network alone catches up is a question
-# of size and training time; "What to try" below has the command to find out.
+# mixture is below both of its parts here. Whether the network alone catches up with more size
+# and training time is not shown here; "What to try" below has the command to find out.
 #
 # ## What to try
 #
-# * In section 1, set $x = 0$: what is the gradient, and why? Which row of the gradient gets the
-#   negative sign, and what does a gradient step do to that row of $W$?
+# * In section 1, set $x = 0$: what is the gradient, and why? Then, with $x \neq 0$ again: which
+#   row of the gradient has the opposite sign to $x$, and what does a gradient step do to that
+#   row of $W$?
 # * Replace `tanh` by `relu` or `sigmoid` in the feedforward LM (`activation="relu"`): rerun the
 #   gradient check, then the training. Which learns fastest in 150 steps (in this run; try two
 #   seeds before you conclude)?

@@ -19,9 +19,10 @@
 #
 # **Learning goals.** After this notebook you can
 # 1. backpropagate through time in an Elman RNN by hand, check it against autograd, and say
-#    what truncated BPTT cuts and why it is used (memory);
-# 2. say when gradients vanish or explode: exactly $\rho^{T-t}$ for an orthogonal $W_{hh}$ of
-#    radius $\rho$, and in general bounded by the largest singular value, not the spectral radius;
+#    what truncated BPTT cuts and why it is used (memory and training time);
+# 2. say when gradients vanish or explode: exactly $\rho^{T-t}$ for a linear RNN with an
+#    orthogonal $W_{hh}$ of radius $\rho$, and in general bounded by the largest singular
+#    value, not the spectral radius;
 # 3. train an RNN language model with teacher forcing, and say how generation differs.
 #
 # Exercise 2.4 in `exercises/02_backprop.ipynb` (one step of BPTT) goes with section 1.
@@ -48,6 +49,7 @@ course_lib.setup(seed=0)
 torch.set_default_dtype(torch.float64)  # float64 for gradient checks
 gen = torch.Generator().manual_seed(0)
 
+# %% [markdown]
 # ## 1. Backpropagation through time
 #
 # An Elman RNN, in the notation of Galerne's lecture (the Penn CIS 7000 notes write $U$ for
@@ -121,8 +123,9 @@ print(f"\nwith a loss at every step, truncation changes dW_hh by {rel:.1%} (rela
 # %% [markdown]
 # ### Why truncate at all: memory
 #
-# The Penn notes give the reason: backpropagating through a whole corpus at once is too
-# expensive memory-wise, so in practice BPTT is truncated after about 20 steps. The backward
+# The Penn notes give two reasons. Computing the loss and gradients over the entire corpus at
+# once is too expensive memory-wise, so one takes a batch of sentences at a time; and in
+# practice BPTT is often truncated after about 20 steps, for training efficiency. The backward
 # pass needs every step's pre-activation $a_t$ and state $h_t$ (the cache), so memory grows
 # linearly with the number of steps it goes back. We measure the cache for 20 and 200 steps
 # and scale it to lesson 01's training text read as one sequence (a batch of 32 streams,
@@ -218,7 +221,10 @@ assert linear[1.5][0] > 1e9  # 1.5^59
 # %% [markdown]
 # Now a general $W_{hh}$: a Gaussian matrix scaled so that its spectral radius is $\rho = 0.9$,
 # like the orthogonal one above. Its largest singular value is larger, and the gradient no
-# longer follows $\rho^{T-t}$; what always holds is the singular-value bound.
+# longer follows $\rho^{T-t}$; what always holds is the singular-value bound. The spectral
+# radius is no bound step by step: for some matrices (those far from orthogonal) the norm rises
+# above $\rho^{T-t}$ for a while, which the singular-value bound allows. Whether it does for
+# this one is counted in the printout (how many of the 60 steps lie above $\rho^{T-t}$).
 
 # %%
 W_gauss = torch.randn(H_long, H_long, generator=torch.Generator().manual_seed(3))
@@ -310,7 +316,9 @@ for r in [0.9, 1.0]:
 # %% [markdown]
 # ## 3. An RNN language model, trained with teacher forcing
 #
-# The Penn lecture's RNN language model reads one word per step and predicts the next one:
+# The Penn lecture's RNN language model reads one word per step and predicts the next one
+# (the lecture writes $\sigma$, $U$, $W$, $V$ and no biases; here $\sigma = \tanh$, with biases
+# $b_h$ and $b_y$, in section 1's names):
 #
 # $$h_t = \tanh(W_{xh} E x_t + W_{hh} h_{t-1} + b_h), \qquad \hat{y}_t = \mathrm{softmax}(W_{hy} h_t + b_y), \qquad L = \frac{1}{T} \sum_{t=1}^{T} -\log \hat{y}_t[x_{t+1}]$$
 #
@@ -323,11 +331,12 @@ for r in [0.9, 1.0]:
 #
 # Everything below is by hand again: the output layer's backward gives $\partial L_t / \partial h_t$
 # at every step, `rnn_backward` takes it through time, and the embedding's backward adds the
-# gradients of repeated words. The data: the addresses of 1990 to 2000, the 2,000 most frequent
-# words (the rest are `<UNK>`), every sentence followed by `</s>`, read as one stream and cut
-# into sequences of $T = 20$ words, about the length after which the Penn notes say BPTT is
-# truncated in practice. Each sequence starts from $h_0 = 0$ here; truncated BPTT proper would
-# carry the state over from the previous chunk, without its gradient.
+# gradients of repeated words. The data: the addresses of 1990 to 2000, a vocabulary of 2,000
+# entries (`<UNK>`, `</s>` and the 1,998 most frequent words; the other words become `<UNK>`),
+# every sentence followed by `</s>`, read as one stream and cut into sequences of $T = 20$
+# words, about the length after which the Penn notes say BPTT is truncated in practice. Each
+# sequence starts from $h_0 = 0$ here; truncated BPTT proper would carry the state over from
+# the previous chunk, without its gradient.
 
 # %%
 lm_text = load_sotu(level="word", first_year=1990, last_year=2000)
@@ -343,6 +352,7 @@ def stream_of(sentences, T=20):
 lm_train, lm_val = stream_of(lm_text.train), stream_of(lm_text.val)
 inputs, targets = lm_train[0, :-1], lm_train[0, 1:]
 print(f"{len(lm_train):,} training and {len(lm_val):,} validation sequences of 20 words; V = {len(lm_vocab):,}")
+assert len(lm_vocab) == 2000 and lm_vocab.itos[:2] == ["<UNK>", "</s>"]  # 2 specials + 1,998 words
 print(
     viz.table(
         [[t + 1, lm_vocab.itos[int(inputs[t])], lm_vocab.itos[int(targets[t])]] for t in range(8)],
