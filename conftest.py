@@ -30,3 +30,14 @@ def pytest_configure(config):
         watchdog.patch_nbval()
     except ImportError:  # nbval missing
         pass
+
+
+# nbval waits 5 s for each output message after a cell's reply; a kernel that computes on every core (torch)
+# can starve its own output thread longer than that on a loaded machine, and the cell fails for no fault.
+NBVAL_OUTPUT_TIMEOUT = 60
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if hasattr(item, "output_timeout"):
+            item.output_timeout = NBVAL_OUTPUT_TIMEOUT
