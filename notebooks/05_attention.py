@@ -781,7 +781,7 @@ assert torch.allclose(h_torch, h_cell, atol=1e-6)
 # %% [markdown]
 # ### Which decoder state asks: Bahdanau or Luong
 #
-# | | query of step $i$ | order | output |
+# | attention | query of step $i$ | order | output |
 # | --- | --- | --- | --- |
 # | Bahdanau et al. 2015 (this lesson, exercise 5.2) | $h_{i-1}^d$, the state *before* step $i$ | attend, then update $h_i^d = g([y_{i-1}; c_i], h_{i-1}^d)$ | from $y_{i-1}$, $h_i^d$ and $c_i$ (this lesson: $[h_i^d; c_i]$) |
 # | Luong et al. 2015 | $h_i^d$, the state *after* step $i$'s update | update $h_i^d = g(y_{i-1}, h_{i-1}^d)$, then attend | from $\tilde h_i = \tanh(W_c [c_i; h_i^d])$ |
