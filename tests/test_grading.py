@@ -561,3 +561,17 @@ def test_every_lesson_is_graded_outside_the_kernel(lesson, tmp_path):
     assert len(columns) == len(checks.exercises(lesson))
     assert [rows["solved"][k] for k in columns] == ["passed"] * len(columns), rows["solved"]
     assert [rows["forger"][k] for k in columns] == ["not implemented yet"] * len(columns), rows["forger"]
+
+
+def test_an_exercise_answered_only_in_writing_is_left_to_the_instructor():
+    """Lesson 07's 7.8 is a written answer (a markdown answer cell, no check): grading must not refuse the release."""
+    from course_lib.instructor.release import expected_exercises
+
+    def cell(kind, grade_id):
+        made = (nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell)("x")
+        made.metadata["nbgrader"] = {"grade_id": grade_id, "solution": True}
+        return made
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [cell("code", "ex-7-7"), cell("code", "check-7-7"), cell("markdown", "ex-7-8"), cell("code", "ex-7-9")]
+    assert expected_exercises(nb) == ["7.7", "7.9"]

@@ -86,7 +86,10 @@ def lesson_of(nb) -> str | None:
 
 
 def expected_exercises(release_nb) -> list[str]:
-    return list(dict.fromkeys(e for e in (answer_exercise(_grade_id(c)) for c in release_nb.cells) if e))
+    """The exercises with a code answer cell. One answered only in writing (markdown answer cells, such as
+    lesson 07's 7.8) is for the instructor to read, as nbgrader leaves markdown answers to manual grading."""
+    code_answers = (answer_exercise(_grade_id(c)) for c in release_nb.cells if c.get("cell_type") == "code")
+    return list(dict.fromkeys(e for e in code_answers if e))
 
 
 def restore_checks(student_nb, release_nb) -> tuple[object, list[str]]:
