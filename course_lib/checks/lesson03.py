@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from course_lib import parentheses as P
 from course_lib.checks import Mistake
-from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, size_error
+from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, materialise_module, size_error
 from course_lib.rnn import SequenceClassifier
 
 # --------------------------------------------------------------------------- 3.1 is_balanced
@@ -285,18 +285,6 @@ check_transpose_closers = Exercise(
 ELMAN_SIZES = [(4, 4), (3, 5), (6, 2), (5, 7)]  # (I, H): square first, so exchanged weights show by their values
 
 
-class _Args(list):
-    """The constructor's arguments (I, H), carrying the recipe of the forward pass that follows."""
-
-    recipe: dict = {}
-
-
-def _materialise_module(args):
-    live = _Args(args[:2])
-    live.recipe = args[2]
-    return live
-
-
 def _guarded(describe):
     """describe(module, live) with the student's crash recorded as plain data instead of raised."""
     from course_lib.checks.protocol import _where
@@ -550,7 +538,7 @@ check_elman_rnn = Exercise(
     ("input_size", "hidden_size"),
     _elman_draw,
     _judge_elman,
-    materialise=_materialise_module,
+    materialise=materialise_module,
     observe=lambda args, live: args,
     describe=_guarded(_elman_describe),
     errors=_elman_errors,

@@ -14,7 +14,7 @@ from torch import nn
 from course_lib import rnn
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, size_error
+from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, materialise_module, size_error
 
 
 def _as_numpy(t) -> np.ndarray:
@@ -116,18 +116,6 @@ LSTM_PARAMS = {
     "b_hh": lambda I, H: (4 * H,),
 }
 STEPS = 3
-
-
-class _Args(list):
-    """The constructor's arguments (I, H), carrying the recipe of the steps that follow."""
-
-    recipe: dict = {}
-
-
-def _materialise_cell(args):
-    live = _Args(args[:2])
-    live.recipe = args[2]
-    return live
 
 
 def _cell_draw(seed):
@@ -329,7 +317,7 @@ check_lstm_cell = Exercise(
     ("input_size", "hidden_size"),
     _cell_draw,
     _judge_cell,
-    materialise=_materialise_cell,
+    materialise=materialise_module,
     observe=lambda args, live: args,
     describe=_cell_describe,
     errors=_cell_errors,

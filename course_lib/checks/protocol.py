@@ -349,6 +349,19 @@ def expect_answers(got: list, expected: list, wrong: dict | None = None, what: l
     raise Mistake(first)
 
 
+class ModuleArgs(list):
+    """A build exercise's constructor arguments (e.g. I, H), carrying the recipe of the calls that follow."""
+
+    recipe: dict = {}
+
+
+def materialise_module(args):
+    """``[*constructor args, recipe]`` as drawn -> the constructor's arguments with ``.recipe`` (for describe)."""
+    live = ModuleArgs(args[:-1])
+    live.recipe = args[-1]
+    return live
+
+
 def expect_module_parts(d: dict, naming: str) -> None:
     """A built module's record (a build exercise's class) reports no problem and no missing parameter; else a
     Mistake: parameters that exist but are plain tensors, or ``naming`` (the names the exercise asks for)."""
