@@ -7,9 +7,8 @@ that exercise's). nbgrader marks each locked ``check-N-M`` cell (its hidden ``as
 decides); `course-lib grade` marks each exercise as passed or not. They must agree exercise by
 exercise.
 
-nbgrader is not a dependency of the course (instructors who use it install it themselves:
-``pip install -c constraints.txt nbgrader`` adds nbgrader, notebook, SQLAlchemy, alembic, Mako and
-RapidFuzz and changes none of the tested versions), so this test is skipped where it is missing.
+nbgrader is not a dependency of the course (instructors who use it install it themselves), but the
+``dev`` extra installs it, so this test runs wherever the tests do.
 ``COURSE_LIB_NBGRADER_LESSONS="03 06"`` (or ``all``) chooses the lessons; the default is lesson 06,
 whose solutions run fastest.
 """
@@ -28,8 +27,6 @@ import pytest
 from course_lib import checks
 from course_lib.instructor import cli
 from course_lib.instructor.ids import exercise_of
-
-pytest.importorskip("nbgrader")
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
