@@ -12,7 +12,8 @@ token) on a test set and its perplexity 2 ** J (lower is better).
 Perplexity is counted the standard way (Jurafsky & Martin ch. 3, SRILM, KenLM):
 
 * each sentence is its words plus ONE ``</s>``, with n-1 ``<s>`` on the left as context:
-  ``<s> <s> the cat </s>`` for a trigram model; ``<s>`` is never predicted, ``</s>`` is;
+  ``<s> <s> the cat </s>`` for a trigram model; ``<s>`` is never predicted, ``</s>`` is
+  (J&M pad n-1 ``<s>`` as here; SRILM and KenLM write one ``<s>`` and score the same tokens);
 * so every order scores the same N = words + sentences tokens (the unigram model scores
   ``</s>`` too), and the perplexities of different orders compare;
 * training counts the j-grams (j = 1..n) that end at those same scored tokens, so ``<s>`` is
@@ -22,9 +23,10 @@ Perplexity is counted the standard way (Jurafsky & Martin ch. 3, SRILM, KenLM):
   ``<UNK>`` (as ``nltk.lm.Vocabulary``).
 
 nltk.lm's usual recipe (``pad_both_ends``) pads n-1 ``</s>`` on the right instead and scores
-them all: the number of scored tokens then grows with the order and the extra, near-certain
-``</s>`` flatter higher orders. Per n-gram, MLE, Laplace and add-k probabilities equal
-nltk.lm's when it is given the same counts (tests/test_ngram.py); lesson 01 shows both counts.
+them all: the number of scored tokens then grows with the order and the extra ``</s>``, far
+more probable than an average token, flatter higher orders. Per n-gram, MLE, Laplace and add-k
+probabilities equal nltk.lm's when it is given the same counts (tests/test_ngram.py); lesson 01
+shows both counts.
 
 Counting is in ``course_lib.ngram_counts`` (vectorised with numpy) and every smoothing is
 a function of ``course_lib.smoothing`` with its formula in its docstring; this module holds

@@ -24,8 +24,8 @@
 # We work on real text: 2 million tokens (words and punctuation marks) of U.S. State of the
 # Union addresses (1790 to today, public domain), with a fixed split into training, validation
 # and test addresses that later lessons reuse: lesson 02's neural model is scored on the same
-# test words as these n-grams, and lesson 07's transformer on the same addresses at the
-# character level, next to character n-grams built the same way.
+# test words as these n-grams, and lesson 07's transformer on the same validation addresses
+# at the character level, next to character n-grams built the same way.
 
 # %%
 import inspect
@@ -52,7 +52,7 @@ course_lib.setup(seed=0)
 # Penn CIS 7000 lecture) the probability of a whole sequence factorises into such next-word
 # predictions:
 #
-# $$P(w_1, \dots, w_n) = \prod_{i=1}^{n} P(w_i \mid w_{1:i-1})$$
+# $$P(w_1, \dots, w_k) = \prod_{i=1}^{k} P(w_i \mid w_{1:i-1})$$
 #
 # The history $w_{1:i-1}$ grows without bound, and most long histories never occur twice. The
 # **Markov assumption** keeps only the last $n-1$ words:
@@ -96,8 +96,10 @@ for sentence in corpus.train[1000:1003]:
 #
 # First the tokens. Each sentence gets $n-1$ start symbols `<s>` on the left, as context only
 # (never predicted), and **one** end symbol `</s>` on the right, which is predicted: the model
-# must learn where sentences end. This is the standard count of Jurafsky & Martin (ch. 3),
-# SRILM and KenLM. Then count and divide:
+# must learn where sentences end. Every word and one `</s>` per sentence are scored, never
+# `<s>`: the standard count of Jurafsky & Martin (ch. 3), SRILM and KenLM. (J&M pad $n-1$ `<s>`
+# as we do; SRILM and KenLM write a single `<s>`, so a sentence's first word is predicted from
+# it alone, and score the same tokens.) Then count and divide:
 #
 # $$P_{MLE}(w_i \mid w_{i-1}) = \frac{c(w_{i-1}\, w_i)}{c(w_{i-1})}$$
 
@@ -175,7 +177,6 @@ assert math.isclose(2**J_bits, bigram.perplexity(some), rel_tol=1e-9)
 # whole test set is zero and its perplexity is infinite.
 
 # %%
-rng = np.random.default_rng(0)
 unseen_share = {}
 for n in (2, 3, 4):  # (every test word is in the vocabulary or is <UNK>, so no unigram is unseen)
     model = NGramLM(n, smoothing="mle", unk_cutoff=2).fit(corpus.train)
@@ -238,7 +239,8 @@ for n in (1, 2, 3, 4):
         f"{n}-gram: tokens scored, standard {words_test + len(small_test):,}, "
         f"nltk's pad_both_ends {words_test + (n - 1) * len(small_test):,}"
     )
-standard_ppl = NGramLM(3, "laplace").fit(small_train).perplexity(small_test)
+standard_lm = NGramLM(3, "laplace").fit(small_train)
+standard_ppl = standard_lm.perplexity(small_test)
 try:
     from nltk.lm import Laplace
     from nltk.lm.preprocessing import pad_both_ends, padded_everygram_pipeline
@@ -253,6 +255,15 @@ try:
         f"nltk's P(</s> | . </s>) = {nltk_lm.score('</s>', ['.', '</s>']):.3f}; "
         f"an average token's (1 / perplexity) = {1 / nltk_ppl:.5f}"
     )
+    # nltk's own model, scored on the standard n-grams only: drop each sentence's last trigram (w, </s>, </s>)
+    std_grams = [g for s in small_test for g in list(ngrams(pad_both_ends(s, n=3), 3))[:-1]]
+    assert len(std_grams) == words_test + len(small_test)
+    nltk_std = nltk_lm.perplexity(std_grams)
+    print(
+        f"nltk's model on the {len(std_grams):,} standard n-grams only: {nltk_std:.1f} "
+        f"({nltk_std / standard_ppl - 1:+.2%} from ours; vocabularies: nltk {len(nltk_lm.vocab):,} "
+        f"with <s>, ours {standard_lm.vocab_size:,})"
+    )
 except ImportError:
     print(f"Laplace trigram, test perplexity with the standard count: {standard_ppl:.1f} (install nltk for its number)")
 
@@ -260,8 +271,11 @@ except ImportError:
 # We report the standard count, the one of Jurafsky & Martin, SRILM and KenLM: it scores the
 # same tokens for every order, so the table below compares orders fairly, and it is the count
 # that neural models (lessons 02 and 07) are measured with, so their numbers sit next to these.
-# (nltk's model also keeps `<s>` in its vocabulary, so add-one spreads its mass over one more
-# word than ours does, among thousands; we have not measured that effect separately.)
+# On the standard n-grams, nltk's Laplace trigram differs from ours only in keeping `<s>` in its
+# vocabulary (one more word for add-one to spread its mass over). Scored on those n-grams only,
+# it gives nearly our number (the last line above, printed when nltk is installed: it comes with
+# the course's `dev` extra, or `pip install nltk`): the gap between the two counts comes from
+# the extra `</s>` that nltk's padding scores, not from its model.
 
 # %% [markdown]
 # ## 5. Smoothing
@@ -325,9 +339,9 @@ for n in ORDERS[1:]:
 # The Penn lecture shows (the table is Jurafsky and Martin's, ch. 3), for models trained on 38 million words of
 # the Wall Street Journal and tested on 1.5 million, perplexities of 962 (unigram), 170 (bigram)
 # and 109 (trigram). We train every order from 1 to 4 under every smoothing on our training
-# addresses and measure on the test addresses, with $k$ and the $\lambda$s chosen above on
-# validation. (MLE's infinite perplexities raise a `ZeroProbabilityWarning`, which we silence
-# here: we know why.)
+# addresses and measure on the test addresses, with the $k$ chosen above for the bigram (used
+# at every order) and the $\lambda$s chosen for each order, both on validation. (MLE's infinite
+# perplexities raise a `ZeroProbabilityWarning`, which we silence here: we know why.)
 
 # %%
 SMOOTHINGS = ["mle", "laplace", "add-k", "interpolated", "kneser-ney"]
@@ -367,8 +381,8 @@ viz.show(
 # %% [markdown]
 # What the table shows (each claim is checked in the next cell):
 #
-# * A well-smoothed model gets better with every order, as in the lecture's table: Kneser-Ney
-#   trigram < bigram < unigram.
+# * A well-smoothed model gets better with every order, as in the lecture's table: for
+#   interpolation and Kneser-Ney, 4-gram < trigram < bigram < unigram.
 # * MLE is infinite from the bigram on: the test set contains bigrams never seen in training.
 # * Laplace gets *worse* as $n$ grows: with $V$ words, every context hands out $V$ pseudo-counts,
 #   drowning the real counts of the sparse higher-order contexts.
@@ -378,9 +392,12 @@ viz.show(
 
 # %%
 kn = {n: test_ppl[n, "kneser-ney"] for n in ORDERS}
-assert kn[3] < kn[2] < kn[1], kn
+assert kn[4] < kn[3] < kn[2] < kn[1], kn
+interp = [test_ppl[n, "interpolated"] for n in ORDERS]
+assert interp == sorted(interp, reverse=True) and len(set(interp)) == len(ORDERS), interp
 assert all(math.isinf(test_ppl[n, "mle"]) for n in (2, 3, 4))
-assert test_ppl[1, "laplace"] < test_ppl[2, "laplace"] < test_ppl[3, "laplace"]
+laplace = [test_ppl[n, "laplace"] for n in ORDERS]
+assert laplace == sorted(laplace) and len(set(laplace)) == len(ORDERS), laplace
 assert all(kn[n] <= min(test_ppl[n, s] for s in SMOOTHINGS) for n in (2, 3, 4))
 default_ppl = {n: NGramLM(n, "interpolated", unk_cutoff=2).fit(corpus.train).perplexity(corpus.test) for n in (2, 3, 4)}
 print(
@@ -398,7 +415,8 @@ print(
 # %% [markdown]
 # How do our numbers compare with the WSJ's? Only the ordering carries over (each order
 # lowers the perplexity). The values differ, and so do the ratios between orders (next cell):
-# the corpora differ (2 million words of speeches vs 38 million of newspaper text), the
+# the corpora differ (our training addresses are speeches, with far fewer tokens than J&M's
+# 38 million words of newspaper text: printed below), the
 # vocabularies differ (ours keeps words seen at least twice in training, J&M used a fixed
 # 19,979-word one), and the lecture does not say which smoothing produced its table. We have not
 # measured how much each of these contributes, so we claim no cause for the gap.
@@ -406,7 +424,9 @@ print(
 # %%
 wsj = {1: 962, 2: 170, 3: 109}
 ratio_wsj, ratio_ours = wsj[1] / wsj[2], kn[1] / kn[2]
-print(f"vocabulary: {models[1, 'kneser-ney'].vocab_size:,} words (with <UNK>) vs WSJ 19,979")
+n_train = corpus.n_tokens("train")
+print(f"training text: {n_train:,} tokens vs WSJ 38 million words ({38e6 / n_train:.0f} times more)")
+print(f"vocabulary: {models[1, 'kneser-ney'].vocab_size:,} tokens (words, <UNK> and </s>) vs WSJ 19,979")
 print(
     f"unigram / bigram perplexity: WSJ {ratio_wsj:.1f}, ours {ratio_ours:.1f}; "
     f"bigram / trigram: WSJ {wsj[2] / wsj[3]:.2f}, ours {kn[2] / kn[3]:.2f}"
@@ -462,8 +482,10 @@ explorer = viz.interactive(
 # * Character-level models: `load_sotu(level="char")` and orders up to 6. How does the best
 #   character perplexity compare with the word one, and why can you not compare them directly?
 # * Change Kneser-Ney's `discount` (0.5, 0.9) and look at the validation perplexity.
-# * Lesson 02 trains Bengio et al.'s feedforward neural language model on these addresses and
-#   mixes it with the Kneser-Ney 4-gram, as they did, and compares both with these numbers.
-# * Train on the addresses before 1900 only (`load_sotu(last_year=1899)`) and test on modern ones.
+# * Lesson 02 trains Bengio et al.'s feedforward neural language model on these addresses,
+#   mixes it with the Kneser-Ney 4-gram (they mixed theirs with a trigram), and compares both
+#   with these numbers.
+# * Train on the addresses before 1900 only (`load_sotu(last_year=1899).train`) and test on modern
+#   ones (`load_sotu(first_year=1900).test`).
 # * Fit your own text with `course_lib.corpora.load_text_file("my.txt")`.
 # * Then do the exercises: `exercises/01_ngrams.ipynb`.
