@@ -14,8 +14,8 @@ as its info, the training history (loss at every step; accuracy on every held-ou
 22..40), so the curves end at the numbers the lesson shows.
 
 The committed checkpoints took 29 minutes with the defaults on a shared 2-core CPU (other
-jobs kept its load near 10): per run 3.5 to 6.5 minutes for the Elman and gated networks,
-7 to 12 minutes for the GRU and the LSTM.
+jobs kept its load near 10), runs in parallel: per run (each checkpoint's info records its seconds)
+2.7 to 5.8 minutes for the Elman and gated networks, 6.2 to 10.7 minutes for the GRU and the LSTM.
 """
 
 from __future__ import annotations
