@@ -3,7 +3,8 @@
 ``FeedForwardLM`` runs its forward pass with the blocks of ``course_lib.backprop`` and its
 backward pass by hand (no autograd), ``Adam`` updates its plain tensors, and ``ngram_windows``
 builds its data exactly as ``NGramLM`` pads its test sentences, so perplexities are comparable.
-``mixture`` and ``tune_mixture_weight`` mix it with an n-gram model, as Bengio et al. did.
+``mixture`` and ``tune_mixture_weight`` mix it with an n-gram model, as Bengio et al. mixed theirs
+with an interpolated trigram (they fixed the weight at 0.5; here it is tuned on validation data).
 The shipped checkpoint (``course_lib/weights/fflm_sotu.safetensors``) is written by
 ``scripts/train_fflm.py`` with ``course_lib.checkpoint.save`` and read with ``checkpoint.load``.
 """

@@ -53,9 +53,10 @@ gen = torch.Generator().manual_seed(0)
 # ## 1. Backpropagation through time
 #
 # An Elman RNN, in the notation of Galerne's lecture (the Penn CIS 7000 notes write $U$ for
-# $W_{hh}$ and $W$ for $W_{xh}$). Lessons 03 and 04 use it with a ReLU, as Galerne does; here we
-# take $\tanh$, whose derivative is at most 1, which keeps section 2's argument simple (the
-# slider there also has ReLU):
+# $W_{hh}$ and $W$ for $W_{xh}$). Galerne writes the "usual implementation" of an RNN with
+# $\tanh$ and his Elman network with a ReLU, the one lessons 03 and 04 train; here we take
+# $\tanh$, whose derivative is at most 1, which keeps section 2's argument simple (the slider
+# there also has ReLU):
 #
 # $$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h), \qquad t = 1, \dots, T$$
 #
@@ -164,7 +165,8 @@ assert corpus_steps / 20 > 1000  # a thousand times the memory of a 20-step chun
 # step multiplies the norm by exactly $\rho$ when there is no activation (linear):
 # $\|g_t\| = \rho^{T-t} \|g_T\|$, vanishing for $\rho < 1$, exploding for $\rho > 1$. With tanh,
 # $0 < \tanh' \le 1$ can only shrink the vector before $W_{hh}$ stretches it by exactly $\rho$, so
-# $\|g_t\| \le \rho^{T-t} \|g_T\|$: a tanh RNN with an orthogonal $W_{hh}$ and $\rho \le 1$ can only vanish.
+# $\|g_t\| \le \rho^{T-t} \|g_T\|$: with an orthogonal $W_{hh}$ and $\rho \le 1$, a tanh RNN's gradient
+# can never grow going back in time.
 #
 # **That argument needs the orthogonal $W_{hh}$.** For a general matrix, one step can stretch a
 # vector by up to its largest singular value $\sigma_{max} \ge \rho$, and the bound that always
@@ -425,7 +427,8 @@ for step in tqdm(range(LM_STEPS), desc="RNN LM (teacher forcing, hand-written BP
     loss, grads = rnn_lm_loss_and_grads(P, lm_train[idx])
     optimizer.step(grads)
     lm_losses.append(loss)
-val_loss = float(np.mean([rnn_lm_loss_and_grads(P, lm_val[i : i + 64])[0] for i in range(0, len(lm_val), 64)]))
+val_batches = [lm_val[i : i + 64] for i in range(0, len(lm_val), 64)]  # the last one may be shorter
+val_loss = sum(rnn_lm_loss_and_grads(P, b)[0] * len(b) for b in val_batches) / len(lm_val)  # mean over every word
 print(
     f"{LM_STEPS} steps in {time.time() - t0:.0f} s; training loss {lm_losses[0]:.2f} -> {np.mean(lm_losses[-20:]):.2f} "
     f"(last 20 steps); validation perplexity {math.exp(val_loss):.0f} (ln V = {math.log(len(lm_vocab)):.2f})"
