@@ -144,6 +144,8 @@ assert torch.allclose(flat @ h, mean_pooled, atol=0.02) and torch.allclose(sharp
 # dates the model never saw.
 
 # %%
+# The task the checkpoints of section 4 were trained on. Its "seed" is not a training seed: it fixes
+# which calendar days are held out, so with another one the checkpoints' training days would be test days.
 TASK = {"seed": 0, "max_dates": 3, "source_locale": "en_US", "target_locale": "fr_FR", "format": "full"}
 vocab = build_vocab((TASK["source_locale"], TASK["target_locale"]), TASK["format"])
 print(f"{len(vocab)} ids: {vocab.itos[:3]} then {''.join(vocab.itos[3:])!r}")
@@ -163,7 +165,9 @@ print(f"test sources: {min(source_lengths)} to {max(source_lengths)} characters"
 #
 # The lecture (Penn CIS 7000, Mayur Naik) writes $c = h_n^e$, $h_0^d = c$,
 # $h_i^d = g(\hat y_{i-1}, h_{i-1}^d, c)$ and $\hat y_i = \mathrm{softmax}(h_i^d)$, with $g$ "some flavor of
-# RNN". Our model makes $g$ a GRU (lesson 04) whose input is $[\hat y_{i-1}; c]$, and adds an output
+# RNN". Our model makes $g$ a GRU (lesson 04) whose input is $[\hat y_{i-1}; c]$ (in code, the
+# embedding of the previous character: the true one in training, section 4, and the model's own
+# most likely one when it decodes, section 5, not the distribution $\hat y_{i-1}$), and adds an output
 # layer $W_{out}$ that reads $[h_i^d; c]$ (CS224N's last step: concatenate the attention output with the
 # decoder state), since $h_i^d$ has `hidden_size` numbers, not one per character:
 #
@@ -308,7 +312,12 @@ models, infos = {}, {}
 for name in ("none", "dot"):
     models[name], ckpt, ckpt_vocab = load_checkpoint(name, device=device)
     infos[name] = info = ckpt.info
-    assert info["task"] == TASK and ckpt_vocab.itos == vocab.itos
+    if info["task"] != TASK or ckpt_vocab.itos != vocab.itos:
+        raise ValueError(
+            f"the checkpoint {name!r} was trained on the task {info['task']}, not on this TASK {TASK}. "
+            "Keep TASK as in section 2 to use the shipped checkpoints (with another seed, their training "
+            "days would be your test days)."
+        )
     print(
         f"attention = {name:>4}: hidden size {models[name].config.hidden_size}, "
         f"{info['examples_seen']:,} training examples in {len(info['runs'])} run(s), {info['train_minutes']} CPU minutes"
@@ -419,9 +428,11 @@ viz.show(
 #
 # Our attention model does not *hold* on the longest inputs as Bahdanau's RNNsearch-50 did. It is
 # small (the hidden size printed in section 4) and was trained for the CPU minutes printed there;
-# whether
-# longer training would close the gap is not measured here (`scripts/train_seq2seq.py --init dot`
-# continues it: try it).
+# whether longer training would close the gap is not measured here. Try it: `python
+# scripts/train_seq2seq.py --attention dot --init dot --out
+# course_lib/weights/seq2seq_dot_longer.safetensors` continues its training (without `--out` it
+# would overwrite the checkpoint this lesson loads); read it back with
+# `load_checkpoint("dot_longer")`.
 
 # %%
 acc = {name: [by_length[name][i][2] for i in full] for name in models}

@@ -222,7 +222,7 @@ assert not any(t.get_text() == "-inf" for ax in axes for t in ax.texts)
 # Six ways to hide the future of row 2 of the quiz. Only some of them give a distribution
 # over the allowed keys:
 #
-# 1. **$-\infty$ before the softmax** (the way of both lectures);
+# 1. **$-\infty$ before the softmax** (the way of the UKP Lab lecture and CS224N);
 # 2. **zero the future after the softmax**, and stop there;
 # 3. zero the future after the softmax, then **renormalise** the row to sum 1;
 # 4. set the future scores to **0** instead of $-\infty$;
