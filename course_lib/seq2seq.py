@@ -11,7 +11,8 @@ The lecture's equations (Penn CIS 7000, Mayur Naik; Bahdanau et al. 2015), for d
     y_hat_i        = softmax(W_out [h_i^d; c_i])
 
 The decoder's queries attend to the encoder's states: **cross-attention** (CS224N), as opposed
-to the self-attention of lessons 06 and 07, where queries, keys and values come from one sequence.
+to the self-attention of lesson 06 and lesson 07's GPT, where queries, keys and values come from one
+sequence (lesson 07b's transformer encoder-decoder has cross-attention too).
 
 The scores, with s = h_{i-1}^d and h = h_j^e:
 

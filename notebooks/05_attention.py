@@ -144,6 +144,8 @@ assert torch.allclose(flat @ h, mean_pooled, atol=0.02) and torch.allclose(sharp
 # dates the model never saw.
 
 # %%
+# The task the checkpoints of section 4 were trained on. Its "seed" is not a training seed: it fixes
+# which calendar days are held out, so with another one the checkpoints' training days would be test days.
 TASK = {"seed": 0, "max_dates": 3, "source_locale": "en_US", "target_locale": "fr_FR", "format": "full"}
 vocab = build_vocab((TASK["source_locale"], TASK["target_locale"]), TASK["format"])
 print(f"{len(vocab)} ids: {vocab.itos[:3]} then {''.join(vocab.itos[3:])!r}")
@@ -163,7 +165,9 @@ print(f"test sources: {min(source_lengths)} to {max(source_lengths)} characters"
 #
 # The lecture (Penn CIS 7000, Mayur Naik) writes $c = h_n^e$, $h_0^d = c$,
 # $h_i^d = g(\hat y_{i-1}, h_{i-1}^d, c)$ and $\hat y_i = \mathrm{softmax}(h_i^d)$, with $g$ "some flavor of
-# RNN". Our model makes $g$ a GRU (lesson 04) whose input is $[\hat y_{i-1}; c]$, and adds an output
+# RNN". Our model makes $g$ a GRU (lesson 04) whose input is $[\hat y_{i-1}; c]$ (in code, the
+# embedding of the previous character: the true one in training, section 4, and the model's own
+# most likely one when it decodes, section 5, not the distribution $\hat y_{i-1}$), and adds an output
 # layer $W_{out}$ that reads $[h_i^d; c]$ (CS224N's last step: concatenate the attention output with the
 # decoder state), since $h_i^d$ has `hidden_size` numbers, not one per character:
 #
@@ -177,8 +181,9 @@ print(f"test sources: {min(source_lengths)} to {max(source_lengths)} characters"
 #
 # The query comes from one sequence (the decoder's state) and the keys and values from another
 # (the encoder's states): CS224N calls this **cross-attention**, attention going *across* from the
-# decoder back to the encoder. In lessons 06 and 07 queries, keys and values all come from the
-# same sequence: **self-attention**.
+# decoder back to the encoder. In lesson 06 and in lesson 07's GPT, queries, keys and values all
+# come from the same sequence: **self-attention** (lesson 07b comes back to cross-attention, in a
+# transformer encoder-decoder).
 #
 # `course_lib.seq2seq.Seq2Seq` is this model, and its parts carry the equations' names:
 # `encoder` (an `nn.GRU`, giving every $h_j^e$), `tgt_embed` (the embedding of $y_{i-1}$),
@@ -289,29 +294,38 @@ for attention, history in live_runs.items():
 # files: weights without pickle, with the config, the vocabulary and what the run measured in
 # the header); we load them. The model without attention saw as many training examples as the
 # one with attention (checked below), so any advantage of attention does not come from more
-# examples. The two were not trained alike otherwise: the model without attention ran once at one
-# learning rate, while the attention model's training was continued with lower learning rates
-# (its runs, batch sizes and learning rates are printed below) and took more CPU minutes.
+# examples. The two were not trained alike otherwise: the model without attention ran once, while
+# the attention model's training was continued twice, each time from a lower learning rate (its
+# runs, batch sizes and learning rates are printed below), and took more CPU minutes. In every run
+# the script decays the learning rate linearly from the printed value to a tenth of it.
 # Each checkpoint is **one model from one seed**: what sections 4 to 6 measure on them is
 # what these two models do, not an average over seeds (three seeds of each would
 # cost three times the CPU minutes printed below, per model; that is not done here).
 #
-# How well did each fit its training data? We measure it the same way for both: the
-# teacher-forced loss (mean cross-entropy per character) on the same 300 training sentences of
-# 3 dates each.
+# How well does each fit the training distribution? We measure it the same way for both: the
+# teacher-forced loss (mean cross-entropy per character) on the same 300 sentences of 3 dates
+# each, drawn afresh from the training days (not taken from the training set, which the script
+# draws separately with 1 to 3 dates per sentence).
 
 # %%
 models, infos = {}, {}
 for name in ("none", "dot"):
     models[name], ckpt, ckpt_vocab = load_checkpoint(name, device=device)
     infos[name] = info = ckpt.info
-    assert info["task"] == TASK and ckpt_vocab.itos == vocab.itos
+    if info["task"] != TASK or ckpt_vocab.itos != vocab.itos:
+        raise ValueError(
+            f"the checkpoint {name!r} was trained on the task {info['task']}, not on this TASK {TASK}. "
+            "Keep TASK as in section 2 to use the shipped checkpoints (with another seed, their training "
+            "days would be your test days)."
+        )
     print(
-        f"attention = {name:>4}: {info['examples_seen']:,} training examples in {len(info['runs'])} run(s), "
-        f"{info['train_minutes']} CPU minutes"
+        f"attention = {name:>4}: hidden size {models[name].config.hidden_size}, "
+        f"{info['examples_seen']:,} training examples in {len(info['runs'])} run(s), {info['train_minutes']} CPU minutes"
     )
     for run in info["runs"]:
-        print(f"    {run['steps']} steps of batch {run['batch_size']} at learning rate {run['lr']}")
+        print(
+            f"    {run['steps']} steps of batch {run['batch_size']}, learning rate {run['lr']} decaying to {run['lr'] / 10:g}"
+        )
 print(
     "the model without attention saw at least as many examples:",
     infos["none"]["examples_seen"] >= infos["dot"]["examples_seen"],
@@ -323,7 +337,9 @@ fit_loss = {}
 for name, model in models.items():
     with evaluating(model):
         fit_loss[name] = seq2seq_loss(model, three_batch).item()
-    print(f"attention = {name:>4}: teacher-forced training loss on 3-date sentences {fit_loss[name]:.3f} nats/char")
+    print(
+        f"attention = {name:>4}: teacher-forced loss on 3-date sentences of training days {fit_loss[name]:.3f} nats/char"
+    )
 print(
     f"in this run the bottleneck model's loss is {fit_loss['none'] / fit_loss['dot']:.1f} times the attention model's"
 )
@@ -335,7 +351,10 @@ print(
 # sentences of up to 30 or 50 words (the Penn notes show these results): without attention
 # ("RNNenc-30", "RNNenc-50") it falls as sentences grow; with attention ("RNNsearch", whose scores
 # were *additive*) it falls much less, and RNNsearch-50 does not fall even past 50 words. Our
-# attention model uses plain dot-product scores, so it is not RNNsearch, only its idea. We decode
+# attention model uses plain dot-product scores and a one-directional GRU encoder, while
+# RNNsearch's encoder was bidirectional (each $h_j$ joins a forward and a backward state, so it
+# has read the whole sentence), built of the gated units of Cho et al. 2014, the GRU (Galerne's
+# notes say an LSTM). So ours is not RNNsearch, only its idea. We decode
 # the held-out test sentences greedily (each step feeds back the most likely character) and count
 # a translation as right only if every character is.
 #
@@ -399,8 +418,8 @@ viz.show(
 )
 
 # %% [markdown]
-# The lecture's claims, against these two checkpoints (one model each; the numbers are
-# in the table above and printed below):
+# The Penn lecture's claims (Bahdanau et al.'s results), against these two checkpoints (one
+# model each; the numbers are in the table above and printed below):
 #
 # * without attention, accuracy falls with the length of the input: the single vector
 #   $h_n^e$ carries one date well, not two or three;
@@ -408,9 +427,12 @@ viz.show(
 #   length beyond a single date, with no more training examples.
 #
 # Our attention model does not *hold* on the longest inputs as Bahdanau's RNNsearch-50 did. It is
-# small (hidden size 128) and was trained for the CPU minutes printed in section 4; whether
-# longer training would close the gap is not measured here (`scripts/train_seq2seq.py --init dot`
-# continues it: try it).
+# small (the hidden size printed in section 4) and was trained for the CPU minutes printed there;
+# whether longer training would close the gap is not measured here. Try it: `python
+# scripts/train_seq2seq.py --attention dot --init dot --out
+# course_lib/weights/seq2seq_dot_longer.safetensors` continues its training (without `--out` it
+# would overwrite the checkpoint this lesson loads); read it back with
+# `load_checkpoint("dot_longer")`.
 
 # %%
 acc = {name: [by_length[name][i][2] for i in full] for name in models}
@@ -553,7 +575,8 @@ def explore(example, step):
     print("the reference is:                   ", test.targets[example])
 
 
-# The default sentence: the first one the model without attention gets wrong and the one with gets right.
+# The default sentence: the first one of more than one date that the model without attention gets wrong
+# and the one with attention gets right.
 first_40 = range(40)
 wrong_without = [i for i in first_40 if predictions["none"][i] != test.targets[i]]
 start_with = next(
@@ -599,7 +622,7 @@ assert torch.allclose(z_thinking, alpha_thinking[0] * v_words[0] + alpha_thinkin
 # %% [markdown]
 # ### The shapes: $d_{model} = 512$, $d_k = 64$, 8 heads
 #
-# The lecture's dimensions ("in the previous example, $d_1 = 512$, $d_q = d_k = d_v = 64$,
+# The UKP lecture's dimensions ("in the previous example, $d_1 = 512$, $d_q = d_k = d_v = 64$,
 # $m = 8$"): each head projects the 512 numbers of a word to 64 for its query, key and value;
 # the 8 heads' outputs (8 x 64 = 512) are concatenated and projected by $W^O$ (512 x 512).
 # `course_lib.attention.MultiHeadAttention` (a drop-in for torch's, so its arguments keep torch's
@@ -611,7 +634,7 @@ mha = MultiHeadAttention(d_model, n_heads, batch_first=True, device=device)
 X_words = torch.randn(1, 2, d_model, device=device)  # (B, T, d_model): "Thinking Machines"
 W_Q, W_K, W_V = mha.in_proj_weight.split(d_model)  # each (d_model, d_model) = 8 heads of (d_k, d_model)
 head = 0
-W_Q_head = W_Q[head * mha.head_dim : (head + 1) * mha.head_dim].T  # (512, 64): the lecture's W^Q of head 0
+W_Q_head = W_Q[head * mha.head_dim : (head + 1) * mha.head_dim].T  # (512, 64): the UKP lecture's W^Q of head 0
 q_head = X_words @ W_Q_head  # (1, 2, 64)
 out, w_heads = mha(X_words, X_words, X_words, average_attn_weights=False)
 shapes = {
@@ -692,14 +715,16 @@ assert torch.allclose(
 #
 # ## 8. The lectures' notations, side by side
 #
-# The lecture notes write the same operations in different ways. Three differences matter when
+# The lecture notes write the same operations in different ways. Four differences matter when
 # you read them next to this code.
 #
 # ### Row vectors or column vectors
 #
 # The UKP lecture (like Vaswani et al.) writes **row** vectors: $\mathbf{q}_i = \mathbf{x}_i W^Q$ with
 # $W^Q$ of shape $(d_{model}, d_k)$, and notes that the column form is also common. Fitzgibbon writes
-# **column** vectors: $Q \mathbf{h}_t$ with $Q$ of shape $(d_k, d_{model})$. One is the transpose of the other.
+# **column** vectors: $Q \mathbf{h}_t$ with $Q$ of shape $(d_k, d_{model})$, and so does Galerne's
+# lecture ($Q = W_Q X$, with $X$ of shape $(d_{in}, T)$, one column per token, and $W_Q$ of shape
+# $(k, d_{in})$). One is the transpose of the other.
 # `torch.nn.Linear` stores Fitzgibbon's matrix (`weight` is `(out, in)`) and computes the row form
 # `x @ weight.T`, so `weight.T` is the UKP lecture's $W^Q$.
 
@@ -722,8 +747,9 @@ assert torch.allclose(q_rows, q_column.T) and torch.allclose(q_rows, project(x_r
 # $$a_{t,k} = (Q \mathbf{h}_t + \mathbf{b}_Q) \cdot (K \mathbf{h}_k + \mathbf{b}_K), \qquad
 #   \mathbf{y}_t = \sum_k \mathrm{softmax}_k(a_{t,k})\, \mathbf{h}_k$$
 #
-# The values are the hidden states themselves (no $W^V$) and the scores are not divided by
-# $\sqrt{d}$. It is the UKP lecture's attention with $W^V$ the identity and the scale 1: below,
+# The values are the hidden states themselves (no $W^V$; in his layered transformer, the
+# normalised states $\hat{\mathbf{h}}_k^l$) and the scores are not divided by $\sqrt{d}$. It is
+# the UKP lecture's attention with $W^V$ the identity and the scale 1: below,
 # his formula written out, against PyTorch's fused attention given $V = H$ and `scale=1.0`.
 
 # %%
@@ -786,6 +812,13 @@ assert torch.allclose(h_torch, h_cell, atol=1e-6)
 # | Bahdanau et al. 2015 (this lesson, exercise 5.2) | $h_{i-1}^d$, the state *before* step $i$ | attend, then update $h_i^d = g([y_{i-1}; c_i], h_{i-1}^d)$ | from $y_{i-1}$, $h_i^d$ and $c_i$ (this lesson: $[h_i^d; c_i]$) |
 # | Luong et al. 2015 | $h_i^d$, the state *after* step $i$'s update | update $h_i^d = g(y_{i-1}, h_{i-1}^d)$, then attend | from $\tilde h_i = \tanh(W_c [c_i; h_i^d])$ |
 #
+# (Luong's "input feeding" variant also gives the update the previous step's $\tilde h_{i-1}$
+# beside $y_{i-1}$.) Of the lectures, the Penn notes write Bahdanau's order, scoring
+# $h_{i-1}^d$ against $h_j^e$, and so does Galerne's ($c_t$ from $s_{t-1}$, then
+# $s_t = f(s_{t-1}, y_{t-1}, c_t)$). CS224N's equations are figures that its notes do not
+# transcribe, so its choice is not cited here; its last step, concatenating the attention output
+# with the decoder state, is what this lesson's $W_{out}$ reads.
+#
 # > **Left out: Luong's decoder in code.** The checkpoint was trained in Bahdanau's order, and a
 # > Luong-order step on Bahdanau-trained weights would only show a broken model, not Luong's
 # > method. Exercise 5.2 writes Bahdanau's order; its check names Luong's order when you mix the
@@ -794,8 +827,9 @@ assert torch.allclose(h_torch, h_cell, atol=1e-6)
 # %% [markdown]
 # ## Closing note: accuracy by length
 #
-# On held-out dates, exact-match accuracy of greedy decoding, by length of the English input
-# (computed above, printed again here):
+# On held-out dates, exact-match accuracy of greedy decoding, by length of the English input,
+# for the two checkpoints (one model each, one seed: what these two models do, not an average;
+# computed above, printed again here):
 
 # %%
 print(viz.table(rows, header=["source length", "examples", "without attention", "with attention"], floatfmt="{:.1%}"))
@@ -804,9 +838,14 @@ print(viz.table(rows, header=["source length", "examples", "without attention", 
 # ## What to try
 #
 # * Train the other variants: `python scripts/train_seq2seq.py --attention additive` (or
-#   `bilinear`, `scaled`), then load them with `load_checkpoint("additive")` and compare the
-#   heatmaps. Which one is sharpest?
-# * Give the model without attention a bigger bottleneck (`--hidden 512`): does the curve flatten?
+#   `bilinear`, `scaled`; at the default 3000 steps each takes CPU minutes like those printed
+#   in section 4), then load them with `load_checkpoint("additive")` and compare the heatmaps.
+#   Which one is sharpest in your runs? With one run of each, a difference may not survive
+#   another seed.
+# * Give the model without attention a bigger bottleneck: `python scripts/train_seq2seq.py
+#   --attention none --hidden 512 --out course_lib/weights/seq2seq_none512.safetensors` (without
+#   `--out` it would overwrite the checkpoint this lesson loads), then `load_checkpoint("none512")`.
+#   Does the curve flatten?
 # * Translate into ISO dates (`target_locale="iso"` in `make_pairs`) or from German
 #   (`source_locale="de_DE"`: `build_vocab` must see both locales).
 # * Decode a sentence longer than any seen in training (`make_pairs(..., n_dates=4)`). Which

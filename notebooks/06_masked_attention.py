@@ -95,6 +95,13 @@ def weight_map(weights, mask=None, ax=None, title="", keys=None, queries=None, a
 #
 # $$e_{i,j} = -\infty \quad \text{for } j > i$$
 #
+# Query $i$ keeps keys $j \le i$, itself included. Fitzgibbon's notes write it differently: "at
+# time $t$ the model only attends to positions $< t$". Read with $t$ as the token being predicted
+# (his model predicts $\mathbf{x}_T$ from $\mathbf{x}_1, \dots, \mathbf{x}_{T-1}$), the
+# positions $< t$ are the query's own and those before it: the same mask as here. Read with $t$
+# as the query's own position, it would also mask the diagonal and leave row 1 with no key at
+# all (section 3 shows what that does). This lesson follows the UKP Lab lecture and CS224N.
+#
 # The code below follows the equations with the same names, on a short random sequence,
 # and checks that the library's `scaled_dot_product_attention` (the explicit
 # path, which also returns the weights) agrees with it and with PyTorch's fused attention.
@@ -215,7 +222,7 @@ assert not any(t.get_text() == "-inf" for ax in axes for t in ax.texts)
 # Six ways to hide the future of row 2 of the quiz. Only some of them give a distribution
 # over the allowed keys:
 #
-# 1. **$-\infty$ before the softmax** (the way of both lectures);
+# 1. **$-\infty$ before the softmax** (the way of the UKP Lab lecture and CS224N);
 # 2. **zero the future after the softmax**, and stop there;
 # 3. zero the future after the softmax, then **renormalise** the row to sum 1;
 # 4. set the future scores to **0** instead of $-\infty$;
@@ -305,8 +312,10 @@ assert torch.isnan(with_weights).all() and not torch.isnan(fused).any()
 # gives a uniform row, i.e. the query attends to exactly the keys it was told to ignore;
 # torch's fused attention returns output 0 (it does not return weights), and
 # `course_lib.attention` weights 0 and output 0, a "safe softmax". Even
-# `nn.MultiheadAttention` disagrees with itself: NaN when you ask for the weights, zeros when
-# you do not. How libraries keep out of trouble:
+# `nn.MultiheadAttention` disagrees with itself: NaN when you ask for the weights, and when you
+# do not, an attention output of 0 passed through its output projection, which gives its output
+# bias (zeros here, as in every freshly built module; a trained one has learned a bias). How
+# libraries keep out of trouble:
 #
 # * a causal row is never empty: the diagonal is always allowed, so mask only the future
 #   and **never the current token**;
