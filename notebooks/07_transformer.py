@@ -415,7 +415,7 @@ for before, after in zip(names, names[1:]):
 # "+ feed-forward" line says. The residual connections give the gradient a direct path (the
 # identity in $x + f(x)$), and layer norm keeps the scale of the residual stream in check. No
 # step is trained to convergence at this budget: the bigram's perplexity here is far above that
-# of lesson 01's Kneser-Ney bigram on the same text (section 6 prints it), so the table ranks
+# of lesson 01's Kneser-Ney bigram on the validation text (section 6 prints it), so the table ranks
 # what each step learns in this many steps, not what it could reach. The
 # exercises train the same steps with your modules on a smaller budget: compare your ranking
 # with this one.

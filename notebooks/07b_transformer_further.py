@@ -204,8 +204,8 @@ print("in this run, GPT time / LSTM time per T:", [round(r, 2) for r in ratio])
 # the LSTM, as PyTorch runs it (layer after layer), needs $2T$ steps one after the other (a
 # wavefront schedule could cut that to $T + 1$, still growing with $T$), the GPT 4 layers whatever
 # $T$, each layer computing all positions at once. What the timings show depends on the machine:
-# on one CPU thread there is nothing to run in parallel, so the column is the amount of work
-# each does; whether the GPT's $T^2$ term already shows at these lengths is in how the ratio above
+# on one CPU thread there is nothing to run in parallel, so the columns measure roughly the amount
+# of work each does (plus the overhead of each step); whether the GPT's $T^2$ term already shows at these lengths is in how the ratio above
 # changes with $T$ (in this run). On a GPU the GPT's positions run in parallel and the picture changes.
 #
 # ## 3. Positions, again: are positional encodings enough?
