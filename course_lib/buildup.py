@@ -13,18 +13,23 @@ The attention is written per head, as on the lectures' slides (each head its own
 W^V of d_model x d_k); :func:`to_gpt` packs those matrices into the fused layout of
 :class:`course_lib.attention.MultiHeadAttention`, and the last step gives the same logits as
 :class:`course_lib.transformer.GPT` with the same parameters (the lesson asserts it).
+:func:`findings_table` reads the script's other results file (pre- vs post-norm, the GPT
+against an LSTM, over seeds) and prints its tables for lessons 07 and 07b.
 Shapes: B batch, T time, C = d_model, V vocabulary.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from course_lib import _validate as check
+from course_lib import checkpoint
 from course_lib.attention import causal_mask
 from course_lib.train import next_token_loss
 from course_lib.transformer import GPT, GPTConfig, LayerNorm
@@ -40,8 +45,11 @@ __all__ = [
     "BuildUpLM",
     "build_step",
     "to_gpt",
+    "FINDINGS",
+    "findings_table",
 ]
 
+FINDINGS = checkpoint.WEIGHTS_DIR / "gpt_findings_sotu_char.json"  # written by scripts/train_buildup.py
 N_LAYERS = 2  # every step after the bigram: the same depth, so one idea changes per step
 # name -> what the step has (every step keeps what the steps before it added)
 STEPS = {
@@ -186,3 +194,40 @@ def to_gpt(model: BuildUpLM) -> GPT:
     gpt = GPT(config)
     gpt.load_state_dict({k: v.detach().clone() for k, v in state.items()})
     return gpt
+
+
+def findings_table(experiment: str, path: str | Path = FINDINGS) -> tuple[dict, str]:
+    """One experiment of the findings file of ``scripts/train_buildup.py``, and its table over the seeds.
+
+    ``experiment`` is ``"norm"`` (pre- vs post-norm GPTs: one row per setting and block) or
+    ``"lstm"`` (the GPT against the character LSTM: one row per model). Returns the experiment's
+    record exactly as the file holds it, and the text to print: two lines with the budget (steps,
+    seeds, batch and context), then the table (validation loss: mean and sd over the seeds).
+    Lessons 07 and 07b print the same tables with it.
+    """
+    from course_lib.notebook import viz
+
+    check.one_of("experiment", experiment, ("norm", "lstm"))
+    record = json.loads(Path(path).read_text())[experiment]
+    b = record["budget"]
+    budget = (
+        f"{record['steps']} steps per run from seeds {', '.join(map(str, b['seeds']))} (the same batches per seed: "
+        f"{b['batch_size']} windows of {b['block_size']} characters), AdamW, gradients clipped at norm 1;\n"
+        f"validation loss on the first {b['val_tokens']:,} validation characters"
+    )
+    if experiment == "norm":
+        budget += f"; d_model {b['d_model']}, 4 heads, no warm-up"  # the script's GPTConfig for these runs
+        rows = [
+            [f"{s}: {v['n_layers']} layers, lr {v['lr']:g}", name, r["train_loss_last20"]["mean"],
+             r["val_loss"]["mean"], r["val_loss"]["sd"],
+             f"{sum(r['stuck_or_diverged'])} of {len(r['stuck_or_diverged'])}"]
+            for s, v in record["settings"].items() for name, r in v["runs"].items()
+        ]  # fmt: skip
+        header = ["setting", "block", "train loss (last 20)", "val loss: mean", "sd", "stuck/diverged"]
+        return record, budget + "\n" + viz.table(rows, header=header, floatfmt="{:.3f}")
+    rows = [
+        [name, r["params"], r["val_loss"]["mean"], r["val_loss"]["sd"], r["cpu_seconds"]["mean"]]
+        for name, r in record["models"].items()
+    ]
+    header = ["model", "parameters", "val loss: mean", "sd", "CPU s: mean"]
+    return record, budget + "\n" + viz.table(rows, header=header, floatfmt="{:,.3f}")

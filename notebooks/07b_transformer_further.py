@@ -28,7 +28,6 @@
 # this notebook trains live is marked "in this run".
 
 # %%
-import json
 import math
 import time
 
@@ -40,7 +39,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import course_lib
-from course_lib import checkpoint
+from course_lib import buildup
 from course_lib.corpora import load_sotu
 from course_lib.encoder_decoder import Seq2SeqTransformer, reversal_task
 from course_lib.notebook import viz
@@ -48,7 +47,6 @@ from course_lib.train import fit
 from course_lib.transformer import GPT, GPTConfig, LayerNorm
 
 device = course_lib.setup(seed=0, threads=1)
-findings = json.loads((checkpoint.WEIGHTS_DIR / "gpt_findings_sotu_char.json").read_text())
 
 
 def compare(name_a, a, name_b, b):
@@ -73,25 +71,16 @@ def compare(name_a, a, name_b, b):
 # learning-rate warm-up. The claim is about **large learning rates without warm-up**, and the
 # identity path argument about **depth**. (The lectures do not compare the two orders; Galerne's
 # LLM table only shows that most recent LLMs use pre-norm.) `scripts/train_buildup.py` trained
-# both, 3 seeds each, in two settings: shallow (the size of lesson 07's live GPT) and deep with
-# a large learning rate, no warm-up, the same batches per seed:
+# both, 3 seeds each, in two settings: shallow (2 layers, as many as lesson 07's live GPT, but
+# narrower and on shorter windows: the budget line below) and deep with a large learning rate,
+# no warm-up, the same batches per seed. `buildup.findings_table` (lesson 07 uses it too) reads
+# the results file and prints the table:
 
 # %%
-unigram = findings["norm"]["unigram_loss"]
-settings = findings["norm"]["settings"]
-rows = []
-for s, v in settings.items():
-    for name, r in v["runs"].items():
-        rows.append([f"{s}: {v['n_layers']} layers, lr {v['lr']:g}", name, r["train_loss_last20"]["mean"],
-                     r["val_loss"]["mean"], r["val_loss"]["sd"], f"{sum(r['stuck_or_diverged'])} of {len(r['stuck_or_diverged'])}"])  # fmt: skip
-print(f"{findings['norm']['steps']} steps each; the unigram's loss (no context at all): {unigram:.3f} nats/char")
-print(
-    viz.table(
-        rows,
-        header=["setting", "block", "train loss (last 20)", "val loss: mean", "sd", "stuck/diverged"],
-        floatfmt="{:.3f}",
-    )
-)
+norm, norm_table = buildup.findings_table("norm")  # the record as the file holds it, and its table
+unigram, settings = norm["unigram_loss"], norm["settings"]
+print(norm_table)
+print(f"the unigram's loss (no context at all): {unigram:.3f} nats/char")
 for s, v in settings.items():
     print(
         f"{s}: "
@@ -126,10 +115,10 @@ viz.show(
 
 # %% [markdown]
 # How to read it: the sentences above are computed from the table, over the seeds. The argument
-# for pre-norm is about depth and learning rate without warm-up, so the deep rows are its test; at
-# the shallow size of lesson 07 there is little depth for the gradient to cross, and the argument
-# predicts no advantage there. When the deep rows do not favour pre-norm either, the setting is
-# still too small for the argument: a few layers and a few hundred steps on a CPU are far from
+# for pre-norm is about depth and learning rate without warm-up, so the deep rows are its test; in
+# the shallow setting (2 layers) there is little depth for the gradient to cross, and the argument
+# predicts little advantage there. When the deep rows do not favour pre-norm either, the setting is
+# probably still too small for the argument: a few layers and a few hundred steps on a CPU are far from
 # Xiong et al.'s experiments (translation Transformers of 6 layers per stack, trained far longer
 # on far more data), where post-norm without warm-up ended far behind;
 # `--deep-layers 12` in "What to try" goes towards more depth. (A run
@@ -141,22 +130,12 @@ viz.show(
 # The lectures' pros (UKP Lab, CS224N): no recurrence, so all positions are computed in
 # parallel, and every token reaches every other in one step. The cons: attention compares every
 # pair of positions, so its memory and compute grow as $T^2$ (Galerne: $O(mT^2k)$ to generate
-# $m$ tokens). First, what a fixed training budget gives each, over 3 seeds (lesson 07 showed
-# one live run):
+# $m$ tokens). First, what a fixed training budget gives each, over 3 seeds (the table lesson
+# 07 printed beside its one live run):
 
 # %%
-lstm_runs = findings["lstm"]
-print(f"{lstm_runs['steps']} steps each, the same batches per seed:")
-print(
-    viz.table(
-        [
-            [n, r["params"], r["val_loss"]["mean"], r["val_loss"]["sd"], r["cpu_seconds"]["mean"]]
-            for n, r in lstm_runs["models"].items()
-        ],
-        header=["model", "parameters", "val loss: mean", "sd", "CPU s: mean"],
-        floatfmt="{:,.3f}",
-    )
-)
+lstm_runs, lstm_table = buildup.findings_table("lstm")
+print(lstm_table)
 (gpt_name, gpt_run), (lstm_name, lstm_run) = lstm_runs["models"].items()
 print(compare("the GPT", gpt_run["val_loss"], "the LSTM", lstm_run["val_loss"]))
 
@@ -164,7 +143,7 @@ print(compare("the GPT", gpt_run["val_loss"], "the LSTM", lstm_run["val_loss"]))
 # Whichever wins here, this is a small budget on one CPU thread: the transformer's advantages
 # are long contexts, large data and parallel hardware, none of which this comparison has; the
 # LSTM's recurrence starts with a built-in notion of order and recency, the transformer has to
-# learn it from position vectors. Now the costs. We count what does not depend on the machine
+# learn it from position vectors (an explanation, not something this table tests). Now the costs. We count what does not depend on the machine
 # (sequential steps, the bytes of the attention weights) and time one forward pass per sequence
 # for an LSTM and a GPT of about as many parameters.
 
@@ -225,16 +204,17 @@ print("in this run, GPT time / LSTM time per T:", [round(r, 2) for r in ratio])
 # the LSTM, as PyTorch runs it (layer after layer), needs $2T$ steps one after the other (a
 # wavefront schedule could cut that to $T + 1$, still growing with $T$), the GPT 4 layers whatever
 # $T$, each layer computing all positions at once. What the timings show depends on the machine:
-# on one CPU thread there is nothing to run in parallel, so the column is the amount of work
-# each does; whether the GPT's $T^2$ term already shows at these lengths is in how the ratio above
+# on one CPU thread there is nothing to run in parallel, so the columns measure roughly the amount
+# of work each does (plus the overhead of each step); whether the GPT's $T^2$ term already shows at these lengths is in how the ratio above
 # changes with $T$ (in this run). On a GPU the GPT's positions run in parallel and the picture changes.
 #
 # ## 3. Positions, again: are positional encodings enough?
 #
 # The UKP lecture lists it as a con: "self-attention is an unordered function of its input",
 # and position enters only once, added to the embeddings at the bottom; every layer must keep it
-# in the residual stream and learn to read relative offsets from absolute vectors. Current
-# models put the position into every attention score instead. Two of them, computed:
+# in the residual stream and learn to read relative offsets from absolute vectors. Many recent
+# models put the position into every attention score instead (8 of the 14 in Galerne's LLM
+# table: relative positions, RoPE or ALiBi; 5 keep learned vectors). Two of these, computed:
 #
 # * **RoPE** (rotary position embedding, Su et al. 2021; PaLM, LLaMA): rotate each pair of
 #   query and key features by an angle $m\theta_i$ that grows with the position $m$. A rotation
@@ -337,7 +317,8 @@ print("SwiGLU output shape:", tuple(swiglu.shape))
 # * **BERT, masked language model** (Devlin et al. 2019): choose 15% of the tokens; of those,
 #   80% are replaced by `[MASK]`, 10% by a random token and 10% are left unchanged; the model
 #   predicts the original token at every chosen position (the random and unchanged ones keep it
-#   from learning that only `[MASK]` needs predicting, since `[MASK]` never appears when it is used).
+#   from learning that only `[MASK]` needs predicting: `[MASK]` never appears when the model is
+#   fine-tuned and used, Devlin et al.'s reason).
 # * **BERT, next-sentence prediction**: given sentences A and B, say whether B followed A in the
 #   text (50% of pairs) or is a random sentence (50%). The UKP slide notes that later work found
 #   NSP hurts; RoBERTa (Liu et al. 2019) dropped it.
@@ -513,12 +494,13 @@ print(
 # ## What to try
 #
 # * Run `scripts/train_buildup.py --experiment norm --deep-layers 12`, then again with a
-#   learning-rate warm-up added: which of the two orders gains from the warm-up (Xiong et al.
+#   learning-rate warm-up added (a scheduler in the script's `train`, which has none): which of the two orders gains from the warm-up (Xiong et al.
 #   report that post-norm does)?
 # * Time the forward pass with `torch.set_num_threads(2)` (or on a GPU): which column changes?
 # * Give the GPT of lesson 07 RoPE instead of learned positions (rotate `q` and `k` inside the
 #   attention) and compare the loss after the same number of steps.
-# * Train the reversal task on sequences of length 8 and test it on length 12: which part of
-#   the model has no answer for the new positions?
+# * Train the reversal task on sequences of length 8 and test it on length 12 (build the model
+#   with `max_len=12`, so the sinusoidal positions exist): how much accuracy survives on the
+#   positions it never saw?
 # * In the masking explorer, set the rate to 0.5: what would the model lose if a sentence had
 #   half its words hidden?

@@ -499,3 +499,38 @@ def test_shipped_findings_have_three_seeds_and_the_bigram_reproduces_its_recorde
     fit(model, lambda m, batch: m(*batch)[1], opt, batches, clip_grad_norm=1.0, progress=False)
     got = evaluate_lm(model, val, block_size=b["block_size"])
     assert got == pytest.approx(buildup["steps"]["bigram"]["val_loss"]["seeds"][0], abs=0.02)
+
+
+@pytest.mark.parametrize("experiment", ["norm", "lstm"])
+def test_findings_table_prints_what_the_file_holds(experiment):
+    """course_lib.buildup.findings_table (lessons 07 and 07b): the record is the file's, and every
+    row of the table shows the file's mean and sd of each setting, and the budget's seeds and steps."""
+    import json
+
+    from course_lib.buildup import FINDINGS, findings_table
+
+    raw = json.loads(FINDINGS.read_text())[experiment]
+    record, text = findings_table(experiment)
+    assert record == raw
+    lines = text.splitlines()
+    assert f"{raw['steps']} steps per run from seeds {', '.join(map(str, raw['budget']['seeds']))}" in lines[0]
+    if experiment == "norm":
+        expected = [
+            (f"{s}: {v['n_layers']} layers, lr {v['lr']:g}", name, r)
+            for s, v in raw["settings"].items() for name, r in v["runs"].items()
+        ]  # fmt: skip
+    else:
+        expected = [(name, None, r) for name, r in raw["models"].items()]
+    rows = lines[-len(expected) :]
+    assert len(lines) == 4 + len(expected)  # two budget lines, the header, the rule, one line per row
+    for line, (first, block, r) in zip(rows, expected):
+        cells = line.split()
+        assert line.startswith(first) and (block is None or block in cells)
+        assert f"{r['val_loss']['mean']:.3f}" in cells and f"{r['val_loss']['sd']:.3f}" in cells
+        if experiment == "norm":
+            assert f"{r['train_loss_last20']['mean']:.3f}" in cells
+            assert f"{sum(r['stuck_or_diverged'])} of {len(r['stuck_or_diverged'])}" in line
+        else:
+            assert str(r["params"]) in cells and f"{r['cpu_seconds']['mean']:,.3f}" in cells
+    with pytest.raises(ValueError, match="experiment"):
+        findings_table("buildup")
