@@ -8,10 +8,10 @@
 - :func:`gate_trace`: every gate of a :class:`~course_lib.rnn.LSTM` or
   :class:`~course_lib.rnn.GRU` at every step, for the lesson's heatmaps.
 - :func:`set_forget_bias`: the forget-gate bias initialisation of Gers et al. (2000) and
-  Josefowicz et al. (2015), for our LSTM and for ``torch.nn.LSTM``.
+  Jozefowicz et al. (2015), for our LSTM and for ``torch.nn.LSTM``.
 - :func:`run_sliced`: the same layer as ``LSTM``/``GRU`` but with the input projection
-  sliced per step, the slow way the lesson warns about (same numbers, several times slower
-  forward plus backward).
+  sliced per step, the slow way the lesson warns about (same numbers; slower forward plus
+  backward when the input needs its gradient: benchmarks/RESULTS.md says by how much).
 
 torch and numpy only: no plotting here (the notebook draws).
 """
@@ -136,7 +136,7 @@ def set_forget_bias(lstm: nn.Module, value: float = 1.0) -> nn.Module:
     two bias vectors whose sum is the bias, gates stacked i, f, g, o: the forget slice
     ``[H:2H]`` of the input-side bias becomes ``value`` and that of the hidden-side bias 0.
     With b_f = 1, f_t starts near sigm(1) = 0.73 instead of 0.5, so the cell state is kept
-    longer before the network has learned anything (Gers et al. 2000; Josefowicz et al. 2015).
+    longer before the network has learned anything (Gers et al. 2000; Jozefowicz et al. 2015).
     """
     if isinstance(lstm, (rnn.LSTM, nn.LSTM)):
         pairs = (
