@@ -13,6 +13,7 @@ from torch import nn
 
 from course_lib import rnn
 from course_lib.checks import Mistake
+from course_lib.checks.lesson03 import init_hint, init_too_wide
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, materialise_module, size_error
 
@@ -149,6 +150,7 @@ def _cell_describe(module, live):
     if any(shapes[n] != LSTM_PARAMS[n](I, H) for n in LSTM_PARAMS):
         return {"shapes": shapes}
     t = _cell_tensors(I, H, live.recipe)
+    init_wide = init_too_wide(params, LSTM_PARAMS, H)
     try:
         with torch.no_grad():
             for n in LSTM_PARAMS:
@@ -185,6 +187,7 @@ def _cell_describe(module, live):
         "from_none": from_none,
         "changed": not (torch.equal(h0, t["h0"]) and torch.equal(c0, t["c0"])),
         "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
+        "init_wide": init_wide,
     }
 
 
@@ -268,6 +271,8 @@ def _judge_cell(cases, records):
                 "store self.input_size and self.hidden_size (the sequence model reads them), "
                 f"got {d['sizes'][0]!r} and {d['sizes'][1]!r} for LSTMCell({I}, {H})"
             )
+        if d.get("init_wide"):
+            raise Mistake(init_hint(d["init_wide"], H))
         got_states.append(d["states"])
         got_grads.append(d["grads"])
         got_none.append(d["from_none"])
@@ -282,6 +287,12 @@ def _judge_cell(cases, records):
         wrong["return (h_t, c_t) in this order: you returned (c_t, h_t)"] = [
             _cell_run(t, lambda x, s, W: _oracle_step(x, s, W)[::-1])[0] for t in tensors
         ]
+        wrong["the state is (h_{t-1}, c_{t-1}), in this order: h, c = state (you read it as (c, h))"] = [
+            _cell_run(t, lambda x, s, W: _oracle_step(x, s[::-1], W))[0] for t in tensors
+        ]
+        wrong["the state is (h, c), in this order, both in and out: h, c = state and return (h_t, c_t)"] = [
+            _cell_run(t, lambda x, s, W: _oracle_step(x, s[::-1], W)[::-1])[0] for t in tensors
+        ]
         wrong["start from the state you are given; zeros only when state is None"] = [
             _cell_run(t, lambda x, s, W: _oracle_step(x, (s[0] * 0, s[1] * 0), W))[0] for t in tensors
         ]
@@ -289,17 +300,24 @@ def _judge_cell(cases, records):
             _cell_run(t, _swapped_step)[0] for t in tensors
         ]
         expect_answers(got_states, [s for s, _ in right], wrong, what)
-    expect_answers(
-        got_grads,
-        [g for _, g in right],
-        {
-            "your states are right but the gradients are not: the state was detached, so the loss cannot reach "
-            "earlier steps (backpropagation through time needs the graph)": [
-                _cell_run(t, detach=True)[1] for t in tensors
-            ]
-        },
-        [f"the gradients (W_xh, W_hh, b_xh, b_hh, then x, flattened) for I={I}, H={H}" for I, H, _ in cases],
+    detached = (
+        "your states are right but the gradients are not: the state was detached, so the loss cannot reach "
+        "earlier steps (backpropagation through time needs the graph)"
     )
+    try:
+        expect_answers(
+            got_grads,
+            [g for _, g in right],
+            {detached: [_cell_run(t, detach=True)[1] for t in tensors]},
+            [f"the gradients (W_xh, W_hh, b_xh, b_hh, then x, flattened) for I={I}, H={H}" for I, H, _ in cases],
+        )
+    except Mistake as mistake:
+        if str(mistake) == detached:
+            raise
+        raise Mistake(
+            "your states are right but the gradients are not: keep the graph (no .detach(), .data or "
+            f"torch.no_grad() on h, c or the gates). {mistake}"
+        ) from None
     expect_answers(
         got_none,
         [_cell_run(t, zero_state=True)[0][0] for t in tensors],
