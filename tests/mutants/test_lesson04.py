@@ -101,6 +101,14 @@ MUTANTS = [
         "torch.randn(4 * hidden_size, hidden_size)",
         "uniformly in (-1/sqrt(H), 1/sqrt(H))",
     ),
+    (
+        "gru_step",
+        "n = torch.tanh(x_n + r * h_n)",
+        "n = torch.tanh(x_n + r * (h_n - b_hh[2 * h.shape[1] :]) + b_hh[2 * h.shape[1] :])",
+        "b_hn goes inside the reset gate",
+    ),
+    ("memory_table", '"mean": statistics.mean(runs)', '"mean": sum(runs) / 3', "divide by len(seeds)"),
+    ("set_forget_bias", "    with torch.no_grad():\n        for", "    if True:\n        for", "torch.no_grad()"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
