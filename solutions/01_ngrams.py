@@ -75,7 +75,8 @@ assert result.passed, result
 #    $h\,w$ that ends at a word or at `</s>`, $c(h\,w)$ and its context $c(h)$.
 # 3. **Add-k.** $P(w \mid h) = \dfrac{c(h\,w) + k}{c(h) + kV}$ (an unseen context has $c(h) = 0$).
 # 4. **Perplexity.** Pad each test sentence the same way and score every word and every `</s>`:
-#    $N$ = words + sentences tokens, $J = -\frac{1}{N}\sum_i \log_2 P(w_i \mid h_i)$, return $2^J$.
+#    $N$ = the number of words plus the number of sentences (one `</s>` each),
+#    $J = -\frac{1}{N}\sum_i \log_2 P(w_i \mid h_i)$, return $2^J$.
 
 # %%
 # Exercise 1.2: an add-k n-gram model and its perplexity

@@ -314,7 +314,10 @@ except NotImplementedError:
 # **Question.** At which distance does your LSTM stop solving the task (say, mean accuracy below 0.9)?
 # Is the spread between seeds at that distance small or large next to the gap between two distances?
 # What does that say about a comparison of two networks from one run each? Then give the cell a forget-gate
-# bias of 1 or 2 (the idea of exercise 4.4: the forget block is `b_xh[H:2H]`) and run the table again.
+# bias of 1 or 2 (the idea of exercise 4.4) and run the table again: `train_memory` takes the cell's class,
+# so write a subclass of your `LSTMCell` whose `__init__` calls `super().__init__(input_size, hidden_size)`
+# and then, under `torch.no_grad()`, sets the forget block `self.b_xh[H:2H]` to the bias and `self.b_hh[H:2H]`
+# to 0; then pass `lambda T, seed: train_memory(T, seed, cell_class=YourSubclass)` to `memory_table`.
 #
 # ### BEGIN SOLUTION
 # A good answer reads the table: the first T whose mean falls below 0.9 and its sd; where the runs of one

@@ -134,11 +134,13 @@ check_count_ngrams = Exercise(
 
 
 def add_k_perplexity(train, test, n, k, *, left=None, right=1, v_shift=0, numerator_only=False, log_mix=False,
-                     per_sentence=False):  # fmt: skip
+                     per_sentence=False, words_only=False, every_context=False):  # fmt: skip
     """The reference (keyword arguments off): perplexity of an add-k n-gram model under the standard count.
 
     The keywords give the known mistakes: ``left``/``right`` padding, |V| shifted by ``v_shift``, k
-    added to the numerator only, natural logs raised to 2, J divided by the number of sentences.
+    added to the numerator only, natural logs raised to 2, J divided by the number of sentences, J
+    divided by the number of words only (the ends scored but not counted in N), c(h) counted for
+    every (n-1)-gram of the padded sentence (the last one, which ends at the end symbol, too).
     """
     left = n - 1 if left is None else left
     vocab = {w for s in train for w in s} | {EOS, UNK}
@@ -153,6 +155,8 @@ def add_k_perplexity(train, test, n, k, *, left=None, right=1, v_shift=0, numera
         for i in range(n - 1, len(p)):
             counts[tuple(p[i - n + 1 : i + 1])] += 1
             context_counts[tuple(p[i - n + 1 : i])] += 1
+        if every_context:
+            context_counts[tuple(p[len(p) - n + 1 :])] += 1
     total, N = 0.0, 0
     for sentence in test:
         p = pad(sentence)
@@ -164,6 +168,8 @@ def add_k_perplexity(train, test, n, k, *, left=None, right=1, v_shift=0, numera
             prob = (counts[gram] + k) / denominator
             total += math.log(prob) if log_mix else math.log2(prob)
             N += 1
+    if words_only:
+        N -= len(test) * right
     return 2 ** (-total / (len(test) if per_sentence else N))
 
 
@@ -179,6 +185,10 @@ _PPL_HINTS = {
         "log_mix": True
     },
     "J is the mean over the N scored tokens (words + one end per sentence), not over sentences": {"per_sentence": True},
+    f"N counts every scored token: the words and the one '{EOS}' per sentence (N = words + sentences), "
+    "not the words alone": {"words_only": True},
+    "c(h) counts h only as the context of an n-gram you counted: the last (n-1)-gram of a padded sentence "
+    f"(the one ending at '{EOS}') is no context": {"every_context": True},
 }
 
 
@@ -405,7 +415,12 @@ def _draw_sample(seed):
     for _ in range(10):
         p = rng.dirichlet(np.ones(int(rng.integers(3, 9))))
         cases.append([p, float(rng.choice([0.5, 1.0, 2.0])), float(rng.uniform(0, 1))])
+    # the same draw _SAME times: an answer that ignores u (np.random.choice) varies between them
+    cases += [[np.full(4, 0.25), 1.0, 0.3] for _ in range(_SAME)]
     return cases
+
+
+_SAME = 6  # repeats of one draw in the cases: all six agree by chance with probability 4 ** -5
 
 
 def _inverse_cdf(weights, u, side="right"):
@@ -438,6 +453,11 @@ def _judge_sample(cases, records):
         right = _inverse_cdf(q / q.sum(), u)
         got.append(index)
         expected.append(right)
+        if len(got) == len(cases) and len(set(got[-_SAME:])) > 1:
+            raise Mistake(
+                "use the u you are given: the same probs, temperature and u gave different words "
+                "(np.random.choice or random.random draws a number of its own)"
+            )
         for h, v in zip(
             hints,
             [

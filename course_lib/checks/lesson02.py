@@ -73,6 +73,7 @@ def _judge_jacobian(cases, records):
         "normalise: y_i = exp(z_i - max z) / sum_j exp(z_j - max z); you forgot to divide by the sum",
         "the diagonal is missing y_i: it is y_i (1 - y_i) = y_i - y_i^2, so J = diag(y) - y y^T",
         "softmax over the logits, not a sigmoid of each: y = exp(z) / sum exp(z)",
+        "-y_i y_j is an outer product, torch.outer(y, y) (K, K): y * y is only its diagonal, broadcast",
     ]
     got, expected, wrong = [], [], {h: [] for h in hints}
     for (z,), r in zip(cases, records):
@@ -96,6 +97,7 @@ def _judge_jacobian(cases, records):
                 torch.diag(es) - torch.outer(es, es),
                 -torch.outer(y, y),
                 torch.diag(s) - torch.outer(s, s),
+                torch.diag(y) - y * y,
             ],
         ):
             wrong[h].append(v)
@@ -190,10 +192,12 @@ def _wrong_grads(params, contexts, targets, mistake):
     dh = dz @ P["U"]
     da = {"no_tanh": dh, "tanh_1-h": dh * (1 - h), "tanh_a": dh * (1 - a**2)}.get(mistake, dh * (1 - h**2))
     dW = da.T @ e
-    db = da.mean(0) if mistake == "mean" else da.sum(0)
+    db = {"mean": da.mean(0), "db_dh": dh.sum(0)}.get(mistake, da.sum(0))
     de = (da @ P["W"]).reshape(B * n, d)
     dE = torch.zeros_like(P["E"])
-    if mistake == "assigned":
+    if mistake == "ids_T":
+        dE.index_add_(0, contexts.T.reshape(-1), de)  # rows of de in (B, n) order, ids in (n, B) order
+    elif mistake == "assigned":
         dE[contexts.reshape(-1)] = de  # a repeated word keeps one of its gradients
     else:
         dE.index_add_(0, contexts.reshape(-1), de)
@@ -213,10 +217,15 @@ NINJA_HINTS = {  # gradient -> {mistake: hint}; a mistake is named at the first 
         "tanh_1-h": "tanh'(a) = 1 - tanh(a)^2 = 1 - h^2 (squared), not 1 - h",
         "tanh_a": "tanh'(a) = 1 - h^2 with h = tanh(a), not 1 - a^2",
     },
-    "b": {"mean": "db sums da over the batch (every example used the same b): sum, not mean"},
+    "b": {
+        "mean": "db sums da over the batch (every example used the same b): sum, not mean",
+        "db_dh": "b is added before the tanh: db sums da = dh * (1 - h^2), not dh",
+    },
     "E": {
         "assigned": "a word used twice must get the SUM of its gradients: accumulate (index_add_, or += one row "
-        "at a time); dE[ids] = de or dE[ids] += de keeps only one of them"
+        "at a time); dE[ids] = de or dE[ids] += de keeps only one of them",
+        "ids_T": "de.reshape(B * n, d) lists the words row by row, as contexts.reshape(-1) does; "
+        "contexts.T.reshape(-1) lists them position by position and pairs each piece with the wrong word",
     },
 }
 
@@ -329,7 +338,8 @@ def _materialise_train(args):
     return [params, batches, lr, hand_loss_and_grads]
 
 
-def _sgd(params, batches, lr, *, grads_of=hand_loss_and_grads, sign=1.0, same_batch=False, lr_over_b=False):
+def _sgd(params, batches, lr, *, grads_of=hand_loss_and_grads, sign=1.0, same_batch=False, lr_over_b=False,
+         loss_after=False):  # fmt: skip
     """The reference loop (with grads_of=autograd's gradients), and with sign/same_batch/... the known mistakes."""
     params = {k: v.clone() for k, v in params.items()}
     losses = []
@@ -338,7 +348,7 @@ def _sgd(params, batches, lr, *, grads_of=hand_loss_and_grads, sign=1.0, same_ba
         step = lr / len(targets) if lr_over_b else lr
         for k in FF_NAMES:
             params[k] = params[k] - sign * step * grads[k]
-        losses.append(loss)
+        losses.append(grads_of(params, contexts, targets)[0] if loss_after else loss)
     return losses, params
 
 
@@ -347,6 +357,9 @@ TRAIN_MISTAKES = {
     "each step uses its own batch, in order: batch i for step i": dict(same_batch=True),
     "the gradients are already averaged over the batch (the loss is a mean): step by lr * grad, "
     "without dividing by the batch size again": dict(lr_over_b=True),
+    "record the loss that loss_and_grads returned for the batch, before the update (not the loss after it)": dict(
+        loss_after=True
+    ),
 }
 
 

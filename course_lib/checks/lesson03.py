@@ -170,6 +170,10 @@ def _structure(seq, n):
 FIXED = [0, 1, 2, 7, 8, 9]  # three hard pairs
 COVERAGE = 40  # draws from FIXED with different seeds: each pair is missed with probability (2/3)^40
 REPEATS = 12  # seeds drawn twice: a generator other than rng agrees on all with probability (1/3)^12
+NESTED = list(range(10))  # five nested colours: every two closers make a hard pair (10 pairs)
+UNIFORM = 600  # draws from NESTED: a uniform draw gives each pair 60 +- 7.3 times; a closer p first, then q,
+# gives (8, 9) 150 times. Counts outside [UNIFORM_LOW, UNIFORM_HIGH] are > 5 sd from uniform.
+UNIFORM_LOW, UNIFORM_HIGH = 20, 105
 
 
 def _draw_transpose(seed):
@@ -185,6 +189,7 @@ def _draw_transpose(seed):
     fresh = [f for f in fresh if _valid_pairs_matching(f, 10)][:5]
     cases += [[f, next(more), 10] for f in fresh]
     cases.append([[0, 9, 1, 8], seeds[1], 10])  # no hard pair: ValueError
+    cases += [[list(NESTED), int(s), 10] for s in rng.integers(0, 2**31, size=UNIFORM)]
     return cases
 
 
@@ -253,6 +258,19 @@ def _judge_transpose(cases, records):
         raise Mistake(
             f"draw the pair at random, uniformly among all pairs, with rng.integers(len(pairs)): from {FIXED} "
             f"{COVERAGE} generators with different seeds gave only {sorted(seen)}, but {len(wanted)} are possible"
+        )
+    counts = {}
+    for out in outs[-UNIFORM:]:
+        counts[out] = counts.get(out, 0) + 1
+    n_pairs = len(_valid_pairs_matching(NESTED, 10))
+    top, low = max(counts.items(), key=lambda kv: kv[1]), min(counts.items(), key=lambda kv: kv[1])
+    if len(counts) < n_pairs or top[1] > UNIFORM_HIGH or low[1] < UNIFORM_LOW:
+        out, count = top if top[1] - UNIFORM // n_pairs >= UNIFORM // n_pairs - low[1] else low
+        raise Mistake(
+            f"draw the pair uniformly among ALL pairs: from {NESTED} ({n_pairs} pairs) {UNIFORM} generators "
+            f"gave {out} {count} times and {len(counts)} different answers, about {UNIFORM // n_pairs} each "
+            "expected. List every pair, then pairs[rng.integers(len(pairs))] (drawing p first, then q, is "
+            "not uniform)"
         )
 
 
@@ -325,6 +343,24 @@ def _elman_tensors(I, H, recipe):
 ELMAN_PARAMS = {"W_xh": lambda I, H: (H, I), "W_hh": lambda I, H: (H, H), "b_h": lambda I, H: (H,)}
 
 
+def init_too_wide(params, names, H):
+    """The first of ``names`` whose initial values leave (-1/sqrt(H), 1/sqrt(H)), torch's init: (name, max |w|)."""
+    k = H**-0.5
+    for n in names:
+        top = float(params[n].detach().abs().max()) if params[n].numel() else 0.0
+        if top > k * (1 + 1e-6):
+            return [n, top]
+    return None
+
+
+def init_hint(wide, H):
+    n, top = wide
+    return (
+        f"initialise uniformly in (-1/sqrt(H), 1/sqrt(H)) as torch does: torch.empty(...).uniform_(-k, k) with "
+        f"k = 1/sqrt(H) = {H**-0.5:.3g}; your {n} starts with values up to {top:.3g} (torch.randn is not it)"
+    )
+
+
 def _elman_describe(module, live):
     I, H = live[0], live[1]
     if not isinstance(module, torch.nn.Module):
@@ -335,6 +371,7 @@ def _elman_describe(module, live):
         return {"missing": missing, "attributes": [n for n in ELMAN_PARAMS if hasattr(module, n)]}
     shapes = {n: tuple(params[n].shape) for n in ELMAN_PARAMS}
     init_zero = [n for n in ("W_xh", "W_hh") if not bool(params[n].detach().abs().sum() > 0)]
+    init_wide = init_too_wide(params, ELMAN_PARAMS, H)
     t = _elman_tensors(I, H, live.recipe)
     if any(shapes[n] != ELMAN_PARAMS[n](I, H) for n in ELMAN_PARAMS):
         return {"shapes": shapes}
@@ -363,6 +400,7 @@ def _elman_describe(module, live):
         "changed": [not torch.equal(x, t["x"]), not torch.equal(h0, t["h0"])],
         "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
         "init_zero": init_zero,
+        "init_wide": init_wide,
     }
 
 
@@ -461,6 +499,8 @@ def _judge_elman(cases, records):
                 f"{d['init_zero'][0]} starts at zero: initialise the weights at random "
                 "(e.g. uniform in (-1/sqrt(H), 1/sqrt(H)), as torch does), or every unit learns the same thing"
             )
+        if d.get("init_wide"):
+            raise Mistake(init_hint(d["init_wide"], H))
         outputs.append(d["output"])
         states.append(d["h_T"])
         grads.append(d["grads"])
@@ -610,6 +650,8 @@ def _losses(returned):
 def _train_describe(returned, live):
     return {
         "losses": _losses(returned),
+        "with_graph": isinstance(returned, (list, tuple))
+        and any(isinstance(v, torch.Tensor) and v.requires_grad for v in returned),
         "type": type(returned).__name__,
         "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
     }
@@ -658,6 +700,11 @@ def _judge_train(cases, records):
             raise Mistake(
                 f"return a list with one loss (a number) per batch: {n} batches, got {d['type']}"
                 + (f" of length {len(d['losses'])}" if d["losses"] is not None else "")
+            )
+        if d.get("with_graph"):
+            raise Mistake(
+                "append loss.item(), a number: the loss tensor keeps the graph of its batch alive, so the memory "
+                "grows with every batch of the epoch"
             )
         got_losses.append(d["losses"])
         got_states.append(torch.cat([v.reshape(-1).double() for v in d["state"].values()]))

@@ -45,6 +45,19 @@ MUTANTS = [
     ("add_k_perplexity", "math.log2(p)", "math.log(p)", "log base"),
     ("add_k_perplexity", "-log_prob / N", "-log_prob / len(test)", "not over sentences"),
     ("add_k_perplexity", ADD_K, ADD_K.replace("(counts[ngram] + k)", "counts[ngram]"), "smooth every count"),
+    (
+        "add_k_perplexity",
+        "return 2 ** (-log_prob / N)",
+        "return 2 ** (-log_prob / sum(len(sentence) for sentence in test))",
+        "not the words alone",
+    ),
+    (
+        "add_k_perplexity",
+        "            context_counts[tuple(padded[i - n + 1 : i])] += 1\n",
+        "            context_counts[tuple(padded[i - n + 1 : i])] += 1\n"
+        "        context_counts[tuple(padded[len(padded) - n + 1 :])] += 1\n",
+        "is no context",
+    ),
     # the experiment's function
     ("tune_k", BEST, "best_k = ks[int(np.argmax(perplexities))]", "LOWEST"),
     ("tune_k", "perplexity(train, val, n, k)", "perplexity(train, train, n, k)", "validation sentences"),
@@ -69,6 +82,12 @@ MUTANTS = [
     ("sample_next", "    q = q / q.sum()\n", "", "renormalise"),
     ("sample_next", "return min(index, len(q) - 1)", "return index + 1", "off by one"),
     ("sample_next", 'side="right"', 'side="left"', "strictly greater"),
+    (
+        "sample_next",
+        'index = int(np.searchsorted(np.cumsum(q), u, side="right"))',
+        "index = int(np.random.choice(len(q), p=q))",
+        "use the u you are given",
+    ),
     ("sample_next", " ** (1.0 / temperature)", "", "use the temperature"),
     (
         "sample_next",

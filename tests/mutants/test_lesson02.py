@@ -44,6 +44,7 @@ MUTANTS = [
     ("bptt_step", "db_h = da.sum(dim=0)", "db_h = da.mean(dim=0)", "not the mean"),
     ("softmax_jacobian", "y = torch.exp(z - z.max())", "z -= z.max()\n    y = torch.exp(z)", "in place"),
     ("softmax_jacobian", "y = torch.exp(z - z.max())", "y = torch.sigmoid(z)", "not a sigmoid"),
+    ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag(y) - y * y", "outer product"),
     (
         "softmax_jacobian",
         "return torch.diag(y) - torch.outer(y, y)",
@@ -96,6 +97,19 @@ MUTANTS = [
     # training with them (2.3)
     ("train_sgd", "params[k] = params[k] - lr * grads[k]", "params[k] = params[k] + lr * grads[k]", "uphill"),
     ("train_sgd", "params[k] = params[k] - lr * grads[k]", "params[k] = params[k] - grads[k]", "learning rate"),
+    (
+        "train_sgd",
+        "        losses.append(float(loss))\n",
+        "        losses.append(float(loss_and_grads(params, contexts, targets)[0]))\n",
+        "before the update",
+    ),
+    ("fflm_loss_and_grads", "db = da.sum(dim=0)", "db = dh.sum(dim=0)", "before the tanh"),
+    (
+        "fflm_loss_and_grads",
+        "dE.index_add_(0, contexts.reshape(-1),",
+        "dE.index_add_(0, contexts.T.reshape(-1),",
+        "position by position",
+    ),
     ("train_sgd", "params = {k: v.clone() for k, v in params.items()}", "params = params", "changed its input"),
     (
         "train_sgd",

@@ -163,6 +163,20 @@ MUTANTS = [
         "for name, acc in list(P.accuracies(model, test_sets).items())[:1]:",
         "one accuracy per epoch",
     ),
+    (
+        "transpose_closers",
+        "    p, q = pairs[rng.integers(len(pairs))]",
+        "    ps = sorted({p for p, _ in pairs})\n    p = ps[rng.integers(len(ps))]\n"
+        "    qs = [q for p2, q in pairs if p2 == p]\n    q = qs[rng.integers(len(qs))]",
+        "uniformly among ALL pairs",
+    ),
+    (
+        "ElmanRNN",
+        "torch.empty(hidden_size, hidden_size).uniform_(-k, k)",
+        "torch.randn(hidden_size, hidden_size)",
+        "uniformly in (-1/sqrt(H), 1/sqrt(H))",
+    ),
+    ("train_epoch", "losses.append(loss.item())", "losses.append(loss)", "append loss.item()"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass

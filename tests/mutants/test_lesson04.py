@@ -93,6 +93,22 @@ MUTANTS = [
     ("memory_table", "table[T] = {", "table[str(T)] = {", "one entry per T"),
     ("memory_table", '"sd": statistics.stdev(runs)', '"spread": statistics.stdev(runs)', "'sd'"),
     ("memory_table", "train(T, seed) for seed in seeds", "train(seed, T) for seed in seeds", "use the T values"),
+    ("LSTMCell", "h_prev, c_prev = state", "c_prev, h_prev = state", "you read it as (c, h)"),
+    ("LSTMCell", "c = f * c_prev + i * g", "c = f * c_prev.detach() + i * g", "keep the graph"),
+    (
+        "LSTMCell",
+        "torch.empty(4 * hidden_size, hidden_size).uniform_(-k, k)",
+        "torch.randn(4 * hidden_size, hidden_size)",
+        "uniformly in (-1/sqrt(H), 1/sqrt(H))",
+    ),
+    (
+        "gru_step",
+        "n = torch.tanh(x_n + r * h_n)",
+        "n = torch.tanh(x_n + r * (h_n - b_hh[2 * h.shape[1] :]) + b_hh[2 * h.shape[1] :])",
+        "b_hn goes inside the reset gate",
+    ),
+    ("memory_table", '"mean": statistics.mean(runs)', '"mean": sum(runs) / 3', "divide by len(seeds)"),
+    ("set_forget_bias", "    with torch.no_grad():\n        for", "    if True:\n        for", "torch.no_grad()"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
