@@ -176,10 +176,19 @@ except NotImplementedError:
 # %% [markdown]
 # ## Exercise 6.4: what leaks (the experiment)
 #
-# Run your `masked_attention` on a batch, then change what no real query may see: the values
-# of the **padding** of sentence 2, and the value of the **last real token** of sentence 1. For
-# each change, which outputs $\mathbf{h}_i$ of the *real* tokens move? Fill `moved` with the
-# largest change of the real outputs, then answer the question below from your numbers.
+# Run your `masked_attention` on a batch, then change, by adding **100.0** to every entry, the
+# values a real query should not see or not all see, and measure how far the outputs
+# $\mathbf{h}_i$ of the *real* tokens move (the largest absolute change of any entry). Return
+# a dict of three numbers (Python floats):
+#
+# * `'padding'`: add 100.0 to the values at every **padding** position (`j >= lengths[b]`, in
+#   every sentence); the largest change of the real outputs (`i < lengths[b]`);
+# * `'last token'`: add 100.0 to the value of the **last real token** of sentence 1 (`values[0]`,
+#   position `lengths[0] - 1`); the largest change of that token's own output;
+# * `'last token, earlier queries'`: the same change; the largest change of the outputs of
+#   sentence 1's earlier real tokens (positions before `lengths[0] - 1`).
+#
+# Then answer the question below from your numbers.
 
 # %%
 # Exercise 6.4: what leaks

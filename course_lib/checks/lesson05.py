@@ -58,6 +58,7 @@ ADDITIVE_HINTS = [
     "the score is the dot product with the learned vector v, not a plain sum over the attention features",
     "the non-linearity is tanh (Bahdanau et al.), not ReLU",
     "the non-linearity is tanh (Bahdanau et al.), not the sigmoid",
+    "return the scores e_j themselves: the softmax comes after, in exercise 5.2",
 ]
 
 
@@ -81,6 +82,7 @@ def _judge_additive(cases, records):
                 torch.tanh(hidden).sum(-1),
                 torch.relu(hidden) @ v,
                 torch.sigmoid(hidden) @ v,
+                torch.softmax(torch.tanh(hidden) @ v, dim=-1),
             ],
         ):
             wrong[h].append(x)
@@ -164,6 +166,10 @@ def reference_decode(
             context = context.detach()
         if query != "new":
             hidden = model.decoder(torch.cat([embedded[:, i], context], dim=-1), hidden)
+        if query == "twice":  # a second attention with the new state h_i^d, for the output and the weights
+            e = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)
+            alpha = torch.softmax(e.masked_fill(~real, float("-inf")), dim=-1)
+            context = (alpha[..., None] * states).sum(1)
         outputs.append(torch.cat([hidden, context], dim=-1))
         weights.append(alpha)
     return model.out(torch.stack(outputs, dim=1)), torch.stack(weights, dim=1)
@@ -222,6 +228,8 @@ DECODE_HINTS = {
     "not the encoder's last state h_n^e": {"query": "encoder"},
     "context from the wrong state: attend with h_{i-1}^d, then update (the lesson's order, as Bahdanau); "
     "you updated first and attended with h_i^d (Luong's order)": {"query": "new"},
+    "one attention per step: alpha_i and c_i come from h_{i-1}^d and serve both the GRUCell's input and the "
+    "output [h_i^d; c_i]; you attended again with the new state h_i^d": {"query": "twice"},
     "the decoder starts from the last *real* encoder state, states[b, lengths[b] - 1], "
     "not the padded last column states[:, -1]": {"start": "column"},
     "that is mean-pooling: c_i must weight each h_j^e by alpha_ij (and ignore the padding)": {"pool": "mean"},
@@ -370,7 +378,10 @@ def _judge_alignment_all(cases, records):
         if _is_tensor(value) and value.dim() == 3 and value.shape[0] == 1:
             raise Mistake("return the matrix of the one sentence, (T_out, T_in): drop the batch axis (weights[0])")
         if _is_tensor(value) and tuple(value.shape) == shape[::-1] and shape[0] != shape[1]:
-            raise Mistake("rows are the output characters (queries) and columns the source characters (keys)")
+            raise Mistake(
+                "rows are the output characters (queries) and columns the source characters (keys): no transpose, "
+                "and the source first in encode_pairs([source], [target], vocab)"
+            )
         if _is_tensor(value) and value.dim() == 2 and tuple(value.shape) != shape:
             raise Mistake(
                 f"for {source!r} -> {target!r} the matrix is (len(target) + 1, len(source) + 1) = {shape}: "

@@ -337,6 +337,8 @@ MASKING_HINTS = {
     "zeroing after the softmax leaves rows that no longer sum to 1: mask the scores with -inf before it": {
         "after": True
     },
+    "a query with no key at all (an empty sentence) got equal weights 1/T: a large negative number instead of "
+    "-inf leaves its row of scores all equal; give such a query weights 0 and output 0": {"fill": -1e9, "safe": False},
     "a query with no key at all (an empty sentence) got NaN: softmax of a row of -inf is 0/0; give such "
     "rows weights 0 (fill their scores with 0 before the softmax, then their weights with 0)": {"safe": False},
 }
@@ -375,7 +377,10 @@ def _judge_masked_attention(cases, records):
         got.append(weights)
         expected.append(reference_masked_attention(scores, values, lengths)[1])
         for hint, mistake in MASKING_HINTS.items():
-            wrong[hint].append(reference_masked_attention(scores, values, lengths, **mistake)[1])
+            mistaken = reference_masked_attention(scores, values, lengths, **mistake)[1]
+            if not torch.isnan(weights).any():  # a mistake's NaN (e.g. a padded key's column, softmax over the
+                mistaken = torch.nan_to_num(mistaken, nan=0.0)  # queries), which the student zeroed
+            wrong[hint].append(mistaken)
         outputs.append((output, values))
     what = [f"the weights for lengths {c[2].tolist()}" for c in cases]
     expect_answers(got, expected, wrong, what, atol=1e-6)
@@ -469,6 +474,11 @@ def _judge_leaks(cases, records):
         for key in LEAK_KEYS:
             got = value[key]
             if type(got) not in (int, float) or not np.isclose(got, right[key], rtol=1e-4, atol=1e-6):
+                if key == "last token" and type(got) in (int, float) and got > 1e-6 and right[key] > 1e-6:
+                    raise Mistake(  # the right token moved, by another amount: another change than the text's
+                        f"'last token': add exactly 100.0 to every entry of values[0, lengths[0] - 1] (the text's "
+                        f"change); your number {got:.4g} is not the {right[key]:.4g} that change gives"
+                    )
                 raise Mistake(f"{key!r}: {LEAK_HINTS[key]}")
 
 

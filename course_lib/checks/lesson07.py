@@ -253,6 +253,46 @@ def _answer(record, cls):
     return value["out"], params
 
 
+def _module_check(number, title, cls, args, draw, judge, *, n_ctor, x_at, forbidden):
+    """A build exercise's check: the class built with the case's first ``n_ctor`` arguments, its parameters
+    randomised, its forward run on the rest (``x_at`` is the input whose T a size hint names)."""
+    return ModuleExercise(
+        number,
+        title,
+        cls,
+        args,
+        draw,
+        judge,
+        materialise=_module_materialise(n_ctor),
+        observe=_module_observe,
+        describe=_module_describe,
+        errors=_module_errors(cls, lambda case: case[x_at].shape[1]),
+        forbidden=forbidden,
+    )
+
+
+def _judge_module(cls, hints, reference, *, x_at, shape, what, shape_what=None, before=None):
+    """The judge of a module with one output: ``reference(x, params, case, **flags)`` computed from the student's
+    own parameters, right (no flags) and with each hint's mistake (its flags); ``shape(case)`` is the output's
+    shape, ``what(case)`` names it in a difference (``shape_what(case)`` in a shape mistake, if it says it
+    otherwise), and ``before(case, out, params)`` raises the mistakes to name before the values."""
+
+    def judge(cases, records):
+        got, expected, wrong = [], [], {h: [] for h in hints}
+        for case, r in zip(cases, records):
+            out, params = _answer(r, cls)
+            if before is not None:
+                before(case, out, params)
+            got.append(_out_tensor(out, shape(case), (shape_what or what)(case)))
+            x = case[x_at].double()
+            expected.append(reference(x, params, case))
+            for hint, flags in hints.items():
+                wrong[hint].append(reference(x, params, case, **flags))
+        expect_answers(got, expected, wrong, [what(case) for case in cases])
+
+    return judge
+
+
 def _missing(cls, params, want, hint):
     names = ", ".join(sorted(params)[:8]) or "none"
     raise Mistake(f"{cls} has no parameter {want}: {hint} (its parameters: {names})")
@@ -494,32 +534,29 @@ def _draw_head(seed):
     return cases
 
 
-def _judge_head(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in ATTENTION_HINTS}
-    for (C, hs, _, x, _), r in zip(cases, records):
-        out, params = _answer(r, "Head")
-        B, T, _ = x.shape
-        if _is_tensor(out) and tuple(out.shape) == (B, T, C) and hs != C:
-            raise Mistake("multiply the weights by the values v = self.value(x), not by x itself")
-        got.append(_out_tensor(out, (B, T, hs), f"the head's output for x of shape {(B, T, C)}"))
-        xd = x.double()
-        expected.append(_head(xd, params))
-        for hint, flags in ATTENTION_HINTS.items():
-            wrong[hint].append(_head(xd, params, **flags))
-    expect_answers(got, expected, wrong, [f"the head's output for x of shape {tuple(c[3].shape)}" for c in cases])
+def _head_before(case, out, params):
+    C, hs, _, x, _ = case
+    if _is_tensor(out) and tuple(out.shape) == (*x.shape[:2], C) and hs != C:
+        raise Mistake("multiply the weights by the values v = self.value(x), not by x itself")
 
 
-check_head = ModuleExercise(
+check_head = _module_check(
     "7.3",
     "one head of self-attention",
     "Head",
     ("d_model", "head_size", "block_size", "x", "seed"),
     _draw_head,
-    _judge_head,
-    materialise=_module_materialise(3),
-    observe=_module_observe,
-    describe=_module_describe,
-    errors=_module_errors("Head", lambda case: case[3].shape[1]),
+    _judge_module(
+        "Head",
+        ATTENTION_HINTS,
+        lambda x, params, case, **flags: _head(x, params, **flags),
+        x_at=3,
+        shape=lambda case: (*case[3].shape[:2], case[1]),
+        what=lambda case: f"the head's output for x of shape {tuple(case[3].shape)}",
+        before=_head_before,
+    ),
+    n_ctor=3,
+    x_at=3,
     forbidden=ATTENTION_FORBIDDEN,
 )
 
@@ -549,33 +586,31 @@ def _draw_mha(seed):
     return cases
 
 
-def _judge_mha(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in MHA_HINTS}
-    for (C, H, _, x, _), r in zip(cases, records):
-        out, params = _answer(r, "MultiHeadAttention")
-        B, T, _ = x.shape
-        q0 = params.get("heads.0.query.weight")
-        if q0 is not None and q0.shape[0] != C // H:
-            raise Mistake(f"each head has d_k = d_model // n_heads = {C // H} features, yours has {q0.shape[0]}")
-        got.append(_out_tensor(out, (B, T, C), f"the output for x of shape {(B, T, C)}, n_heads = {H}"))
-        xd = x.double()
-        expected.append(_mha(xd, params, H))
-        for hint, flags in MHA_HINTS.items():
-            wrong[hint].append(_mha(xd, params, H, **flags))
-    expect_answers(got, expected, wrong, [f"the output for x {tuple(c[3].shape)}, n_heads = {c[1]}" for c in cases])
+def _mha_before(case, out, params):
+    C, H = case[:2]
+    q0 = params.get("heads.0.query.weight")
+    if q0 is not None and q0.shape[0] != C // H:
+        raise Mistake(f"each head has d_k = d_model // n_heads = {C // H} features, yours has {q0.shape[0]}")
 
 
-check_multi_head = ModuleExercise(
+check_multi_head = _module_check(
     "7.4",
     "multi-head attention",
     "MultiHeadAttention",
     ("d_model", "n_heads", "block_size", "x", "seed"),
     _draw_mha,
-    _judge_mha,
-    materialise=_module_materialise(3),
-    observe=_module_observe,
-    describe=_module_describe,
-    errors=_module_errors("MultiHeadAttention", lambda case: case[3].shape[1]),
+    _judge_module(
+        "MultiHeadAttention",
+        MHA_HINTS,
+        lambda x, params, case, **flags: _mha(x, params, case[1], **flags),
+        x_at=3,
+        shape=lambda case: tuple(case[3].shape),
+        what=lambda case: f"the output for x {tuple(case[3].shape)}, n_heads = {case[1]}",
+        shape_what=lambda case: f"the output for x of shape {tuple(case[3].shape)}, n_heads = {case[1]}",
+        before=_mha_before,
+    ),
+    n_ctor=3,
+    x_at=3,
     forbidden=ATTENTION_FORBIDDEN,
 )
 
@@ -601,30 +636,23 @@ def _draw_ffn(seed):
     return cases
 
 
-def _judge_ffn(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in FFN_HINTS}
-    for (C, x, _), r in zip(cases, records):
-        out, params = _answer(r, "FeedForward")
-        _ffn_params(params, "", C)
-        got.append(_out_tensor(out, x.shape, f"the output for x of shape {tuple(x.shape)}"))
-        xd = x.double()
-        expected.append(_ffn(xd, params))
-        for hint, flags in FFN_HINTS.items():
-            wrong[hint].append(_ffn(xd, params, **flags))
-    expect_answers(got, expected, wrong, [f"the output for x of shape {tuple(c[1].shape)}" for c in cases])
-
-
-check_feed_forward = ModuleExercise(
+check_feed_forward = _module_check(
     "7.5",
     "the feed-forward layer",
     "FeedForward",
     ("d_model", "x", "seed"),
     _draw_ffn,
-    _judge_ffn,
-    materialise=_module_materialise(1),
-    observe=_module_observe,
-    describe=_module_describe,
-    errors=_module_errors("FeedForward", lambda case: case[1].shape[1]),
+    _judge_module(
+        "FeedForward",
+        FFN_HINTS,
+        lambda x, params, case, **flags: _ffn(x, params, **flags),
+        x_at=1,
+        shape=lambda case: tuple(case[1].shape),
+        what=lambda case: f"the output for x of shape {tuple(case[1].shape)}",
+        before=lambda case, out, params: _ffn_params(params, "", case[0]),
+    ),
+    n_ctor=1,
+    x_at=1,
     forbidden=BLOCK_FORBIDDEN,
 )
 
@@ -662,29 +690,22 @@ def _draw_block(seed):
     return cases
 
 
-def _judge_block(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in BLOCK_HINTS}
-    for (_, H, _, x, _), r in zip(cases, records):
-        out, params = _answer(r, "Block")
-        got.append(_out_tensor(out, x.shape, f"the block's output for x of shape {tuple(x.shape)}"))
-        xd = x.double()
-        expected.append(_block(xd, params, H))
-        for hint, flags in BLOCK_HINTS.items():
-            wrong[hint].append(_block(xd, params, H, **flags))
-    expect_answers(got, expected, wrong, [f"the block's output for x of shape {tuple(c[3].shape)}" for c in cases])
-
-
-check_block = ModuleExercise(
+check_block = _module_check(
     "7.6",
     "the transformer block",
     "Block",
     ("d_model", "n_heads", "block_size", "x", "seed"),
     _draw_block,
-    _judge_block,
-    materialise=_module_materialise(3),
-    observe=_module_observe,
-    describe=_module_describe,
-    errors=_module_errors("Block", lambda case: case[3].shape[1]),
+    _judge_module(
+        "Block",
+        BLOCK_HINTS,
+        lambda x, params, case, **flags: _block(x, params, case[1], **flags),
+        x_at=3,
+        shape=lambda case: tuple(case[3].shape),
+        what=lambda case: f"the block's output for x of shape {tuple(case[3].shape)}",
+    ),
+    n_ctor=3,
+    x_at=3,
     forbidden=BLOCK_FORBIDDEN,
 )
 
@@ -747,17 +768,15 @@ def _judge_gpt(cases, records):
     expect_answers(loss_got, loss_want, wrong_loss, [f"the loss for idx of shape {tuple(c[5].shape)}" for c in cases])
 
 
-check_gpt = ModuleExercise(
+check_gpt = _module_check(
     "7.7",
     "the GPT",
     "GPT",
     ("vocab_size", "d_model", "n_heads", "n_layers", "block_size", "idx", "targets", "seed"),
     _draw_gpt,
     _judge_gpt,
-    materialise=_module_materialise(5),
-    observe=_module_observe,
-    describe=_module_describe,
-    errors=_module_errors("GPT", lambda case: case[5].shape[1]),
+    n_ctor=5,
+    x_at=5,
     forbidden=BLOCK_FORBIDDEN,
 )
 

@@ -63,6 +63,12 @@ MUTANTS = [
     ("additive_scores", "projected_keys) @ v", "projected_keys).sum(-1)", "learned vector v"),
     ("additive_scores", "torch.tanh(", "torch.relu(", "not ReLU"),
     ("additive_scores", "torch.tanh(", "torch.sigmoid(", "not the sigmoid"),
+    (
+        "additive_scores",
+        "torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",
+        "torch.softmax(torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v, dim=-1)",
+        "softmax comes after",
+    ),
     # the build: the attention step of the decoder
     ("decode", " / math.sqrt(H)  # e_ij", "  # e_ij", "sqrt(H)"),
     ("decode", "alpha_i = torch.softmax(e_i, dim=-1)", "alpha_i = torch.softmax(e_i, dim=0)", "wrong axis"),
@@ -71,6 +77,15 @@ MUTANTS = [
     ("decode", FILL, "pass", "ignored the padding"),
     ("decode", SCORE, SCORE.replace("hidden[:, None, :]", "states[torch.arange(B), lengths - 1][:, None, :]"), "h_n^e"),
     ("decode", BLOCK, LUONG, "Luong"),
+    (  # attention before the update (for the GRUCell), then again with h_i^d for the output and the weights
+        "decode",
+        "        outputs.append(torch.cat([hidden, c_i], dim=-1))",
+        "        e_i = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)\n"
+        "        alpha_i = torch.softmax(" + FILL.removeprefix("e_i = ") + ", dim=-1)\n"
+        "        c_i = (alpha_i[:, :, None] * states).sum(1)\n"
+        "        outputs.append(torch.cat([hidden, c_i], dim=-1))",
+        "attended again",
+    ),
     ("decode", "hidden = states[torch.arange(B), lengths - 1]", "hidden = states[:, -1]", "last *real*"),
     ("decode", "c_i = (alpha_i[:, :, None] * states).sum(1)", "c_i = states.mean(1)", "mean-pooling"),
     (

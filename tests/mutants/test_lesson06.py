@@ -75,6 +75,12 @@ MUTANTS = [
     ("by_hand", '"alpha_44": 0.0', '"alpha_44": None', "a number"),
     # the build
     ("masked_attention", "torch.softmax(e, dim=-1)", "torch.softmax(e, dim=-2)", "wrong axis"),
+    (  # the same mistake, with the NaN of the all-masked columns zeroed
+        "masked_attention",
+        "torch.softmax(e, dim=-1)",
+        "torch.nan_to_num(torch.softmax(e, dim=-2), nan=0.0)",
+        "wrong axis",
+    ),
     ("masked_attention", "causal = j <= i", "causal = j < i", "diagonal"),
     ("masked_attention", "causal = j <= i", "causal = j <= i + 1", "off by one"),
     ("masked_attention", "causal = j <= i", "causal = j >= i", "swapped"),
@@ -98,6 +104,12 @@ MUTANTS = [
     ),
     ("masked_attention", "return output, weights", "return weights, output", "shape"),
     ("masked_attention", SAFE, "    weights = torch.softmax(e, dim=-1)", "NaN"),
+    (  # a large negative number for -inf, and no care for an empty sentence: its queries spread 1/T
+        "masked_attention",
+        'e = scores.masked_fill(~allowed, float("-inf"))  # exp(-inf) = 0\n' + SAFE,
+        "e = scores.masked_fill(~allowed, -1e9)\n    weights = torch.softmax(e, dim=-1)",
+        "equal weights 1/T",
+    ),
     # the experiment
     ("leak_test", "padded[~real] += 100.0", "padded[:, 0] += 100.0", "'padding'"),
     ("leak_test", "last = lengths[0].item() - 1", "last = lengths[0].item()", "'last token'"),
@@ -110,6 +122,13 @@ MUTANTS = [
     ),
     ("leak_test", "changed[0, last] += 100.0", "changed[0, -1] += 100.0", "'last token'"),
     ("leak_test", '"padding": moved_padding,', '"pad": moved_padding,', "exactly the keys"),
+    ("leak_test", "changed[0, last] += 100.0", "changed[0, last] += 10.0", "add exactly 100.0"),
+    (
+        "leak_test",
+        "changed[0, last] += 100.0",
+        "changed[0, last] = torch.randn(changed.shape[-1])",
+        "add exactly 100.0",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code, which must pass
