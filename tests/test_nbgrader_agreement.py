@@ -33,6 +33,9 @@ ALL = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 _chosen = os.environ.get("COURSE_LIB_NBGRADER_LESSONS", "06").split()
 LESSONS = ALL if _chosen == ["all"] else [name for name in ALL if name[:2] in _chosen]
 ASSIGNMENT = "a1"
+# Exercises whose answer uses another's (lesson 07's Block holds the student's FeedForward, the GPT holds
+# Blocks): with that one unsolved they cannot pass either, in either grader.
+BUILDS_ON = {"7.5": ("7.6", "7.7")}
 
 
 def _grade_id(cell) -> str:
@@ -126,7 +129,7 @@ def test_course_lib_grade_and_nbgrader_autograde_agree(lesson, tmp_path):
     expected = {
         "full": dict.fromkeys(exercises, True),
         "none": dict.fromkeys(exercises, False),
-        "partial": {e: e != partial for e in exercises},
+        "partial": {e: e != partial and e not in BUILDS_ON.get(partial, ()) for e in exercises},
     }
     for student in submissions:
         ours = {e: rows[student][f"ex {e}"] == "passed" for e in exercises}
