@@ -201,8 +201,8 @@ except NotImplementedError:
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# Both curves are U-shaped, with their minimum at a small $k$: on this slice 0.01 for the
-# bigram and 0.003 for the trigram. Past the best $k$, every context hands $kV$ pseudo-counts
+# Both curves are U-shaped, with their minimum at a small $k$ (the printed best $k$ of this
+# slice): the trigram's best $k$ is the smaller of the two. Past the best $k$, every context hands $kV$ pseudo-counts
 # to its $V$ possible next words ($V$ is several thousand here), which swamps the real counts
 # and spreads the probability almost uniformly; $k = 1$ (Laplace) is far on that side. Below
 # the best $k$, the model trusts its counts too much: the n-grams of the validation text never
