@@ -21,8 +21,8 @@
 # 3. read the lecture's Elman network and gated RNN next to their equations, train networks on
 #    padded batches, and (in the exercises) write the batched Elman network as a PyTorch module
 #    and its training loop yourself;
-# 4. ask the lecture's question "is there a benefit with gating, with the LSTM?" of held-out
-#    numbers, at the training lengths and beyond, and say what one run per network can and
+# 4. ask the lecture's questions "is there a benefit with gating?" and "is there a benefit with
+#    LSTM?" of held-out numbers, at the training lengths and beyond, and say what one run per network can and
 #    cannot answer;
 # 5. look inside a trained network: what its hidden state encodes, read out by a probe;
 # 6. name the shapes of recurrent tasks (many-to-one, many-to-many, one-to-many) and stack layers.
@@ -100,7 +100,8 @@ for kind in P.KINDS:
     examples = [P.to_brackets(P.sample(kind, 10, rng)) for _ in range(4)]
     print(f"{kind:>13}:  " + "   ".join(examples))
 
-# the structures of length 8 are uniform: all Catalan(4) = 14 appear equally often
+# the structures of length 8 are drawn uniformly: all Catalan(4) = 14 appear, each about 7000 / 14 times
+# (a multinomial count: its spread is about sqrt(500) = 22, so the 25% bound below holds for any rng seed)
 counts = {}
 for _ in range(7000):
     s = "".join("(" if o else ")" for o in P.random_structure(8, rng))
@@ -310,7 +311,7 @@ print(
 # We train an LSTM (hidden size 64) on 20,000 training sequences of lengths 2 to 20, half
 # positives, half negatives of all four kinds (`P.MIXES["with_transpositions"]`), with the
 # course's training loop `course_lib.train.fit` on batches of similar lengths, and watch
-# its accuracy on the held-out **transposition** set. The loss (`P.batch_loss`) is the mean
+# its accuracy on the held-out **colour-swap** and **transposition** sets. The loss (`P.batch_loss`) is the mean
 # cross-entropy of the prediction read at each sequence's own last step. (`fit` hides the loop
 # `zero_grad`, `backward`, `step`; exercise 3.4 has you write it.)
 
@@ -394,8 +395,8 @@ print("settings of the LSTM run:", settings["lstm", "with_transpositions"])
 assert all(s["steps"] == 12_000 and s["n_train"] == 200_000 for s in settings.values())
 
 # Parameters per model (hidden size H = 64, I = 10 one-hot inputs, 2 classes): Elman has one
-# H-block (W_xh, W_hh, b_h), the gated RNN 2, the GRU 3 and the LSTM 4 (torch's two biases per
-# block); every model adds the read-out W_hy, b_y.
+# H-block (W_xh, W_hh, b_h), the gated RNN 2, the GRU 3 and the LSTM 4 (the GRU and the LSTM with
+# torch's two biases per block, b_ih and b_hh); every model adds the read-out W_hy, b_y.
 H, I = 64, 10
 blocks_formula = {"elman": H * I + H * H + H, "gated": 2 * (H * I + H * H + H), "gru": 3 * (H * I + H * H + 2 * H)}
 blocks_formula["lstm"] = 4 * (H * I + H * H + 2 * H)
@@ -485,8 +486,9 @@ at lengths 22-40 {min(trans_with_long.values()):.3f} to {max(trans_with_long.val
 # training, no negative was built to penalise a wrong order of the colours, so whatever a network does on
 # transpositions comes for free from what it learned about the colours; compare its numbers with
 # the per-colour rule's chance level. **With** them, the networks had to check the order. Where
-# the numbers at lengths 22 to 40 fall below those at 2 to 20, what the networks learned is a stack
-# good enough for the depths and lengths they saw, not the exact algorithm.
+# the numbers at lengths 22 to 40 fall below those at 2 to 20, whatever the networks learned works
+# less well beyond the depths and lengths they saw: it is not the exact stack algorithm, which would
+# be right at every length.
 #
 # These are single runs, one per network and regime: a difference of a point or two between two
 # networks is not a finding (exercise 4.5 of lesson 04 measures how much a change of seed moves
@@ -612,9 +614,9 @@ worst_se = max((a * (1 - a) / n_per_length) ** 0.5 for acc in acc_by_length.valu
 print(f"sampling standard error of one accuracy ({n_per_length} sequences per length): at most {worst_se:.3f}")
 
 # %% [markdown]
-# The printout says how many of the four fall off with length in these runs: each extra level of
-# nesting and each extra step is a chance for an approximate stack to lose track, and they never
-# saw a sequence longer than 20. (Each accuracy here carries the sampling error printed above, and each
+# The printout says how many of the four fall off with length in these runs. They never saw a
+# sequence longer than 20; one likely reason (a hypothesis, not tested here) is that each extra level
+# of nesting and each extra step is a chance for an approximate stack to lose track. (Each accuracy here carries the sampling error printed above, and each
 # network is one training run (another seed would move it too): a difference of two or three points
 # between the models here is not a finding.)
 #
@@ -741,8 +743,8 @@ print(
 # transposition: `{[(])}`, or a deep one.
 #
 # **Read the bars with care.** Every training sequence had an even length, so a prefix of odd
-# length is an input the model never saw: its bar (hatched) is not a judgement of anything, and
-# a high value there (try `{[()]`) only says the model was never taught to say no to it. Only the
+# length is an input the model never saw: its bar (hatched) is not a judgement of anything.
+# Whatever value it shows (try `{[()]`), the model was never taught what to answer there. Only the
 # bars at even lengths answer a question the model was trained on.
 
 
@@ -900,8 +902,8 @@ Elman {R["elman", with_t]["transposition"]:.3f} / {R["elman", with_t]["transposi
 # * Give the probe the LSTM's cell state $c_t$ instead of $h_t$: `model.rnn` returns only the last
 #   $c_T$, so loop `cell = model.rnn.cells[0]` yourself (`cell.step` on `cell.input_projection(x)`
 #   returns $(h_t, c_t)$ at every step).
-# * Train longer or wider with `python scripts/train_parentheses.py --models lstm --regimes
-#   with_transpositions --hidden 128 --out my_weights` (without `--out` it overwrites the checkpoints
-#   this lesson loads) and see whether its printed `trans_L` (lengths 22 to 40) improves.
+# * Train wider (or longer, with `--steps 24000`) with `python scripts/train_parentheses.py --models
+#   lstm --regimes with_transpositions --hidden 128 --out my_weights` (without `--out` it overwrites
+#   the checkpoints this lesson loads) and see whether its printed `trans_L` (lengths 22 to 40) improves.
 # * Then do the exercises, `exercises/03_parentheses.ipynb`: you build the batched Elman network
 #   as a PyTorch module and its training loop, and train it here, epoch by epoch.
