@@ -315,8 +315,8 @@ assert report.ok
 # (batch, 64) matrix by the (64, V) output layer, forward and twice backward. We train live
 # for a short while with Adam (Kingma and Ba, 2015; not in the lecture, which uses plain SGD):
 # the SGD update with the gradient replaced by its running average and each step divided by a
-# running root-mean-square of the gradient, which suits the rarely-updated embedding rows. We
-# plot the training loss.
+# running root-mean-square of the gradient. We chose it as a common default and do not compare
+# it with SGD here ("What to try" below suggests that run). We plot the training loss.
 
 # %%
 D_EMB, HIDDEN, BATCH, STEPS = 32, 64, 256, 150
@@ -460,7 +460,7 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 # %% [markdown]
 # This is one small run, not a replication of the paper. Where the printout differs from the
 # paper, these are likely reasons (we have not tested which of them matters). Training: ours
-# ran for the time in the checkpoint's note, on one CPU, with Adam, no weight decay, one setting
+# ran for the time in the checkpoint's note, with Adam, no weight decay, one setting
 # and one seed; Bengio et al. ran SGD with weight decay until it appeared to converge (10 to 20
 # passes over Brown, with early stopping), 5 passes over AP News in about three weeks on 40
 # CPUs, and reported ten networks on Brown, from which validation data picked one. Data: the State of

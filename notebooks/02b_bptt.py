@@ -55,8 +55,8 @@ gen = torch.Generator().manual_seed(0)
 # An Elman RNN, in the notation of Galerne's lecture (the Penn CIS 7000 notes write $U$ for
 # $W_{hh}$ and $W$ for $W_{xh}$). Galerne writes the "usual implementation" of an RNN with
 # $\tanh$ and his Elman network with a ReLU, the one lessons 03 and 04 train; here we take
-# $\tanh$, whose derivative is at most 1, which keeps section 2's argument simple (the slider
-# there also has ReLU):
+# $\tanh$, whose derivative is at most 1, which keeps section 2's argument simple (the widget
+# there also offers ReLU):
 #
 # $$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h), \qquad t = 1, \dots, T$$
 #
@@ -245,7 +245,7 @@ for activation, norms in general.items():
         f"{activation:6s}: ||dL/dh_1|| = {norms[0]:.2e}  (rho^{T_long - 1} = {0.9 ** (T_long - 1):.2e}, "
         f"sigma_max^{T_long - 1} = {sigma_g ** (T_long - 1):.2e}); above rho^(T-t) at {above} of {T_long} steps"
     )
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(10, 4))
 ax.semilogy(steps, general["linear"], lw=2, label="linear, Gaussian W_hh")
 ax.semilogy(steps, general["tanh"], lw=2, ls="--", label="tanh, Gaussian W_hh")
 ax.semilogy(steps, 0.9 ** (T_long - steps), ls=":", color="gray", label="rho^(T-t), rho = 0.9")
@@ -254,7 +254,8 @@ ax.semilogy(
 )
 ax.set(xlabel="step t", ylabel="||dL/dh_t||  (log scale)", title="A general W_hh: the bound is the singular value")
 ax.grid(True, alpha=0.3)
-ax.legend()
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # outside the axes: the legend hides no curve
+fig.tight_layout()
 viz.show(
     f"Gradient norm against step for a Gaussian W_hh of spectral radius {rho_g:.2f} and largest singular value "
     f"{sigma_g:.2f}: at step 1 it is {general['linear'][0]:.1e} (linear) and {general['tanh'][0]:.1e} (tanh), "
