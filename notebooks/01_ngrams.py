@@ -116,9 +116,10 @@ print("most likely words after 'the':", [bigram.vocab[i] for i in np.argsort(-bi
 
 # %% [markdown]
 # Are the relative frequencies really the maximum-likelihood choice? Take every word that
-# follows "united" in training: the NLL of those words under the counts' distribution, and under
-# the same distribution moved a little toward other choices (any other distribution would do),
-# is never lower.
+# follows "united" in training: compare the NLL of those words under the counts' distribution
+# with their NLL under that distribution moved 1%, 10% and 50% of the way toward the uniform
+# one. The moved ones are never lower (by Gibbs' inequality this holds for any other
+# distribution; the cell checks these three).
 
 # %%
 after = bigram.next_distribution(["united"])  # the MLE: c(united w) / c(united)
@@ -223,13 +224,16 @@ assert round(switchboard_ppl) == 53
 # ### Which tokens are counted: nltk's padding is another convention
 #
 # `nltk.lm`'s usual recipe (`padded_everygram_pipeline` to train, `pad_both_ends` to score)
-# pads $n-1$ `</s>` on the right, not one, and scores them all. Then $N$ grows with the order
-# (words $+ (n-1) \times$ sentences), so the orders no longer score the same tokens. And the
+# pads $n-1$ `<s>` on the left and $n-1$ `</s>` on the right (one for a bigram, none for a
+# unigram, which then never predicts the end of a sentence), and scores every `</s>`. Then $N$
+# grows with the order (words $+ (n-1) \times$ sentences), so the orders no longer score the
+# same tokens. And the
 # extra `</s>` are cheap: in training only `</s>` ever follows `</s>`, so after a context seen
 # often (such as `. </s>`) a model gives it a high probability, far above an average token's
-# (even add-one does: printed below), a small term in the sum while $N$ grows, which flatters
-# higher orders. Both counts on the same slice of the corpus (a Laplace trigram; nltk is slow,
-# so a slice):
+# (even add-one does: printed below), a small term in the sum while $N$ grows, which can lower
+# the perplexity of the orders that score more of them (we measure it for one model only: the
+# Laplace trigram below, in this run). Both counts on the same slice of the corpus (nltk is
+# slow, so a slice):
 
 # %%
 small_train, small_test = corpus.train[:1500], corpus.test[:200]
