@@ -41,7 +41,7 @@ def rates(module, draws: int) -> dict:
     borrowed = getattr(module, "BORROWED", [])
     refused = 0
     for name, old, new, called in borrowed:
-        answers = [mutant(module.LESSON, name, old, new, with_source=s) for s in (True, False)]
+        answers = [make(module.LESSON, name, old, new, with_source=s) for s in (True, False)]
         results = [module.EXERCISES[name](a, quiet=True) for a in answers for _ in range(max(1, draws // 2))]
         refused += all(
             r.status == "failed" and BORROWED_HINT in r.message and f"`{called}`" in r.message for r in results

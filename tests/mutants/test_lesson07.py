@@ -287,10 +287,10 @@ def edited(name: str, old: str, new: str, *, with_source: bool = True) -> dict:
     return load(sources, with_source=with_source)
 
 
-def mutant(lesson: str, name: str, old: str, new: str):
+def mutant(lesson: str, name: str, old: str, new: str, *, with_source: bool = True):
     """``mutate.mutant``'s signature (scripts/catch_rates.py uses it), with every exercise cell loaded."""
     assert lesson == LESSON
-    return edited(name, old, new)[name]
+    return edited(name, old, new, with_source=with_source)[name]
 
 
 @pytest.mark.parametrize("name", EXERCISES)
