@@ -244,7 +244,7 @@ print(f"uniform weight over the {example_len.item()} source positions: {uniform:
 # this is the evidence for scaling. The plain dot product of two 128-dimensional states puts far
 # more weight on its favourite position before any training (the softmax is closer to
 # saturated), while the scaled one, the same scores divided by $\sqrt{128} \approx 11.3$, stays
-# close to the uniform weight. Section 7 measures why: the spread of $q \cdot k$ grows with the
+# much nearer the uniform weight (printed last) over all five initialisations. Section 7 measures why: the spread of $q \cdot k$ grows with the
 # dimension.
 #
 # ## 4. Training: teacher forcing, live and from a checkpoint
@@ -603,9 +603,11 @@ explorer = viz.interactive(
 #
 # The UKP lecture's example (its figure comes from Jay Alammar's *Illustrated Transformer*):
 # two words, "Thinking" and "Machines", each projected to a query, a key and a value of
-# $d_k = 64$ numbers. For the query of "Thinking", the dot products with the two keys are
-# $q_1 \cdot k_1 = 112$ and $q_1 \cdot k_2 = 96$; divided by $\sqrt{d_k} = 8$ they are 14 and 12;
-# the softmax gives 0.88 and 0.12, and the output for "Thinking" is $0.88\,v_1 + 0.12\,v_2$.
+# $d_k = 64$ numbers. The lecture notes keep only the result, "the output vector for the word
+# 'Thinking' ... is $0.88\,v_1 + 0.12\,v_2$"; the scores behind it are in Alammar's figure, which
+# the notes do not transcribe: for the query of "Thinking", the dot products with the two keys are
+# $q_1 \cdot k_1 = 112$ and $q_1 \cdot k_2 = 96$; divided by $\sqrt{d_k} = 8$ they are 14 and 12,
+# and the softmax gives 0.88 and 0.12.
 
 # %%
 qk = torch.tensor([112.0, 96.0])  # q_1 . k_1, q_1 . k_2 (the figure's numbers)
@@ -775,8 +777,9 @@ assert Y_f.shape == H_f.shape and torch.allclose(Y_f, fused_f, atol=1e-5)
 # previous state, $\tilde{\mathbf{h}} = \mathbf{a}_f * \mathbf{h}_{prev}$, before the candidate
 # $\tilde{\mathbf{h}}' = \phi(W_x \mathbf{x} + W_h \tilde{\mathbf{h}} + \mathbf{b}_h)$, and
 # $\mathbf{a}_o$ blends: $\mathbf{h}' = \mathrm{gate}(\mathbf{a}_o, \mathbf{h}_{prev}, \tilde{\mathbf{h}}')$.
-# His $\mathbf{a}_f$ is torch's reset gate $r$, his $\mathbf{a}_o$ torch's update gate $z$, and
-# reading $\mathrm{gate}(a, u, v) = a * u + (1 - a) * v$ gives torch's $h' = z * h + (1 - z) * n$.
+# His notes do not define $\mathrm{gate}$; reading it as $\mathrm{gate}(a, u, v) = a * u + (1 - a) * v$
+# (our reading, not his notes'), his $\mathbf{a}_f$ is torch's reset gate $r$, his $\mathbf{a}_o$ torch's
+# update gate $z$, and his last line is torch's $h' = z * h + (1 - z) * n$.
 # One difference remains: he multiplies by the reset gate *before* the matrix $W_h$ (as Cho et
 # al. 2014 did), torch *after* it, $n = \tanh(W_{in} x + b_{in} + r * (W_{hn} h + b_{hn}))$.
 # With the same weights the two give different states (lesson 04 compares them in depth); the
