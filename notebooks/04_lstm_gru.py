@@ -740,8 +740,9 @@ print(
 # Whether "the four networks end up close" is true is therefore a question per mix, answered by that
 # number for these runs only: one run per network says nothing about how much another seed would
 # move it. Neither gated cell wins everything in Jozefowicz et al.'s search either: which one leads
-# depends on the task, and for the LSTM on its forget-gate bias. Our runs are tiny (the sizes of
-# section 4): treat them as a demonstration of how to ask the question, not as the answer.
+# depends on the task, and for the LSTM on its forget-gate bias. Our networks are tiny (section 4's
+# for the memory task, lesson 03's for the parentheses): treat them as a demonstration of how to ask
+# the question, not as the answer.
 # Exercise 4.5 measures the spread for your own LSTM cell.
 
 
