@@ -573,7 +573,7 @@ for where, gpt_value, ngram_value in [
 ]:
     print(
         f"{where}: checkpoint GPT {gpt_value:.3f} vs best n-gram {ngram_value:.3f}: "
-        f"{'the transformer wins' if gpt_value < ngram_value else 'the n-gram still wins'}"
+        f"{'this checkpoint beats the n-gram' if gpt_value < ngram_value else 'the n-gram beats this checkpoint'}"
     )
 live_gpt, live_lstm = rows["GPT, trained live"][0], rows["character LSTM (lessons 03/04), trained live"][0]
 print(
@@ -706,7 +706,7 @@ viz.show(
     "Bars of the probability of the 12 most likely next characters, one bar per temperature: "
     + ", ".join(f"T = {T}: entropy {e:.2f} nats" for T, e in zip(temperatures, entropies))
 )
-print("entropy (nats) per temperature:", dict(zip(temperatures, np.round(entropies, 3))))
+print("entropy (nats) per temperature:", {t_: round(float(e_), 3) for t_, e_ in zip(temperatures, entropies)})
 assert all(a < b for a, b in zip(entropies, entropies[1:]))  # higher temperature, flatter distribution
 
 
