@@ -690,6 +690,14 @@ print(f"in this run, the sliced loop took {sliced_vs_ours:.2f}x the time of ours
 # loop's cost clearly or hardly at all, so read the ratio printed above as this run's, and
 # `benchmarks/RESULTS.md` (many interleaved runs) for the careful comparison.
 #
+# The last two rows differ in two ways, not one: the sliced row's input needs its gradient, and the
+# row "ours" feeds an input that does not, so it never computes $\partial L / \partial x$ at all. The
+# ratio printed above therefore mixes the slicing with the cost of the input's gradient itself, and
+# does not say which of the two reasons given above costs what. `benchmarks/RESULTS.md` also times
+# the sliced loop with an input that needs no gradient, which separates them; in the run recorded
+# there that column is about as fast as ours, so the T small products cost little and most of the
+# sliced loop's extra time comes with the input's gradient.
+#
 # ## 8. Jozefowicz et al. (2015), held against our numbers
 #
 # Galerne's lecture quotes their conclusion (spelling the first author "Josefowicz"), after an extensive
@@ -932,7 +940,9 @@ assert full > 0.75 * (LONG_T / WINDOW) * window  # memory grows with the unrolle
 # through what the forward state happens to carry. Training with it, on the text above: windows of
 # `WINDOW` characters, the state carried from one window to the next but detached, one Adam step per
 # window, `PASSES` passes over the text (set in the next cell), once per seed in `SEEDS`; the loss is
-# measured on the whole text (one forward pass from the zero state) before and after:
+# measured on the whole text (one forward pass from the zero state) before and after. That is the
+# training text itself: the numbers show how well truncated training fits it, not how well the
+# model would predict text it has not seen:
 
 
 # %%
@@ -975,8 +985,8 @@ print(
 )
 
 # %% [markdown]
-# **Gradient clipping.** When $\lVert W_{hh} \rVert$ is large the gradient **explodes** instead of
-# vanishing, and one plain gradient step can wreck the model. Clipping rescales the gradient to
+# **Gradient clipping.** When $\lVert W_{hh} \rVert$ is large the gradient **can explode** instead of
+# vanishing (a large norm is needed for it, not enough: Pascanu et al. 2013), and one plain gradient step can wreck the model. Clipping rescales the gradient to
 # a maximum norm (`CLIP_TO` below) before the step; the direction is kept. An Elman network whose
 # $W_{hh}$ is scaled up (`W_HH_SCALE`), trained for `SGD_STEPS` SGD steps (learning rate `SGD_LR`,
 # batches of `SGD_BATCH`) on the memory task at distance `T_CLIP`, with and without clipping, from
@@ -1082,6 +1092,9 @@ print(
 #   the parameter count and the forget-gate bias).
 #
 # ## Closing note: our numbers
+#
+# The Elman network on the residual line is section 9's, with $\tanh$; section 4's Elman network
+# uses ReLU, so its gradient at the same $T$ is a different number.
 
 # %%
 print(f"accuracy vs T (first-symbol task, hidden {HIDDEN}, {STEPS} steps, mean ± sd of {len(SEEDS)} seeds):")
