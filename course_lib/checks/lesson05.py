@@ -202,7 +202,8 @@ def _draw_decode(seed):
     cases = []
     for _ in range(3):
         V, E, H = int(rng.integers(6, 12)), int(rng.integers(3, 7)), int(rng.integers(4, 10))
-        B, T_in, T_out = int(rng.integers(2, 5)), int(rng.integers(4, 8)), int(rng.integers(2, 6))
+        B, T_in = int(rng.integers(2, 5)), int(rng.integers(4, 8))
+        T_out = int(rng.choice([t for t in range(2, 7) if t != T_in]))  # never square: a transpose shows
         lengths = rng.integers(1, T_in, size=B)  # shorter sentences: padding to mask ...
         lengths[int(rng.integers(B))] = T_in  # ... and one of full length
         g = torch.Generator().manual_seed(int(rng.integers(2**31)))
