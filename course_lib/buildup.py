@@ -30,6 +30,7 @@ from torch import nn
 
 from course_lib import _validate as check
 from course_lib import checkpoint
+from course_lib._text import table
 from course_lib.attention import causal_mask
 from course_lib.train import next_token_loss
 from course_lib.transformer import GPT, GPTConfig, LayerNorm
@@ -205,8 +206,6 @@ def findings_table(experiment: str, path: str | Path = FINDINGS) -> tuple[dict, 
     seeds, batch and context), then the table (validation loss: mean and sd over the seeds).
     Lessons 07 and 07b print the same tables with it.
     """
-    from course_lib.notebook import viz
-
     check.one_of("experiment", experiment, ("norm", "lstm"))
     record = json.loads(Path(path).read_text())[experiment]
     b = record["budget"]
@@ -224,10 +223,10 @@ def findings_table(experiment: str, path: str | Path = FINDINGS) -> tuple[dict, 
             for s, v in record["settings"].items() for name, r in v["runs"].items()
         ]  # fmt: skip
         header = ["setting", "block", "train loss (last 20)", "val loss: mean", "sd", "stuck/diverged"]
-        return record, budget + "\n" + viz.table(rows, header=header, floatfmt="{:.3f}")
+        return record, budget + "\n" + table(rows, header=header, floatfmt="{:.3f}")
     rows = [
         [name, r["params"], r["val_loss"]["mean"], r["val_loss"]["sd"], r["cpu_seconds"]["mean"]]
         for name, r in record["models"].items()
     ]
     header = ["model", "parameters", "val loss: mean", "sd", "CPU s: mean"]
-    return record, budget + "\n" + viz.table(rows, header=header, floatfmt="{:,.3f}")
+    return record, budget + "\n" + table(rows, header=header, floatfmt="{:,.3f}")

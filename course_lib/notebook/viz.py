@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping, Sequence
 
+from course_lib._text import table  # noqa: F401 - lessons print tables through viz.table
 from course_lib.notebook.setup import widgets_available
 
 # Okabe and Ito's colour-universal-design palette (Wong, Nature Methods 8, 441 (2011)), told apart with every
@@ -157,14 +158,6 @@ def line_plot(
     ax.grid(True, alpha=0.3)
     ax.legend()
     return ax
-
-
-def table(rows: Sequence[Sequence], header: Sequence[str], floatfmt: str = "{:,.1f}") -> str:
-    """A plain-text table (renders everywhere, diffs cleanly)."""
-    cells = [[floatfmt.format(v) if isinstance(v, float) else str(v) for v in row] for row in rows]
-    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
-    line = lambda r: "  ".join(s.rjust(w) if i else s.ljust(w) for i, (s, w) in enumerate(zip(r, widths)))  # noqa: E731
-    return "\n".join([line([str(h) for h in header]), line(["-" * w for w in widths])] + [line(r) for r in cells])
 
 
 # --- lesson 06 ---
