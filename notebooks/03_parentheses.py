@@ -101,7 +101,8 @@ for kind in P.KINDS:
     print(f"{kind:>13}:  " + "   ".join(examples))
 
 # the structures of length 8 are drawn uniformly: all Catalan(4) = 14 appear, each about 7000 / 14 times
-# (a multinomial count: its spread is about sqrt(500) = 22, so the 25% bound below holds for any rng seed)
+# (a multinomial count: its spread is about sqrt(500) = 22, so the 25% bound below is more than 5 spreads away:
+# with another rng seed it fails with a probability below one in a million)
 counts = {}
 for _ in range(7000):
     s = "".join("(" if o else ")" for o in P.random_structure(8, rng))
@@ -194,7 +195,7 @@ assert pc["transposition"] == pc["transposition_long"] == 0.5  # no counter catc
 # depend on the past, so course_lib computes it for **all time steps in one product** and loops
 # only over what is sequential.
 #
-# Fitzgibbon's letters, computed by hand on the lecture's first colored sequence and compared with
+# Fitzgibbon's letters, computed by hand on Galerne's first colored sequence and compared with
 # `SequenceClassifier("elman")`, whose parameters are named after the other notation:
 
 # %%
@@ -222,7 +223,8 @@ assert torch.allclose(y, ours_y, atol=1e-6)
 
 # %% [markdown]
 # `LSTM` and `GRU` (lesson 04 takes them apart) follow the same recipe and are drop-ins for
-# `torch.nn.LSTM` / `torch.nn.GRU`: same arguments, defaults, shapes and return values.
+# `torch.nn.LSTM` / `torch.nn.GRU`: same arguments and defaults (except `bidirectional=True` and
+# `proj_size`, which they refuse with an error), same shapes and return values.
 # `from_torch` copies a torch module's weights; the outputs agree (the tests check the
 # gradients too, to 1e-5):
 
@@ -576,7 +578,7 @@ viz.show(
 # ### Length generalisation, length by length
 #
 # The models never saw a sequence longer than 20. On fresh held-out transpositions (50/50
-# with positives) of each length up to 60:
+# with positives) at ten lengths from 8 to 60:
 
 # %%
 by_length = [8, 12, 16, 20, 24, 28, 32, 40, 50, 60]
@@ -728,11 +730,13 @@ print(
 )
 
 # %% [markdown]
-# Read the table against the chance row. A read-out well above chance for the colour **below** the
-# top means the network keeps more than the top of the stack: the colour it will need once the top is
-# closed. Compare the three networks on it, and on depth, which is all a counter needs. These are
-# one network of each kind (one training run): the probe says what that network represents, not
-# what every network of its kind would.
+# Read the table against the chance row, with one caution for the colour **below** the top. Its most
+# frequent value (the chance row) is "none", at depth 0 or 1, and the colours are uniform, so a probe that
+# knew the depth and nothing else would already score about chance + (1 - chance) / 5 there. Only a
+# read-out above that level means the network keeps more than the top of the stack: the colour it will
+# need once the top is closed. Compare the three networks on it, and on depth, which is all a counter
+# needs. These are one network of each kind (one training run): the probe says what that network
+# represents, not what every network of its kind would.
 #
 # ## 6. Try it: the prediction after every symbol
 #
@@ -893,9 +897,9 @@ Elman {R["elman", with_t]["transposition"]:.3f} / {R["elman", with_t]["transposi
 # ## What to try
 #
 # * Train the Elman network live with the cell of section 4 (`"elman"` instead of `"lstm"`)
-#   and `lr=1e-3`. Where does it plateau on transpositions?
+#   and `lr=1e-3`. How far does it get on transpositions within the budget, and does it level off?
 # * Train without the transposition negatives (`P.MIXES["no_transpositions"]`) and watch
-#   how far the transposition curve stays behind the colour swap curve (compare with the
+#   whether, and how far, the transposition curve stays behind the colour swap curve (compare with the
 #   checkpoints trained that way, section 4).
 # * Look for the hardest sequences: deep nesting, long distances between an opener and its
 #   closer. Use the widget, then measure accuracy by maximum depth with `P.stack_depths`.
