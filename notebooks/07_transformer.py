@@ -111,7 +111,8 @@ assert equivariant and invariant and not with_positions
 # $$PE_{pos, 2i} = \sin\!\left(pos / 10000^{2i/d}\right), \qquad PE_{pos, 2i+1} = \cos\!\left(pos / 10000^{2i/d}\right), \quad i = 0, \dots, d/2 - 1$$
 #
 # Galerne's is Vaswani's with each (sin, cos) pair swapped and $i$ counted from 1 (computed
-# below): the same clocks, so either works in a model, but a check that compares numbers
+# below): the same clocks but one at each end (Vaswani's fastest, $i = 0$, and Galerne's slowest,
+# $i = k/2$, have no partner), so either works in a model, but a check that compares numbers
 # (exercise 7.1) needs one convention, and we pick Vaswani's. GPT learns its position vectors
 # instead (`positions="learned"`, an `nn.Embedding` of the positions); both are in `GPTConfig`.
 
@@ -168,7 +169,7 @@ print("the sinusoidal formula at positions 8 and 1000:", sinusoidal_positions(10
 # product to become too large for larger $d_k$" (UKP Lab; CS224N: "to stop the scores from being
 # too large"). Why $\sqrt{d_k}$ exactly is Vaswani et al.'s (2017, footnote 4): a dot product of
 # $d_k$ independent unit-variance terms has variance $d_k$, and unscaled, the softmax saturates
-# as $d_k$ grows. Multi-head attention (CS224N, "in matrix form") runs $H$ heads
+# as $d_k$ grows. Multi-head attention (CS224N, "multi-head with matrices") runs $H$ heads
 # of $d_k = C/H$ features side by side, head $h$ owning features $h d_k, \dots, (h+1)d_k - 1$, and
 # concatenates them before $W^O$. You write both in exercises 7.2 to 7.4; here the course's
 # `MultiHeadAttention` is compared with torch's `nn.MultiheadAttention` on the same weights, and
@@ -244,8 +245,10 @@ assert attn_gap < 1e-4 < ffn_gap
 # linear in $X$ overall; but each output is a weighted average of value vectors, and no weighting
 # computes, say, $\max(0, x)$ feature by feature. The FFN does, at each position separately.)
 #
-# The UKP lecture writes $\mathrm{FFN}(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2$ with
-# $d_{ff} = 4\,d_{model}$ (2048 = 4 x 512 in the paper). **The course's GPT uses GELU instead of
+# The UKP lecture writes, for a token's row vector $x_i$,
+# $\mathrm{FFN}(x_i) = \mathrm{ReLU}(x_i W_1 + b_1)\,W_2 + b_2$ with $W_1 \in \mathbb{R}^{d \times d_{ff}}$ and
+# $d_{ff} = 4\,d$ (2048 = 4 x 512 in the paper; torch's `nn.Linear` stores $W_1^\top$, the (out, in)
+# shape printed below). **The course's GPT uses GELU instead of
 # ReLU**, as GPT-2 and BERT do: $\mathrm{GELU}(z) = z\,\Phi(z)$ is a smooth ReLU that lets small
 # negative values through; exercise 7.5 follows the lecture (ReLU).
 # **Layer norm** normalises each token over its $C$ features,
@@ -413,9 +416,10 @@ for before, after in zip(names, names[1:]):
 # without residual connections puts more layers between the embeddings and the logits for the
 # gradient to cross; whether that costs more than the FFN adds at this budget is what the
 # "+ feed-forward" line says. The residual connections give the gradient a direct path (the
-# identity in $x + f(x)$), and layer norm keeps the scale of the residual stream in check. No
-# step is trained to convergence at this budget: the bigram's perplexity here is far above that
-# of lesson 01's Kneser-Ney bigram on the validation text (section 6 prints it), so the table ranks
+# identity in $x + f(x)$), and layer norm keeps the scale of the residual stream in check. The
+# budget is short: the bigram's perplexity here is far above that of lesson 01's Kneser-Ney
+# bigram on the validation text (section 6 prints it), and most curves on the right still fall
+# between the two measurements, so the table ranks
 # what each step learns in this many steps, not what it could reach. The
 # exercises train the same steps with your modules on a smaller budget: compare your ranking
 # with this one.

@@ -257,8 +257,8 @@ print("head 1's bias (rows: query i, columns: key j <= i):\n", alibi[0].tril().n
 # %% [markdown]
 # ## 4. What current LLMs changed
 #
-# Galerne's slides list the architecture of recent LLMs; four changes recur. What each replaces
-# and where it appears (from that table):
+# Galerne's slides list the architecture of recent LLMs; four changes from the 2017 design stand out
+# (three recur in the table, ALiBi appears once). What each replaces and where it appears (from that table):
 #
 # | change | replaces | in (Galerne's table) |
 # | --- | --- | --- |
