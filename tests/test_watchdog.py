@@ -180,3 +180,34 @@ def test_the_repro_script_counts_a_stall_and_its_wake(stalling_python3, capsys, 
 def _with_stall(nb):
     nb.cells[2].source += "  # STALL_UNTIL_POKED"
     return nb
+
+
+def _explorer_cells(n: int) -> list[str]:
+    setup = "import ipywidgets as widgets\nfrom course_lib.notebook import viz"
+    cell = "viz.interactive(lambda x: print('value', x), x=widgets.IntSlider(value={}, min=0, max=9))"
+    return [setup] + [cell.format(i % 10) for i in range(n)]
+
+
+def _spinners(n: int):
+    import subprocess
+
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def test_a_reply_left_unread_beside_widget_traffic_is_read_without_waking_the_kernel(tmp_path):
+    """nbclient's output widgets send on the shell socket; a reply arriving then can sit unread (zmq's
+    readable edge taken by the send). Seen in about 1 of 16 explorer cells under load before the fix: the
+    watchdog must get it read within seconds, with no wake-up and no stall (wakes are switched off here)."""
+    spinners = _spinners(2)  # the race shows under load
+    try:
+        nb = notebook(*_explorer_cells(60))
+        start = time.monotonic()
+        client = watchdog.execute(
+            nb, notebook_name="explorers.ipynb", path=str(tmp_path), timeout=120, stall_after=10_000, stall_timeout=30
+        )
+    finally:
+        for p in spinners:
+            p.kill()
+    assert client.wakes == 0 and client.stalled_cells == []
+    assert [c.outputs[0]["output_type"] for c in nb.cells[1:]] == ["display_data"] * 60
+    print(f"60 explorer cells in {time.monotonic() - start:.1f} s; replies read late: {client.unread_replies}")

@@ -67,6 +67,7 @@ class WatchdogMixin:
         if stall_timeout is not None:
             self.stall_timeout = float(stall_timeout)
         self.wakes = 0  # kernels woken by a fresh connection, over the whole notebook
+        self.unread_replies = 0  # replies found waiting unread in our own shell socket (see _read_waiting_reply)
         self.stalled_cells: list[int] = []  # cells that stalled at least once
         self._stall_error: KernelStalled | None = None
 
@@ -114,6 +115,8 @@ class WatchdogMixin:
             if since is None:
                 continue
             waited = time.monotonic() - since
+            if waited >= 1.0 and self._idle_at is not None:
+                self._read_waiting_reply()
             if waited >= self.stall_timeout:
                 self._stall_error = KernelStalled(
                     stall_message(self.notebook_name, cell_index, cell.source, waited, wakes)
@@ -132,6 +135,19 @@ class WatchdogMixin:
                     waited,
                 )
                 await self._wake()
+
+    def _read_waiting_reply(self) -> None:
+        """Make nbclient read a reply that already sits in our shell socket.
+
+        nbclient's output widgets send on the shell socket from the iopub loop. zmq tells a socket is
+        readable by an edge, and a send can take the edge meant for a reply that arrives meanwhile: the
+        reply then sits unread while nbclient waits for it (seen on this machine in about 1 of 25 explorer
+        cells under load). Reading ``EVENTS`` makes pyzmq look again and hand the reply to the waiting read.
+        """
+        import zmq
+
+        if self.kc.shell_channel.socket.get(zmq.EVENTS) & zmq.POLLIN:
+            self.unread_replies += 1
 
     async def _wake(self) -> None:
         """A request on a fresh connection: what unsticks a kernel whose request sits unread."""
