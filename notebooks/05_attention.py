@@ -751,8 +751,10 @@ assert torch.allclose(q_rows, q_column.T) and torch.allclose(q_rows, project(x_r
 #
 # The values are the hidden states themselves (no $W^V$; in his layered transformer, the
 # normalised states $\hat{\mathbf{h}}_k^l$) and the scores are not divided by $\sqrt{d}$. It is
-# the UKP lecture's attention with $W^V$ the identity and the scale 1: below,
-# his formula written out, against PyTorch's fused attention given $V = H$ and `scale=1.0`.
+# the UKP lecture's attention with $W^V$ the identity and the scale 1, and with biases
+# $\mathbf{b}_Q, \mathbf{b}_K$ on the query and key projections (the UKP lecture's
+# $\mathbf{x}_i \mathbf{W}^Q$ has none): below, his formula written out, against PyTorch's
+# fused attention given $V = H$ and `scale=1.0`.
 
 # %%
 torch.manual_seed(0)

@@ -274,8 +274,9 @@ assert torch.equal(transposed[0], unmasked[0]) and transposed[-1, -1] == 1.0  # 
 #   the fractions printed above.
 # * Way 4 is a **bug that leaks the future**: a score of 0 is not "nothing", $e^0 = 1$.
 # * Way 5 avoids $-\infty$ in the code. With scores of ordinary size, as here, it differs from
-#   $-\infty$ only when a whole row is masked, the next topic (in float16, $-10^9$ is out of range
-#   and becomes $-\infty$ itself).
+#   $-\infty$ only when a whole row is masked, the next topic. (In float16, $-10^9$ is out of range:
+#   `masked_fill` on a float16 tensor refuses it with an overflow error, and converting it to
+#   float16 gives $-\infty$ itself.)
 # * Way 6 is a **bug that sees the future and hides the past**: query $i$ attends to keys
 #   $i, \dots, n$: the first query sees every key, the last one only itself.
 #
