@@ -458,9 +458,9 @@ print(
 # Where the gradient that reaches step 1 shrinks with $T$ (the printout lists the networks, for this
 # draw of the weights), the step-to-step Jacobians it passes through shrink it on the whole. This is
 # a measurement at initialisation, for one draw of the weights: it shows why a long distance is hard
-# for every network here, not why one trained network beats another (set the GRU and LSTM rows of the
-# table beside their accuracies in section 4: a gap in one need not match a gap in the other). For the LSTM
-# the path through the cell state multiplies by $f_t$ at each step, and at initialisation
+# for every network here, not why one trained network beats another (set the GRU and LSTM rows of
+# the table beside their accuracies in section 4: a gap in one need not match a gap in the other).
+# For the LSTM the path through the cell state multiplies by $f_t$ at each step, and at initialisation
 # $f_t \approx \sigma(0) = 0.5$. Raise $f_t$ and the conveyor belt carries the gradient further:
 # that is the forget-gate bias.
 #
@@ -770,8 +770,8 @@ print(
 # with $A = W_{xh}$, $b = b_h$, $C = W_{hh}$ (lesson 03's map). With $Q = I$ the Jacobian
 # $\partial h_t / \partial h_{t-1}$ is $I$ plus the Elman term, so the gradient reaching step 1
 # is no longer a product of Elman Jacobians alone and need not shrink geometrically (it is not
-# guaranteed to stay alive either: that depends on the weights). Measured at initialisation ($\phi = \tanh$, the same weights
-# for both, loss $\sum h_T$), with the shared loop `unroll` and a one-line residual step:
+# guaranteed to stay alive either: that depends on the weights). Measured at initialisation
+# ($\phi = \tanh$, the same weights for both, loss $\sum h_T$), with the shared loop `unroll` and a one-line residual step:
 
 
 # %%
@@ -809,7 +809,11 @@ assert res_rows[-1][4] > 10 * res_rows[-1][2]  # ... but the residual state grow
 # %% [markdown]
 # In this measurement the shortcut keeps the gradient alive, and shows its price: with $Q = I$ the
 # state keeps growing ($|h_T|$ above); the lecture's $Q$ is a matrix, not necessarily $I$, and deep
-# residual networks pair the shortcut with normalisation (lesson 07's transformer blocks use layer norm). A **gate** avoids the growth by mixing instead of adding.
+# residual networks pair the shortcut with normalisation (lesson 07's transformer blocks use layer
+# norm). A gate such as the GRU's avoids the growth by mixing instead of adding: its $h_t$ is a
+# weighted average of $h_{t-1}$ and a candidate in $(-1, 1)$. (The LSTM's cell state still adds,
+# $c_t = f_t \odot c_{t-1} + i_t \odot g_t$, and can grow by up to 1 per step; its output
+# $h_t = o_t \odot \tanh(c_t)$ stays within $\pm 1$.)
 #
 # **Highway connections.** A highway layer computes a candidate $\tilde h = \phi(W x + b)$ and
 # a gate $a = \sigma(W_a x + b_a)$, and blends: $h = \mathrm{gate}(a, \tilde h, x) =
@@ -1075,9 +1079,9 @@ print(
 
 # %% [markdown]
 # Read the table seed by seed: the largest gradient norm (measured before clipping) says how far the
-# largest step of a run would jump without clipping (the learning rate times that norm; in a clipped run
-# the step taken was cut to `CLIP_TO` times the learning rate); a loss of `nan` or `inf` means the run diverged, and the count treats it
-# as the higher loss. Two questions, two printouts: does a run stay finite (the count of diverged
+# largest step of a run would jump without clipping (the learning rate times that norm; in a clipped
+# run no step was longer than `CLIP_TO` times the learning rate); a loss of `nan` or `inf` means the
+# run diverged, and the count treats it as the higher loss. Two questions, two printouts: does a run stay finite (the count of diverged
 # runs, with and without clipping), and does it learn the task (the clipped runs' losses against
 # chance, $\ln 4$; a few steps from weights this large may only get back to guessing). A claim that
 # "clipping helps" holds here only as far as those printouts go, for this network, learning rate and
