@@ -76,7 +76,7 @@ device = course_lib.setup(seed=0, threads=1)
 # names every gate in one method, `gates` (its `step` returns the new state from `gates`, and the
 # heatmaps of section 5 read the same method, so the equations are written once). You write this
 # cell yourself, as an `nn.Module`, in exercise 4.1 (`exercises/04_lstm_gru.ipynb`); the solutions
-# show course_lib's `gates` after the exercise.
+# show course_lib's `gates` after the exercises.
 
 # %% [markdown]
 # A whole sequence is `LSTM` / `GRU`: the input terms $W_{xh} x_t + b$ for all steps in one
