@@ -44,8 +44,8 @@ from course_lib.notebook import viz
 from course_lib.rnn import GRU, LSTM, ElmanCell, RNNLanguageModel, SequenceClassifier, unroll
 from course_lib.train import accuracy, fit, make_batches
 
-# One CPU thread: these networks are small, and on a shared 2-core machine one thread is
-# often faster than two (measure with threads=2 on yours).
+# One CPU thread: these networks are small, and on a 2-core machine that runs other jobs one thread
+# can be faster than two (benchmarks/RESULTS.md, "Torch threads"; measure with threads=2 on yours).
 device = course_lib.setup(seed=0, threads=1)
 
 # %% [markdown]
@@ -76,7 +76,7 @@ device = course_lib.setup(seed=0, threads=1)
 # names every gate in one method, `gates` (its `step` returns the new state from `gates`, and the
 # heatmaps of section 5 read the same method, so the equations are written once). You write this
 # cell yourself, as an `nn.Module`, in exercise 4.1 (`exercises/04_lstm_gru.ipynb`); the solutions
-# show course_lib's `gates` after the exercise.
+# show course_lib's `gates` after the exercises.
 
 # %% [markdown]
 # A whole sequence is `LSTM` / `GRU`: the input terms $W_{xh} x_t + b$ for all steps in one
@@ -156,7 +156,7 @@ assert torch.allclose(mapped, torch_h, atol=1e-6) and not torch.allclose(unmappe
 
 # %% [markdown]
 # A second difference hides in the candidate. The lecture's slide 1 resets **before** the
-# product, $\bar h_t = \tanh(W_{xh} x_t + W_{hh}(r_t \odot h_{t-1}) + b_h)$ (Cho et al.'s paper);
+# product, $\bar h_t = \tanh(W_{xh} x_t + W_{hh}(r_t \odot h_{t-1}) + b_h)$ (Cho et al.'s published paper);
 # torch resets **after** it, $n_t = \tanh(W_{xn} x_t + b_{xn} + r_t \odot (W_{hn} h_{t-1} + b_{hn}))$
 # (cuDNN's form, faster: $W_{hn} h_{t-1}$ joins the other gates' product). These are different
 # functions, and no renaming of weights maps one onto the other. We use torch's, everywhere.
@@ -456,8 +456,11 @@ print(
 
 # %% [markdown]
 # Where the gradient that reaches step 1 shrinks with $T$ (the printout lists the networks, for this
-# draw of the weights), each step multiplies it by a Jacobian whose gain is below one. For the LSTM
-# the path through the cell state multiplies by $f_t$ at each step, and at initialisation
+# draw of the weights), the step-to-step Jacobians it passes through shrink it on the whole. This is
+# a measurement at initialisation, for one draw of the weights: it shows why a long distance is hard
+# for every network here, not why one trained network beats another (set the GRU and LSTM rows of
+# the table beside their accuracies in section 4: a gap in one need not match a gap in the other).
+# For the LSTM the path through the cell state multiplies by $f_t$ at each step, and at initialisation
 # $f_t \approx \sigma(0) = 0.5$. Raise $f_t$ and the conveyor belt carries the gradient further:
 # that is the forget-gate bias.
 #
@@ -507,8 +510,10 @@ for b in FORGET_BIASES:
 # Pick a network trained at $T$ = `T_FB` and type a sequence (a signal 0-3, then distractors 4-7).
 # Each heatmap row is one hidden unit, each column one time step. Watch for units whose
 # forget gate $f$ (LSTM) stays near 1, or whose update gate $z$ (GRU, torch's *keep* gate)
-# stays near 1, after the first symbol: those are the ones that can carry it. The last rows are the states (the
-# LSTM's cell state $c$ has its own colour scale: it is not bounded by 1).
+# stays near 1, after the first symbol: those are the ones that can carry it. The last rows are the states.
+# The panels do not share one colour scale, and each has its own colour bar: the gates are drawn from 0 to 1
+# in one colour map; in another, the candidate ($g$ or $n$) and $h$ from -1 to 1, and the LSTM's cell state
+# $c$ from minus to plus its largest absolute value in the picture (it is not bounded by 1).
 
 # %%
 gate_models = {
@@ -589,7 +594,8 @@ print(f"largest, in these two networks (seed {SEEDS[0]}): LSTM f {f_mean.max():.
 # ## 6. Evidence from lesson 03: colored parentheses
 #
 # Lesson 03 loads an Elman network, a gated RNN, a GRU and an LSTM that
-# `scripts/train_parentheses.py` trained (settings printed below) to check balanced colored parentheses,
+# `scripts/train_parentheses.py` trained (the settings of the last checkpoint loaded are printed below;
+# all eight checkpoints record the same ones) to check balanced colored parentheses,
 # **with** and **without** transposition negatives (the ones only a stack catches) in training.
 # We load the checkpoints (`course_lib.checkpoint` files: safetensors, no pickle) and read their
 # last evaluation on the held-out sets; we re-check one set (transpositions at the lengths of
@@ -763,8 +769,9 @@ print(
 # **Residual RNN.** Add the previous state back: $h_t = Q h_{t-1} + \phi(A x_t + b + C h_{t-1})$,
 # with $A = W_{xh}$, $b = b_h$, $C = W_{hh}$ (lesson 03's map). With $Q = I$ the Jacobian
 # $\partial h_t / \partial h_{t-1}$ is $I$ plus the Elman term, so the gradient reaching step 1
-# no longer shrinks geometrically. Measured at initialisation ($\phi = \tanh$, the same weights
-# for both, loss $\sum h_T$), with the shared loop `unroll` and a one-line residual step:
+# is no longer a product of Elman Jacobians alone and need not shrink geometrically (it is not
+# guaranteed to stay alive either: that depends on the weights). Measured at initialisation
+# ($\phi = \tanh$, the same weights for both, loss $\sum h_T$), with the shared loop `unroll` and a one-line residual step:
 
 
 # %%
@@ -800,9 +807,13 @@ assert res_rows[-1][1] < 1e-6 * res_rows[-1][3] and res_rows[-1][3] > 1
 assert res_rows[-1][4] > 10 * res_rows[-1][2]  # ... but the residual state grows with T
 
 # %% [markdown]
-# The shortcut keeps the gradient alive, and shows its price: with $Q = I$ the state keeps
-# growing ($|h_T|$ above); the lecture's $Q$ is a matrix, not necessarily $I$, and deep residual
-# networks later add normalisation. A **gate** avoids the growth by mixing instead of adding.
+# In this measurement the shortcut keeps the gradient alive, and shows its price: with $Q = I$ the
+# state keeps growing ($|h_T|$ above); the lecture's $Q$ is a matrix, not necessarily $I$, and deep
+# residual networks pair the shortcut with normalisation (lesson 07's transformer blocks use layer
+# norm). A gate such as the GRU's avoids the growth by mixing instead of adding: its $h_t$ is a
+# weighted average of $h_{t-1}$ and a candidate in $(-1, 1)$. (The LSTM's cell state still adds,
+# $c_t = f_t \odot c_{t-1} + i_t \odot g_t$, and can grow by up to 1 per step; its output
+# $h_t = o_t \odot \tanh(c_t)$ stays within $\pm 1$.)
 #
 # **Highway connections.** A highway layer computes a candidate $\tilde h = \phi(W x + b)$ and
 # a gate $a = \sigma(W_a x + b_a)$, and blends: $h = \mathrm{gate}(a, \tilde h, x) =
@@ -1067,9 +1078,10 @@ print(
 )
 
 # %% [markdown]
-# Read the table seed by seed: the largest gradient norm (measured before clipping) says how far each
-# unclipped step could jump; a loss of `nan` or `inf` means the run diverged, and the count treats it
-# as the higher loss. Two questions, two printouts: does a run stay finite (the count of diverged
+# Read the table seed by seed: the largest gradient norm (measured before clipping) says how far the
+# largest step of a run would jump without clipping (the learning rate times that norm; in a clipped
+# run no step was longer than `CLIP_TO` times the learning rate); a loss of `nan` or `inf` means the
+# run diverged, and the count treats it as the higher loss. Two questions, two printouts: does a run stay finite (the count of diverged
 # runs, with and without clipping), and does it learn the task (the clipped runs' losses against
 # chance, $\ln 4$; a few steps from weights this large may only get back to guessing). A claim that
 # "clipping helps" holds here only as far as those printouts go, for this network, learning rate and
