@@ -276,7 +276,9 @@ assert float(bp.cross_entropy(z_big, torch.tensor([2]))) == 2000.0
 # without opening it.
 #
 # The data are lesson 01's: same corpus, same split, same vocabulary (`NGramLM`'s with
-# `unk_cutoff=2`), and `ngram_windows` pads every sentence exactly as `NGramLM` does (3 `<s>` as
+# `unk_cutoff=2`; the count printed below is one more than lesson 01's $|V|$ because
+# `word_to_id` also gives `<s>` an id, as context, so the network's softmax has an output for
+# `<s>` too, which is never a target), and `ngram_windows` pads every sentence exactly as `NGramLM` does (3 `<s>` as
 # context, one `</s>` to predict), so the network predicts exactly the words that the n-gram
 # models' perplexity scores. Its context is 3 words, like a 4-gram model's.
 

@@ -127,7 +127,7 @@ print(f"\nwith a loss at every step, truncation changes dW_hh by {rel:.1%} (rela
 # The Penn notes give two reasons. Computing the loss and gradients over the entire corpus at
 # once is too expensive memory-wise, so one takes a batch of sentences at a time; and in
 # practice BPTT is often truncated after about 20 steps, for training efficiency. The backward
-# pass needs every step's pre-activation $a_t$ and state $h_t$ (the cache), so memory grows
+# pass needs every step's input $x_t$, pre-activation $a_t$ and state $h_t$ (the cache), so memory grows
 # linearly with the number of steps it goes back. We measure the cache for 20 and 200 steps
 # and scale it to lesson 01's training text read as one sequence (a batch of 32 streams,
 # 512 hidden units, 512-dimensional inputs, float32; one layer, before any embedding or output
@@ -225,8 +225,11 @@ assert linear[1.5][0] > 1e9  # 1.5^59
 # like the orthogonal one above. Its largest singular value is larger, and the gradient no
 # longer follows $\rho^{T-t}$; what always holds is the singular-value bound. The spectral
 # radius is no bound step by step: for some matrices (those far from orthogonal) the norm rises
-# above $\rho^{T-t}$ for a while, which the singular-value bound allows. Whether it does for
-# this one is counted in the printout (how many of the 60 steps lie above $\rho^{T-t}$).
+# above $\rho^{T-t}$ for a while, which the singular-value bound allows. A hand example:
+# $W = \begin{pmatrix} 0.9 & 10 \\ 0 & 0.9 \end{pmatrix}$ has both eigenvalues 0.9, yet one linear
+# step maps the row $g = (1, 0)$ to $g W = (0.9, 10)$, of norm above 10. Whether the norm rises
+# above $\rho^{T-t}$ for the Gaussian matrix here is counted in the printout (how many of the 60
+# steps lie above $\rho^{T-t}$); a count of 0 means that this matrix does not show it.
 
 # %%
 W_gauss = torch.randn(H_long, H_long, generator=torch.Generator().manual_seed(3))
@@ -451,8 +454,8 @@ viz.show(
 # %% [markdown]
 # Under teacher forcing the model always reads the true previous words, also where it had
 # predicted something else. Generating, it reads its own samples, a situation it never met in
-# training (this mismatch is called exposure bias). Below: its top guess at each step of a
-# validation sequence, then 20 words it writes on its own, starting after a `</s>`.
+# training (this mismatch is called exposure bias). Below: its top guess at each of the first 10
+# steps of a validation sequence, then 20 tokens it writes on its own, starting after a `</s>`.
 
 # %%
 x, y = lm_val[0, :-1], lm_val[0, 1:]
