@@ -58,12 +58,7 @@ def run(lesson: Path, shift: int, timeout: int) -> tuple[bool, float, int, str]:
     from course_lib.instructor import build, watchdog
 
     shifted, count = shift_seeds(lesson.read_text(encoding="utf-8"), shift)
-    scratch = LESSONS / f".seed-shift-{lesson.name}"
-    scratch.write_text(shifted, encoding="utf-8")
-    try:
-        nb = build.read_source(scratch, name=lesson.name)
-    finally:
-        scratch.unlink()
+    nb = build.notebook_from_text(shifted, name=lesson.name)
     start = time.perf_counter()
     problem = ""
     for attempt in (1, 2):

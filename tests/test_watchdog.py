@@ -196,7 +196,7 @@ def _spinners(n: int):
 
 def test_a_reply_left_unread_beside_widget_traffic_is_read_without_waking_the_kernel(tmp_path):
     """nbclient's output widgets send on the shell socket; a reply arriving then can sit unread (zmq's
-    readable edge taken by the send). Seen in about 1 of 16 explorer cells under load before the fix: the
+    readable edge taken by the send). Seen in about 1 of 20 explorer cells under load before the fix: the
     watchdog must get it read within seconds, with no wake-up and no stall (wakes are switched off here)."""
     spinners = _spinners(2)  # the race shows under load
     try:

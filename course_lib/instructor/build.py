@@ -131,7 +131,11 @@ def read_source(path: str | os.PathLike, name: str | None = None) -> NotebookNod
     ``name`` (default: the path) is recorded as ``metadata.course_lib.generated_from``.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    return notebook_from_text(path.read_text(encoding="utf-8"), name or path.as_posix())
+
+
+def notebook_from_text(text: str, name: str) -> NotebookNode:
+    """:func:`read_source` for a source already in memory (``name`` as its ``generated_from``)."""
     parsed = jupytext.reads(text, fmt="py:percent")
     cells = []
     for cell in parsed.cells:
@@ -147,7 +151,7 @@ def read_source(path: str | os.PathLike, name: str | None = None) -> NotebookNod
     nb.metadata = {
         "kernelspec": dict(KERNELSPEC),
         "language_info": dict(LANGUAGE_INFO),
-        "course_lib": {"generated_from": name or path.as_posix()},
+        "course_lib": {"generated_from": name},
     }
     _set_cell_ids(nb)
     return nb

@@ -141,7 +141,7 @@ class WatchdogMixin:
 
         nbclient's output widgets send on the shell socket from the iopub loop. zmq tells a socket is
         readable by an edge, and a send can take the edge meant for a reply that arrives meanwhile: the
-        reply then sits unread while nbclient waits for it (seen on this machine in about 1 of 25 explorer
+        reply then sits unread while nbclient waits for it (seen on this machine in about 1 of 20 explorer
         cells under load). Reading ``EVENTS`` makes pyzmq look again and hand the reply to the waiting read.
         """
         import zmq
