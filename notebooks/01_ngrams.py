@@ -324,7 +324,7 @@ print(inspect.getsource(smoothing.interpolated))
 k_grid = [1.0, 0.1, 0.01, 0.003, 0.001, 0.0003]
 val_ppl = {k: NGramLM(2, smoothing="add-k", k=k, unk_cutoff=2).fit(corpus.train).perplexity(corpus.val) for k in k_grid}
 best_k = min(val_ppl, key=val_ppl.get)
-print(f"add-k bigram: best k on validation {best_k} (Exercise 1.3 plots the whole curve)")
+print(f"add-k bigram: best k on validation {best_k} (Exercise 1.3 plots validation perplexity against k, on a slice)")
 assert best_k not in (k_grid[0], k_grid[-1])  # the best k is inside the grid, not at its edge
 
 ORDERS = [1, 2, 3, 4]
@@ -419,8 +419,9 @@ print(
 # %% [markdown]
 # How do our numbers compare with the WSJ's? Only the ordering carries over (each order
 # lowers the perplexity). The values differ, and so do the ratios between orders (next cell):
-# the corpora differ (our training addresses are speeches, with far fewer tokens than J&M's
-# 38 million words of newspaper text: printed below), the
+# the corpora differ (our training text is the presidents' annual messages to Congress, spoken
+# or, for most of the 19th century, sent in writing, with far fewer tokens than J&M's 38 million
+# words of newspaper text: printed below), the
 # vocabularies differ (ours keeps words seen at least twice in training, J&M used a fixed
 # 19,979-word one), and the lecture does not say which smoothing produced its table. We have not
 # measured how much each of these contributes, so we claim no cause for the gap.
