@@ -67,7 +67,10 @@ torch.set_default_dtype(torch.float64)  # float64 for gradient checks; the langu
 # * `dz_dW`: $3 \times 6$, with $W$ flattened row by row ($W_{11}, W_{12}, W_{21}, \dots$), so row $j$
 #   holds $x_1, x_2$ in the two columns of $W$'s row $j$.
 #
-# Their product is $1 \times 6$ and the lecture simplifies it to $(\hat{y} - y)\,x^T$ (reshaped to $3 \times 2$).
+# Their product is $1 \times 6$, and the lecture multiplies it out to
+# $[(\hat{y}_1 - y_1)x_1\ \ (\hat{y}_1 - y_1)x_2\ \ (\hat{y}_2 - y_2)x_1\ \ \dots\ \ (\hat{y}_3 - y_3)x_2]$.
+# Those are the entries of $(\hat{y} - y)\,x^T$ read row by row: reshaped to $3 \times 2$, the product
+# is that outer product (the short form is ours; the lecture stops at the row).
 # The lecture gives no numbers; the $W$ and $x$ below are ours.
 
 # %%
@@ -149,8 +152,10 @@ explorer = viz.interactive(
 # | embedding | $e = E[\text{ids}]$ | $dE$ = zeros, then add each $de$ to the row it came from |
 #
 # `compare_gradients` puts a hand-written gradient next to autograd's and says, per tensor,
-# *exact* (bit for bit), *close* (within rounding), or *WRONG*, with the largest absolute and
-# relative differences. Everything is in float64, where rounding errors are about $10^{-16}$.
+# *exact* (bit for bit), *close* (within `torch.allclose`'s tolerance, `rtol=1e-5`, `atol=1e-8`),
+# or *WRONG*, with the largest absolute and relative differences. Everything is in float64,
+# where rounding errors are about $10^{-16}$, far inside that tolerance: read the *max |diff|*
+# column to see how close.
 
 # %%
 gen = torch.Generator().manual_seed(0)
@@ -272,8 +277,8 @@ assert float(bp.cross_entropy(z_big, torch.tensor([2]))) == 2000.0
 # as in section 2 (`one_hot(ids) @ E`). We add the biases $b$ and $c$
 # ($h = \tanh(We + b)$, $z = Uh + c$; Bengio et al. have them too) and take $\sigma = \tanh$.
 # `FeedForwardLM.loss_and_grads` is its whole backward pass, from the loss down to $E$, made of
-# the blocks above; writing it yourself is exercise 2.2 ("backprop ninja"), so we use it here
-# without opening it.
+# the blocks above (with the fused cross-entropy step written inline, to share one softmax);
+# writing it yourself is exercise 2.2 ("backprop ninja"), so we use it here without opening it.
 #
 # The data are lesson 01's: same corpus, same split, same vocabulary (`NGramLM`'s with
 # `unk_cutoff=2`; the count printed below is one more than lesson 01's $|V|$ because
@@ -313,8 +318,9 @@ assert report.ok
 
 # %% [markdown]
 # Now the real one, in float32: 32-dimensional embeddings, 64 hidden units, and a softmax over
-# all the words of the vocabulary, which is most of the cost: every step multiplies a
-# (batch, 64) matrix by the (64, V) output layer, forward and twice backward. We train live
+# all the words of the vocabulary, which is most of the cost: every step does three matrix
+# products of batch $\times$ 64 $\times$ V multiply-adds each for the (V, 64) output layer $U$, one
+# forward ($z = hU^T$) and two backward ($dh = dz\,U$, $dU = dz^T h$). We train live
 # for a short while with Adam (Kingma and Ba, 2015; not in the lecture, which uses plain SGD):
 # the SGD update with the gradient replaced by its running average and each step divided by a
 # running root-mean-square of the gradient. We chose it as a common default and do not compare
