@@ -2,8 +2,9 @@
 # # Lesson 04: LSTM vs GRU, from the equations to the evidence
 #
 # **Learning goals.** After this lesson you can
-# 1. write one step of an LSTM and of a GRU from the lecture's equations, and show that
-#    given the same weights they compute what `torch.nn.LSTM` / `torch.nn.GRU` compute;
+# 1. write one step of an LSTM from the lecture's equations and one of a GRU in torch's form
+#    (section 2 shows where it departs from the lecture's GRU), and show that given the same
+#    weights they compute what `torch.nn.LSTM` / `torch.nn.GRU` compute;
 # 2. tell the two GRU conventions of the lecture apart, say which one torch uses, and map
 #    one onto the other;
 # 3. count the parameters of both cells with a formula;
@@ -23,7 +24,8 @@
 # connections) and Mayur Naik's Penn CIS 7000 notes (stacked and bidirectional RNNs, teacher
 # forcing, truncated backpropagation through time, vanishing gradients). Gradient clipping is in
 # none of the notes: the Penn notes point to Pascanu et al. (2013) for exploding gradients, the
-# paper that proposes it.
+# paper that proposes clipping the gradient's norm, the form used here (Mikolov's 2012 thesis had
+# clipped each entry of the gradient).
 
 # %%
 import copy
@@ -127,7 +129,7 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 #
 # Torch (`nn.GRU`, and cuDNN) uses the first: $z_t$ is a *keep* gate. The two are the same
 # family of cells: since $\sigma(-a) = 1 - \sigma(a)$, negating the update gate's weights and
-# bias turns one into the other. Proof by computation:
+# bias turns one into the other. Checked by computation:
 
 # %%
 cell = nn.GRUCell(4, 6)
@@ -166,8 +168,8 @@ assert torch.allclose(mapped, torch_h, atol=1e-6) and not torch.allclose(unmappe
 # $h' = \mathrm{gate}(a_o, h_{\text{prev}}, \tilde h')$, with the old state in the first place. His
 # notes do not define $\mathrm{gate}$; if it is $\mathrm{gate}(a, u, v) = a \odot u + (1 - a) \odot v$
 # (the reading we use for his highway layer in section 9 too), $a_o$ is a *keep* gate as on slide 1,
-# and his GRU is slide 1's cell. So Galerne's slide 1 and Fitzgibbon agree with each other and with
-# Cho et al.; colah's slide differs in the mix, torch in where the reset acts.
+# and his GRU is slide 1's cell. On that reading, Galerne's slide 1 and Fitzgibbon agree with each
+# other and with Cho et al.; colah's slide differs in the mix, torch in where the reset acts.
 
 # %%
 with torch.no_grad():
@@ -182,8 +184,9 @@ assert not torch.allclose(lecture_h, torch_h, atol=1e-3)
 # ## 3. Parameter counts
 #
 # Per gate block, a layer has an input matrix ($H \times I$), a recurrent matrix
-# ($H \times H$) and, in torch, two bias vectors ($b_{xh}$ and $b_{hh}$). The LSTM has 4 blocks (i, f, g, o), the GRU 3 (r, z, n); layers above the first
-# read $h$ of size $H$:
+# ($H \times H$) and two bias vectors where the lectures write one (torch's `bias_ih` and `bias_hh`,
+# ours `b_xh` and `b_hh`). The LSTM has 4 blocks (i, f, g, o), the GRU 3 (r, z, n); layers above the
+# first read $h$ of size $H$:
 #
 # $$\#\text{LSTM} = 4\,(H I + H^2 + 2H) + (L - 1)\cdot 4\,(2H^2 + 2H), \qquad
 # \#\text{GRU} = 3\,(H I + H^2 + 2H) + (L - 1)\cdot 3\,(2H^2 + 2H)$$
@@ -881,7 +884,7 @@ assert torch.allclose(h, out_torch, atol=1e-5)
 # labelling a sentence that is already written, impossible for a language model, which must
 # predict step $t + 1$ from steps $1..t$ only.
 #
-# ## 10. Training a recurrent language model: teacher forcing, truncation, clipping
+# ## 10. Training: a recurrent language model with teacher forcing and truncation; gradient clipping
 #
 # The Penn notes write the **RNN language model** as $e_t = E x_t$,
 # $h_t = \sigma(U h_{t-1} + W e_t)$, $\hat y_t = \mathrm{softmax}(V h_t)$, with $x_t$ the one-hot of
