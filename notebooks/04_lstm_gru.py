@@ -91,7 +91,7 @@ device = course_lib.setup(seed=0, threads=1)
 
 # %%
 for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
-    theirs = torch_cls(5, 16, num_layers=2)
+    theirs = torch_cls(5, 16, num_layers=2).to(device)
     ours = ours_cls.from_torch(theirs)
     x = torch.randn(12, 8, 5, device=device)
     out_t, out_o = theirs(x)[0], ours(x)[0]
@@ -132,7 +132,7 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 # bias turns one into the other. Checked by computation:
 
 # %%
-cell = nn.GRUCell(4, 6)
+cell = nn.GRUCell(4, 6).to(device)
 x, h = torch.randn(5, 4, device=device), torch.randn(5, 6, device=device)
 W_xr, W_xz, W_xn = cell.weight_ih.chunk(3)  # torch's order: r, z, n
 W_hr, W_hz, W_hn = cell.weight_hh.chunk(3)
@@ -671,7 +671,7 @@ def median_time(fn, repeats=5):
     return float(np.median(times))
 
 
-theirs = nn.LSTM(128, 128)
+theirs = nn.LSTM(128, 128).to(device)
 ours = LSTM.from_torch(theirs)
 x = torch.randn(50, 64, 128, device=device)  # (T, batch, input)
 SPEED_SHAPE = tuple(x.shape)
