@@ -20,9 +20,9 @@
 # **Learning goals.** After this notebook you can
 # 1. backpropagate through time in an Elman RNN by hand, check it against autograd, and say
 #    what truncated BPTT cuts and why it is used (memory and training time);
-# 2. say when gradients vanish or explode: exactly $\rho^{T-t}$ for a linear RNN with an
-#    orthogonal $W_{hh}$ of radius $\rho$, and in general bounded by the largest singular
-#    value, not the spectral radius;
+# 2. say when gradients vanish or explode: from a loss at the last step, exactly $\rho^{T-t}$
+#    for a linear RNN with an orthogonal $W_{hh}$ of radius $\rho$, and in general bounded by
+#    the largest singular value, not the spectral radius;
 # 3. train an RNN language model with teacher forcing, and say how generation differs.
 #
 # Exercise 2.4 in `exercises/02_backprop.ipynb` (one step of BPTT) goes with section 1.
@@ -53,7 +53,8 @@ gen = torch.Generator().manual_seed(0)
 # ## 1. Backpropagation through time
 #
 # An Elman RNN, in the notation of Galerne's lecture (the Penn CIS 7000 notes write $U$ for
-# $W_{hh}$ and $W$ for $W_{xh}$). Galerne writes the "usual implementation" of an RNN with
+# $W_{hh}$ and $W$ for $W_{xh}$; Fitzgibbon writes $h_t = \phi(A x_t + b + C h_{t-1})$, so
+# $A = W_{xh}$, $b = b_h$, $C = W_{hh}$). Galerne writes the "usual implementation" of an RNN with
 # $\tanh$ and his Elman network with a ReLU, the one lessons 03 and 04 train; here we take
 # $\tanh$, whose derivative is at most 1, which keeps section 2's argument simple (the widget
 # there also offers ReLU):
@@ -153,14 +154,16 @@ print(
     f"cache for 20 steps: {cache_bytes(20) / 2**20:.1f} MiB;  for the whole corpus "
     f"({corpus_steps:,} steps): {per_step * corpus_steps / 2**30:,.0f} GiB"
 )
-assert corpus_steps / 20 > 1000  # a thousand times the memory of a 20-step chunk
+assert corpus_steps / 20 > 1000  # more than a thousand times the memory of a 20-step chunk
 
 # %% [markdown]
 # ## 2. Vanishing and exploding gradients, shown
 #
 # Going back one step maps the gradient $g_{t+1} = \partial L / \partial h_{t+1}$ (a row) to
-# $g_t = \left(g_{t+1} \odot \sigma'(a_{t+1})\right) W_{hh}$ (plus step $t$'s own loss). Over $T - t$
-# steps that is a product of $T - t$ such maps. Take $W_{hh} = \rho\, Q$ with $Q$ orthogonal: its
+# $g_t = \left(g_{t+1} \odot \sigma'(a_{t+1})\right) W_{hh}$, plus the gradient of step $t$'s own
+# loss. Put a loss at the last step $T$ only, as in the experiments below, so that nothing is
+# added on the way: $g_t$ is then $g_T$ sent through a product of $T - t$ such maps, and every
+# statement in this section is about that gradient. Take $W_{hh} = \rho\, Q$ with $Q$ orthogonal: its
 # spectral radius (the largest $|\lambda|$) is $\rho$, and so is **every singular value**, so each
 # step multiplies the norm by exactly $\rho$ when there is no activation (linear):
 # $\|g_t\| = \rho^{T-t} \|g_T\|$, vanishing for $\rho < 1$, exploding for $\rho > 1$. With tanh,
@@ -223,9 +226,11 @@ assert linear[1.5][0] > 1e9  # 1.5^59
 # %% [markdown]
 # Now a general $W_{hh}$: a Gaussian matrix scaled so that its spectral radius is $\rho = 0.9$,
 # like the orthogonal one above. Its largest singular value is larger, and the gradient no
-# longer follows $\rho^{T-t}$; what always holds is the singular-value bound. The spectral
-# radius is no bound step by step: for some matrices (those far from orthogonal) the norm rises
-# above $\rho^{T-t}$ for a while, which the singular-value bound allows. A hand example:
+# longer equals $\rho^{T-t}$ step for step; what always holds is the singular-value bound. The spectral
+# radius is no bound step by step: for some matrices the norm rises above $\rho^{T-t}$ for a
+# while, which the singular-value bound allows. Only a non-normal matrix ($W W^\top \ne W^\top W$)
+# can do this: for a normal one, such as a diagonal matrix, $\|W^k\| = \rho^k$ for every $k$.
+# A hand example:
 # $W = \begin{pmatrix} 0.9 & 10 \\ 0 & 0.9 \end{pmatrix}$ has both eigenvalues 0.9, yet one linear
 # step maps the row $g = (1, 0)$ to $g W = (0.9, 10)$, of norm above 10. Whether the norm rises
 # above $\rho^{T-t}$ for the Gaussian matrix here is counted in the printout (how many of the 60
@@ -324,7 +329,7 @@ for r in [0.9, 1.0]:
 #
 # The Penn lecture's RNN language model reads one word per step and predicts the next one
 # (the lecture writes $\sigma$, $U$, $W$, $V$ and no biases; here $\sigma = \tanh$, with biases
-# $b_h$ and $b_y$, in section 1's names):
+# $b_h$ and $b_y$, in section 1's names and, for the output layer, Galerne's $W_{hy}$):
 #
 # $$h_t = \tanh(W_{xh} E x_t + W_{hh} h_{t-1} + b_h), \qquad \hat{y}_t = \mathrm{softmax}(W_{hy} h_t + b_y), \qquad L = \frac{1}{T} \sum_{t=1}^{T} -\log \hat{y}_t[x_{t+1}]$$
 #
@@ -357,7 +362,10 @@ def stream_of(sentences, T=20):
 
 lm_train, lm_val = stream_of(lm_text.train), stream_of(lm_text.val)
 inputs, targets = lm_train[0, :-1], lm_train[0, 1:]
-print(f"{len(lm_train):,} training and {len(lm_val):,} validation sequences of 20 words; V = {len(lm_vocab):,}")
+print(
+    f"{len(lm_train):,} training and {len(lm_val):,} validation sequences of {lm_train.shape[1] - 1} words; "
+    f"V = {len(lm_vocab):,}"
+)
 assert len(lm_vocab) == 2000 and lm_vocab.itos[:2] == ["<UNK>", "</s>"]  # 2 specials + 1,998 words
 print(
     viz.table(
@@ -417,7 +425,8 @@ print(report)
 assert report.ok
 
 # %% [markdown]
-# Training, with `Adam` from lesson 02 on the hand-written gradients; a batch is 32 sequences.
+# Training, with `Adam` from lesson 02 on the hand-written gradients; a batch is 32 sequences (fewer
+# where the shuffled order wraps around to its start).
 
 # %%
 P = rnn_lm_params(len(lm_vocab))
