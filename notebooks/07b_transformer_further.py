@@ -271,7 +271,8 @@ print("head 1's bias (rows: query i, columns: key j <= i):\n", alibi[0].tril().n
 # subtraction (and $\beta$): on a vector whose features average to 0 it equals LayerNorm with
 # $\beta = 0$, otherwise it keeps the mean's offset. SwiGLU multiplies a gated branch with a linear
 # one; with three matrices instead of two, LLaMA takes $d_{ff} = \frac{2}{3} \cdot 4 d$ to keep the
-# FFN's parameter count.
+# FFN's parameter count. (The count below leaves out biases, as LLaMA's released code does: none of
+# its linear layers has one, although Galerne's table ticks LLaMA's "Bias" column.)
 
 # %%
 d = 8
@@ -290,7 +291,7 @@ print(
 assert torch.allclose(rms_centered, ln_centered, atol=1e-5) and not torch.allclose(rms, ln_x, atol=1e-2)
 
 d_model = 64
-relu_ffn = 2 * d_model * 4 * d_model  # W_1 and W_2 (no biases, as LLaMA)
+relu_ffn = 2 * d_model * 4 * d_model  # W_1 and W_2 (no biases, as in LLaMA's code)
 d_ff_swiglu = int(2 / 3 * 4 * d_model)
 swiglu_ffn = 3 * d_model * d_ff_swiglu  # W_1, W_3 (d -> d_ff) and W_2 (d_ff -> d)
 print(
