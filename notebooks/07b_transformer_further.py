@@ -69,8 +69,11 @@ def compare(name_a, a, name_b, b):
 # Xiong et al. (2020) show that post-norm's gradients near the output are large at
 # initialisation, which they give as the reason the 2017 paper's post-norm model needs a
 # learning-rate warm-up. The claim is about **large learning rates without warm-up**, and the
-# identity path argument about **depth**. (The lectures do not compare the two orders; Galerne's
-# LLM table only shows that most recent LLMs use pre-norm.) `scripts/train_buildup.py` trained
+# identity path argument about **depth**. (The lectures do not compare the two orders. They use
+# both: the UKP Lab lecture writes post-norm, "LayerNorm(x + Sublayer(x))", while in Fitzgibbon's
+# layer the normalisation sits inside the residual branch, as in pre-norm: it normalises the hidden
+# state before attention, and the branch's output is added to the un-normalised $\mathbf{x}^{l-1}$.
+# Galerne's LLM table only shows that most recent LLMs use pre-norm.) `scripts/train_buildup.py` trained
 # both, 3 seeds each, in two settings: shallow (2 layers, as many as lesson 07's live GPT, but
 # narrower and on shorter windows: the budget line below) and deep with a large learning rate,
 # no warm-up, the same batches per seed. `buildup.findings_table` (lesson 07 uses it too) reads
