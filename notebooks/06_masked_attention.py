@@ -493,8 +493,9 @@ future_ones = [v for v in variants if int(v.key[-2]) < int(v.key[-1])]  # key en
 expected = len(variants) * (3 / 4) * 0.2  # P(i < 4) * P(masked | i < 4)
 print(f"{len(variants)} variants, {len(future_ones)} of them with j > i (answer 0); expected {expected:.0f}")
 assert all(0.0 <= v.answer <= 1.0 for v in variants)
-# (0 or more than 30 of 100 happen with probability below 1e-4 for any seed: binomial(100, 0.15))
-assert future_ones and all(v.answer == 0.0 for v in future_ones) and len(future_ones) <= 30
+# How many have j > i depends on the seed (binomial(100, 0.15)): printed above, not asserted.
+assert all(v.answer == 0.0 for v in future_ones)  # every masked one has weight 0, whatever the seed
+assert all(v.answer > 0.0 for v in variants if v not in future_ones)  # every allowed one more than 0
 tie = torch.tensor([[1.0, -2, 0, 0], [2, 2, 1, 1], [0, 0, 0, 2], [1, 1, 1, 1]])
 assert torch.allclose(masked_softmax(tie, causal_mask(4))[3], torch.full((4,), 0.25))  # four ties: 1/4 each
 assert torch.allclose(masked_softmax(tie, causal_mask(4))[1, :2], torch.tensor([0.5, 0.5]))  # the quiz's case

@@ -69,8 +69,11 @@ def compare(name_a, a, name_b, b):
 # Xiong et al. (2020) show that post-norm's gradients near the output are large at
 # initialisation, which they give as the reason the 2017 paper's post-norm model needs a
 # learning-rate warm-up. The claim is about **large learning rates without warm-up**, and the
-# identity path argument about **depth**. (The lectures do not compare the two orders; Galerne's
-# LLM table only shows that most recent LLMs use pre-norm.) `scripts/train_buildup.py` trained
+# identity path argument about **depth**. (The lectures do not compare the two orders. They use
+# both: the UKP Lab lecture writes post-norm, "LayerNorm(x + Sublayer(x))", while in Fitzgibbon's
+# layer the normalisation sits inside the residual branch, as in pre-norm: it normalises the hidden
+# state before attention, and the branch's output is added to the un-normalised $\mathbf{x}^{l-1}$.
+# Galerne's LLM table only shows that most recent LLMs use pre-norm.) `scripts/train_buildup.py` trained
 # both, 3 seeds each, in two settings: shallow (2 layers, as many as lesson 07's live GPT, but
 # narrower and on shorter windows: the budget line below) and deep with a large learning rate,
 # no warm-up, the same batches per seed. `buildup.findings_table` (lesson 07 uses it too) reads
@@ -271,7 +274,8 @@ print("head 1's bias (rows: query i, columns: key j <= i):\n", alibi[0].tril().n
 # subtraction (and $\beta$): on a vector whose features average to 0 it equals LayerNorm with
 # $\beta = 0$, otherwise it keeps the mean's offset. SwiGLU multiplies a gated branch with a linear
 # one; with three matrices instead of two, LLaMA takes $d_{ff} = \frac{2}{3} \cdot 4 d$ to keep the
-# FFN's parameter count.
+# FFN's parameter count. (The count below leaves out biases, as LLaMA's released code does: none of
+# its linear layers has one, although Galerne's table ticks LLaMA's "Bias" column.)
 
 # %%
 d = 8
@@ -290,7 +294,7 @@ print(
 assert torch.allclose(rms_centered, ln_centered, atol=1e-5) and not torch.allclose(rms, ln_x, atol=1e-2)
 
 d_model = 64
-relu_ffn = 2 * d_model * 4 * d_model  # W_1 and W_2 (no biases, as LLaMA)
+relu_ffn = 2 * d_model * 4 * d_model  # W_1 and W_2 (no biases, as in LLaMA's code)
 d_ff_swiglu = int(2 / 3 * 4 * d_model)
 swiglu_ffn = 3 * d_model * d_ff_swiglu  # W_1, W_3 (d -> d_ff) and W_2 (d_ff -> d)
 print(
