@@ -358,26 +358,29 @@ print(f"{len(val_words):,} words: {n_chosen} chosen ({n_chosen / len(val_words):
 print("BERT input: ", " ".join(inputs[:30]))
 print("targets:    ", {i: val_words[i] for i in range(30) if kinds[i] != "-"})
 
-sentences = [" ".join("".join(s).split()) for s in corpus.val[:400] if len(s) > 30]
+sentences = [" ".join("".join(s).split()) for s in corpus.val[:400]]  # in the text's order
 rng = np.random.default_rng(1)
-for _ in range(2):
+for is_next in (True, False):  # one pair of each kind (BERT draws each half of the time)
     a = int(rng.integers(len(sentences) - 1))
-    is_next = rng.random() < 0.5
-    b = a + 1 if is_next else int(rng.integers(len(sentences)))
+    # NotNext: any sentence but A and the one that followed it
+    b = a + 1 if is_next else int(rng.choice([i for i in range(len(sentences)) if i not in (a, a + 1)]))
     print(
         f"\nNSP: A = {sentences[a][:70]!r}\n     B = {sentences[b][:70]!r}\n     label: {'IsNext' if is_next else 'NotNext'}"
     )
 
 
 def t5_corrupt(words, rng, rate=0.15, mean_span=3):
-    """T5's span corruption: about rate * n words in spans of mean length mean_span, each span a sentinel."""
+    """T5's span corruption: round(rate * n) words in spans of mean length mean_span, each span a sentinel."""
     n_noise = max(1, round(rate * len(words)))
     n_spans = max(1, round(n_noise / mean_span))
-    starts = sorted(
-        rng.choice(np.arange(0, len(words) - mean_span, mean_span + 1), size=n_spans, replace=False).tolist()
-    )
-    lengths = rng.multinomial(n_noise - n_spans, [1 / n_spans] * n_spans) + 1  # >= 1 each, summing to n_noise
-    lengths = [min(int(n), mean_span + 1) for n in lengths]  # never reaching into the next span's slot
+
+    def split(total):  # total into n_spans random parts, each >= 1
+        cuts = np.sort(rng.choice(np.arange(1, total), size=n_spans - 1, replace=False))
+        return np.diff(np.concatenate([[0], cuts, [total]])).tolist()
+
+    # as T5's code does: kept runs and corrupted spans alternate, a kept run first
+    kept, lengths = split(len(words) - n_noise), split(n_noise)
+    starts = np.cumsum(kept) + np.concatenate([[0], np.cumsum(lengths)[:-1]])
     sentinels = [f"<extra_id_{k}>" for k in range(n_spans + 1)]
     inp, tgt, last = [], [], 0
     for k, (s, n) in enumerate(zip(starts, lengths)):
@@ -390,6 +393,7 @@ def t5_corrupt(words, rng, rate=0.15, mean_span=3):
 words = val_words[:40]
 t5_in, t5_out, n_corrupt = t5_corrupt(words, np.random.default_rng(0))
 print(f"\nT5: {n_corrupt} of {len(words)} words corrupted in {len(t5_out) - n_corrupt - 1} spans")
+assert n_corrupt == round(0.15 * len(words))  # exactly the rate, for every seed
 print("input: ", " ".join(t5_in))
 print("target:", " ".join(t5_out))
 print("\nGPT input: ", " ".join(words[:12]), "\n    target:", " ".join(words[1:13]))
