@@ -315,8 +315,8 @@ for name in ("none", "dot"):
     if info["task"] != TASK or ckpt_vocab.itos != vocab.itos:
         raise ValueError(
             f"the checkpoint {name!r} was trained on the task {info['task']}, not on this TASK {TASK}. "
-            "Keep TASK as in section 2 to use the shipped checkpoints (with another seed, their training "
-            "days would be your test days)."
+            "Keep TASK as in section 2 to use the shipped checkpoints (with another seed, some of their "
+            "training days would be your test days)."
         )
     print(
         f"attention = {name:>4}: hidden size {models[name].config.hidden_size}, "
@@ -454,7 +454,7 @@ print(
 # Row $i$ of $\alpha$ is a distribution over the source characters: where decoding step $i$
 # looks. Bahdanau et al. drew these matrices for English-French sentences; here is the one of
 # our attention checkpoint (one model) for a test sentence. What it shows is computed in
-# the cell after it, for this model: the year's digits look inside
+# the code cell after it, for this model: the year's digits look inside
 # the English year; the month's letters mostly look inside the English month name; the day and the month
 # **cross** (French writes the day first); but the weekday is mostly *not* read where it stands:
 # more of its letters put their largest weight on the end marker ⏎, whose encoder state has read
