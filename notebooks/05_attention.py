@@ -145,7 +145,7 @@ assert torch.allclose(flat @ h, mean_pooled, atol=0.02) and torch.allclose(sharp
 
 # %%
 # The task the checkpoints of section 4 were trained on. Its "seed" is not a training seed: it fixes
-# which calendar days are held out, so with another one the checkpoints' training days would be test days.
+# which calendar days are held out, so with another one some of the checkpoints' training days would be test days.
 TASK = {"seed": 0, "max_dates": 3, "source_locale": "en_US", "target_locale": "fr_FR", "format": "full"}
 vocab = build_vocab((TASK["source_locale"], TASK["target_locale"]), TASK["format"])
 print(f"{len(vocab)} ids: {vocab.itos[:3]} then {''.join(vocab.itos[3:])!r}")
@@ -315,8 +315,8 @@ for name in ("none", "dot"):
     if info["task"] != TASK or ckpt_vocab.itos != vocab.itos:
         raise ValueError(
             f"the checkpoint {name!r} was trained on the task {info['task']}, not on this TASK {TASK}. "
-            "Keep TASK as in section 2 to use the shipped checkpoints (with another seed, their training "
-            "days would be your test days)."
+            "Keep TASK as in section 2 to use the shipped checkpoints (with another seed, some of their "
+            "training days would be your test days)."
         )
     print(
         f"attention = {name:>4}: hidden size {models[name].config.hidden_size}, "
@@ -454,7 +454,7 @@ print(
 # Row $i$ of $\alpha$ is a distribution over the source characters: where decoding step $i$
 # looks. Bahdanau et al. drew these matrices for English-French sentences; here is the one of
 # our attention checkpoint (one model) for a test sentence. What it shows is computed in
-# the cell after it, for this model: the year's digits look inside
+# the code cell after it, for this model: the year's digits look inside
 # the English year; the month's letters mostly look inside the English month name; the day and the month
 # **cross** (French writes the day first); but the weekday is mostly *not* read where it stands:
 # more of its letters put their largest weight on the end marker ⏎, whose encoder state has read
@@ -500,7 +500,9 @@ viz.show(
 
 # %% [markdown]
 # The crossing, checked: in the source the month comes before the day; the French output writes
-# the day first, and the decoder looks at the day's digits to write it, then back at the month.
+# the day first, and the decoder looks at the day's first digit to write it, then back at the month
+# (the cell checks where the first character of the day and of the month look; the other
+# characters need not look at the one they write, as the heatmap's rows show).
 
 
 # %%
@@ -559,6 +561,7 @@ def explore(example, step):
     step = min(step, len(output))
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 9), gridspec_kw={"height_ratios": [3, 1]})
     draw_alignment(example, step, ax=ax1)
+    ax1.tick_params(labelsize=7)  # one label per character: at the default size, neighbours overlap
     ax2.bar(range(len(source) + 1), weights["dot"][example][step].tolist())
     ax2.set_xticks(range(len(source) + 1), [show(c) for c in source + "⏎"], fontsize=7)
     written = (output + "⏎")[step]
