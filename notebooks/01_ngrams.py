@@ -102,6 +102,11 @@ for sentence in corpus.train[1000:1003]:
 # it alone, and score the same tokens.) Then count and divide:
 #
 # $$P_{MLE}(w_i \mid w_{i-1}) = \frac{c(w_{i-1}\, w_i)}{c(w_{i-1})}$$
+#
+# Here $c(w_{i-1})$ counts $w_{i-1}$ as a context: how often a scored token follows it. For a word
+# that is simply its count (a word or `</s>` always follows it); for `<s>` it is the number of
+# sentences, although `bigram.count(("<s>",))` is 0 (`count` counts the n-grams that end at a
+# scored token, and `<s>` never is one).
 
 # %%
 bigram = NGramLM(2, smoothing="mle", unk_cutoff=2).fit(corpus.train)
@@ -274,7 +279,8 @@ except ImportError:
 # %% [markdown]
 # We report the standard count, the one of Jurafsky & Martin, SRILM and KenLM: it scores the
 # same tokens for every order, so the table below compares orders fairly, and it is the count
-# that neural models (lessons 02 and 07) are measured with, so their numbers sit next to these.
+# that neural models (lessons 02 and 07) are measured with, so their numbers sit next to n-gram
+# numbers counted the same way (lesson 02's next to these, lesson 07's next to character n-grams).
 # On the standard n-grams, nltk's Laplace trigram differs from ours only in keeping `<s>` in its
 # vocabulary (one more word for add-one to spread its mass over). Scored on those n-grams only,
 # it gives nearly our number (the last line above, printed when nltk is installed: it comes with
