@@ -93,6 +93,9 @@ def test_explorer_shows_the_label_of_a_dropdown_and_raises_a_first_failure(shell
     viz.interactive(lambda k: print("k is", k), k=w.Dropdown(options=[("kneser-ney", 4), ("laplace", 1)], value=4))
     [data] = widget_bundles(shell)
     assert "k = 'kneser-ney'" in data["text/plain"] and "k is 4" in data["text/plain"]
+    viz.interactive(lambda order: print("order is", order), order=w.Dropdown(options=[1, 2, 3], value=2))
+    data = widget_bundles(shell)[-1]
+    assert "order = 2" in data["text/plain"] and "'2'" not in data["text/plain"]  # the value, not its label
 
     def broken(x):
         print("partial output")

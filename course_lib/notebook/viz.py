@@ -76,8 +76,12 @@ def interactive(fn: Callable, **controls):
     if failure:
         raise failure[0]
     shown = first[0] if first else fallback.Shown()
-    # a dropdown of (label, value) pairs shows its label, as the widget does
-    shown_as = {name: getattr(control, "label", None) or control.value for name, control in controls.items()}
+    # a dropdown of (label, value) pairs shows its label, as the widget does; where the label is just the
+    # value written out (options=[1, 2, 3]), the value itself (order = 2, not order = '2')
+    shown_as = {
+        name: label if (label := getattr(control, "label", None)) and label != str(control.value) else control.value
+        for name, control in controls.items()
+    }
     note = f"{fallback.STATIC_NOTE} Settings: {fallback.settings_line(shown_as)}."
     fallback.display_with_fallback(
         widget,
