@@ -152,7 +152,10 @@ print(
     )
 )
 cb, pc = baseline_acc["colour-blind counting"], baseline_acc["per-colour counting"]
-assert cb["random"] > 0.95 and cb["structure"] == 1.0  # random negatives barely test anything
+# random negatives barely test anything: colour-blind counting accepts only the few percent of them (mostly
+# short ones) that happen to be colour-blind balanced, so its accuracy here varies by about 0.005 from one
+# test-set seed to another (a binomial count over 500 negatives); the bound 0.9 is many spreads below it
+assert cb["random"] > 0.9 and cb["structure"] == 1.0
 assert cb["colour_swap"] == 0.5 and pc["colour_swap"] == 1.0
 assert pc["transposition"] == pc["transposition_long"] == 0.5  # no counter catches a transposition
 
@@ -172,7 +175,10 @@ assert pc["transposition"] == pc["transposition_long"] == 0.5  # no counter catc
 # before the read-out, $y_T = W_{hy} \mathrm{ReLU}(h_T) + b_y$; our LSTM has one layer and reads
 # $h_T$ directly, like the other three.)
 #
-# **Elman network (1990)**: $h_t = \mathrm{ReLU}(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$, $h_0 = 0$.
+# **Elman network (1990)**, in the lecture's form: $h_t = \mathrm{ReLU}(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$,
+# $h_0 = 0$. (The ReLU is the lecture's choice: Elman's own 1990 network used sigmoid units, as the
+# backpropagation networks of its day did, and the same lecture calls
+# $h_t = \tanh(W_{hh} h_{t-1} + W_{xh} x_t)$ the "usual implementation".)
 #
 # **Gated RNN**: a forget gate decides how much of the old state to keep,
 # $z_t = \mathrm{sigm}(W_{xz} x_t + W_{hz} h_{t-1} + b_z)$,
@@ -500,8 +506,9 @@ at lengths 22-40 {min(trans_with_long.values()):.3f} to {max(trans_with_long.val
 # lecture, `Module11/11_RNN.ipynb`, sets `nb_train = 40000` and draws random-symbol negatives),
 # more updates than our 12,000, each on one sequence instead of 64. We did not rerun that set-up, so
 # we cannot say how much of any difference between the lecture's curves and ours the training recipe
-# explains. The table below says how many steps each network needed in its one run here, and the
-# wall-clock time per step of that run (the evaluations every 500 steps included):
+# explains. The table below says how many steps each network needed, in its one run here, to reach 0.95
+# and 0.99 on the held-out transpositions at lengths 2-20, and the wall-clock time per step of that run
+# (the evaluations every 500 steps included):
 
 
 # %%
@@ -519,7 +526,12 @@ rows = [
 print(
     viz.table(
         rows,
-        header=["trained with transpositions", "steps to 0.95", "steps to 0.99", "ms per step (with evaluations)"],
+        header=[
+            "trained with transpositions",
+            "steps to 0.95 (transp.)",
+            "steps to 0.99 (transp.)",
+            "ms per step (with evaluations)",
+        ],
         floatfmt="{:.1f}",
     )
 )
@@ -711,8 +723,8 @@ def probe(H, y, seq_id, steps=150):
 probed = {(n, r): states_and_targets(trained[n, r]) for n, r in [("lstm", with_t), ("elman", with_t), ("lstm", no_t)]}
 probe_results = {}
 for key in tqdm(probed, desc="probes"):
-    H, tg, sid = probed[key]
-    probe_results[key] = {what: probe(H, tg[what], sid) for what in tg}
+    states_k, tg, sid = probed[key]
+    probe_results[key] = {what: probe(states_k, tg[what], sid) for what in tg}
 rows = [
     [f"{MODELS[n]} ({r.replace('_transpositions', '')} transp.)"] + [probe_results[n, r][w][0] for w in targets]
     for n, r in probe_results
@@ -810,8 +822,13 @@ explorer = viz.interactive(
 # modeling**, **sequence labeling** (part-of-speech tagging, named entities) and **sequence
 # classification** (sentiment analysis, spam detection), and, in a later section, the
 # **encoder-decoder** for an output of another length that does not align with the input.
-# Fitzgibbon's notes read out $y_T$ at the end, or $y_t$ at every step "for sequence-to-sequence
-# tasks". By the shapes of input and output:
+# Fitzgibbon's notes name two variants, sequence-to-answer (his examples: "predict the next word", or a
+# binary decision such as "video is fake") and sequence-to-sequence (translation, part-of-speech tagging),
+# and read out $y_T$ at the end, or $y_t$ at every step "for sequence-to-sequence tasks". So the two notes
+# file the language model differently: Fitzgibbon's "predict the next word" is one answer from the whole
+# prefix (many-to-one), while the Penn notes compute a loss for the next word at every position
+# (many-to-many, below). It is the same network, read out once or at every step. By the shapes of input
+# and output:
 #
 # * **many-to-one** (sequence classification): a whole sequence in, one answer out. Our classifier:
 #   $y_T = W_{hy} h_T + b_y$.
@@ -901,8 +918,8 @@ Elman {R["elman", with_t]["transposition"]:.3f} / {R["elman", with_t]["transposi
 # * Train without the transposition negatives (`P.MIXES["no_transpositions"]`) and watch
 #   whether, and how far, the transposition curve stays behind the colour swap curve (compare with the
 #   checkpoints trained that way, section 4).
-# * Look for the hardest sequences: deep nesting, long distances between an opener and its
-#   closer. Use the widget, then measure accuracy by maximum depth with `P.stack_depths`.
+# * Look for the hardest sequences: is it deep nesting, or a long distance between an opener and its
+#   closer? Use the widget, then measure accuracy by maximum depth with `P.stack_depths`.
 # * Give the probe the LSTM's cell state $c_t$ instead of $h_t$: `model.rnn` returns only the last
 #   $c_T$, so loop `cell = model.rnn.cells[0]` yourself (`cell.step` on `cell.input_projection(x)`
 #   returns $(h_t, c_t)$ at every step).
