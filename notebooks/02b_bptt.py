@@ -151,7 +151,7 @@ corpus = load_sotu(level="word")
 n_train_tokens = sum(len(s) + 1 for s in corpus.train)  # words plus one </s> per sentence
 corpus_steps = n_train_tokens // 32  # every training token once, 32 streams side by side
 print(
-    f"cache for 20 steps: {cache_bytes(20) / 2**20:.1f} MiB;  for the whole corpus "
+    f"cache for 20 steps: {cache_bytes(20) / 2**20:.1f} MiB;  for lesson 01's whole training text "
     f"({corpus_steps:,} steps): {per_step * corpus_steps / 2**30:,.0f} GiB"
 )
 assert corpus_steps / 20 > 1000  # more than a thousand times the memory of a 20-step chunk
@@ -227,9 +227,10 @@ assert linear[1.5][0] > 1e9  # 1.5^59
 # Now a general $W_{hh}$: a Gaussian matrix scaled so that its spectral radius is $\rho = 0.9$,
 # like the orthogonal one above. Its largest singular value is larger, and the gradient no
 # longer equals $\rho^{T-t}$ step for step; what always holds is the singular-value bound. The spectral
-# radius is no bound step by step: for some matrices the norm rises above $\rho^{T-t}$ for a
-# while, which the singular-value bound allows. Only a non-normal matrix ($W W^\top \ne W^\top W$)
-# can do this: for a normal one, such as a diagonal matrix, $\|W^k\| = \rho^k$ for every $k$.
+# radius is no bound step by step: for some matrices the norm rises above $\rho^{T-t}$, at some
+# steps or (in the hand example below) at every step, which the singular-value bound allows.
+# Only a non-normal matrix ($W W^\top \ne W^\top W$) can do this: for a normal one, such as a
+# diagonal matrix, $\|W^k\| = \rho^k$ for every $k$.
 # A hand example:
 # $W = \begin{pmatrix} 0.9 & 10 \\ 0 & 0.9 \end{pmatrix}$ has both eigenvalues 0.9, yet one linear
 # step maps the row $g = (1, 0)$ to $g W = (0.9, 10)$, of norm above 10. Whether the norm rises
@@ -237,8 +238,9 @@ assert linear[1.5][0] > 1e9  # 1.5^59
 # steps lie above $\rho^{T-t}$); a count of 0 means that this matrix does not show it.
 
 # %%
+rho_target = 0.9  # the spectral radius the Gaussian matrix is scaled to
 W_gauss = torch.randn(H_long, H_long, generator=torch.Generator().manual_seed(3))
-W_gauss *= 0.9 / torch.linalg.eigvals(W_gauss).abs().max()
+W_gauss *= rho_target / torch.linalg.eigvals(W_gauss).abs().max()
 rho_g = float(torch.linalg.eigvals(W_gauss).abs().max())
 sigma_g = float(torch.linalg.matrix_norm(W_gauss, ord=2))  # the largest singular value
 general = {}
@@ -248,15 +250,15 @@ for activation in ["linear", "tanh"]:
     assert np.all(general[activation] <= sigma_g ** (T_long - steps) * (1 + 1e-9))  # the bound always holds
 print(f"Gaussian W_hh: spectral radius {rho_g:.2f}, largest singular value {sigma_g:.2f}")
 for activation, norms in general.items():
-    above = int(np.sum(norms > 0.9 ** (T_long - steps) * (1 + 1e-9)))
+    above = int(np.sum(norms > rho_target ** (T_long - steps) * (1 + 1e-9)))
     print(
-        f"{activation:6s}: ||dL/dh_1|| = {norms[0]:.2e}  (rho^{T_long - 1} = {0.9 ** (T_long - 1):.2e}, "
+        f"{activation:6s}: ||dL/dh_1|| = {norms[0]:.2e}  (rho^{T_long - 1} = {rho_target ** (T_long - 1):.2e}, "
         f"sigma_max^{T_long - 1} = {sigma_g ** (T_long - 1):.2e}); above rho^(T-t) at {above} of {T_long} steps"
     )
 fig, ax = plt.subplots(figsize=(10, 4))
 ax.semilogy(steps, general["linear"], lw=2, label="linear, Gaussian W_hh")
 ax.semilogy(steps, general["tanh"], lw=2, ls="--", label="tanh, Gaussian W_hh")
-ax.semilogy(steps, 0.9 ** (T_long - steps), ls=":", color="gray", label="rho^(T-t), rho = 0.9")
+ax.semilogy(steps, rho_target ** (T_long - steps), ls=":", color="gray", label=f"rho^(T-t), rho = {rho_target}")
 ax.semilogy(
     steps, sigma_g ** (T_long - steps), ls="-.", color="black", label=f"sigma_max^(T-t), sigma_max = {sigma_g:.2f}"
 )
@@ -267,7 +269,7 @@ fig.tight_layout()
 viz.show(
     f"Gradient norm against step for a Gaussian W_hh of spectral radius {rho_g:.2f} and largest singular value "
     f"{sigma_g:.2f}: at step 1 it is {general['linear'][0]:.1e} (linear) and {general['tanh'][0]:.1e} (tanh), "
-    f"beside rho^(T-t) = {0.9 ** (T_long - 1):.1e} and the bound sigma_max^(T-t) = {sigma_g ** (T_long - 1):.1e}, "
+    f"beside rho^(T-t) = {rho_target ** (T_long - 1):.1e} and the bound sigma_max^(T-t) = {sigma_g ** (T_long - 1):.1e}, "
     "which both curves stay under."
 )
 
@@ -329,7 +331,9 @@ for r in [0.9, 1.0]:
 #
 # The Penn lecture's RNN language model reads one word per step and predicts the next one
 # (the lecture writes $\sigma$, $U$, $W$, $V$ and no biases; here $\sigma = \tanh$, with biases
-# $b_h$ and $b_y$, in section 1's names and, for the output layer, Galerne's $W_{hy}$):
+# $b_h$ and $b_y$, in section 1's names and, for the output layer, Galerne's $W_{hy}$; the lecture's
+# $E$ is $d \times |V|$ and multiplies a one-hot column $x_t$, while the code's `E` is its transpose,
+# one row per word, so `E[x]` is the lecture's $E x_t$ as a row, as in lesson 02):
 #
 # $$h_t = \tanh(W_{xh} E x_t + W_{hh} h_{t-1} + b_h), \qquad \hat{y}_t = \mathrm{softmax}(W_{hy} h_t + b_y), \qquad L = \frac{1}{T} \sum_{t=1}^{T} -\log \hat{y}_t[x_{t+1}]$$
 #
@@ -344,8 +348,9 @@ for r in [0.9, 1.0]:
 # at every step, `rnn_backward` takes it through time, and the embedding's backward adds the
 # gradients of repeated words. The data: the addresses of 1990 to 2000, a vocabulary of 2,000
 # entries (`<UNK>`, `</s>` and the 1,998 most frequent words; the other words become `<UNK>`),
-# every sentence followed by `</s>`, read as one stream and cut into sequences of $T = 20$
-# words, about the length after which the Penn notes say BPTT is truncated in practice. Each
+# every sentence followed by `</s>`, read as one stream and cut into rows of $T + 1 = 21$ tokens
+# (each a sequence of $T = 20$ inputs and their 20 targets; rows do not overlap), about the length
+# after which the Penn notes say BPTT is truncated in practice. Each
 # sequence starts from $h_0 = 0$ here; truncated BPTT proper would carry the state over from
 # the previous chunk, without its gradient.
 
@@ -500,8 +505,8 @@ print("generated:", " ".join(written))
 #   relative norm printed) move with k?
 # * Section 2: in the widget, pick `relu` and a radius above 1; then `sigmoid`, whose derivative
 #   is at most 1/4. Where does each stop following $\rho^{T-t}$?
-# * Section 2: scale the Gaussian $W_{hh}$ to $\rho = 1.0$ or $1.1$ instead of 0.9 and compare its
-#   curve with both lines. Is $\sigma_{max}^{T-t}$ close to the curve or far above it, and why?
+# * Section 2: scale the Gaussian $W_{hh}$ to $\rho = 1.0$ or $1.1$ instead of 0.9 (`rho_target`)
+#   and compare its curve with both lines. Is $\sigma_{max}^{T-t}$ close to the curve or far above it, and why?
 # * Section 3: train for 1,000 steps, or with sequences of $T = 5$ instead of 20 (change
 #   `stream_of`). How do the validation perplexity and the generated text change?
 # * Section 3: generate with a temperature (divide the logits by 0.7 before the softmax).
