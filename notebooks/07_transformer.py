@@ -167,9 +167,10 @@ print("the sinusoidal formula at positions 8 and 1000:", sinusoidal_positions(10
 # One head: $\mathrm{Attention}(Q, K, V) = \mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$ with
 # $Q = XW^Q$, $K = XW^K$, $V = XW^V$. The scores are divided by $\sqrt{d_k}$ "to avoid the dot
 # product to become too large for larger $d_k$" (UKP Lab; CS224N: "to stop the scores from being
-# too large"). Why $\sqrt{d_k}$ exactly is Vaswani et al.'s (2017, footnote 4): a dot product of
-# $d_k$ independent unit-variance terms has variance $d_k$, and unscaled, the softmax saturates
-# as $d_k$ grows. Multi-head attention (CS224N, "multi-head with matrices") runs $H$ heads
+# too large"). Why $\sqrt{d_k}$ exactly is Vaswani et al.'s (2017): a dot product of $d_k$
+# independent unit-variance terms has variance $d_k$ (their footnote 4), and they "suspect" that
+# such large dot products push the softmax into regions of extremely small gradients (their
+# section 3.2.1). Multi-head attention (CS224N, "multi-head with matrices") runs $H$ heads
 # of $d_k = C/H$ features side by side, head $h$ owning features $h d_k, \dots, (h+1)d_k - 1$, and
 # concatenates them before $W^O$. You write both in exercises 7.2 to 7.4; here the course's
 # `MultiHeadAttention` is compared with torch's `nn.MultiheadAttention` on the same weights, and
@@ -218,8 +219,10 @@ assert leak == 0.0
 # self-attention"; CS224N's problem 2, non-linearities). Hold the attention weights fixed: a layer's output is $A\,X W^V$, linear in
 # the input $X$. Two such layers give $A_2 (A_1 X W_1) W_2 = (A_2 A_1)\,X\,(W_1 W_2)$: one layer
 # again, with the weights $A_2 A_1$ and the value matrix $W_1 W_2$. Stacking only re-averages. The
-# cell checks the identity, and that the FFN breaks it (doubling its input does not double its
-# output):
+# cell checks the identity, and that the FFN is not linear: a linear map (or a linear map plus a
+# bias) sends the average of two inputs to the average of their outputs, the FFN does not.
+# (Doubling the input would not show it: $\mathrm{ReLU}(2z) = 2\,\mathrm{ReLU}(z)$, so without its
+# biases the FFN does double its output, and with them any bias alone breaks the doubling.)
 
 # %%
 g = torch.Generator().manual_seed(0)
@@ -234,10 +237,11 @@ print(
 )
 assert torch.allclose(two_layers, one_layer, atol=1e-4)
 ffn = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 8))
+Y = torch.randn(6, 8, generator=g)  # a second input
 with torch.no_grad():
-    attn_gap = ((A1 @ (2 * X) @ W1) - 2 * (A1 @ X @ W1)).abs().max().item()
-    ffn_gap = (ffn(2 * X) - 2 * ffn(X)).abs().max().item()
-print(f"f(2X) - 2 f(X): attention with fixed weights {attn_gap:.1e}; the FFN {ffn_gap:.2f}")
+    attn_gap = (A1 @ ((X + Y) / 2) @ W1 - (A1 @ X @ W1 + A1 @ Y @ W1) / 2).abs().max().item()
+    ffn_gap = (ffn((X + Y) / 2) - (ffn(X) + ffn(Y)) / 2).abs().max().item()
+print(f"f((X + Y) / 2) - (f(X) + f(Y)) / 2: attention with fixed weights {attn_gap:.1e}; the FFN {ffn_gap:.2f}")
 assert attn_gap < 1e-4 < ffn_gap
 
 # %% [markdown]
@@ -770,8 +774,9 @@ grid = viz.interactive(attention_grid, text=widgets.Text(value="the state of the
 # How to read it: a bright first sub-diagonal is a head that looks at the previous character,
 # a bright diagonal one that looks at the current character, a bright first column one that
 # rests on the start. We measure, for each head, the average weight of the queries on the
-# previous character, on themselves and on the first position, against what a head spreading
-# its weight uniformly over $j \le i$ would put there:
+# previous character, on themselves and on the first position (every query but the first, which
+# can only look at itself), against what a head spreading its weight uniformly over $j \le i$
+# would put on any one of them:
 
 # %%
 heads_ids = encode_text("the state of the union")
@@ -781,8 +786,8 @@ uniform_prev = float(np.mean([1 / (i + 1) for i in range(1, T_h)]))  # a uniform
 head_rows = []
 for l in range(heads_w.shape[0]):
     for h in range(heads_w.shape[1]):
-        w = heads_w[l, h]
-        head_rows.append([f"layer {l + 1}, head {h + 1}", w.diagonal(-1).mean().item(), w.diagonal().mean().item(),
+        w = heads_w[l, h]  # (T, T); every mean below is over the queries 1 .. T-1 (query 0 sees only itself)
+        head_rows.append([f"layer {l + 1}, head {h + 1}", w.diagonal(-1).mean().item(), w.diagonal()[1:].mean().item(),
                      w[1:, 0].mean().item()])  # fmt: skip
 print(
     viz.table(head_rows, header=["head", "on previous char", "on itself", "on the first position"], floatfmt="{:.2f}")
