@@ -273,9 +273,10 @@ assert float(bp.cross_entropy(z_big, torch.tensor([2]))) == 2000.0
 # $$e = [E x_{t-3}; E x_{t-2}; E x_{t-1}], \qquad h = \sigma(W e), \qquad z = U h, \qquad \hat{y} = \mathrm{softmax}(z)$$
 #
 # and is trained by SGD on $-\log \hat{y}_{w_t}$. The lecture's $E$ is $d \times |V|$ and multiplies a
-# one-hot column $x$; our `E` is its transpose, $|V| \times d$ with one row per word, looked up
-# as in section 2 (`one_hot(ids) @ E`). We add the biases $b$ and $c$
-# ($h = \tanh(We + b)$, $z = Uh + c$; Bengio et al. have them too) and take $\sigma = \tanh$.
+# one-hot column $x$; our `E` is its transpose, $|V| \times d$ with one row per word (the shape
+# Fitzgibbon gives his embedding matrix $A_0$), looked up as in section 2 (`one_hot(ids) @ E`).
+# We add the biases $b$ and $c$ ($h = \tanh(We + b)$, $z = Uh + c$; Bengio et al. have them
+# too) and take $\sigma = \tanh$.
 # `FeedForwardLM.loss_and_grads` is its whole backward pass, from the loss down to $E$, made of
 # the blocks above (with the fused cross-entropy step written inline, to share one softmax);
 # writing it yourself is exercise 2.2 ("backprop ninja"), so we use it here without opening it.
@@ -375,10 +376,11 @@ print(
 
 # %% [markdown]
 # This short run (the time is printed above) is far from enough. `scripts/train_fflm.py` trains
-# the same model with the same code (the same `loss_and_grads`, the same `Adam`; still no
-# autograd) for longer and saves the parameters with the best validation perplexity with
-# `course_lib.checkpoint` (float16 safetensors, with the config and the vocabulary). We load it
-# and compute its test perplexity here, on the same test 4-grams as lesson 01's models.
+# the same model with the same code (the same `loss_and_grads`, the same `Adam`, there with a
+# learning rate that decays along a cosine; still no autograd) for longer and saves the
+# parameters with the best validation perplexity with `course_lib.checkpoint` (float16
+# safetensors, with the config and the vocabulary). We load it and compute its test perplexity
+# here, on the same test 4-grams as lesson 01's models.
 #
 # ### Lesson 01's table, with the neural model and the mixture
 #
@@ -468,7 +470,7 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 # %% [markdown]
 # This is one small run, not a replication of the paper. Where the printout differs from the
 # paper, these are likely reasons (we have not tested which of them matters). Training: ours
-# ran for the time in the checkpoint's note, with Adam, no weight decay, one setting
+# trained for well under an hour on a shared CPU, with Adam, no weight decay, one setting
 # and one seed; Bengio et al. ran SGD with weight decay until it appeared to converge (10 to 20
 # passes over Brown, with early stopping), 5 passes over AP News in about three weeks on 40
 # CPUs, and reported ten networks on Brown, from which validation data picked one. Data: the State of
