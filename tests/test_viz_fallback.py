@@ -266,6 +266,9 @@ def test_lines_differ_in_style_too_so_colour_is_never_the_only_cue(styled):
     ax = viz.line_plot([1, 2, 3], {"a": [1, 2, 3], "b": [3, 2, 1], "c": [2, 2, 2]}, xlabel="x", ylabel="y")
     assert len({line.get_marker() for line in ax.get_lines()}) == 3
     plt.close(ax.figure)
+    ax = viz.line_plot([1, 2, 3], {"a": [1, 2, 3], "b": [3, 2, 1]}, xlabel="x", ylabel="y", marker="")
+    assert {line.get_marker() for line in ax.get_lines()} <= {"", "None", None}  # marker="" draws none
+    plt.close(ax.figure)
 
 
 def test_heatmaps_default_to_a_map_whose_lightness_rises_for_every_reader(styled):

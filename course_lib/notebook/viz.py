@@ -140,7 +140,8 @@ def line_plot(
 ):
     """One line per entry of ``series`` against ``x``; returns the matplotlib Axes.
 
-    Each line has its own colour, line style and marker (``marker`` gives them all the same one).
+    Each line has its own colour, line style and marker (``marker`` gives them all the same one;
+    ``marker=""`` draws none, for curves of many points).
     """
     import matplotlib.pyplot as plt
 
@@ -152,7 +153,7 @@ def line_plot(
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 4))
     for i, (name, ys) in enumerate(series.items()):
-        ax.plot(list(x), list(ys), marker=marker or MARKERS[i % len(MARKERS)], label=name)
+        ax.plot(list(x), list(ys), marker=MARKERS[i % len(MARKERS)] if marker is None else marker, label=name)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if logy:
