@@ -83,7 +83,9 @@ def compare(name_a, a, name_b, b):
 norm, norm_table = buildup.findings_table("norm")  # the record as the file holds it, and its table
 unigram, settings = norm["unigram_loss"], norm["settings"]
 print(norm_table)
-print(f"the unigram's loss (no context at all): {unigram:.3f} nats/char")
+print(
+    f"the unigram's loss on the training text (no context at all; the stuck/diverged threshold): {unigram:.3f} nats/char"
+)
 for s, v in settings.items():
     print(
         f"{s}: "
@@ -99,7 +101,7 @@ for k, (name, hatch) in enumerate((("pre-norm", ""), ("post-norm", "//"))):
     ax.bar(xs, [m["mean"] for m in vals], 0.38, yerr=[m["sd"] for m in vals], capsize=4, label=name, hatch=hatch)
     for x, m in zip(xs, vals):
         ax.plot([x] * len(m["seeds"]), [min(s, 2 * unigram) for s in m["seeds"]], "k.", markersize=5)
-ax.axhline(unigram, color="grey", linestyle="--", label="unigram (no context)")
+ax.axhline(unigram, color="grey", linestyle="--", label="unigram (no context), on the training text")
 ax.set_xticks(range(len(settings)), [f"{s}: {v['n_layers']} layers, lr {v['lr']:g}" for s, v in settings.items()])
 ax.set(
     ylabel="validation loss (nats/char)",
@@ -109,7 +111,7 @@ ax.set(
 ax.legend()
 viz.show(
     "Bars of the validation loss of pre-norm (plain) and post-norm (hatched) GPTs, shallow and deep, mean with sd "
-    "and each seed as a dot, with the unigram loss as a dashed line: "
+    "and each seed as a dot, with the unigram's loss on the training text as a dashed line: "
     + "; ".join(
         f"{s}: pre {v['runs']['pre-norm']['val_loss']['mean']:.2f}, post {v['runs']['post-norm']['val_loss']['mean']:.2f}"
         for s, v in settings.items()
@@ -126,7 +128,8 @@ viz.show(
 # on far more data), where post-norm without warm-up ended far behind;
 # `--deep-layers 12` in "What to try" goes towards more depth. (A run
 # counts as stuck or diverged when its final training loss is
-# not finite or is above the unigram's, i.e. it learned nothing from the context.)
+# not finite or is above the unigram's loss on the training text (the dashed line), i.e. it learned
+# nothing from the context.)
 #
 # ## 2. Pros and cons, measured
 #
@@ -147,7 +150,8 @@ print(compare("the GPT", gpt_run["val_loss"], "the LSTM", lstm_run["val_loss"]))
 # are long contexts, large data and parallel hardware, none of which this comparison has; the
 # LSTM's recurrence starts with a built-in notion of order and recency, the transformer has to
 # learn it from position vectors (an explanation, not something this table tests). Now the costs. We count what does not depend on the machine
-# (sequential steps, the bytes of the attention weights) and time one forward pass per sequence
+# (sequential steps, the bytes of one sequence's attention weights, all layers and heads) and time one
+# forward pass per sequence
 # for an LSTM and a GPT of about as many parameters.
 
 # %%
