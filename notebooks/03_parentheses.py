@@ -254,8 +254,8 @@ for ours_cls, torch_net in [(LSTM, nn.LSTM(10, 16, num_layers=2)), (GRU, nn.GRU(
 # sequences have different lengths. We pad a batch to its longest sequence and read each
 # prediction at the sequence's **own** last step: the state at step $t$ depends only on
 # steps $1..t$, so the padding after it never matters. Here is the lecture's `RecNet`
-# (verbatim but for `super().__init__()`), next to our batched `ElmanRNN` with the same weights,
-# on the lecture's six colored sequences padded into one batch:
+# (verbatim but for `super().__init__()` and the formatter's spacing), next to our batched
+# `ElmanRNN` with the same weights, on the lecture's six colored sequences padded into one batch:
 
 
 # %%
@@ -610,7 +610,7 @@ ax = viz.line_plot(
 )
 for line, name, marker in zip(ax.lines, MODELS, "osD^"):
     line.set(marker=marker, **STYLE[name])
-ax.axvspan(0, 20, color="grey", alpha=0.12, label="training lengths (2-20)")
+ax.axvspan(2, 20, color="grey", alpha=0.12, label="training lengths (2-20)")
 ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="chance")
 ax.legend()
 at = {L: {n: acc_by_length[n][by_length.index(L)] for n in MODELS} for L in (20, 40, 60)}
@@ -758,10 +758,11 @@ print(
 # outline mark the prefixes that really are balanced (the others are light grey). Try a
 # transposition: `{[(])}`, or a deep one.
 #
-# **Read the bars with care.** Every training sequence had an even length, so a prefix of odd
-# length is an input the model never saw: its bar (hatched) is not a judgement of anything.
-# Whatever value it shows (try `{[()]`), the model was never taught what to answer there. Only the
-# bars at even lengths answer a question the model was trained on.
+# **Read the bars with care.** Every training sequence had an even length, so the model was never
+# asked about a sequence of odd length: it read odd-length prefixes inside its training sequences,
+# but no label and no loss ever sat at an odd step. Its bar there (hatched) is not a judgement of
+# anything: whatever value it shows (try `{[()]`), the model was never taught what to answer there.
+# Only the bars at even lengths answer the kind of question the model was trained on.
 
 
 # %%
@@ -783,7 +784,7 @@ def show_prediction(sequence="{[()]}[()]", model_name="lstm", regime=with_t):
         linewidth=1.5,
     )
     for t, bar in enumerate(bars):
-        if t % 2 == 0:  # prefix length t + 1 is odd: never seen in training
+        if t % 2 == 0:  # prefix length t + 1 is odd: no training sequence had that length (no loss there)
             bar.set(hatch="//", alpha=0.45)
     ax.axhline(0.5, color="black", lw=0.8, ls=":")
     ax.set_xticks(range(len(seq)), list(P.to_brackets(seq)), fontsize=13)
