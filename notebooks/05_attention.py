@@ -642,18 +642,19 @@ head = 0
 W_Q_head = W_Q[head * mha.head_dim : (head + 1) * mha.head_dim].T  # (512, 64): the UKP lecture's W^Q of head 0
 q_head = X_words @ W_Q_head  # (1, 2, 64)
 out, w_heads = mha(X_words, X_words, X_words, average_attn_weights=False)
-shapes = {
-    "x_i": tuple(X_words.shape[1:]),
+shapes = {  # the 2 words' vectors stacked as rows: x_1, x_2 -> X; q_1, q_2 -> Q
+    "X = [x_1; x_2]": tuple(X_words.shape[1:]),
     "W^Q (one head)": tuple(W_Q_head.shape),
-    "q_i (one head)": tuple(q_head.shape[1:]),
-    "weights (per head)": tuple(w_heads.shape[1:]),
+    "Q = [q_1; q_2] (one head)": tuple(q_head.shape[1:]),
+    "weights (8 heads of 2 x 2)": tuple(w_heads.shape[1:]),
     "W^O": tuple(mha.out_proj.weight.shape),
-    "output": tuple(out.shape[1:]),
+    "output (2 words)": tuple(out.shape[1:]),
 }
 for name, shape in shapes.items():
-    print(f"{name:>20}: {shape}")
-assert mha.head_dim == 64 and shapes["W^Q (one head)"] == (512, 64) and shapes["q_i (one head)"] == (2, 64)
-assert shapes["weights (per head)"] == (8, 2, 2) and shapes["W^O"] == (512, 512) and shapes["output"] == (2, 512)
+    print(f"{name:>27}: {shape}")
+assert mha.head_dim == 64 and shapes["W^Q (one head)"] == (512, 64) and shapes["Q = [q_1; q_2] (one head)"] == (2, 64)
+assert shapes["weights (8 heads of 2 x 2)"] == (8, 2, 2) and shapes["W^O"] == (512, 512)
+assert shapes["output (2 words)"] == (2, 512)
 n_mha = sum(p.numel() for p in mha.parameters())
 print(f"parameters: 4 x 512 x 512 weights + 4 x 512 biases = {n_mha:,}")
 assert n_mha == 4 * d_model * d_model + 4 * d_model
@@ -681,9 +682,9 @@ for d in (4, 16, 64, 256, 1024):
         scores = scores.clone().requires_grad_(True)
         a = torch.softmax(scores, dim=-1)
         a[:, 0].sum().backward()  # how much the first weight can still move with the scores
-        row += [a.max(-1).values.mean().item(), scores.grad.abs().mean().item()]
+        row += [a.max(-1).values.mean().item(), scores.grad.abs().mean().item()]  # largest weight per query, averaged
     scaling_rows.append(row)
-header = ["d_k", "var(q.k)", "largest weight", "mean |grad|", "largest, scaled", "mean |grad|, scaled"]
+header = ["d_k", "var(q.k)", "mean largest weight", "mean |grad|", "mean largest, scaled", "mean |grad|, scaled"]
 print(viz.table(scaling_rows, header=header, floatfmt="{:.3f}"))
 for d, var, *_ in scaling_rows:
     assert 0.85 * d < var < 1.15 * d  # the variance grows like d_k
@@ -824,8 +825,12 @@ assert torch.allclose(h_torch, h_cell, atol=1e-6)
 # beside $y_{i-1}$.) Of the lectures, the Penn notes write Bahdanau's order, scoring
 # $h_{i-1}^d$ against $h_j^e$, and so does Galerne's ($c_t$ from $s_{t-1}$, then
 # $s_t = f(s_{t-1}, y_{t-1}, c_t)$). CS224N's equations are figures that its notes do not
-# transcribe, so its choice is not cited here; its last step, concatenating the attention output
-# with the decoder state, is what this lesson's $W_{out}$ reads.
+# transcribe, but its text reads as Luong's order (our reading of the notes): only "sometimes"
+# is the attention output fed "into the decoder to generate a new query vector, in addition to
+# the regular input" (Luong's input feeding; by default the update does not read it), and the
+# last step concatenates "the attention output with the decoder hidden state" (Luong's
+# $[c_i; h_i^d]$). So the lectures differ here; this lesson takes the Penn notes' and Galerne's
+# order, Bahdanau's, and its $W_{out}$ reads $[h_i^d; c_i]$ as in CS224N's last step.
 #
 # > **Left out: Luong's decoder in code.** The checkpoint was trained in Bahdanau's order, and a
 # > Luong-order step on Bahdanau-trained weights would only show a broken model, not Luong's
