@@ -73,9 +73,10 @@ print("one-hot @ E:\n", one_hot @ embedding.weight, "\nE[x]:\n", embedding(x))
 assert torch.allclose(one_hot @ embedding.weight, embedding(x))
 
 # %% [markdown]
-# ## 2. Order: self-attention alone cannot see it
+# ## 2. Order: self-attention without the mask cannot see it
 #
-# Self-attention computes weighted averages, the same for every order of the inputs. Fitzgibbon
+# Self-attention computes weighted averages, the same for every order of the inputs (without
+# the causal mask; the cell and the note after it show the masked case). Fitzgibbon
 # and Galerne call this *permutation-invariant*, the UKP Lab *position-invariant* ("[this, movie,
 # is, great] is the same as [is, this, movie, great]"). Precisely, two words apply:
 #
@@ -85,7 +86,8 @@ assert torch.allclose(one_hot @ embedding.weight, embedding(x))
 #   *permutation-invariant*: it does not change at all.
 #
 # Either way the order is lost: "dog bites man" and "man bites dog" give every word the same
-# vector. We say equivariant for the outputs, as the cell checks on an unmasked block:
+# vector. We say equivariant for the outputs, as the cell checks on an unmasked block (and
+# then, with the same weights, on the causal mask of a decoder):
 
 # %%
 block = SelfAttentionBlock(16, 4, causal=False).eval()  # no mask: every token sees every token
@@ -97,9 +99,21 @@ with torch.no_grad():
     invariant = torch.allclose(out_shuffled.mean(1), out.mean(1), atol=1e-5)  # their mean: unchanged
     pe = sinusoidal_positions(6, 16)
     with_positions = torch.allclose(block(tokens[:, perm] + pe), block(tokens + pe)[:, perm], atol=1e-5)
+    block.causal = True  # the same weights with a decoder's causal mask, and no positions
+    masked = torch.allclose(block(tokens[:, perm]), block(tokens)[:, perm], atol=1e-5)
+    block.causal = False
 print("outputs permutation-equivariant:", equivariant, "| mean over tokens permutation-invariant:", invariant)
 print("with positions added, still equivariant:", with_positions)
-assert equivariant and invariant and not with_positions
+print("with the causal mask (no positions), still equivariant:", masked)
+assert equivariant and invariant and not with_positions and not masked
+
+# %% [markdown]
+# So the lectures' point is about attention without the mask. The causal mask of a decoder
+# (section 3) already breaks the symmetry: the token at position 0 sees only itself, the one at
+# position 5 sees six tokens, so a shuffle changes what each one averages over. Haviv et al.
+# (2022) trained causal language models with no position vectors at all and found that they
+# still learn positional information. Position vectors give the order to every model, masked
+# or not, and every GPT in this course adds them.
 
 # %% [markdown]
 # The fix is to add a position vector to each token embedding. The lectures write it three ways:
@@ -127,7 +141,10 @@ fitzgibbon = torch.sin(t * torch.arange(d_pe))  # sin(t * range(D))
 assert torch.allclose(galerne[:, 0:-2:2], pe[:, 3::2], atol=1e-5) and torch.allclose(
     galerne[:, 1:-2:2], pe[:, 2::2], atol=1e-5
 )
-print("Galerne's channels = Vaswani's, with each (sin, cos) pair swapped and the frequencies shifted by one step")
+print(
+    "Galerne's channels 0-61 = Vaswani's channels 2-63, each (sin, cos) pair swapped "
+    "(Galerne's last pair, i = k/2, and Vaswani's first, i = 0, have no partner)"
+)
 print(f"Fitzgibbon's channel 0 is sin(0 * t) = 0 at every position: max |value| {fitzgibbon[:, 0].abs().max():.0f}")
 fig, axes = plt.subplots(1, 3, figsize=(14, 4), sharey=True, layout="constrained")
 for ax, (name, enc) in zip(axes, {"Vaswani (ours)": pe, "Galerne": galerne, "Fitzgibbon": fitzgibbon}.items()):
@@ -135,7 +152,9 @@ for ax, (name, enc) in zip(axes, {"Vaswani (ours)": pe, "Galerne": galerne, "Fit
     ax.set(xlabel="position t", title=name)
 axes[0].set_ylabel("channel")
 fig.colorbar(image, ax=axes, label="value (one scale, -1 to 1, for all three)")
-fig.suptitle("Three ways to write sinusoidal positions: each channel pair is a clock with its own period")
+fig.suptitle(
+    "Three ways to write sinusoidal positions: Vaswani's and Galerne's channel pairs are clocks, each with its own period"
+)
 viz.show(
     "Three heatmaps, channel (rows) against position t (columns), one colour scale from -1 to 1: Vaswani's and "
     "Galerne's show clocks slowing from the top channels down; Fitzgibbon's sin(t d) has no such order"
@@ -259,7 +278,7 @@ assert attn_gap < 1e-4 < ffn_gap
 # $\mathrm{LN}(x) = \gamma \odot (x - \mu) / \sqrt{\sigma^2 + \epsilon} + \beta$, and
 # **residual connections** add each sub-layer's output to its input. Two orders:
 #
-# * post-norm (the 2017 paper): $x = \mathrm{LN}(x + \mathrm{Sublayer}(x))$;
+# * post-norm (the 2017 paper, and the UKP Lab's "Add & Norm"): $x = \mathrm{LN}(x + \mathrm{Sublayer}(x))$;
 # * pre-norm (GPT-2 and later): $x = x + \mathrm{Sublayer}(\mathrm{LN}(x))$.
 
 # %%
@@ -296,7 +315,8 @@ print(
 norm, norm_table = buildup.findings_table("norm")  # the record as the file holds it, and its table
 print(norm_table)
 print(
-    f"(stuck or diverged: a final training loss not finite or above the unigram's {norm['unigram_loss']:.3f} nats/char)"
+    f"(stuck or diverged: a final training loss not finite or above the unigram's loss on the training text, "
+    f"{norm['unigram_loss']:.3f} nats/char)"
 )
 
 
