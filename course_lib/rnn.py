@@ -9,7 +9,8 @@ LSTM and GRU. Every layer follows the same recipe, the one that makes an eager l
    ``cell.step(xw_t, state)``: one product with ``W_hh`` and a few elementwise ops
    (:func:`unroll` is those five lines).
 
-(Slicing ``x[t] @ W_xh.T`` inside the loop instead is several times slower: see lesson 04.)
+(Slicing ``x[t] @ W_xh.T`` inside the loop instead is slower, most of all when the input needs its
+gradient: see lesson 04 and benchmarks/RESULTS.md.)
 
 The cells live in :mod:`course_lib.rnn_cells`, the layers in :mod:`course_lib.rnn_layers`; this
 module re-exports both and adds the two models built on them.

@@ -72,7 +72,8 @@ device = course_lib.setup(seed=0, threads=1)
 # $W_{hf} h_{t-1} + W_{xf} x_t$ with the matrix cut in two. Fitzgibbon's notes write the same
 # update with other names and leave the gates' inputs out: $c' = a_f * c + a_i * \text{candidate}$,
 # $h' = a_o * \phi(c')$, so his $a_f, a_i, a_o$ are $f_t, i_t, o_t$, his candidate is $g_t$, and
-# $\phi$ is the $\tanh$ above (careful: in his GRU, section 2, $a_f$ and $a_o$ name other gates).
+# his $\phi$, a nonlinearity his notes leave open, is in the place of the $\tanh$ above (careful: in
+# his GRU, section 2, $a_f$ and $a_o$ name other gates).
 # The three notations agree on the equations; we use the names above, torch's. `course_lib.rnn.LSTMCell` stacks the
 # four blocks in torch's order **i, f, g, o**, so one product `W_xh` serves all gates, and
 # names every gate in one method, `gates` (its `step` returns the new state from `gates`, and the
@@ -129,7 +130,8 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 #
 # Torch (`nn.GRU`, and cuDNN) uses the first: $z_t$ is a *keep* gate. The two are the same
 # family of cells: since $\sigma(-a) = 1 - \sigma(a)$, negating the update gate's weights and
-# bias turns one into the other. Checked by computation:
+# bias turns one into the other. Checked by computation, with the reset placed as torch places it
+# in both forms (where the reset acts is the next difference, below):
 
 # %%
 cell = nn.GRUCell(4, 6).to(device)
@@ -152,8 +154,14 @@ with torch.no_grad():
     torch_h = cell(x, h)
     mapped = gru_colah(x, h, -W_xz, -W_hz, -(b_xz + b_hz))  # z' = 1 - z: negate the z block
     unmapped = gru_colah(x, h, W_xz, W_hz, b_xz + b_hz)
-print(f"colah's form with the z block negated vs nn.GRUCell: max difference {(mapped - torch_h).abs().max():.1e}")
-print(f"colah's form with torch's weights as they are:       max difference {(unmapped - torch_h).abs().max():.1e}")
+print(
+    f"colah's mix (reset placed as torch's), z block negated, vs nn.GRUCell: max difference "
+    f"{(mapped - torch_h).abs().max():.1e}"
+)
+print(
+    f"colah's mix (reset placed as torch's), torch's weights as they are:    max difference "
+    f"{(unmapped - torch_h).abs().max():.1e}"
+)
 assert torch.allclose(mapped, torch_h, atol=1e-6) and not torch.allclose(unmapped, torch_h, atol=1e-2)
 
 # %% [markdown]
@@ -168,8 +176,9 @@ assert torch.allclose(mapped, torch_h, atol=1e-6) and not torch.allclose(unmappe
 # $h' = \mathrm{gate}(a_o, h_{\text{prev}}, \tilde h')$, with the old state in the first place. His
 # notes do not define $\mathrm{gate}$; if it is $\mathrm{gate}(a, u, v) = a \odot u + (1 - a) \odot v$
 # (the reading we use for his highway layer in section 9 too), $a_o$ is a *keep* gate as on slide 1,
-# and his GRU is slide 1's cell. On that reading, Galerne's slide 1 and Fitzgibbon agree with each
-# other and with Cho et al.; colah's slide differs in the mix, torch in where the reset acts.
+# and with $\phi = \tanh$ (his notes leave $\phi$ open) his GRU is slide 1's cell. On that reading,
+# Galerne's slide 1 and Fitzgibbon agree with each other and with Cho et al.; colah's slide differs
+# in the mix, torch in where the reset acts.
 
 # %%
 with torch.no_grad():
@@ -607,15 +616,20 @@ print(f"largest, in these two networks (seed {SEEDS[0]}): LSTM f {f_mean.max():.
 # %%
 MODELS3 = {"elman": "Elman", "gated": "gated RNN", "gru": "GRU", "lstm": "LSTM"}
 REGIMES = ("with_transpositions", "no_transpositions")
-paren, paren_models = {}, {}
+paren, paren_models, all_settings = {}, {}, []
 for regime in REGIMES:
     for name in MODELS3:
         model, info = P.load_checkpoint(name, regime, device=device)
         paren_models[name, regime] = model
         paren[name, regime] = info["history"]["evals"][-1]
         settings = {k: info[k] for k in ("steps", "n_train", "batch_size", "lr")}
+        all_settings.append((settings, model.rnn.hidden_size))
 LONG = f"{min(P.LONG_LENGTHS)}-{max(P.LONG_LENGTHS)}"
 print(f"settings of the last run: {settings}, hidden size {model.rnn.hidden_size}; _long = lengths {LONG}")
+print(
+    f"the same settings and hidden size in all {len(all_settings)} checkpoints: "
+    + ("yes" if all(s == all_settings[-1] for s in all_settings) else "no")
+)
 COLUMNS = ["colour_swap", "transposition", "colour_swap_long", "transposition_long"]
 for regime in REGIMES:
     print(f"\ntrained {regime.replace('_', ' ')} (held-out accuracy; _long = lengths {LONG}):")
@@ -767,7 +781,9 @@ print(
 # ## 9. Around the gates: residual and highway connections, stacks and both directions
 #
 # Gates are one answer to vanishing gradients; Fitzgibbon's lecture puts two relatives beside
-# them, and both are easiest to see as a different recurrent unit $R(h_{t-1}, x_t)$ in the same loop.
+# them. The residual connection is easiest to see as a different recurrent unit $R(h_{t-1}, x_t)$ in
+# the same loop; the highway connection blends a layer's input with a candidate computed from it,
+# shown below across depth (and, across time, it is the GRU's blend).
 #
 # **Residual RNN.** Add the previous state back: $h_t = Q h_{t-1} + \phi(A x_t + b + C h_{t-1})$,
 # with $A = W_{xh}$, $b = b_h$, $C = W_{hh}$ (lesson 03's map). With $Q = I$ the Jacobian
