@@ -39,6 +39,20 @@ class Checkpoint:
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
+def refuse_to_replace_shipped(path, *, replace_shipped: bool, option: str = "--out") -> None:
+    """Stop a training script before it overwrites what the course ships: the lessons load those files.
+
+    ``path`` is the file or folder the script will write. Retraining a shipped file on purpose (the
+    course's maintainers) takes the scripts' ``--replace-shipped``."""
+    path, shipped = Path(path).resolve(), WEIGHTS_DIR.resolve()
+    if replace_shipped or not (path == shipped or shipped in path.parents) or not path.exists():
+        return
+    raise SystemExit(
+        f"{option} {path} would overwrite the course's shipped weights, which the lessons load: give "
+        f"{option} a path of your own, or pass --replace-shipped to retrain the course's files on purpose"
+    )
+
+
 def weights_path(name: str) -> Path:
     """The path of a checkpoint shipped with the course, e.g. ``weights_path("gpt_sotu_char")``."""
     path = WEIGHTS_DIR / f"{name}.safetensors"

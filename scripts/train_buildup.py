@@ -195,6 +195,7 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--tiny", action="store_true", help="a few steps of each, on small sizes (the test's setting)")
     parser.add_argument("--out-dir", default=str(checkpoint.WEIGHTS_DIR))
+    parser.add_argument("--replace-shipped", action="store_true", help="allow overwriting the course's shipped files")
     # to spread one experiment over several processes, then --merge their output folders
     parser.add_argument("--only-steps", nargs="+", choices=list(STEPS), help="buildup: only these steps")
     parser.add_argument("--only-settings", nargs="+", choices=["shallow", "deep"], help="norm: only these settings")
@@ -245,6 +246,7 @@ def merge(folders, out_dir: Path) -> dict:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    checkpoint.refuse_to_replace_shipped(args.out_dir, replace_shipped=args.replace_shipped, option="--out-dir")
     if args.merge:
         out_dir = Path(args.out_dir)
         written = merge(args.merge, out_dir)

@@ -59,7 +59,9 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=CHECKPOINT)
     parser.add_argument("--init", type=Path, default=None, help="continue from this checkpoint instead of from scratch")
     parser.add_argument("--rescore", action="store_true", help="only re-measure and re-record --out's perplexities")
+    parser.add_argument("--replace-shipped", action="store_true", help="allow overwriting the course's shipped files")
     args = parser.parse_args(argv)
+    checkpoint.refuse_to_replace_shipped(args.out, replace_shipped=args.replace_shipped)
     if args.rescore:
         return rescore(args.out)
 

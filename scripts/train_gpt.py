@@ -84,7 +84,9 @@ def main(argv=None) -> None:
         action="store_true",
         help="do not train: measure the saved checkpoint again and store its validation losses",
     )
+    parser.add_argument("--replace-shipped", action="store_true", help="allow overwriting the course's shipped files")
     args = parser.parse_args(argv)
+    checkpoint.refuse_to_replace_shipped(args.out, replace_shipped=args.replace_shipped)
     if args.record:
         record(args.out)
         return

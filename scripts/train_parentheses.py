@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from course_lib import checkpoint  # noqa: E402
 from course_lib import parentheses as P  # noqa: E402
 from course_lib.rnn import RNN_TYPES, SequenceClassifier, save_classifier  # noqa: E402
 from course_lib.train import History, fit  # noqa: E402
@@ -123,7 +124,9 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2, help="runs in parallel (processes)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per run")
     ap.add_argument("--out", default=str(ROOT / "course_lib" / "weights"))
+    ap.add_argument("--replace-shipped", action="store_true", help="allow overwriting the course's shipped files")
     args = ap.parse_args(argv)
+    checkpoint.refuse_to_replace_shipped(args.out, replace_shipped=args.replace_shipped)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     jobs = [(m, r, args) for r in args.regimes for m in args.models]
     if args.jobs > 1:

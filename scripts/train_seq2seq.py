@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 import course_lib
+from course_lib import checkpoint
 from course_lib.checkpoint import WEIGHTS_DIR
 from course_lib.dates import build_vocab, make_pairs
 from course_lib.seq2seq import (
@@ -64,7 +65,10 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--init", default=None, help="continue from this checkpoint name (e.g. dot) or a path")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--replace-shipped", action="store_true", help="allow overwriting the course's shipped files")
     args = parser.parse_args(argv)
+    out = args.out or WEIGHTS_DIR / f"seq2seq_{args.attention}.safetensors"
+    checkpoint.refuse_to_replace_shipped(out, replace_shipped=args.replace_shipped)
 
     course_lib.setup(seed=0, threads=args.threads, device="cpu")
     vocab = build_vocab((TASK["source_locale"], TASK["target_locale"]), TASK["format"])
@@ -116,7 +120,6 @@ def main(argv=None) -> None:
     exact = sum(p == t for p, t in zip(predictions, test.targets)) / len(test)
     rows = exact_match_by_length(test.sources, predictions, test.targets, [0, 30, 60, 100])
     print(f"test exact match {exact:.3f};", rows)
-    out = args.out or WEIGHTS_DIR / f"seq2seq_{args.attention}.safetensors"
     runs = earlier["runs"] + [{"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr}]
     save_checkpoint(
         model,
