@@ -228,12 +228,14 @@ assert linear[1.5][0] > 1e9  # 1.5^59
 # like the orthogonal one above. Its largest singular value is larger, and the gradient no
 # longer equals $\rho^{T-t}$ step for step; what always holds is the singular-value bound. The spectral
 # radius is no bound step by step: for some matrices the norm rises above $\rho^{T-t}$, at some
-# steps or (in the hand example below) at every step, which the singular-value bound allows.
+# steps or (in the hand example below) at every step before $T$, which the singular-value bound allows.
 # Only a non-normal matrix ($W W^\top \ne W^\top W$) can do this: for a normal one, such as a
 # diagonal matrix, $\|W^k\| = \rho^k$ for every $k$.
 # A hand example:
 # $W = \begin{pmatrix} 0.9 & 10 \\ 0 & 0.9 \end{pmatrix}$ has both eigenvalues 0.9, yet one linear
-# step maps the row $g = (1, 0)$ to $g W = (0.9, 10)$, of norm above 10. Whether the norm rises
+# step maps the row $g = (1, 0)$ to $g W = (0.9, 10)$, of norm above 10, and $k$ steps map it to
+# $g W^k = (0.9^k,\ 10k \cdot 0.9^{k-1})$, of norm above $\rho^k = 0.9^k$ for every $k \ge 1$ (checked
+# below over the steps of this section's sequence). Whether the norm rises
 # above $\rho^{T-t}$ for the Gaussian matrix here is counted in the printout (how many of the 60
 # steps lie above $\rho^{T-t}$); a count of 0 means that this matrix does not show it.
 
@@ -248,6 +250,12 @@ for activation in ["linear", "tanh"]:
     _, cache = bp.rnn_forward(xs_long, torch.zeros(1, H_long), W_in, W_gauss, torch.zeros(H_long), activation)
     general[activation] = bp.rnn_backward(dL_dhT, cache)["dh_total"].norm(dim=(1, 2)).numpy()
     assert np.all(general[activation] <= sigma_g ** (T_long - steps) * (1 + 1e-9))  # the bound always holds
+W_hand, g_hand = torch.tensor([[0.9, 10.0], [0.0, 0.9]]), torch.tensor([1.0, 0.0])  # the hand example
+hand_above = sum(
+    float((g_hand @ torch.linalg.matrix_power(W_hand, k)).norm()) > 0.9**k for k in range(1, T_long)
+)  # steps t = T - k
+assert hand_above == T_long - 1  # above rho^(T-t) at every step before T
+print(f"hand example W: above rho^(T-t) at {hand_above} of {T_long} steps (every step but T itself)")
 print(f"Gaussian W_hh: spectral radius {rho_g:.2f}, largest singular value {sigma_g:.2f}")
 for activation, norms in general.items():
     above = int(np.sum(norms > rho_target ** (T_long - steps) * (1 + 1e-9)))
@@ -308,7 +316,9 @@ radius_explorer = viz.interactive(
 # This is why plain RNNs struggle to learn long-range dependencies, why gradients are clipped,
 # and why the LSTM and GRU of lesson 04 add a path along which the gradient is not multiplied by
 # $W_{hh}$ at every step. The Penn lecture's example: to fill the blank in the passage below, an
-# RNN language model must carry "tickets", the 7th word, to the end. How many steps back is that?
+# RNN language model must carry "tickets", the 7th word, to the end. The loss that needs it sits at
+# the step whose target is the blank, the step that reads "her" (section 3: step $t$ reads $x_t$
+# and predicts $x_{t+1}$). How many steps back from there is "tickets" read?
 
 # %%
 passage = (
@@ -318,12 +328,16 @@ passage = (
 )
 words = passage.replace(",", "").replace(".", "").split()
 first, blank = words.index("tickets"), words.index("____")
-print(f'"tickets" is word {first + 1}; the blank is word {blank + 1}: {blank - first} steps later')
-assert first + 1 == 7 and 30 <= blank - first <= 40
+back = blank - 1 - first  # from the step that reads "her" (target: the blank) to the step that reads "tickets"
+print(
+    f'"tickets" is word {first + 1}, read at step {first + 1}; the blank is word {blank + 1}, the target of step '
+    f'{blank} (which reads "{words[blank - 1]}"); from the loss at step {blank}, step {first + 1} is {back} steps back'
+)
+assert first + 1 == 7 and words[blank - 1] == "her" and 30 <= back <= 40
 for r in [0.9, 1.0]:
     print(
-        f"tanh RNN of section 2 (these weights and inputs), rho = {r}: the gradient {blank - first} steps back is "
-        f"{tanh[r][-1 - (blank - first)] / tanh[r][-1]:.1e} of its size at the blank"
+        f"tanh RNN of section 2 (these weights and inputs), rho = {r}: the gradient {back} steps back is "
+        f"{tanh[r][-1 - back] / tanh[r][-1]:.1e} of its size at the step of the loss"
     )
 
 # %% [markdown]
