@@ -80,7 +80,8 @@ assert result.passed, result
 # whose input is $[y_{i-1}; c_i]$) and `model.out` (the `nn.Linear` $W_{out}$ on $[h_i^d; c_i]$).
 # Return the logits `(B, T_out, V)` and the weights `(B, T_out, T_in)`, row $i$ being $\alpha_i$.
 # Write the attention yourself: torch's and course_lib's ready-made attention are out of reach
-# while the check runs.
+# while the check runs. Make the tensors you create (an `arange` for the padding, say) on
+# `states.device`: the check runs on the CPU, but the training below runs on the GPU when there is one.
 
 # %%
 # Exercise 5.2: the decoder with attention
