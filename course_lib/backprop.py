@@ -217,7 +217,7 @@ def _check_targets(z: torch.Tensor, targets, z_name: str) -> torch.Tensor:
             f"targets must be 1-D with one class index per row of {z_name} ({z.shape[0]}), "
             f"got shape {tuple(targets.shape)}"
         )
-    return targets
+    return targets.to(z.device)  # ids made on the CPU may score logits on the GPU
 
 
 def cross_entropy(z: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -313,7 +313,7 @@ def embedding_backward(de: torch.Tensor, ids: torch.Tensor, vocab_size: int) -> 
         raise ValueError(f"de must have shape ids.shape + (d,) = {tuple(ids.shape)} + (d,), got {tuple(de.shape)}")
     d = de.shape[-1]
     dE = torch.zeros(vocab_size, d, dtype=de.dtype, device=de.device)
-    return dE.index_add_(0, ids.reshape(-1), de.reshape(-1, d))
+    return dE.index_add_(0, ids.reshape(-1).to(de.device), de.reshape(-1, d))  # the ids may come from the CPU
 
 
 # --------------------------------------------------------------------------------------

@@ -192,7 +192,7 @@ def to_gpt(model: BuildUpLM) -> GPT:
             state[f"blocks.{i}.linear2.{kind}"] = getattr(block.ffn.linear2, kind)
             state[f"blocks.{i}.norm1.{kind}"] = getattr(block.ln1, kind)
             state[f"blocks.{i}.norm2.{kind}"] = getattr(block.ln2, kind)
-    gpt = GPT(config)
+    gpt = GPT(config).to(model.wte.weight.device)  # where the step's model is (a GPU, when it trained there)
     gpt.load_state_dict({k: v.detach().clone() for k, v in state.items()})
     return gpt
 

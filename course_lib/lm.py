@@ -47,6 +47,13 @@ def encode_stream(sentences, vocab: Vocab, device=None) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.long, device=device)
 
 
+def _on_model_device(model: nn.Module, ids: torch.Tensor) -> torch.Tensor:
+    """``ids`` on the device of ``model``'s parameters (a no-op when they already share it): a prompt or
+    a stream built on the CPU may be given to a model on the GPU."""
+    param = next(model.parameters(), None)
+    return ids if param is None else ids.to(param.device)
+
+
 def lm_batches(
     stream: torch.Tensor, block_size: int, batch_size: int, steps: int, generator: torch.Generator | None = None
 ):
@@ -98,6 +105,7 @@ def evaluate_lm(
     stride = block_size if stride is None else check.positive_int("stride", stride)
     if stride > block_size:
         raise ValueError(f"stride must be at most block_size={block_size} (or tokens are skipped), got {stride}")
+    stream = _on_model_device(model, stream)
     n = len(stream) - 1  # predicted tokens
     T = min(block_size, n)
     starts = list(range(0, n - T + 1, stride))
@@ -138,6 +146,10 @@ def sample_next(
         kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
         logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = torch.softmax(logits, dim=-1)  # (B, V)
+    if generator is not None and generator.device != probs.device and probs.device.type != "meta":
+        # a generator draws only on its own device (the course's seeded ones live on the CPU): draw
+        # there, then bring the ids back to the logits' device
+        return torch.multinomial(probs.to(generator.device), 1, generator=generator).squeeze(-1).to(probs.device)
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
 
@@ -158,9 +170,10 @@ def generate(
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """Autoregressive decoding (UKP Lab): append one sampled token at a time, feeding the output
-    back in. Returns (B, T + max_new_tokens). ``temperature=0`` is greedy decoding."""
+    back in. Returns (B, T + max_new_tokens), on the model's device. ``temperature=0`` is greedy decoding."""
     _check_prompt(idx)
     check.positive_int("max_new_tokens", max_new_tokens)
+    idx = _on_model_device(model, idx)
     with evaluating(model):
         for _ in range(max_new_tokens):
             context = idx[:, -model.config.block_size :]  # the model sees at most block_size tokens
@@ -180,8 +193,8 @@ def beam_search(
         raise ValueError(f"beam_search decodes one prompt at a time: idx must be (1, T), got {tuple(idx.shape)}")
     check.positive_int("max_new_tokens", max_new_tokens)
     check.positive_int("beam_width", beam_width)
-    beams = idx  # (K, T): the live hypotheses
-    scores = torch.zeros(1, device=idx.device)  # (K,): log P(continuation | prompt)
+    beams = _on_model_device(model, idx)  # (K, T): the live hypotheses
+    scores = torch.zeros(1, device=beams.device)  # (K,): log P(continuation | prompt)
     with evaluating(model):
         for _ in range(max_new_tokens):
             logits, _ = model(beams[:, -model.config.block_size :])

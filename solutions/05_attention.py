@@ -80,7 +80,8 @@ assert result.passed, result
 # whose input is $[y_{i-1}; c_i]$) and `model.out` (the `nn.Linear` $W_{out}$ on $[h_i^d; c_i]$).
 # Return the logits `(B, T_out, V)` and the weights `(B, T_out, T_in)`, row $i$ being $\alpha_i$.
 # Write the attention yourself: torch's and course_lib's ready-made attention are out of reach
-# while the check runs.
+# while the check runs. Make the tensors you create (an `arange` for the padding, say) on
+# `states.device`: the check runs on the CPU, but the training below runs on the GPU when there is one.
 
 # %%
 # Exercise 5.2: the decoder with attention
@@ -93,8 +94,9 @@ def decode(model, states, lengths, tgt_in):
     """Teacher-forced decoding with scaled dot-product attention: (logits (B, T_out, V), weights (B, T_out, T_in))."""
     ### BEGIN SOLUTION
     B, T_in, H = states.shape
-    real = torch.arange(T_in)[None, :] < lengths[:, None]  # (B, T_in): True at the real source positions
-    hidden = states[torch.arange(B), lengths - 1]  # h_0^d = h_n^e, each sentence's last real state
+    device = states.device  # new tensors go where the states are (the GPU, when training runs there)
+    real = torch.arange(T_in, device=device)[None, :] < lengths[:, None].to(device)  # (B, T_in): real positions
+    hidden = states[torch.arange(B, device=device), lengths - 1]  # h_0^d = h_n^e, each sentence's last real state
     embedded = model.tgt_embed(tgt_in)  # (B, T_out, E): y_{i-1} for every step, known in advance
     outputs, weights = [], []
     for i in range(tgt_in.shape[1]):

@@ -199,7 +199,8 @@ def leak_test(masked_attention, scores, values, lengths):
     """{'padding': ..., 'last token': ..., 'last token, earlier queries': ...}: how far the real outputs move."""
     output, _ = masked_attention(scores, values, lengths)
     ### BEGIN SOLUTION
-    real = torch.arange(scores.shape[1])[None, :] < lengths[:, None]  # (B, T): the real queries
+    positions = torch.arange(scores.shape[1], device=values.device)
+    real = positions[None, :] < lengths[:, None].to(values.device)  # (B, T): the real queries
     padded = values.clone()
     padded[~real] += 100.0  # change every padding value
     moved_padding = (masked_attention(scores, padded, lengths)[0] - output).abs()[real].max().item()

@@ -382,7 +382,7 @@ class Stack(nn.Module):
         self.lm_head = nn.Linear(D_MODEL, V)
 
     def forward(self, idx, targets=None):
-        x = self.token_embedding(idx) + self.position_embedding(torch.arange(idx.shape[1]))
+        x = self.token_embedding(idx) + self.position_embedding(torch.arange(idx.shape[1], device=idx.device))
         logits = self.lm_head(self.layers(x))
         return logits, None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 

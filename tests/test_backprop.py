@@ -714,3 +714,13 @@ def test_feedforward_lm_runs_on_the_meta_device():
     assert z.device.type == "meta" and z.shape == (6, 11)
     dh, dU, dc = bp.linear_backward(torch.empty(6, 11, device="meta"), cache["h"], model.params["U"])
     assert dh.device.type == dU.device.type == dc.device.type == "meta"
+
+
+def test_losses_and_embedding_gradients_follow_the_logits_device_given_cpu_ids():
+    """Targets and ids are made on the CPU (from data); the logits and gradients may live on a GPU.
+    On the meta device, mixing the two raises as on CUDA: the results must stay on the logits' device."""
+    z, ids = torch.empty(4, 3, device="meta"), torch.tensor([0, 2, 1, 2])
+    for fn in (bp.cross_entropy, bp.cross_entropy_backward, bp.cross_entropy_from_probs_backward):
+        assert fn(z, ids).device.type == "meta", fn.__name__
+    dE = bp.embedding_backward(torch.empty(4, 5, device="meta"), ids, vocab_size=3)
+    assert dE.device.type == "meta" and dE.shape == (3, 5)

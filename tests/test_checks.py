@@ -630,3 +630,44 @@ def test_size_error_reads_a_crafted_record_without_crashing(message):
     from course_lib.checks.protocol import size_error
 
     assert size_error({"raised": "RuntimeError", "message": message}) is False
+
+
+def test_building_a_case_model_leaves_the_gpu_generators_alone(monkeypatch):
+    # torch.manual_seed also reseeds CUDA's and MPS's generators, which fork_rng(devices=[]) does not
+    # restore: a check run in a notebook on a GPU would change the notebook's later random draws there.
+    torch = pytest.importorskip("torch")
+    from course_lib.checks import lesson03, lesson04, lesson05
+
+    reseeded = []
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", lambda seed: reseeded.append(("cuda", seed)))
+    monkeypatch.setattr(torch.mps, "manual_seed", lambda seed: reseeded.append(("mps", seed)))
+    cpu_state = torch.random.get_rng_state()
+    first = lesson05.build_model({"V": 7, "E": 3, "H": 4, "seed": 5})
+    again = lesson05.build_model({"V": 7, "E": 3, "H": 4, "seed": 5})
+    lesson04._build_lstm({"I": 3, "H": 4, "L": 2, "seed": 5})
+    lesson03._train_model({"H": 4, "seed": 5})
+    assert reseeded == []
+    assert torch.equal(torch.random.get_rng_state(), cpu_state)  # the CPU's is forked and put back
+    assert all(torch.equal(a, b) for a, b in zip(first.parameters(), again.parameters()))  # still seeded
+
+
+def test_the_solution_decoder_makes_its_tensors_on_the_states_device():
+    # Lesson 05 trains the student's decoder on the GPU when there is one, but its check runs on the CPU:
+    # run the solution on the meta device, where a tensor made on the CPU (torch.arange(T) without
+    # device=) meeting the states raises, as on CUDA.
+    import ast
+    import math
+    from pathlib import Path
+
+    torch = pytest.importorskip("torch")
+    from course_lib.checks.lesson05 import build_model
+
+    path = Path(__file__).resolve().parents[1] / "solutions" / "05_attention.py"
+    (node,) = [n for n in ast.parse(path.read_text()).body if isinstance(n, ast.FunctionDef) and n.name == "decode"]
+    namespace = {"torch": torch, "math": math}
+    exec(compile(ast.Module([node], []), str(path), "exec"), namespace)
+    model = build_model({"V": 9, "E": 3, "H": 4, "seed": 1}).to("meta")
+    states, lengths = torch.empty(3, 5, 4, device="meta"), torch.tensor([5, 2, 3], device="meta")
+    logits, weights = namespace["decode"](model, states, lengths, torch.zeros(3, 4, dtype=torch.long, device="meta"))
+    assert logits.device.type == weights.device.type == "meta"
+    assert logits.shape == (3, 4, 9) and weights.shape == (3, 4, 5)

@@ -88,6 +88,18 @@ def test_generation_crops_the_context_and_checks_its_input():
         generate(model, torch.zeros(1, 3, dtype=torch.long), 0)
 
 
+def test_decoding_runs_where_the_model_is_given_a_prompt_built_on_the_cpu():
+    # The course builds prompts and seeded generators on the CPU; the model may sit on a GPU. On the
+    # meta device (shapes and devices, no values) a CPU prompt reaching the model's layers raises, as
+    # it does on CUDA; generate must move it and return ids on the model's device.
+    model = small_gpt().to("meta")
+    prompt = torch.tensor([[1, 2, 3]])
+    for kwargs in ({"temperature": 0}, {"top_k": 3, "generator": torch.Generator().manual_seed(0)}):
+        out = generate(model, prompt, 4, **kwargs)
+        assert out.device.type == "meta" and out.shape == (1, 7), kwargs
+    assert prompt.device.type == "cpu"  # the caller's prompt is not moved in place
+
+
 # --- data and evaluation --------------------------------------------------------------------------
 
 

@@ -143,3 +143,21 @@ def test_a_root_grader_runs_the_kernel_as_a_uid_of_its_own(tmp_path, monkeypatch
         assert (private / "conn" / "kernel-1").stat().st_uid == uid  # created by the kernel's own host uid
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+def test_a_kernel_runs_on_the_cpu_whatever_the_graders_environment_asks(tmp_path):
+    # An instructor whose shell sets COURSE_LIB_DEVICE=cuda (or a GPU host, or a Mac with MPS) must not change
+    # where the students' notebooks run: the same device, results and time limits on every grader. Here
+    # without bubblewrap (--no-sandbox), whose kernel inherits the grader's environment.
+    root = Path(__file__).resolve().parents[1]
+    code = "from course_lib.device import get_device; print(get_device())"
+    box = sandbox.Box(conn=tmp_path, bwrap=None)
+    env = {**os.environ, "COURSE_LIB_DEVICE": "cuda", "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        sandbox.kernel_command([sys.executable, "-c", code], box, sandbox.Limits(), None),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "cpu", done.stderr[-2000:]

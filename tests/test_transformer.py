@@ -406,6 +406,16 @@ def test_buildup_last_step_is_the_gpt_with_the_same_parameters(fused):
         to_gpt(build_step("+ residual", 13, block_size=10, d_model=16))
 
 
+def test_buildup_to_gpt_builds_the_gpt_where_the_step_is():
+    # lesson 07 compares the two models' logits on the same ids: both must be on one device (here meta,
+    # where a GPT left on the CPU cannot take the step's meta tensors)
+    from course_lib.buildup import build_step, to_gpt
+
+    gpt = to_gpt(build_step("+ LayerNorm", 13, block_size=10, d_model=16).to("meta"))
+    assert {p.device.type for p in gpt.parameters()} == {"meta"}
+    assert gpt(torch.zeros(2, 10, dtype=torch.long, device="meta"))[0].shape == (2, 10, 13)
+
+
 def test_every_buildup_step_is_a_causal_language_model():
     from course_lib.buildup import STEPS, build_step
 

@@ -618,7 +618,9 @@ def _train_draw(seed):
 
 def _train_model(recipe):
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(recipe["seed"])
+        # the CPU generator only: torch.manual_seed would also reseed the CUDA and MPS ones,
+        # which fork_rng(devices=[]) does not put back
+        torch.default_generator.manual_seed(recipe["seed"])
         return SequenceClassifier("elman", n_symbols=10, hidden_size=recipe["H"])
 
 

@@ -488,7 +488,9 @@ check_param_count = Exercise(
 def _build_lstm(recipe):
     """The model a 4.4 case stands for: a course_lib.rnn.LSTM with random biases from the recipe's seed."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(recipe["seed"])
+        # the CPU generator only: torch.manual_seed would also reseed the CUDA and MPS ones,
+        # which fork_rng(devices=[]) does not put back
+        torch.default_generator.manual_seed(recipe["seed"])
         lstm = rnn.LSTM(recipe["I"], recipe["H"], num_layers=recipe["L"])
         with torch.no_grad():
             for cell in lstm.cells:

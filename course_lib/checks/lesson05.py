@@ -124,7 +124,9 @@ def build_model(recipe, decoder=False):
     """The model a case stands for: the lesson's Seq2Seq without a built-in attention, from a seed
     (with ``decoder``, its forward decodes with the reference decoder, as the notebook's model with yours)."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(recipe["seed"])
+        # the CPU generator only: torch.manual_seed would also reseed the CUDA and MPS ones,
+        # which fork_rng(devices=[]) does not put back
+        torch.default_generator.manual_seed(recipe["seed"])
         config = Seq2SeqConfig(recipe["V"], attention="none", embed_dim=recipe["E"], hidden_size=recipe["H"])
         return (_ReferenceSeq2Seq if decoder else Seq2Seq)(config)
 

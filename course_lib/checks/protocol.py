@@ -46,12 +46,19 @@ def global_random_state_kept():
     import torch
 
     py_state, np_state = random.getstate(), np.random.get_state()
-    with torch.random.fork_rng(devices=[]):
+    # torch.manual_seed in the student's code reseeds the GPU's generators too: fork those the
+    # notebook uses (CUDA once initialised, MPS when present) along with the CPU's
+    cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    mps = getattr(torch.backends, "mps", None)
+    mps_state = torch.mps.get_rng_state() if mps is not None and mps.is_available() else None
+    with torch.random.fork_rng(devices=cuda):
         try:
             yield
         finally:
             random.setstate(py_state)
             np.random.set_state(np_state)
+            if mps_state is not None:
+                torch.mps.set_rng_state(mps_state)
 
 
 def _plainify(x, _depth: int = 0):

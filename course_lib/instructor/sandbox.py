@@ -277,6 +277,12 @@ def _mounts(box: Box, limits: Limits) -> list[str]:
     return args + ["--remount-ro", "/dev", "--remount-ro", "/"]
 
 
+# Grading runs the student's notebook on the CPU whatever the host has: the same results and time limits on
+# every grader, and no GPU for students' code (inside bubblewrap /dev has no GPU anyway; this covers
+# --no-sandbox, a GPU passed through, and Apple's MPS): course_lib.setup then returns the CPU.
+GRADING_DEVICE_ENV = {"COURSE_LIB_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": ""}
+
+
 def kernel_command(kernel_argv: list[str], box: Box, limits: Limits, cgroup: str | None) -> list[str]:
     """The full command that starts a kernel for one submission (see the module docstring)."""
     inner = list(kernel_argv)
@@ -319,6 +325,7 @@ def kernel_command(kernel_argv: list[str], box: Box, limits: Limits, cgroup: str
             "--setenv",
             "COURSE_LIB_GRADING",
             "1",
+            *(arg for name, value in GRADING_DEVICE_ENV.items() for arg in ("--setenv", name, value)),
             "--",
             *inner,
         ]
@@ -495,6 +502,7 @@ def _launch(argv: list[str]) -> None:
         os.setuid(args.uid)
         if os.getuid() == 0 or os.geteuid() == 0:
             sys.exit("course_lib.instructor.sandbox: could not drop root")
+    os.environ.update(GRADING_DEVICE_ENV)  # without bubblewrap too (--no-sandbox): the CPU
     os.execvp(command[0], command)
 
 
