@@ -86,7 +86,12 @@ MUTANTS = [
         "        outputs.append(torch.cat([hidden, c_i], dim=-1))",
         "attended again",
     ),
-    ("decode", "hidden = states[torch.arange(B), lengths - 1]", "hidden = states[:, -1]", "last *real*"),
+    (
+        "decode",
+        "hidden = states[torch.arange(B, device=device), lengths - 1]",
+        "hidden = states[:, -1]",
+        "last *real*",
+    ),
     ("decode", "c_i = (alpha_i[:, :, None] * states).sum(1)", "c_i = states.mean(1)", "mean-pooling"),
     (
         "decode",

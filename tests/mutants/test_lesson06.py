@@ -173,7 +173,7 @@ BORROWED = [
     ),
     (
         "leak_test",
-        "real = torch.arange(scores.shape[1])[None, :] < lengths[:, None]",
+        "real = positions[None, :] < lengths[:, None].to(values.device)",
         "from course_lib.attention import padding_mask\n    real = padding_mask(lengths, scores.shape[1])",
         "course_lib.attention.padding_mask",
     ),
