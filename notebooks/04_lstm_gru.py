@@ -91,6 +91,7 @@ device = course_lib.setup(seed=0, threads=1)
 # length 1); here for two layers and a batch of 8:
 
 # %%
+torch.backends.cudnn.allow_tf32 = False  # on recent NVIDIA GPUs cuDNN's LSTM/GRU would round to about 1e-3
 for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
     theirs = torch_cls(5, 16, num_layers=2).to(device)
     ours = ours_cls.from_torch(theirs)
@@ -415,8 +416,8 @@ for T in T_GRAD:
         torch.manual_seed(INIT_SEED)
         model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
         grad_at_1[kind].append(memory.gradient_norms(model, X, y)[0].item())
-        if kind == "elman" and T == T_GRAD[-1]:  # the same network in float64 (see below the plot)
-            elman_float64 = memory.gradient_norms(model.double(), X, y)[0].item()
+        if kind == "elman" and T == T_GRAD[-1]:  # the same network in float64 (see below the plot), on the CPU
+            elman_float64 = memory.gradient_norms(model.cpu().double(), X.cpu(), y.cpu())[0].item()  # MPS has none
 grad_at_1["LSTM, b_f = 2"] = []
 for T in T_GRAD:
     X, y = memory.first_symbol_task(N_GRAD, T, seed=1, device=device)
@@ -676,11 +677,14 @@ for regime in REGIMES:
 
 # %%
 def median_time(fn, repeats=5):
+    sync = {"cuda": torch.cuda.synchronize, "mps": torch.mps.synchronize}.get(device.type, lambda: None)
     fn()  # warm-up
+    sync()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
+        sync()  # a GPU works on after Python returns: wait for it before reading the clock
         times.append(time.perf_counter() - start)
     return float(np.median(times))
 

@@ -99,7 +99,7 @@ def show_soft_lookup(beta):
     ax1.bar(words, weights.tolist())
     ax1.set_ylim(0, 1)
     ax1.set_title(f"weights softmax({beta:g} * e)")
-    ax2.scatter(h[:, 0], h[:, 1], c="tab:blue")
+    ax2.scatter(h[:, 0].cpu(), h[:, 1].cpu(), c="tab:blue")
     for word, (x, y) in zip(words, h.tolist()):
         ax2.annotate(word, (x, y), textcoords="offset points", xytext=(5, 5))
     ax2.annotate("", xy=q.tolist(), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "tab:green"})
