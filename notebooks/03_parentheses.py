@@ -793,7 +793,7 @@ def show_prediction(sequence="{[()]}[()]", model_name="lstm", regime=with_t):
         ylabel="P(balanced)",
         title=f"{MODELS[model_name]} ({regime.replace('_', ' ')}): {P.to_brackets(seq)} is "
         f"{'balanced' if truth[-1] else 'not balanced'}; model says {probs[-1]:.3f}"
-        + (" (odd length: never trained on)" if len(seq) % 2 else ""),
+        + (" (odd length: never asked in training)" if len(seq) % 2 else ""),
     )
     viz.show(
         f"P(balanced) after each prefix of {P.to_brackets(seq)} by {MODELS[model_name]}, one bar per symbol, "
@@ -804,7 +804,7 @@ def show_prediction(sequence="{[()]}[()]", model_name="lstm", regime=with_t):
 
 train_lengths = {len(s) for s in train_set.seqs}
 print(f"training lengths: {sorted(train_lengths)}; any odd? {any(n % 2 for n in train_lengths)}")
-assert not any(n % 2 for n in train_lengths)  # odd-length prefixes are outside the training data
+assert not any(n % 2 for n in train_lengths)  # no odd-length training sequence: no label or loss at an odd step
 
 explorer = viz.interactive(
     show_prediction,
