@@ -849,8 +849,8 @@ explorer = viz.interactive(
 lstm = trained["lstm", with_t]
 tokens, lengths = P.pad([seq for seq, _ in P.SEED_COLORED])  # the lecture's six sequences
 with torch.no_grad():
-    many_to_one = lstm(tokens, lengths)  # (B, 2): one answer per sequence
-    many_to_many = lstm.step_logits(tokens)  # (B, T, 2): one answer per prefix
+    many_to_one = lstm(tokens.to(device), lengths)  # (B, 2): one answer per sequence
+    many_to_many = lstm.step_logits(tokens.to(device))  # (B, T, 2): one answer per prefix
 print(f"input tokens {tuple(tokens.shape)} (B, T)")
 print(f"many-to-one:  logits {tuple(many_to_one.shape)} (B, classes)")
 print(f"many-to-many: logits {tuple(many_to_many.shape)} (B, T, classes)")
