@@ -296,7 +296,11 @@ vocab = kn4.word_to_id
 windows = {split: bp.ngram_windows(corpus[split], vocab, order=4) for split in ("train", "val", "test")}
 for split, w in windows.items():
     print(f"{split:5s}: {len(w):9,d} windows (3 context words + the word to predict)")
-print(f"vocabulary: {len(vocab):,} words (lesson 01's, unk_cutoff=2)   [{time.time() - t0:.1f} s]")
+print(
+    f"vocabulary: {len(vocab):,} ids = lesson 01's |V| = {kn4.vocab_size:,} (unk_cutoff=2) + 1 for <s>   "
+    f"[{time.time() - t0:.1f} s]"
+)
+assert len(vocab) == kn4.vocab_size + 1  # <s> has an id (context) but is never predicted
 # the network sees exactly the n-grams the 4-gram model is scored on
 assert [tuple(kn4.vocab[i] for i in row) for row in windows["test"][:2000].tolist()] == kn4.ngrams(corpus.test[:60])[
     :2000
@@ -322,7 +326,8 @@ assert report.ok
 # all the words of the vocabulary, which is most of the cost: every step does three matrix
 # products of batch $\times$ 64 $\times$ V multiply-adds each for the (V, 64) output layer $U$, one
 # forward ($z = hU^T$) and two backward ($dh = dz\,U$, $dU = dz^T h$). We train live
-# for a short while with Adam (Kingma and Ba, 2015; not in the lecture, which uses plain SGD):
+# for a short while with Adam (Kingma and Ba, 2015; not in the Penn lecture, which uses plain SGD;
+# Galerne's lecture trains its RNN with `torch.optim.Adam` in its code, without describing it):
 # the SGD update with the gradient replaced by its running average and each step divided by a
 # running root-mean-square of the gradient. We chose it as a common default and do not compare
 # it with SGD here ("What to try" below suggests that run). We plot the training loss.
@@ -419,7 +424,7 @@ test_ppl = {
     else NGramLM(n, "kneser-ney", unk_cutoff=2).fit(corpus.train).perplexity(corpus.test)
     for n in tqdm([1, 2, 3, 4], desc="Kneser-Ney")
 }
-val_part = corpus.val[:1000]  # the first 1,000 validation sentences: enough to choose one number
+val_part = corpus.val[:1000]  # the first 1,000 validation sentences, to keep this cell fast
 p_ff_val = trained.log_probs(bp.ngram_windows(val_part, vocab, order=4)).exp()
 weight = fflm.tune_mixture_weight(p_ff_val, kn4.probs(val_part))
 p_kn_test = kn4.probs(corpus.test)
