@@ -925,7 +925,8 @@ Elman {R["elman", with_t]["transposition"]:.3f} / {R["elman", with_t]["transposi
 #   $c_T$, so loop `cell = model.rnn.cells[0]` yourself (`cell.step` on `cell.input_projection(x)`
 #   returns $(h_t, c_t)$ at every step).
 # * Train wider (or longer, with `--steps 24000`) with `python scripts/train_parentheses.py --models
-#   lstm --regimes with_transpositions --hidden 128 --out my_weights` (without `--out` it overwrites
-#   the checkpoints this lesson loads) and see whether its printed `trans_L` (lengths 22 to 40) improves.
+#   lstm --regimes with_transpositions --hidden 128 --out my_weights` (without `--out` the script
+#   stops rather than overwrite the checkpoints this lesson loads) and see whether its printed
+#   `trans_L` (lengths 22 to 40) improves.
 # * Then do the exercises, `exercises/03_parentheses.ipynb`: you build the batched Elman network
 #   as a PyTorch module and its training loop, and train it here, epoch by epoch.

@@ -824,12 +824,12 @@ print(f"{best_prev[0]} puts {best_prev[1]:.2f} on the previous character (a unif
 # * Change the seed in the first cell and run everything again: which numbers move, and do the
 #   sentences printed from the tables still read the same?
 # * Run `scripts/train_buildup.py --experiment buildup --steps 3000 --out-dir my_buildup` (without
-#   `--out-dir` it would overwrite the course's results file): do the gaps between steps grow or
-#   shrink with a longer budget?
+#   `--out-dir` the script stops rather than overwrite the course's results file): do the gaps
+#   between steps grow or shrink with a longer budget?
 # * Raise `max_seconds`, or, from the course folder, run
-#   `scripts/train_gpt.py --minutes 60 --out notebooks/my_gpt.safetensors` (without `--out`, the
-#   shipped checkpoint is overwritten) and load it here with `GPT.load("my_gpt.safetensors", vocab)`:
-#   how long until the GPT beats the n-gram?
+#   `scripts/train_gpt.py --minutes 60 --out notebooks/my_gpt.safetensors` (without `--out` the
+#   script stops rather than overwrite the course's checkpoint) and load it here with
+#   `GPT.load("my_gpt.safetensors", vocab)`: how long until the GPT beats the n-gram?
 # * In the beam-search trace, try `beam_width = 1` (greedy) and 10: when do the kept
 #   hypotheses stop sharing a prefix?
 # * Type texts into the attention explorer: which heads look at the previous character,
