@@ -314,9 +314,10 @@ assert torch.isnan(with_weights).all() and not torch.isnan(fused).any()
 # gives a uniform row, i.e. the query attends to exactly the keys it was told to ignore;
 # torch's fused attention returns output 0 (it does not return weights), and
 # `course_lib.attention` weights 0 and output 0, a "safe softmax". Even
-# `nn.MultiheadAttention` disagrees with itself: NaN when you ask for the weights, and when you
-# do not, an attention output of 0 passed through its output projection, which gives its output
-# bias (zeros here, as in every freshly built module; a trained one has learned a bias). How
+# `nn.MultiheadAttention` disagrees with itself (the two lines printed are its outputs): NaN
+# when you ask for the weights, and when you do not, an attention output of 0 passed through its
+# output projection, which gives its output bias (zeros here, as in every freshly built module; a
+# trained one has learned a bias). How
 # libraries keep out of trouble:
 #
 # * a causal row is never empty: the diagonal is always allowed, so mask only the future
