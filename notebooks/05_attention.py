@@ -205,7 +205,7 @@ for name, part in example_model.named_children():
 # | name | score$(s, h)$ | parameters | source |
 # | --- | --- | --- | --- |
 # | dot product | $s^\top h$ | none (needs the same size) | CS224N, Penn, Fitzgibbon |
-# | scaled dot product | $s^\top h / \sqrt{d}$ | none (the transformer's, `course_lib.attention`) | UKP, Galerne (Vaswani et al. 2017) |
+# | scaled dot product | $s^\top h / \sqrt{d}$ | none (the transformer's, `course_lib.attention`) | UKP, Galerne, CS224N (Vaswani et al. 2017) |
 # | bilinear ("general") | $s^\top W h$ | $W$ | Penn ("more sophisticated": $h W h$) |
 # | additive | $v^\top \tanh(W_q s + W_k h)$ | $W_q, W_k, v$ | Bahdanau et al. 2015 (no lecture writes it out) |
 #
@@ -430,8 +430,8 @@ viz.show(
 # small (the hidden size printed in section 4) and was trained for the CPU minutes printed there;
 # whether longer training would close the gap is not measured here. Try it: `python
 # scripts/train_seq2seq.py --attention dot --init dot --out
-# course_lib/weights/seq2seq_dot_longer.safetensors` continues its training (without `--out` it
-# would overwrite the checkpoint this lesson loads); read it back with
+# course_lib/weights/seq2seq_dot_longer.safetensors` continues its training (without `--out` the
+# script stops rather than overwrite the checkpoint this lesson loads); read it back with
 # `load_checkpoint("dot_longer")`.
 
 # %%
@@ -494,7 +494,8 @@ print(test.sources[one_date], "->", predictions["dot"][one_date])
 draw_alignment(one_date)
 viz.show(
     f"Heatmap of the attention checkpoint's weights for test sentence {one_date}, {test.sources[one_date]!r}: "
-    "rows are the French output characters, columns the English source characters plus the end marker; "
+    "rows are the French output characters plus the end </s>, columns the English source characters plus "
+    "the end marker; "
     "the bright cells show where each output character looks (what it shows is counted in the next cell)."
 )
 
@@ -742,7 +743,8 @@ W_Q_ukp = project.weight.T  # (d_model, d_k): the UKP lecture's W^Q
 Q_fitzgibbon = project.weight  # (d_k, d_model): Fitzgibbon's Q
 q_rows = x_row @ W_Q_ukp  # q_i = x_i W^Q, a row (1, 3)
 q_column = Q_fitzgibbon @ x_row.T  # Q h_t, a column (3, 1)
-print("x_i W^Q =", q_rows.tolist(), "  Q h_t =", q_column.T.tolist(), "  nn.Linear:", project(x_row).tolist())
+for name, result in (("x_i W^Q", q_rows), ("Q h_t", q_column), ("nn.Linear(x_i)", project(x_row))):
+    print(f"{name:>14}, shape {tuple(result.shape)}: {np.round(result.tolist(), 4).tolist()}")
 assert torch.allclose(q_rows, q_column.T) and torch.allclose(q_rows, project(x_row))
 
 # %% [markdown]
@@ -825,7 +827,9 @@ assert torch.allclose(h_torch, h_cell, atol=1e-6)
 # beside $y_{i-1}$.) Of the lectures, the Penn notes write Bahdanau's order, scoring
 # $h_{i-1}^d$ against $h_j^e$, and so does Galerne's ($c_t$ from $s_{t-1}$, then
 # $s_t = f(s_{t-1}, y_{t-1}, c_t)$). CS224N's equations are figures that its notes do not
-# transcribe, but its text reads as Luong's order (our reading of the notes): only "sometimes"
+# transcribe, but its text reads as Luong's order (our reading of the notes; its "we then pass
+# this attention output into the decoder RNN to generate the sequence" goes straight on to
+# $\hat y_1$, the output distribution, so we read it as the output step): only "sometimes"
 # is the attention output fed "into the decoder to generate a new query vector, in addition to
 # the regular input" (Luong's input feeding; by default the update does not read it), and the
 # last step concatenates "the attention output with the decoder hidden state" (Luong's
@@ -857,7 +861,8 @@ print(viz.table(rows, header=["source length", "examples", "without attention", 
 #   another seed.
 # * Give the model without attention a bigger bottleneck: `python scripts/train_seq2seq.py
 #   --attention none --hidden 512 --out course_lib/weights/seq2seq_none512.safetensors` (without
-#   `--out` it would overwrite the checkpoint this lesson loads), then `load_checkpoint("none512")`.
+#   `--out` the script stops rather than overwrite the checkpoint this lesson loads), then
+#   `load_checkpoint("none512")`.
 #   Does the curve flatten?
 # * Translate into ISO dates (`target_locale="iso"` in `make_pairs`) or from German
 #   (`source_locale="de_DE"`: `build_vocab` must see both locales).
