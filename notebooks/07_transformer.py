@@ -453,9 +453,10 @@ for before, after in zip(names, names[1:]):
 #
 # `GPT` stacks `n_layers` pre-norm blocks with masked self-attention on token + position
 # embeddings, and a final layer norm and linear layer give the logits of the next character.
-# Training is self-supervised (Fitzgibbon): every position of every window predicts the next
-# character, with the cross-entropy loss. The text is one long stream: each sentence is
-# followed by a newline, which plays the part of the n-gram's `</s>`, so the model predicts
+# Training is self-supervised (Fitzgibbon: "the training label comes from the data itself"); here
+# every position of every window predicts the next character, with the cross-entropy loss. The
+# text is one long stream: each sentence is followed by a newline, which plays the part of the
+# n-gram's `</s>`, so the model predicts
 # exactly the tokens that lesson 01's n-gram perplexity counts (every character plus one end
 # of sentence per sentence).
 #
@@ -818,16 +819,18 @@ print(f"{best_prev[0]} puts {best_prev[1]:.2f} on the previous character (a unif
 # %% [markdown]
 # ## What to try
 #
-# * Train the live GPT with `positions="sinusoidal"`, or without the causal mask (set
-#   `block.causal = False` for every `block` in `live.blocks`): what happens to the training
-#   loss, and why is it a lie?
-# * Change the seed in the first cell and run everything again: which numbers move, and do the
+# * Train the live GPT with `positions="sinusoidal"`: does the loss change?
+# * Train it without the causal mask (set `block.causal = False` for every `block` in
+#   `live.blocks`): what happens to the training loss, and why is it a lie?
+# * Change the seed in the first cell (and the `torch.manual_seed(0)` before the live GPT and the
+#   LSTM, which set their own) and run everything again: which numbers move, and do the
 #   sentences printed from the tables still read the same?
-# * Run `scripts/train_buildup.py --experiment buildup --steps 3000 --out-dir my_buildup` (without
+# * From the course folder, run
+#   `python scripts/train_buildup.py --experiment buildup --steps 3000 --out-dir my_buildup` (without
 #   `--out-dir` the script stops rather than overwrite the course's results file): do the gaps
 #   between steps grow or shrink with a longer budget?
 # * Raise `max_seconds`, or, from the course folder, run
-#   `scripts/train_gpt.py --minutes 60 --out notebooks/my_gpt.safetensors` (without `--out` the
+#   `python scripts/train_gpt.py --minutes 60 --out notebooks/my_gpt.safetensors` (without `--out` the
 #   script stops rather than overwrite the course's checkpoint) and load it here with
 #   `GPT.load("my_gpt.safetensors", vocab)`: how long until the GPT beats the n-gram?
 # * In the beam-search trace, try `beam_width = 1` (greedy) and 10: when do the kept
