@@ -498,7 +498,7 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 #   seeds before you conclude)?
 # * Train with plain SGD instead of Adam: `for k in model.params: model.params[k] -= lr * grads[k]`.
 #   What learning rate works, and how far does the loss get in the same number of steps?
-# * From the course folder, run `scripts/train_fflm.py --minutes 60 --out notebooks/my_fflm.safetensors`
+# * From the course folder, run `python scripts/train_fflm.py --minutes 60 --out notebooks/my_fflm.safetensors`
 #   (or with a larger `--hidden`; without `--out` the script stops rather than overwrite the course's
 #   checkpoint), load it above with `"my_fflm.safetensors"` in place of `checkpoint.weights_path("fflm_sotu")`
 #   and put the new model in the table. Does it overtake the Kneser-Ney 4-gram alone? How does the

@@ -513,7 +513,8 @@ print(
 # %% [markdown]
 # ## What to try
 #
-# * Run `scripts/train_buildup.py --experiment norm --deep-layers 12 --out-dir /tmp/norm12` (without
+# * From the course folder, run
+#   `python scripts/train_buildup.py --experiment norm --deep-layers 12 --out-dir /tmp/norm12` (without
 #   `--out-dir` the script stops rather than rewrite the results file that lessons 07 and 07b read;
 #   `buildup.findings_table("norm", "/tmp/norm12/gpt_findings_sotu_char.json")` prints your table), then again with a
 #   learning-rate warm-up added (a scheduler in the script's `train`, which has none): which of the two orders gains from the warm-up (Xiong et al.
