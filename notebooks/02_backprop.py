@@ -138,7 +138,8 @@ explorer = viz.interactive(
 #
 # A network is a composition of a few layers. For each, `course_lib.backprop` has a forward
 # and a hand-written backward that takes $\partial L / \partial(\text{output})$ and returns the
-# gradients of the inputs and parameters. With a batch of B examples in the **rows** of `x`
+# gradients of the inputs and parameters (the fused cross-entropy, where the backward pass
+# starts, takes the logits and the targets instead). With a batch of B examples in the **rows** of `x`
 # (as `torch.nn` does), the lecture's $z = Wx$ becomes `z = x @ W.T + b`:
 #
 # | layer | forward | backward |
