@@ -20,9 +20,10 @@
 # **Learning goals.** After this notebook you can
 # 1. backpropagate through time in an Elman RNN by hand, check it against autograd, and say
 #    what truncated BPTT cuts and why it is used (memory and training time);
-# 2. say when gradients vanish or explode: from a loss at the last step, exactly $\rho^{T-t}$
-#    for a linear RNN with an orthogonal $W_{hh}$ of radius $\rho$, and in general bounded by
-#    the largest singular value, not the spectral radius;
+# 2. say when gradients vanish or explode: from a loss at the last step, the norm is multiplied
+#    by exactly $\rho^{T-t}$ for a linear RNN with a scaled orthogonal $W_{hh} = \rho Q$, and in
+#    general bounded by powers of the largest singular value (times the activation's largest
+#    slope), not of the spectral radius;
 # 3. train an RNN language model with teacher forcing, and say how generation differs.
 #
 # Exercise 2.4 in `exercises/02_backprop.ipynb` (one step of BPTT) goes with section 1.
@@ -129,7 +130,10 @@ print(f"\nwith a loss at every step, truncation changes dW_hh by {rel:.1%} (rela
 # once is too expensive memory-wise, so one takes a batch of sentences at a time; and in
 # practice BPTT is often truncated after about 20 steps, for training efficiency. The backward
 # pass needs every step's input $x_t$, pre-activation $a_t$ and state $h_t$ (the cache), so memory grows
-# linearly with the number of steps it goes back. We measure the cache for 20 and 200 steps
+# linearly with the number of steps held for it: the whole sequence without truncation, one chunk
+# of $k$ steps when truncated BPTT runs forward and backward one chunk at a time. (Section 1's
+# `rnn_backward(..., truncate=4)` cuts the same paths but works from the whole sequence's cache:
+# it shows what truncation cuts, not the memory it saves.) We measure the cache for 20 and 200 steps
 # and scale it to lesson 01's training text read as one sequence (a batch of 32 streams,
 # 512 hidden units, 512-dimensional inputs, float32; one layer, before any embedding or output
 # layer, which would need more):
@@ -168,15 +172,16 @@ assert corpus_steps / 20 > 1000  # more than a thousand times the memory of a 20
 # step multiplies the norm by exactly $\rho$ when there is no activation (linear):
 # $\|g_t\| = \rho^{T-t} \|g_T\|$, vanishing for $\rho < 1$, exploding for $\rho > 1$. With tanh,
 # $0 < \tanh' \le 1$ can only shrink the vector before $W_{hh}$ stretches it by exactly $\rho$, so
-# $\|g_t\| \le \rho^{T-t} \|g_T\|$: with an orthogonal $W_{hh}$ and $\rho \le 1$, a tanh RNN's gradient
+# $\|g_t\| \le \rho^{T-t} \|g_T\|$: with $W_{hh} = \rho Q$ and $\rho \le 1$, a tanh RNN's gradient
 # can never grow going back in time.
 #
-# **That argument needs the orthogonal $W_{hh}$.** For a general matrix, one step can stretch a
+# **That argument needs $W_{hh} = \rho Q$ with $Q$ orthogonal.** For a general matrix, one step can stretch a
 # vector by up to its largest singular value $\sigma_{max} \ge \rho$, and the bound that always
 # holds is $\|g_t\| \le \left(\sigma_{max} \max|\sigma'|\right)^{T-t} \|g_T\|$. For a linear RNN the
 # spectral radius says what happens in the long run ($\|W^k\|^{1/k} \to \rho$ as $k$ grows), not
 # step by step. Below: 60 steps, 32 hidden units, a
-# loss at the last step; orthogonal matrices first, then a general one.
+# loss at the last step; scaled orthogonal matrices $\rho Q$ first (in the figures' titles and
+# descriptions, "orthogonal W_hh" is short for them), then a general one.
 
 # %%
 T_long, H_long = 60, 32
@@ -225,11 +230,12 @@ assert linear[1.5][0] > 1e9  # 1.5^59
 
 # %% [markdown]
 # Now a general $W_{hh}$: a Gaussian matrix scaled so that its spectral radius is $\rho = 0.9$,
-# like the orthogonal one above. Its largest singular value is larger, and the gradient no
+# like the scaled orthogonal ones above. Its largest singular value is larger, and the gradient no
 # longer equals $\rho^{T-t}$ step for step; what always holds is the singular-value bound. The spectral
 # radius is no bound step by step: for some matrices the norm rises above $\rho^{T-t}$, at some
 # steps or (in the hand example below) at every step before $T$, which the singular-value bound allows.
-# Only a non-normal matrix ($W W^\top \ne W^\top W$) can do this: for a normal one, such as a
+# With an activation whose derivative is at most 1 (linear, tanh, ReLU, sigmoid), only a
+# non-normal matrix ($W W^\top \ne W^\top W$) can do this: for a normal one, such as a
 # diagonal matrix, $\|W^k\| = \rho^k$ for every $k$.
 # A hand example:
 # $W = \begin{pmatrix} 0.9 & 10 \\ 0 & 0.9 \end{pmatrix}$ has both eigenvalues 0.9, yet one linear
@@ -318,7 +324,9 @@ radius_explorer = viz.interactive(
 # $W_{hh}$ at every step. The Penn lecture's example: to fill the blank in the passage below, an
 # RNN language model must carry "tickets", the 7th word, to the end. The loss that needs it sits at
 # the step whose target is the blank, the step that reads "her" (section 3: step $t$ reads $x_t$
-# and predicts $x_{t+1}$). How many steps back from there is "tickets" read?
+# and predicts $x_{t+1}$). How many steps back from there is "tickets" read? (The code counts words
+# only, with the punctuation dropped; section 3's tokens keep punctuation, which would add a few
+# steps.)
 
 # %%
 passage = (
