@@ -180,8 +180,7 @@ assert corpus_steps / 20 > 1000  # more than a thousand times the memory of a 20
 # holds is $\|g_t\| \le \left(\sigma_{max} \max|\sigma'|\right)^{T-t} \|g_T\|$. For a linear RNN the
 # spectral radius says what happens in the long run ($\|W^k\|^{1/k} \to \rho$ as $k$ grows), not
 # step by step. Below: 60 steps, 32 hidden units, a
-# loss at the last step; scaled orthogonal matrices $\rho Q$ first (in the figures' titles and
-# descriptions, "orthogonal W_hh" is short for them), then a general one.
+# loss at the last step; scaled orthogonal matrices $\rho Q$ first, then a general one.
 
 # %%
 T_long, H_long = 60, 32
@@ -209,7 +208,7 @@ fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
 for ax, (activation, norms) in zip(axes, [("linear", linear), ("tanh", tanh)]):
     for r, style in zip(radii, STYLES):
         ax.semilogy(steps, norms[r], ls=style, lw=2, label=f"rho = {r}")
-    ax.set(xlabel="step t", title=f"{activation} RNN, orthogonal W_hh, loss at t = {T_long}")
+    ax.set(xlabel="step t", title=f"{activation} RNN, W_hh = rho Q, loss at t = {T_long}")
     ax.grid(True, alpha=0.3)
     ax.legend()
 axes[0].set_ylabel("||dL/dh_t||  (log scale)")
@@ -306,7 +305,7 @@ def explore_radius(radius, activation):
         title="Gradient reaching each step from a loss at the last step",
     )
     viz.show(
-        f"Gradient norm against step for a {activation} RNN with an orthogonal W_hh of radius {radius:.2f}, beside "
+        f"Gradient norm against step for a {activation} RNN with W_hh = rho Q, Q orthogonal, rho = {radius:.2f}, beside "
         f"rho^(T-t); at step 1 it is {norms[0] / norms[-1]:.1e} times its size at the last step."
     )
     print(f"||dL/dh_1|| / ||dL/dh_T|| = {norms[0] / norms[-1]:.3e}")
