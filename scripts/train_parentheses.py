@@ -1,12 +1,15 @@
 """Train the checkpoints that lesson 03 loads: four recurrent networks, two training mixes.
 
-    python scripts/train_parentheses.py                      # all 8 runs, 2 at a time
-    python scripts/train_parentheses.py --models lstm --regimes with_transpositions --steps 2000
+    python scripts/train_parentheses.py --out my_weights     # all 8 runs, 2 at a time
+    python scripts/train_parentheses.py --models lstm --regimes with_transpositions --steps 2000 --out my_weights
+    python scripts/train_parentheses.py --replace-shipped    # retrain the shipped checkpoints (maintainers)
+
+Without --out (or --replace-shipped) the script stops before it overwrites the shipped checkpoints.
 
 For each model ("elman", "gated", "gru", "lstm") and each mix of course_lib.parentheses.MIXES
 ("no_transpositions", "with_transpositions") it trains a SequenceClassifier (one-hot input,
 hidden size 64) with Adam and a cosine learning-rate decay, using course_lib.train.fit on
-length-grouped batches, and writes course_lib/weights/parentheses_<model>_<regime>.safetensors
+length-grouped batches, and writes <--out>/parentheses_<model>_<regime>.safetensors (shipped: course_lib/weights)
 (course_lib.checkpoint's format, through course_lib.rnn.save_classifier): the weights, the config and,
 as its info, the training history (loss at every step; accuracy on every held-out set every
 --eval-every steps) and the settings. The held-out sets are the ones the lesson evaluates on
@@ -15,7 +18,7 @@ as its info, the training history (loss at every step; accuracy on every held-ou
 
 The committed checkpoints took 29 minutes with the defaults on a shared 2-core CPU (other
 jobs kept its load near 10), runs in parallel: per run (each checkpoint's info records its seconds)
-2.7 to 5.8 minutes for the Elman and gated networks, 6.2 to 10.7 minutes for the GRU and the LSTM.
+3.4 to 6.5 minutes for the Elman and gated networks, 6.8 to 11.8 minutes for the GRU and the LSTM.
 """
 
 from __future__ import annotations
