@@ -1,8 +1,12 @@
 """Lesson 07's measured findings, over several seeds: the build-up, pre- vs post-norm, GPT vs LSTM.
 
-    .venv/bin/python scripts/train_buildup.py                    # all three experiments, 3 seeds each
-    .venv/bin/python scripts/train_buildup.py --experiment norm  # one of them
-    .venv/bin/python scripts/train_buildup.py --tiny --out-dir /tmp/x   # the test's setting: seconds
+    .venv/bin/python scripts/train_buildup.py --out-dir my_findings          # all three experiments, 3 seeds each
+    .venv/bin/python scripts/train_buildup.py --experiment norm --out-dir my_findings  # one of them
+    .venv/bin/python scripts/train_buildup.py --tiny --out-dir /tmp/x        # the test's setting: seconds
+    .venv/bin/python scripts/train_buildup.py --replace-shipped              # rewrite the course's files
+
+Without ``--out-dir`` or ``--replace-shipped`` it stops: the default folder holds the files lessons 07
+and 07b read.
 
 Three experiments, each trained from seeds 0, 1, 2 (``--seeds``) on the same batches per seed
 (windows of the State of the Union training characters, AdamW, gradient clipping at 1) and

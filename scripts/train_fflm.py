@@ -1,6 +1,9 @@
 """Train lesson 02's feedforward language model longer than the notebook can, and save a checkpoint.
 
-    .venv/bin/python scripts/train_fflm.py --minutes 20
+    .venv/bin/python scripts/train_fflm.py --minutes 20 --out my_fflm.safetensors
+    .venv/bin/python scripts/train_fflm.py --minutes 20 --replace-shipped  # the course's checkpoint
+
+Without ``--out`` or ``--replace-shipped`` it stops rather than overwrite the checkpoint lesson 02 loads.
 
 The model, its hand-written backward pass and the optimizer are course_lib.backprop's, the
 same code the notebook trains live (no autograd here either). Data: the State of the Union
@@ -10,7 +13,7 @@ with the config and vocabulary; read back with checkpoint.load). The test split 
 in training or selection: the test perplexity of the chosen parameters is measured once at the
 end and recorded in the checkpoint's info, where a test checks that the file reproduces it.
 
-    .venv/bin/python scripts/train_fflm.py --rescore
+    .venv/bin/python scripts/train_fflm.py --rescore --replace-shipped
 
 re-measures the shipped parameters (no training) and records the validation and test
 perplexities again, e.g. after the count of scored tokens changed (the standard count: one

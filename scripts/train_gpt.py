@@ -1,13 +1,17 @@
 """Train lesson 07's character-level GPT longer than the notebook can, and save a checkpoint.
 
-    .venv/bin/python scripts/train_gpt.py --minutes 30
+    .venv/bin/python scripts/train_gpt.py --minutes 30 --out my_gpt.safetensors
+
+Without ``--out`` it stops rather than overwrite the checkpoint lesson 07 loads (``--replace-shipped``
+retrains the course's own, as the commands below did).
 
 The shipped checkpoint (4 layers, 6 heads, d_model = 192: 1.83M parameters; 45M characters, about
 4.7 epochs) came from the first command below (its float16 weights were later moved, unchanged,
 from a torch .pt file into course_lib.checkpoint's format); the second trains on from it:
 
-    .venv/bin/python scripts/train_gpt.py --minutes 80 --threads 2 --bf16
-    .venv/bin/python scripts/train_gpt.py --minutes 30 --init course_lib/weights/gpt_sotu_char.safetensors
+    .venv/bin/python scripts/train_gpt.py --minutes 80 --threads 2 --bf16 --replace-shipped
+    .venv/bin/python scripts/train_gpt.py --minutes 30 --replace-shipped \
+        --init course_lib/weights/gpt_sotu_char.safetensors
 
 The model is course_lib.transformer.GPT, the same code the notebook trains live, on the State
 of the Union training addresses at the character level (lesson 01's corpus and split), with

@@ -1,7 +1,10 @@
 """Train lesson 05's date translators longer than the notebook can, and save small checkpoints.
 
-    .venv/bin/python scripts/train_seq2seq.py --attention none
-    .venv/bin/python scripts/train_seq2seq.py --attention additive
+    .venv/bin/python scripts/train_seq2seq.py --attention dot --out my_dot.safetensors
+    .venv/bin/python scripts/train_seq2seq.py --attention none --replace-shipped  # the course's checkpoint
+
+Without ``--out`` it writes course_lib/weights/seq2seq_<attention>.safetensors, and stops rather than
+overwrite a checkpoint lesson 05 loads (none, dot) unless ``--replace-shipped``.
 
 Task: course_lib.dates (English lists of 1 to 3 dates -> French, character level), seed 0.
 Model: course_lib.seq2seq.Seq2Seq, the same code the notebook trains live, with
