@@ -866,6 +866,6 @@ print(viz.table(rows, header=["source length", "examples", "without attention", 
 #   Does the curve flatten?
 # * Translate into ISO dates (`target_locale="iso"` in `make_pairs`) or from German
 #   (`source_locale="de_DE"`: `build_vocab` must see both locales).
-# * Decode a sentence longer than any seen in training (`make_pairs(..., n_dates=4)`). Which
-#   model degrades, and where do the attention weights go?
+# * Decode sentences of 4 dates (`make_pairs(..., n_dates=4)`), one date more than any training
+#   sentence held. Which model degrades, and where do the attention weights go?
 # * Then do the exercises: `exercises/05_attention.ipynb`.
