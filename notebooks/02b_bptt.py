@@ -451,8 +451,9 @@ print(report)
 assert report.ok
 
 # %% [markdown]
-# Training, with `Adam` from lesson 02 on the hand-written gradients; a batch is 32 sequences (fewer
-# where the shuffled order wraps around to its start).
+# Training, with `Adam` from lesson 02 on the hand-written gradients; a batch is the next 32 sequences
+# of a shuffled order, counted modulo its length: a batch that reaches the end of the order is cut
+# short there, and the next one starts again a few sequences into the order, not at its first.
 
 # %%
 P = rnn_lm_params(len(lm_vocab))
