@@ -431,8 +431,8 @@ viz.show(
 # whether longer training would close the gap is not measured here. Try it: `python
 # scripts/train_seq2seq.py --attention dot --init dot --out
 # course_lib/weights/seq2seq_dot_longer.safetensors` continues its training (without `--out` the
-# script stops rather than overwrite the checkpoint this lesson loads); read it back with
-# `load_checkpoint("dot_longer")`.
+# script stops rather than overwrite the checkpoint this lesson loads), from the script's default
+# learning rate 0.003 unless you pass a lower `--lr`; read it back with `load_checkpoint("dot_longer")`.
 
 # %%
 acc = {name: [by_length[name][i][2] for i in full] for name in models}
