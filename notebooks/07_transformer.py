@@ -279,7 +279,9 @@ assert attn_gap < 1e-4 < ffn_gap
 # **residual connections** add each sub-layer's output to its input. Two orders:
 #
 # * post-norm (the 2017 paper, and the UKP Lab's "Add & Norm"): $x = \mathrm{LN}(x + \mathrm{Sublayer}(x))$;
-# * pre-norm (GPT-2 and later): $x = x + \mathrm{Sublayer}(\mathrm{LN}(x))$.
+# * pre-norm (GPT-2 and later): $x = x + \mathrm{Sublayer}(\mathrm{LN}(x))$. Fitzgibbon's layered model
+#   has this order too: it normalises the hidden state before the attention, and the layer adds
+#   its output to an unnormalised $x_t^{l-1}$.
 
 # %%
 ffn_block = SelfAttentionBlock(d_model=64, n_heads=4)  # d_ff defaults to 4 * d_model
@@ -304,10 +306,11 @@ print(
 # %% [markdown]
 # Why pre-norm is said to train more easily: in a pre-norm block the residual path
 # $x + \dots$ is an identity from the input to the output, so gradients reach the lower layers
-# undamped; in post-norm every gradient passes through every layer norm. Xiong et al. (2020)
-# show that post-norm's gradients near the output are large at initialisation, so post-norm
-# needs a learning-rate warm-up, without which their models ended far behind. (This comparison
-# is not in the lectures; Galerne's LLM table only shows that most recent LLMs use pre-norm.)
+# undamped; in post-norm the gradient on its way to a lower layer passes through every layer norm
+# between that layer and the output. Xiong et al. (2020) show that post-norm's gradients near the
+# output are large at initialisation, so post-norm needs a learning-rate warm-up, without which
+# their models ended far behind. (This comparison is not in the lectures; Galerne's LLM table only
+# shows that most recent LLMs use pre-norm.)
 # `scripts/train_buildup.py` trained both orders from 3 seeds, without warm-up, in a shallow and a
 # deep setting; `buildup.findings_table` reads its results file and prints the table:
 
