@@ -857,7 +857,8 @@ print(
     f"{math.exp(rows['character LSTM (lessons 03/04), trained live'][0]):.3f}"
 )
 print(
-    f"GPT checkpoint: {gpt_ppl:.3f} there, {math.exp(ckpt.info['val_loss']):.3f} on the whole validation split "
-    f"(the n-gram: {ngram_val[best_order]:.3f})"
+    f"GPT checkpoint: {gpt_ppl:.3f} there (after the few live steps), "
+    f"{math.exp(ckpt.info['val_loss']):.3f} on the whole validation split (as shipped, before them; "
+    f"the n-gram: {ngram_val[best_order]:.3f})"
 )
 print("build-up, validation loss (mean over seeds) per step:", {n: round(v["mean"], 3) for n, v in val_of.items()})
