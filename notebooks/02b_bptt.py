@@ -373,8 +373,8 @@ for r in [0.9, 1.0]:
 # entries (`<UNK>`, `</s>` and the 1,998 most frequent words; the other words become `<UNK>`),
 # every sentence followed by `</s>`, read as one stream and cut into rows of $T + 1 = 21$ tokens
 # (each a sequence of $T = 20$ inputs and their 20 targets; rows do not overlap), about the length
-# after which the Penn notes say BPTT is truncated in practice. From here on the printouts and
-# labels call every token a word, punctuation marks and `</s>` included. Each
+# after which the Penn notes say BPTT is truncated in practice. In this section (its prose,
+# printouts and labels) every token is called a word, punctuation marks and `</s>` included. Each
 # sequence starts from $h_0 = 0$ here; truncated BPTT proper would carry the state over from
 # the previous chunk, without its gradient.
 
