@@ -129,7 +129,9 @@ print(f"\nwith a loss at every step, truncation changes dW_hh by {rel:.1%} (rela
 # The Penn notes give two reasons. Computing the loss and gradients over the entire corpus at
 # once is too expensive memory-wise, so one takes a batch of sentences at a time; and in
 # practice BPTT is often truncated after about 20 steps, for training efficiency. The backward
-# pass needs every step's input $x_t$, pre-activation $a_t$ and state $h_t$ (the cache), so memory grows
+# pass needs every step's input $x_t$ and state $h_t$; `rnn_backward` also keeps the pre-activation
+# $a_t$ (its ReLU derivative reads it; tanh's, $1 - h_t^2$, needs only $h_t$, as in exercise 2.4).
+# These three per step are the cache, so memory grows
 # linearly with the number of steps held for it: the whole sequence without truncation, one chunk
 # of $k$ steps when truncated BPTT runs forward and backward one chunk at a time. (Section 1's
 # `rnn_backward(..., truncate=4)` cuts the same paths but works from the whole sequence's cache:
@@ -371,7 +373,8 @@ for r in [0.9, 1.0]:
 # entries (`<UNK>`, `</s>` and the 1,998 most frequent words; the other words become `<UNK>`),
 # every sentence followed by `</s>`, read as one stream and cut into rows of $T + 1 = 21$ tokens
 # (each a sequence of $T = 20$ inputs and their 20 targets; rows do not overlap), about the length
-# after which the Penn notes say BPTT is truncated in practice. Each
+# after which the Penn notes say BPTT is truncated in practice. In this section (its prose,
+# printouts and labels) every token is called a word, punctuation marks and `</s>` included. Each
 # sequence starts from $h_0 = 0$ here; truncated BPTT proper would carry the state over from
 # the previous chunk, without its gradient.
 
