@@ -116,7 +116,9 @@ assert equivariant and invariant and not with_positions and not masked
 # or not, and every GPT in this course adds them.
 
 # %% [markdown]
-# The fix is to add a position vector to each token embedding. The lectures write it three ways:
+# The fix is to add a position vector to each token embedding. Two of the lectures write the
+# sinusoidal vector out, each its own way, and the paper a third (CS224N's notes name a "sine
+# position representation" and the UKP Lab's "position-encoding vectors", neither with a formula):
 #
 # * Fitzgibbon: $x'_t = x_t + \sin(t \cdot \mathrm{range}(D))$, channel $d$ is $\sin(t\,d)$;
 # * Galerne: $p_t = \big(\cos(t / 10000^{2i/k}), \sin(t / 10000^{2i/k})\big)_{i \in [1, k/2]}$, cos first;
