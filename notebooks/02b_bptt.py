@@ -367,16 +367,17 @@ for r in [0.9, 1.0]:
 # gives the gradient of all $T$ losses. At generation time there is no text to read: the
 # model's own sampled word becomes its next input.
 #
-# Everything below is by hand again: the output layer's backward gives $\partial L_t / \partial h_t$
-# at every step, `rnn_backward` takes it through time, and the embedding's backward adds the
-# gradients of repeated words. The data: the addresses of 1990 to 2000, a vocabulary of 2,000
-# entries (`<UNK>`, `</s>` and the 1,998 most frequent words; the other words become `<UNK>`),
-# every sentence followed by `</s>`, read as one stream and cut into rows of $T + 1 = 21$ tokens
-# (each a sequence of $T = 20$ inputs and their 20 targets; rows do not overlap), about the length
-# after which the Penn notes say BPTT is truncated in practice. In this section (its prose,
-# printouts and labels) every token is called a word, punctuation marks and `</s>` included. Each
-# sequence starts from $h_0 = 0$ here; truncated BPTT proper would carry the state over from
-# the previous chunk, without its gradient.
+# Everything below is by hand again: writing $L_t = -\frac{1}{T} \log \hat{y}_t[x_{t+1}]$ for step
+# $t$'s term of $L$ (the code also averages over the sequences of a batch), the output layer's
+# backward gives $\partial L_t / \partial h_t$ at every step, `rnn_backward` takes it through time,
+# and the embedding's backward adds the gradients of repeated words. The data: the addresses of 1990
+# to 2000, a vocabulary of 2,000 entries (`<UNK>`, `</s>` and the 1,998 most frequent words; the
+# other words become `<UNK>`), every sentence followed by `</s>`, read as one stream and cut into
+# rows of $T + 1 = 21$ tokens (each a sequence of $T = 20$ inputs and their 20 targets; rows do not
+# overlap), about the length after which the Penn notes say BPTT is truncated in practice. In this
+# section (its prose, printouts and labels) every token is called a word, punctuation marks and
+# `</s>` included. Each sequence starts from $h_0 = 0$ here; truncated BPTT proper would carry the
+# state over from the previous chunk, without its gradient.
 
 # %%
 lm_text = load_sotu(level="word", first_year=1990, last_year=2000)
@@ -457,6 +458,9 @@ assert report.ok
 # Training, with `Adam` from lesson 02 on the hand-written gradients; a batch is the next 32 sequences
 # of a shuffled order, counted modulo its length: a batch that reaches the end of the order is cut
 # short there, and the next one starts again a few sequences into the order, not at its first.
+# The validation perplexity printed is $e$ to the mean loss over every target of the validation rows,
+# with `<UNK>` one of the 2,000 entries and each row read from $h_0 = 0$; lesson 01's perplexities
+# score other text (the addresses of every year) with another vocabulary, so the two do not compare.
 
 # %%
 P = rnn_lm_params(len(lm_vocab))
