@@ -1,4 +1,4 @@
-"""An Elman RNN and backpropagation through time, full and truncated, by hand (lesson 02).
+"""An Elman RNN and backpropagation through time, full and truncated, by hand (lesson 02b).
 
 ``rnn_forward`` runs h_t = sigma(W_xh x_t + W_hh h_{t-1} + b_h), ``bptt_step`` is one step
 back, ``rnn_backward`` walks t = T, ..., 1 (optionally cutting the path every k steps), and
