@@ -54,11 +54,11 @@ gen = torch.Generator().manual_seed(0)
 # ## 1. Backpropagation through time
 #
 # An Elman RNN, in the notation of Galerne's lecture (the Penn CIS 7000 notes write $U$ for
-# $W_{hh}$ and $W$ for $W_{xh}$; Fitzgibbon writes $h_t = \phi(A x_t + b + C h_{t-1})$, so
-# $A = W_{xh}$, $b = b_h$, $C = W_{hh}$). Galerne writes the "usual implementation" of an RNN with
-# $\tanh$ and his Elman network with a ReLU, the one lessons 03 and 04 train; here we take
-# $\tanh$, whose derivative is at most 1, which keeps section 2's argument simple (the widget
-# there also offers ReLU):
+# $W_{hh}$ and $W$ for $W_{xh}$; Fitzgibbon writes $h_t = \phi(A x_t + b + C h_{t-1})$ for $t \ge 2$
+# and $h_1 = \phi(A x_1 + b)$, the same as starting from $h_0 = 0$, so $A = W_{xh}$, $b = b_h$,
+# $C = W_{hh}$). Galerne writes the "usual implementation" of an RNN with $\tanh$ and his Elman
+# network with a ReLU, the one lessons 03 and 04 train; here we take $\tanh$, whose derivative is
+# at most 1, which keeps section 2's argument simple (the widget there also offers ReLU):
 #
 # $$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h), \qquad t = 1, \dots, T$$
 #
