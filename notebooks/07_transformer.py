@@ -191,7 +191,9 @@ print("the sinusoidal formula at positions 8 and 1000:", sinusoidal_positions(10
 # too large"). Why $\sqrt{d_k}$ exactly is Vaswani et al.'s (2017): a dot product of $d_k$
 # independent unit-variance terms has variance $d_k$ (their footnote 4), and they "suspect" that
 # such large dot products push the softmax into regions of extremely small gradients (their
-# section 3.2.1). Multi-head attention (CS224N, "multi-head with matrices") runs $H$ heads
+# section 3.2.1). (Galerne divides by $\sqrt{k}$ too; Fitzgibbon's scores are not divided, and
+# his values are the hidden states themselves, with no $W^V$: lesson 05 shows his form.)
+# Multi-head attention (CS224N, "multi-head with matrices") runs $H$ heads
 # of $d_k = C/H$ features side by side, head $h$ owning features $h d_k, \dots, (h+1)d_k - 1$, and
 # concatenates them before $W^O$. You write both in exercises 7.2 to 7.4; here the course's
 # `MultiHeadAttention` is compared with torch's `nn.MultiheadAttention` on the same weights, and
@@ -799,10 +801,11 @@ grid = viz.interactive(attention_grid, text=widgets.Text(value="the state of the
 # %% [markdown]
 # How to read it: a bright first sub-diagonal is a head that looks at the previous character,
 # a bright diagonal one that looks at the current character, a bright first column one that
-# rests on the start. We measure, for each head, the average weight of the queries on the
-# previous character, on themselves and on the first position (every query but the first, which
-# can only look at itself), against what a head spreading its weight uniformly over $j \le i$
-# would put on any one of them:
+# rests on the start, and a bright band further below the diagonal one that looks further back.
+# We measure, for each head, the average weight of the queries on the previous character, on
+# themselves and on the first position (every query but the first, which can only look at
+# itself), against what a head spreading its weight uniformly over $j \le i$ would put on any
+# one of them:
 
 # %%
 heads_ids = encode_text("the state of the union")
@@ -828,8 +831,9 @@ print(f"{best_prev[0]} puts {best_prev[1]:.2f} on the previous character (a unif
 # * Train it without the causal mask (set `block.causal = False` for every `block` in
 #   `live.blocks`): what happens to the training loss, and why is it a lie?
 # * Change the seed in the first cell (and the `torch.manual_seed(0)` before the live GPT and the
-#   LSTM, which set their own) and run everything again: which numbers move, and do the
-#   sentences printed from the tables still read the same?
+#   LSTM, which set their own) and run everything again: which numbers move (the tables over
+#   seeds are read from files, so they cannot), and does the line on the live GPT and LSTM
+#   still read the same?
 # * From the course folder, run
 #   `python scripts/train_buildup.py --experiment buildup --steps 3000 --out-dir my_buildup` (without
 #   `--out-dir` the script stops rather than overwrite the course's results file): do the gaps
