@@ -614,7 +614,7 @@ for where, gpt_value, ngram_value in [
 live_gpt, live_lstm = rows["GPT, trained live"][0], rows["character LSTM (lessons 03/04), trained live"][0]
 print(
     f"same live budget, in this run: {'the LSTM' if live_lstm < live_gpt else 'the GPT'} is ahead "
-    f"({math.exp(live_lstm):.3f} vs {math.exp(live_gpt):.3f})"
+    f"(LSTM {math.exp(live_lstm):.3f}, GPT {math.exp(live_gpt):.3f})"
 )
 lstm_runs, lstm_table = buildup.findings_table("lstm")  # scripts/train_buildup.py, over seeds
 print("\nthe GPT against the LSTM over seeds, an equal number of steps:\n" + lstm_table)
