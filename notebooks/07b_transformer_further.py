@@ -266,7 +266,11 @@ slopes = torch.tensor([2 ** (-8 * h / H) for h in range(1, H + 1)])
 distance = (torch.arange(T)[:, None] - torch.arange(T)[None, :]).clamp(min=0)  # i - j for the keys j <= i
 alibi = -slopes[:, None, None] * distance  # (H, T, T), added to the scores before the (masked) softmax
 print("ALiBi slopes per head:", slopes.tolist())
-print("head 1's bias (rows: query i, columns: key j <= i):\n", alibi[0].tril().numpy().round(2))
+future = torch.ones(T, T, dtype=torch.bool).triu(1)  # key j > i: masked, whatever the bias
+print(
+    "head 1's bias (rows: query i, columns: key j; -inf: a future key, masked before the softmax):\n",
+    (alibi[0] + 0.0).masked_fill(future, -math.inf).numpy().round(2),  # + 0.0 turns -0.0 into 0.0
+)
 
 # %% [markdown]
 # ## 4. What current LLMs changed
@@ -498,10 +502,10 @@ fig.suptitle("Two heatmaps, each on its own colour scale from 0 to its largest w
 viz.show(
     "Left: encoder self-attention, source symbol against source symbol. Right: decoder cross-attention, decoder "
     f"input against source symbol; in this run its average weight on the anti-diagonal is {anti_diagonal:.2f} "
-    f"(uniform: {1 / 8:.2f})"
+    f"(uniform: 1/8 = {1 / 8:.3f})"
 )
 print(
-    f"in this run: average cross-attention weight on the anti-diagonal {anti_diagonal:.2f} (uniform would be {1 / 8:.2f})"
+    f"in this run: average cross-attention weight on the anti-diagonal {anti_diagonal:.2f} (uniform would be 1/8 = {1 / 8:.3f})"
 )
 
 # %% [markdown]
