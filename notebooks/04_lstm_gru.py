@@ -74,7 +74,9 @@ device = course_lib.setup(seed=0, threads=1)
 # $h' = a_o * \phi(c')$, so his $a_f, a_i, a_o$ are $f_t, i_t, o_t$, his candidate is $g_t$, and
 # his $\phi$, a nonlinearity his notes leave open, is in the place of the $\tanh$ above (careful: in
 # his GRU, section 2, $a_f$ and $a_o$ name other gates).
-# The three notations agree on the equations; we use the names above, torch's. `course_lib.rnn.LSTMCell` stacks the
+# The three notations agree on the equations; we use torch's gate names $i, f, g, o$ (torch's documentation
+# writes the matrices $W_{ii}, W_{hi}$ and two biases $b_{ii} + b_{hi}$ where we write $W_{xi}, W_{hi}$ and, like
+# the lectures, one bias $b_i$ per gate; section 3 counts torch's two). `course_lib.rnn.LSTMCell` stacks the
 # four blocks in torch's order **i, f, g, o**, so one product `W_xh` serves all gates, and
 # names every gate in one method, `gates` (its `step` returns the new state from `gates`, and the
 # heatmaps of section 5 read the same method, so the equations are written once). You write this
@@ -523,7 +525,7 @@ for b in FORGET_BIASES:
 # Pick a network trained at $T$ = `T_FB` and type a sequence (a signal 0-3, then distractors 4-7).
 # Each heatmap row is one hidden unit, each column one time step. Watch for units whose
 # forget gate $f$ (LSTM) stays near 1, or whose update gate $z$ (GRU, torch's *keep* gate)
-# stays near 1, after the first symbol: those are the ones that can carry it. The last rows are the states.
+# stays near 1, after the first symbol: those are the ones that can carry it. The last panels are the states.
 # The panels do not share one colour scale, and each has its own colour bar: the gates are drawn from 0 to 1
 # in one colour map; in another, the candidate ($g$ or $n$) and $h$ from -1 to 1, and the LSTM's cell state
 # $c$ from minus to plus its largest absolute value in the picture (it is not bounded by 1).
@@ -672,7 +674,7 @@ for regime in REGIMES:
 # layer), every slice's backward writes a full-size zero gradient. A quick measurement here
 # (forward plus backward; the sizes, batch 64, length 50, hidden 128, and the median of 5 repeats
 # are set in the next cell; `benchmarks/bench_rnn.py`
-# is the careful version and writes `benchmarks/RESULTS.md`):
+# is the careful version, and with `--write` it updates its section of `benchmarks/RESULTS.md`):
 
 
 # %%
@@ -869,7 +871,8 @@ assert g_highway.norm() > 1e6 * g_plain.norm()
 # outputs $h^{(\ell)}_1..h^{(\ell)}_T$ are layer $\ell + 1$'s inputs (`num_layers`, section 1
 # checked two layers against torch). *Bidirectional*: a second network reads the sequence
 # backwards, and the two states at each step are concatenated. Our layers do not take
-# `bidirectional=True`; two of them and a flip compute exactly what torch's does:
+# `bidirectional=True`; two of them and a flip compute what torch's does, up to float32 rounding (the
+# difference is printed):
 
 
 # %%
