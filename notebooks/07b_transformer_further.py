@@ -40,7 +40,7 @@ from torch import nn
 
 import course_lib
 from course_lib import buildup
-from course_lib.corpora import load_sotu
+from course_lib.corpora import clean, load_sotu, sotu_documents, split_sentences
 from course_lib.encoder_decoder import Seq2SeqTransformer, reversal_task
 from course_lib.notebook import viz
 from course_lib.train import fit
@@ -373,11 +373,14 @@ print(f"{len(val_words):,} words: {n_chosen} chosen ({n_chosen / len(val_words):
 print("BERT input: ", " ".join(inputs[:30]))
 print("targets:    ", {i: val_words[i] for i in range(30) if kinds[i] != "-"})
 
-sentences = [" ".join("".join(s).split()) for s in corpus.val[:400]]  # in the text's order
+# the first validation address, sentence by sentence in its order: an IsNext pair never crosses
+# from one address into the next
+address = dict(sotu_documents())[corpus.documents["val"][0]]
+sentences = [" ".join(s.lower().split()) for s in split_sentences(clean(address))]
 rng = np.random.default_rng(1)
 for is_next in (True, False):  # one pair of each kind (BERT draws each half of the time)
     a = int(rng.integers(len(sentences) - 1))
-    # NotNext: any sentence but A and the one that followed it
+    # NotNext: any sentence of the address but A and the one that followed it
     b = a + 1 if is_next else int(rng.choice([i for i in range(len(sentences)) if i not in (a, a + 1)]))
     print(
         f"\nNSP: A = {sentences[a][:70]!r}\n     B = {sentences[b][:70]!r}\n     label: {'IsNext' if is_next else 'NotNext'}"

@@ -154,7 +154,7 @@ assert result.passed, result
 #
 # At initialisation $f_t \approx \sigma(0) = 0.5$: the cell state halves at every step, so
 # after 20 steps $0.5^{20}$ of it is left. Setting the forget-gate bias to 1 (Gers et al. 2000;
-# Josefowicz et al. 2015) or more starts the network off remembering. For a `course_lib.rnn.LSTM`
+# Jozefowicz et al. 2015) or more starts the network off remembering. For a `course_lib.rnn.LSTM`
 # (layers in `lstm.cells`, each with `b_xh` and `b_hh` of shape $(4H,)$, gates i, f, g, o), make
 # every layer's forget bias $b_f$ equal `value`. Only the sum `b_xh + b_hh` enters the
 # equations. The lesson shows what this does to learning over 20 steps.
