@@ -125,7 +125,7 @@ viz.show(
 # the shallow setting (2 layers) there is little depth for the gradient to cross, and the argument
 # predicts little advantage there. When the deep rows do not favour pre-norm either, the setting is
 # probably still too small for the argument: a few layers and a few hundred steps on a CPU are far from
-# Xiong et al.'s experiments (translation Transformers of 6 layers per stack, trained far longer
+# Xiong et al.'s translation experiments (Transformers of 6 layers per stack, trained far longer
 # on far more data), where post-norm without warm-up ended far behind;
 # `--deep-layers 12` in "What to try" goes towards more depth. (A run
 # counts as stuck or diverged when its final training loss is
@@ -218,9 +218,9 @@ print("in this run, GPT time / LSTM time per T:", [round(r, 2) for r in ratio])
 #
 # ## 3. Positions, again: are positional encodings enough?
 #
-# The UKP lecture lists it as a con: "self-attention is an unordered function of its input",
-# and position enters only once, added to the embeddings at the bottom; every layer must keep it
-# in the residual stream and learn to read relative offsets from absolute vectors. Many recent
+# The UKP lecture lists it as a con: "self-attention is an unordered function of its input".
+# In the 2017 design position enters only once, added to the embeddings at the bottom; every layer
+# must keep it in the residual stream and learn to read relative offsets from absolute vectors. Many recent
 # models put the position into every attention score instead (8 of the 14 in Galerne's LLM
 # table: relative positions, RoPE or ALiBi; 5 keep learned vectors). Two of these, computed:
 #
