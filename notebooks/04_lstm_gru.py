@@ -114,7 +114,8 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 #
 # The GRU (Cho et al. 2014) has no separate cell state: an **update gate** $z_t$ mixes the old
 # state with a candidate, and a **reset gate** $r_t$ decides how much of the old state the
-# candidate sees. In torch's form (the one `course_lib.rnn.GRUCell.gates` computes):
+# candidate sees. In torch's form (the one `course_lib.rnn.GRUCell.gates` computes; torch's documentation
+# writes $W_{ir}, b_{ir}$ where we write $W_{xr}, b_{xr}$, and likewise for $z$ and $n$):
 #
 # $$\begin{aligned}
 # r_t &= \sigma(W_{xr} x_t + b_{xr} + W_{hr} h_{t-1} + b_{hr}) &\qquad
@@ -276,7 +277,9 @@ for seq, label in zip(tokens.tolist(), labels.tolist()):
 # We train an Elman network (ReLU, as in lesson 03), a GRU and an LSTM (torch's initialisation)
 # with the same recipe, set by the constants at the top of the next cell and printed under it:
 # hidden size `HIDDEN`, Adam with learning rate `LR`, `STEPS` steps of `BATCH` sequences, gradients
-# clipped to norm `CLIP`, then accuracy on `N_TEST` fresh sequences. Each setting is trained once per
+# clipped to norm `CLIP`, then accuracy on `N_TEST` fresh sequences (drawn with a seed of their own: fresh
+# draws, not necessarily unseen ones, since at $T = 5$ the task has only $4 \cdot 4^5$ different sequences).
+# Each setting is trained once per
 # seed in `SEEDS` (the seed sets the initial weights and the training data): one run is one
 # draw, and the spread between draws says which differences mean something. Small and short, to
 # fit the lesson's time budget: the numbers are what a few seconds of training gives, not each
