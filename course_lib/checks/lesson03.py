@@ -14,7 +14,14 @@ import torch.nn.functional as F
 
 from course_lib import parentheses as P
 from course_lib.checks import Mistake
-from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, materialise_module, size_error
+from course_lib.checks.protocol import (
+    Exercise,
+    expect_answers,
+    expect_module_parts,
+    materialise_module,
+    seeded,
+    size_error,
+)
 from course_lib.rnn import SequenceClassifier
 
 # --------------------------------------------------------------------------- 3.1 is_balanced
@@ -617,10 +624,7 @@ def _train_draw(seed):
 
 
 def _train_model(recipe):
-    with torch.random.fork_rng(devices=[]):
-        # the CPU generator only: torch.manual_seed would also reseed the CUDA and MPS ones,
-        # which fork_rng(devices=[]) does not put back
-        torch.default_generator.manual_seed(recipe["seed"])
+    with seeded(recipe["seed"]):
         return SequenceClassifier("elman", n_symbols=10, hidden_size=recipe["H"])
 
 

@@ -15,7 +15,14 @@ from course_lib import rnn
 from course_lib.checks import Mistake
 from course_lib.checks.lesson03 import init_hint, init_too_wide
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers, expect_module_parts, materialise_module, size_error
+from course_lib.checks.protocol import (
+    Exercise,
+    expect_answers,
+    expect_module_parts,
+    materialise_module,
+    seeded,
+    size_error,
+)
 
 
 def _as_numpy(t) -> np.ndarray:
@@ -487,10 +494,7 @@ check_param_count = Exercise(
 
 def _build_lstm(recipe):
     """The model a 4.4 case stands for: a course_lib.rnn.LSTM with random biases from the recipe's seed."""
-    with torch.random.fork_rng(devices=[]):
-        # the CPU generator only: torch.manual_seed would also reseed the CUDA and MPS ones,
-        # which fork_rng(devices=[]) does not put back
-        torch.default_generator.manual_seed(recipe["seed"])
+    with seeded(recipe["seed"]):
         lstm = rnn.LSTM(recipe["I"], recipe["H"], num_layers=recipe["L"])
         with torch.no_grad():
             for cell in lstm.cells:

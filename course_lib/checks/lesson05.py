@@ -16,7 +16,7 @@ import torch
 
 from course_lib.checks import Mistake
 from course_lib.checks.plain import _is_tensor
-from course_lib.checks.protocol import Exercise, expect_answers, size_error
+from course_lib.checks.protocol import Exercise, expect_answers, seeded, size_error
 from course_lib.seq2seq import Seq2Seq, Seq2SeqConfig
 
 
@@ -123,10 +123,7 @@ FORBIDDEN_ATTENTION = (
 def build_model(recipe, decoder=False):
     """The model a case stands for: the lesson's Seq2Seq without a built-in attention, from a seed
     (with ``decoder``, its forward decodes with the reference decoder, as the notebook's model with yours)."""
-    with torch.random.fork_rng(devices=[]):
-        # the CPU generator only: torch.manual_seed would also reseed the CUDA and MPS ones,
-        # which fork_rng(devices=[]) does not put back
-        torch.default_generator.manual_seed(recipe["seed"])
+    with seeded(recipe["seed"]):
         config = Seq2SeqConfig(recipe["V"], attention="none", embed_dim=recipe["E"], hidden_size=recipe["H"])
         return (_ReferenceSeq2Seq if decoder else Seq2Seq)(config)
 

@@ -61,6 +61,18 @@ def global_random_state_kept():
                 torch.mps.set_rng_state(mps_state)
 
 
+@contextlib.contextmanager
+def seeded(seed: int):
+    """Draw from the CPU generator seeded with ``seed``, then put it back (a check's model is the same on
+    every draw). The CPU's only: torch.manual_seed would also reseed the CUDA and MPS generators, which
+    fork_rng(devices=[]) does not put back."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(seed)
+        yield
+
+
 def _plainify(x, _depth: int = 0):
     """What the student returned, as plain data: containers and NumPy/torch values unwrapped."""
     if _depth > 32:
