@@ -347,7 +347,8 @@ def _vocab():
 
 def _draw_alignment(seed):
     rng = np.random.default_rng(seed)
-    pairs = _pairs()
+    # a pair whose matrix is square would hide a transposed answer's shape: draw from the others
+    pairs = [(source, target) for source, target in _pairs() if len(source) != len(target)]
     V = len(_vocab())
     cases = []
     for k in rng.choice(len(pairs), size=2, replace=False):

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import os
 from pathlib import Path
 
 import jupytext
 
 ROOT = Path(__file__).resolve().parents[2]
+# MUTANT_STRESS=k repeats every draw k times: a hunt for the rare draw a check mishandles (CI uses 1)
+STRESS = int(os.environ.get("MUTANT_STRESS", "1"))
 
 
 def exercise_cells(lesson: str, folder: str = "solutions") -> list[str]:
@@ -88,6 +91,8 @@ def lesson_suite(
     import pytest
 
     from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
+
+    solution_repeats, mutant_repeats = solution_repeats * STRESS, mutant_repeats * STRESS
 
     @pytest.mark.parametrize("name", exercises)
     def test_solution_passes(name):
