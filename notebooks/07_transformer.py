@@ -347,7 +347,7 @@ for setting, v in norm["settings"].items():
 # %% [markdown]
 # The sentences above are computed from the table, over the seeds. If they do not put pre-norm
 # ahead, that is what these runs measured: small models (the budget line above) trained for a
-# few hundred steps on a CPU, far from the larger translation models where Xiong et al. saw
+# couple of hundred steps on a CPU, far from the larger translation models where Xiong et al. saw
 # post-norm without warm-up fall behind. Lesson 07b plots the seeds and discusses it.
 
 # %% [markdown]
@@ -448,8 +448,9 @@ for before, after in zip(names, names[1:]):
 # gradient to cross; whether that costs more than the FFN adds at this budget is what the
 # "+ feed-forward" line says. The residual connections give the gradient a direct path (the
 # identity in $x + f(x)$), and layer norm keeps the scale of the residual stream in check. The
-# budget is short: the bigram's perplexity here is far above that of lesson 01's Kneser-Ney
-# bigram on the validation text (section 6 prints it), and most curves on the right still fall
+# budget is short: the bigram's perplexity here is far above that of the character Kneser-Ney
+# bigram of section 6 (lesson 01's `NGramLM`, fitted on characters; lesson 01's own tables are
+# of words, not comparable), and most curves on the right still fall
 # between the two measurements, so the table ranks
 # what each step learns in this many steps, not what it could reach. The
 # exercises train the same steps with your modules on a smaller budget: compare your ranking
@@ -464,11 +465,11 @@ for before, after in zip(names, names[1:]):
 # every position of every window predicts the next character, with the cross-entropy loss. The
 # text is one long stream: each sentence is followed by a newline, which plays the part of the
 # n-gram's `</s>`, so the model predicts
-# exactly the tokens that lesson 01's n-gram perplexity counts (every character plus one end
-# of sentence per sentence).
+# exactly the tokens that lesson 01's perplexity counts, here on characters (every character
+# plus one end of sentence per sentence).
 #
-# The baseline: lesson 01's character n-grams with Kneser-Ney smoothing, orders 1 to 6, on
-# the whole validation split; the best of them is the one to beat.
+# The baseline: lesson 01's n-gram models (`NGramLM`), fitted here on characters (lesson 01
+# itself reports words), with Kneser-Ney smoothing, orders 1 to 6, on the whole validation split; the best of them is the one to beat.
 
 # %%
 corpus = load_sotu(level="char")
@@ -476,8 +477,9 @@ vocab = char_vocab(corpus.train)
 train_stream, val_stream = encode_stream(corpus.train, vocab), encode_stream(corpus.val, vocab)
 print(corpus.summary())
 print(
-    f"{len(vocab)} symbols (characters, <UNK> and the sentence separator); {len(train_stream):,} training and "
-    f"{len(val_stream):,} validation characters"
+    f"{len(vocab)} symbols (characters, <UNK> and the sentence separator); streams of {len(train_stream):,} training "
+    f"and {len(val_stream):,} validation symbols (the characters, a separator after every sentence and one before "
+    "the first)"
 )
 
 
