@@ -764,7 +764,8 @@ for regime in REGIMES:
         + ", ".join(f"{MODELS3[n]} {v:.3f}" for n, v in long_t.items())
         + f"; max - min {paren_spread[regime]:.3f}"
     )
-gated_best = max([stats["gru", T_FB][0]] + [fb_stats[b][0] for b in FORGET_BIASES])
+# the best mean of every gated network at T_FB: the GRU, and the LSTM with torch's init and with each b_f
+gated_best = max([stats["gru", T_FB][0], stats["lstm", T_FB][0]] + [fb_stats[b][0] for b in FORGET_BIASES])
 gru_st, lstm_st = stats["gru", T_FB], stats["lstm", T_FB]
 print(
     f"memory task, T = {T_FB}: the best gated mean {gated_best:.2f} against Elman's {stats['elman', T_FB][0]:.2f}; "
