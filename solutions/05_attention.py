@@ -38,7 +38,8 @@ device = course_lib.setup(seed=0, threads=1)  # one thread: on small shared CPUs
 #
 # where $W_q$ has shape `(a, d_q)`, $W_k$ shape `(a, d_k)` and $v$ shape `(a,)`. Return the
 # `(B, T)` scores (the softmax comes after, as in exercise 5.2). Broadcasting computes every $j$
-# at once: $W_q s$ is `(B, a)`, $W_k h_j$ for all $j$ is `(B, T, a)`.
+# at once: $W_q s$ is `(B, a)`, $W_k h_j$ for all $j$ is `(B, T, a)`. Write it with tensor
+# operations: course_lib's `AdditiveScore` (the lesson's scorer) is out of reach while the check runs.
 
 # %%
 # Exercise 5.1: additive (Bahdanau) attention scores
@@ -188,8 +189,10 @@ else:
 # trained above) for one English `source` and its French `target`, teacher-forced, as a tensor
 # of shape `(len(target) + 1, len(source) + 1)`: one row per decoding step (the characters of
 # the target, then the end), one column per source character (then the end marker). Use
-# `encode_pairs([source], [target], vocab)` (it gives `src, src_lengths, tgt_in, tgt_out`) and
-# the model itself: `model(src, src_lengths, tgt_in)` returns your decoder's `(logits, weights)`.
+# `encode_pairs([source], [target], vocab, device=...)` (it gives `src, src_lengths, tgt_in, tgt_out`)
+# and the model itself: `model(src, src_lengths, tgt_in)` returns your decoder's `(logits, weights)`.
+# Give `encode_pairs` the model's device, `next(model.parameters()).device`: the check runs on the
+# CPU, but your trained model is on the GPU when there is one, and the heatmap below uses it.
 
 # %%
 # Exercise 5.3: the attention matrix of one sentence

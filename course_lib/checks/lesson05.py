@@ -96,6 +96,7 @@ check_additive_scores = Exercise(
     ("query", "keys", "W_q", "W_k", "v"),
     _draw_additive,
     _judge_additive,
+    forbidden=("course_lib.seq2seq.AdditiveScore",),
 )
 
 
@@ -142,11 +143,25 @@ def reference_decode(
     start="last",
     pool="weighted",
     detach=False,
+    order="yc",
 ):
     """The decoder of the lesson's equations (the keyword arguments give the known mistakes)."""
     B, T, H = states.shape
     real = torch.arange(T)[None, :] < (lengths[:, None] + extra)  # (B, T): the sentence's own positions
-    h0 = states[torch.arange(B), lengths - 1] if start == "last" else states[:, -1]
+    h0 = {
+        "last": lambda: states[torch.arange(B), lengths - 1],
+        "column": lambda: states[:, -1],
+        "first": lambda: states[:, 0],
+        "zeros": lambda: torch.zeros_like(states[:, 0]),
+        "minus": lambda: states[torch.arange(B), lengths - 2],  # lengths - 1 taken for the length (-1 wraps)
+    }[start]()
+    divisor = {  # scale=True: sqrt(H); the others are the known wrong sizes
+        True: math.sqrt(H),
+        "T_in": math.sqrt(T),
+        "T_out": math.sqrt(tgt_in.shape[1]),
+        "E": math.sqrt(model.tgt_embed.embedding_dim),
+        "H": H,
+    }.get(scale)
     hidden, context = h0, torch.zeros_like(h0)
     embedded = model.tgt_embed(tgt_in)  # (B, T_out, E)
     outputs, weights = [], []
@@ -156,15 +171,18 @@ def reference_decode(
         q = h0 if query == "encoder" else hidden
         e = (states * q[:, None, :]).sum(-1)  # (B, T): h_{i-1}^d . h_j^e
         if scale:
-            e = e / math.sqrt(H)
-        if fill is not None:
+            e = e / divisor
+        if fill is not None and fill != "after":
             e = e.masked_fill(~real, fill)
         alpha = torch.softmax(e, dim=axis)
+        if fill == "after":  # the weights zeroed after the softmax: rows no longer sum to 1
+            alpha = alpha.masked_fill(~real, 0.0)
         context = (alpha[..., None] * states).sum(1) if pool == "weighted" else states.mean(1)
         if detach:
             context = context.detach()
         if query != "new":
-            hidden = model.decoder(torch.cat([embedded[:, i], context], dim=-1), hidden)
+            parts = [embedded[:, i], context] if order == "yc" else [context, embedded[:, i]]
+            hidden = model.decoder(torch.cat(parts, dim=-1), hidden)
         if query == "twice":  # a second attention with the new state h_i^d, for the output and the weights
             e = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)
             alpha = torch.softmax(e.masked_fill(~real, float("-inf")), dim=-1)
@@ -187,8 +205,10 @@ def _probe(logits):
 
 def _describe_decode(returned, live):
     if not (isinstance(returned, tuple) and len(returned) == 2 and all(_is_tensor(x) for x in returned)):
-        size = f" of length {len(returned)}" if isinstance(returned, (tuple, list)) else ""
-        return {"form": f"{type(returned).__name__}{size}"}
+        if isinstance(returned, (tuple, list)):  # name what is inside: (Tensor, list) says which is not a tensor
+            inside = ", ".join(type(x).__name__ for x in returned[:3]) + (", ..." if len(returned) > 3 else "")
+            return {"form": f"{type(returned).__name__} ({inside})"}
+        return {"form": type(returned).__name__}
     logits, weights = returned
     grad = None
     if logits.requires_grad:
@@ -200,9 +220,12 @@ def _draw_decode(seed):
     rng = np.random.default_rng(seed)
     cases = []
     for _ in range(3):
-        V, E, H = int(rng.integers(6, 12)), int(rng.integers(3, 7)), int(rng.integers(4, 10))
-        B, T_in = int(rng.integers(2, 5)), int(rng.integers(4, 8))
+        V, B, T_in = int(rng.integers(6, 12)), int(rng.integers(2, 5)), int(rng.integers(4, 8))
         T_out = int(rng.choice([t for t in range(2, 7) if t != T_in]))  # never square: a transpose shows
+        # H, E, T_in and T_out all differ, so that a scale by sqrt(T_in), sqrt(T_out) or sqrt(E) instead of
+        # sqrt(H) shows, with its own hint, on every draw
+        E = int(rng.choice([e for e in range(3, 7) if e not in (T_in, T_out)]))
+        H = int(rng.choice([h for h in range(4, 10) if h not in (E, T_in, T_out)]))
         lengths = rng.integers(1, T_in, size=B)  # shorter sentences: padding to mask ...
         lengths[int(rng.integers(B))] = T_in  # ... and one of full length
         g = torch.Generator().manual_seed(int(rng.integers(2**31)))
@@ -216,6 +239,17 @@ def _draw_decode(seed):
 
 DECODE_HINTS = {
     "divide the scores by sqrt(H), H = the hidden size: e_ij = h_{i-1}^d . h_j^e / sqrt(H)": {"scale": False},
+    "divide by sqrt(H), H = the hidden size states.shape[-1], not by the square root of the source length T_in": {
+        "scale": "T_in"
+    },
+    "divide by sqrt(H), H = the hidden size states.shape[-1], not by the square root of the number of "
+    "decoding steps T_out": {"scale": "T_out"},
+    "divide by sqrt(H), H = the hidden size states.shape[-1] (the vectors in the dot product), not by the "
+    "square root of the embedding size E": {"scale": "E"},
+    "divide the scores by sqrt(H), not by H itself": {"scale": "H"},
+    "mask the scores before the softmax (fill them with -inf): weights zeroed after it no longer sum to 1": {
+        "fill": "after"
+    },
     "softmax over the wrong axis: each sentence's weights run over its source positions j (dim=-1), "
     "not over the batch": {"axis": 0},
     "the padding mask is off by one: positions j < lengths[b] are real (lengths count the end marker), "
@@ -232,6 +266,14 @@ DECODE_HINTS = {
     "output [h_i^d; c_i]; you attended again with the new state h_i^d": {"query": "twice"},
     "the decoder starts from the last *real* encoder state, states[b, lengths[b] - 1], "
     "not the padded last column states[:, -1]": {"start": "column"},
+    "the decoder starts from the last real encoder state h_n^e = states[b, lengths[b] - 1], not from zeros": {
+        "start": "zeros"
+    },
+    "the decoder starts from the last real encoder state h_n^e = states[b, lengths[b] - 1], "
+    "not from the first one states[:, 0]": {"start": "first"},
+    "lengths[b] already counts the end marker: h_n^e = states[b, lengths[b] - 1] and the positions "
+    "j < lengths[b] are real; you took one position fewer": {"extra": -1, "start": "minus"},
+    "the GRUCell's input is [y_{i-1}; c_i]: the embedding first, then the context": {"order": "cy"},
     "that is mean-pooling: c_i must weight each h_j^e by alpha_ij (and ignore the padding)": {"pool": "mean"},
 }
 DETACHED = (
@@ -357,13 +399,19 @@ def _draw_alignment(seed):
     return cases
 
 
-def _reference_alignment(recipe, source, target):
+def _reference_alignment(recipe, source, target, teacher="tgt_in"):
     from course_lib.seq2seq import encode_pairs
 
     model = build_model(recipe, decoder=True)
-    src, lengths, tgt_in, _ = encode_pairs([source], [target], _vocab())
+    src, lengths, tgt_in, tgt_out = encode_pairs([source], [target], _vocab())
     with torch.no_grad():
-        return model(src, lengths, tgt_in)[1][0]
+        return model(src, lengths, tgt_in if teacher == "tgt_in" else tgt_out)[1][0]
+
+
+TGT_OUT = (
+    "the decoder reads tgt_in (BOS, then the target: the previous character at each step), "
+    "not tgt_out (the characters it should write)"
+)
 
 
 def _judge_alignment(cases, records):
@@ -372,7 +420,7 @@ def _judge_alignment(cases, records):
 
 
 def _judge_alignment_all(cases, records):
-    got, expected = [], []
+    got, expected, wrong = [], [], {TGT_OUT: []}
     for (recipe, source, target, _), r in zip(cases, records):
         shape = (len(target) + 1, len(source) + 1)
         value = r["returned"]
@@ -391,8 +439,9 @@ def _judge_alignment_all(cases, records):
             )
         got.append(_tensor(r, "attention matrix", shape))
         expected.append(_reference_alignment(recipe, source, target))
+        wrong[TGT_OUT].append(_reference_alignment(recipe, source, target, teacher="tgt_out"))
     what = [f"the attention matrix of {c[1]!r}" for c in cases]
-    expect_answers(got, expected, {}, what, atol=1e-5)
+    expect_answers(got, expected, wrong, what, atol=1e-5)
 
 
 check_alignment = Exercise(

@@ -71,6 +71,41 @@ MUTANTS = [
     ),
     # the build: the attention step of the decoder
     ("decode", " / math.sqrt(H)  # e_ij", "  # e_ij", "sqrt(H)"),
+    # a scale by another size: the draw keeps H apart from T_in, T_out and E, so each shows on every draw
+    ("decode", " / math.sqrt(H)  # e_ij", " / math.sqrt(T_in)  # e_ij", "source length T_in"),
+    ("decode", " / math.sqrt(H)  # e_ij", " / math.sqrt(tgt_in.shape[1])  # e_ij", "decoding steps T_out"),
+    (
+        "decode",
+        " / math.sqrt(H)  # e_ij",
+        " / math.sqrt(model.tgt_embed.embedding_dim)  # e_ij",
+        "embedding size E",
+    ),
+    ("decode", " / math.sqrt(H)  # e_ij", " / H  # e_ij", "not by H itself"),
+    (
+        "decode",
+        FILL + "  # padding gets weight exp(-inf) = 0\n        alpha_i = torch.softmax(e_i, dim=-1)",
+        "alpha_i = torch.softmax(e_i, dim=-1).masked_fill(~real, 0.0)",
+        "before the softmax",
+    ),
+    (
+        "decode",
+        "hidden = states[torch.arange(B, device=device), lengths - 1]",
+        "hidden = torch.zeros(B, H)",
+        "not from zeros",
+    ),
+    (
+        "decode",
+        "hidden = states[torch.arange(B, device=device), lengths - 1]",
+        "hidden = states[:, 0]",
+        "not from the first one",
+    ),
+    ("decode", UPDATE, UPDATE.replace("[embedded[:, i], c_i]", "[c_i, embedded[:, i]]"), "the embedding first"),
+    (  # the end marker taken off the lengths (they already count it)
+        "decode",
+        "B, T_in, H = states.shape",
+        "B, T_in, H = states.shape\n    lengths = lengths - 1",
+        "already counts the end marker",
+    ),
     ("decode", "alpha_i = torch.softmax(e_i, dim=-1)", "alpha_i = torch.softmax(e_i, dim=0)", "wrong axis"),
     ("decode", "< lengths[:, None]", "<= lengths[:, None]", "off by one"),
     ("decode", FILL, "e_i = e_i.masked_fill(~real, 0.0)", "-inf"),
@@ -114,15 +149,27 @@ MUTANTS = [
     ("alignment", "return weights[0]", "return weights[0, :-1]", "len(target) + 1"),
     ("alignment", "return weights[0]", "return weights[0, :, :-1]", "len(source) + 1"),
     ("alignment", "return weights[0]", "return weights[0].flip(0)", "should be"),
+    ("alignment", "model(src, src_lengths, tgt_in)", "model(src, src_lengths, _)", "not tgt_out"),
     ("alignment", "return weights[0]", "return torch.softmax(weights[0], dim=0)", "should be"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
 ALTERNATIVES = [
     ("additive_scores", "projected_query.unsqueeze(1)", "projected_query[:, None, :]"),
+    (  # one score at a time, in float64
+        "additive_scores",
+        "return torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",
+        "return torch.stack([torch.stack([v.double() @ torch.tanh(W_q.double() @ query[b].double() + "
+        "W_k.double() @ keys[b, j].double()) for j in range(keys.shape[1])]) for b in range(keys.shape[0])])",
+    ),
     ("decode", SCORE, "e_i = torch.einsum('bth,bh->bt', states, hidden) / H**0.5"),
     ("decode", FILL, "e_i = e_i.masked_fill(~real, -1e9)"),
     ("decode", "c_i = (alpha_i[:, :, None] * states).sum(1)", "c_i = torch.bmm(alpha_i[:, None, :], states)[:, 0]"),
+    (  # padding zeroed after the softmax, then the rows renormalised: the same weights
+        "decode",
+        FILL + "  # padding gets weight exp(-inf) = 0\n        alpha_i = torch.softmax(e_i, dim=-1)",
+        "alpha_i = torch.softmax(e_i, dim=-1) * real\n        alpha_i = alpha_i / alpha_i.sum(-1, keepdim=True)",
+    ),
     ("alignment", "return weights[0]", "return weights.squeeze(0).clone()"),
 ]
 
@@ -137,6 +184,17 @@ SCORES_TO_CONTEXT = (  # the attention step of the solution, from the scores to 
 )
 # (function, edit from, edit to, the forbidden name it calls): right answers that borrow, to be refused
 BORROWED = [
+    (
+        "additive_scores",
+        "projected_query = query @ W_q.T  # (B, a)",
+        "from course_lib.seq2seq import AdditiveScore\n\n"
+        "    scorer = AdditiveScore(query.shape[1], keys.shape[2], v.shape[0])\n"
+        "    with torch.no_grad():\n"
+        "        scorer.W_q.weight.copy_(W_q), scorer.W_k.weight.copy_(W_k), scorer.v.weight.copy_(v[None])\n"
+        "        return scorer(query, keys)\n"
+        "    projected_query = query @ W_q.T  # (B, a)",
+        "course_lib.seq2seq.AdditiveScore",
+    ),
     (
         "decode",
         SCORES_TO_CONTEXT,
