@@ -71,6 +71,16 @@ def _five_openers(seq, n):  # opens on s < 5 whatever n_symbols is, but closes w
     return not stack
 
 
+def _middle_opens(seq, n):  # opens on s <= n // 2: the first closer (5 of 10, 1 of 2) opens too
+    stack = []
+    for s in seq:
+        if s <= n // 2:
+            stack.append(s)
+        elif not stack or stack.pop() != n - 1 - s:
+            return False
+    return not stack
+
+
 def _battery(rng) -> list[tuple[list[int], int]]:
     """(sequence, n_symbols) cases: the lecture's examples, hand-picked traps, and fresh random ones."""
     cases = [(P.from_signs(s), 2) for s, _ in P.SEED_BINARY] + [(s, 10) for s, _ in P.SEED_COLORED]
@@ -111,6 +121,8 @@ _BALANCED_MISTAKES = {
     "use the n_symbols you are given (2 for the binary task), not always 10": _always_ten,
     "use the n_symbols you are given: openers are the symbols below n_symbols // 2 (0 for the binary task), "
     "not below 5": _five_openers,
+    "openers are the symbols s < n_symbols // 2 (0..4 of 10, 0 of 2): n_symbols // 2 itself (5 of 10, 1 of 2) "
+    "is a closer": _middle_opens,
 }
 
 
@@ -327,7 +339,9 @@ def _elman_draw(seed):
     rng = np.random.default_rng(seed)
     cases = []
     for I, H in ELMAN_SIZES:
-        recipe = {"T": int(rng.integers(3, 7)), "B": int(rng.integers(2, 5)), "seed": int(rng.integers(2**31))}
+        B = int(rng.integers(2, 5))
+        T = int(rng.integers(B + 1, 7))  # T > B: a batch-first answer or a loop over range(B) shows by its shape
+        recipe = {"T": T, "B": B, "seed": int(rng.integers(2**31))}
         cases.append([I, H, recipe])
     return cases
 
@@ -360,11 +374,15 @@ def init_too_wide(params, names, H):
     return None
 
 
-def init_hint(wide, H):
+def init_hint(wide, H, I=None):
+    """The hint for too wide an initialisation; with the input size I, it names k = 1/sqrt(I) when that fits."""
     n, top = wide
+    why = "torch.randn is not it"
+    if I is not None and I < H and top <= I**-0.5 * (1 + 1e-6):
+        why = f"k comes from the hidden size H = {H}, not the input size I = {I}"
     return (
         f"initialise uniformly in (-1/sqrt(H), 1/sqrt(H)) as torch does: torch.empty(...).uniform_(-k, k) with "
-        f"k = 1/sqrt(H) = {H**-0.5:.3g}; your {n} starts with values up to {top:.3g} (torch.randn is not it)"
+        f"k = 1/sqrt(H) = {H**-0.5:.3g}; your {n} starts with values up to {top:.3g} ({why})"
     )
 
 
@@ -507,7 +525,7 @@ def _judge_elman(cases, records):
                 "(e.g. uniform in (-1/sqrt(H), 1/sqrt(H)), as torch does), or every unit learns the same thing"
             )
         if d.get("init_wide"):
-            raise Mistake(init_hint(d["init_wide"], H))
+            raise Mistake(init_hint(d["init_wide"], H, I))
         outputs.append(d["output"])
         states.append(d["h_T"])
         grads.append(d["grads"])
@@ -670,7 +688,10 @@ def _reference_loop(case, mistake=None):
     losses = []
     for tokens, lengths, labels in case[1]:
         logits = model(tokens) if mistake == "no lengths" else model(tokens, lengths)
-        loss = F.cross_entropy(logits, labels, reduction="sum" if mistake == "sum" else "mean")
+        if mistake == "nll":
+            loss = F.nll_loss(logits, labels)
+        else:
+            loss = F.cross_entropy(logits, labels, reduction="sum" if mistake == "sum" else "mean")
         if mistake != "no zero_grad":
             optimizer.zero_grad()
         loss.backward()
@@ -688,6 +709,8 @@ TRAIN_HINTS = {
     "the weights never change: the order is optimizer.zero_grad(), loss.backward(), optimizer.step() (a step "
     "needs the gradient that backward just computed)": "no step",
     "use the mean cross-entropy over the batch (F.cross_entropy's default), not the sum": "sum",
+    "the model returns logits: F.cross_entropy(logits, labels) takes the log-softmax itself, F.nll_loss "
+    "expects log-probabilities": "nll",
 }
 
 

@@ -177,6 +177,23 @@ MUTANTS = [
         "uniformly in (-1/sqrt(H), 1/sqrt(H))",
     ),
     ("train_epoch", "losses.append(loss.item())", "losses.append(loss)", "append loss.item()"),
+    # round 2 of the students: the middle symbol as an opener, a batch-first reading of x (caught by its
+    # shape only when T != B: the draw keeps T > B), a loop over the batch, k from the input size, nll_loss
+    ("is_balanced", "if s < n_symbols // 2:", "if s <= n_symbols // 2:", "is a closer"),
+    (
+        "ElmanRNN",
+        "        T, B, _ = x.shape\n",
+        "        B, T, _ = x.shape\n        x = x.transpose(0, 1)\n",
+        "the output should be (T, B, H)",
+    ),
+    ("ElmanRNN", "for t in range(T):", "for t in range(B):", "the output should be (T, B, H)"),
+    ("ElmanRNN", "k = hidden_size**-0.5", "k = input_size**-0.5", "not the input size"),
+    (
+        "train_epoch",
+        "F.cross_entropy(model(tokens, lengths), labels)",
+        "F.nll_loss(model(tokens, lengths), labels)",
+        "F.nll_loss expects log-probabilities",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
