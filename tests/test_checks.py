@@ -174,6 +174,33 @@ def test_an_exercise_judges_outside_the_run_and_names_the_mistake():
     assert ex.check(stub, quiet=True).status == NOT_IMPLEMENTED
 
 
+def test_a_library_not_implemented_error_is_a_crash_not_the_stub():
+    """torch raises NotImplementedError for an operation it lacks (log_softmax of a Long tensor): that is a
+    mistake to report with the student's line, not an exercise left unwritten; the student's own raise is."""
+    import torch.nn.functional as F
+
+    ex = _double_exercise()
+
+    def swapped(x):
+        labels = torch.zeros(len(x), dtype=torch.long)
+        return F.cross_entropy(labels, torch.as_tensor(x)).numpy()  # arguments swapped: log_softmax of a Long
+
+    r = ex.check(swapped, quiet=True)
+    assert r.status == FAILED, r
+    assert "NotImplementedError" in r.message and "not implemented for 'Long'" in r.message, r.message
+    assert "F.cross_entropy(labels, torch.as_tensor(x))" in r.message, r.message  # the student's line, not torch's
+
+    def own_placeholder(x):
+        raise NotImplementedError("Exercise 9.2: double (about 1 line)")
+
+    def says_why(x):
+        raise NotImplementedError("negative x: later")
+
+    assert ex.check(own_placeholder, quiet=True).status == NOT_IMPLEMENTED
+    r = ex.check(says_why, quiet=True)  # the student's own message: a crash that says so
+    assert r.status == FAILED and "negative x: later" in r.message, r
+
+
 def test_judge_uses_only_the_records_it_is_given():
     ex = _double_exercise()
     cases = ex.draw(1)

@@ -25,11 +25,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import os
 import random
 import secrets
+import sysconfig
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -97,11 +100,41 @@ def _plainify(x, _depth: int = 0):
     raise TypeError(type(x).__name__)
 
 
+_LIBRARY_DIRS = tuple(
+    {str(Path(p).resolve()) for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"])}
+    | {str(Path(p).resolve()) for p in (sysconfig.get_paths()["platlib"], Path(__file__).parents[1])}
+)
+
+
+def _in_library(filename: str) -> bool:
+    """Is this frame's file Python's, an installed package's (torch, numpy) or course_lib's, not the student's?"""
+    try:
+        path = str(Path(filename).resolve())
+    except (OSError, ValueError):
+        return False
+    return any(path == d or path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
+
+
 def _where(exc: BaseException) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "course_lib" not in f.filename]
+    """The student's line the crash came from (the last frame outside Python, torch and course_lib)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _in_library(f.filename)]
     if not frames or not frames[-1].line:
         return ""
     return f" (at line {frames[-1].lineno}: {frames[-1].line.strip()!r})"
+
+
+def is_stub(exc: NotImplementedError) -> bool:
+    """Did the student's own code raise this (the exercise's stub, or their own placeholder), not a library that
+    does not support what it was given (torch: "... not implemented for 'Long'")?"""
+    frames = traceback.extract_tb(exc.__traceback__)
+    message = str(exc)
+    return (not frames or not _in_library(frames[-1].filename)) and (not message or message.startswith("Exercise"))
+
+
+def _crash(exc: BaseException) -> dict:
+    """The record of a crash of the student's code: which exception, its message and the student's line."""
+    message = str(exc)[:300] or ("(no message)" if isinstance(exc, NotImplementedError) else "")  # not the stub's ""
+    return {"raised": type(exc).__name__, "message": message, "where": _where(exc)}
 
 
 def call(
@@ -138,12 +171,14 @@ def _call(fn, live, describe) -> dict:
         returned = fn(*live)
     except Borrowed as exc:
         return {"raised": BORROWED, "message": exc.name, "where": ""}
-    except NotImplementedError:
-        return {"raised": "NotImplementedError", "message": "", "where": ""}
+    except NotImplementedError as exc:
+        if is_stub(exc):
+            return {"raised": "NotImplementedError", "message": "", "where": ""}
+        return _crash(exc)  # e.g. torch refusing a Long tensor: a crash, not an unwritten exercise
     except RecursionError:
         return {"raised": "RecursionError", "message": "your function recursed without end", "where": ""}
     except Exception as exc:  # the student's code crashed: the record says where and with what
-        return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
+        return _crash(exc)
     try:
         value = _plainify(describe(returned, live) if describe else returned)
         to_plain(value)
@@ -197,7 +232,7 @@ class Exercise:
             if r.get("raised") == BORROWED:
                 return FAILED, self._borrowed_hint(r)
         for r in records:
-            if r.get("raised") == "NotImplementedError":
+            if r.get("raised") == "NotImplementedError" and not r.get("message"):  # the stub (see is_stub)
                 return (
                     NOT_IMPLEMENTED,
                     "Replace `raise NotImplementedError(...)` with your code, then run this cell again.",
