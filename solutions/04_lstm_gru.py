@@ -170,8 +170,8 @@ def set_forget_bias(lstm, value):
     H = lstm.hidden_size
     with torch.no_grad():
         for cell in lstm.cells:
-            cell.b_xh[H : 2 * H] = value
-            cell.b_hh[H : 2 * H] = 0.0
+            cell.b_xh[H:2 * H] = value
+            cell.b_hh[H:2 * H] = 0.0
     return lstm
     ### END SOLUTION
 

@@ -539,6 +539,13 @@ def _build_lstm(recipe):
     return lstm
 
 
+def _given_lstm(args):
+    """The lstm handed to the student, with its parameter objects noted: they are to be changed, not replaced."""
+    lstm = _build_lstm(args[0])
+    lstm._given_parameters = list(lstm.parameters())  # a plain list: not registered as parameters
+    return [lstm, args[1]]
+
+
 def _draw_forget(seed):
     rng = np.random.default_rng(seed)
     cases = []
@@ -556,6 +563,11 @@ def _judge_forget(cases, records):
         if not r["returned"]["same"]:
             raise Mistake(
                 "return the lstm you were given (the exercise says: set the biases in place, then return lstm)"
+            )
+        if not r["returned"]["kept"]:
+            raise Mistake(
+                "change the biases in place (cell.b_xh[H:2 * H] = value, under torch.no_grad()): you replaced a "
+                "parameter with a new one, which an optimizer built before would no longer train"
             )
         lstm = _build_lstm(recipe)
         H = recipe["H"]
@@ -617,7 +629,7 @@ check_set_forget_bias = Exercise(
     _draw_forget,
     _judge_forget,
     forbidden=("course_lib.memory.set_forget_bias",),
-    materialise=lambda args: [_build_lstm(args[0]), args[1]],  # the recipe: sizes and a seed
+    materialise=lambda args: _given_lstm(args),  # the recipe: sizes and a seed
     observe=lambda args, live: [args[0], live[1]],  # the lstm is meant to change: its state is in "returned"
     errors=lambda case, record: (
         "change the parameters under torch.no_grad(): autograd refuses an in-place write to a parameter"
@@ -626,6 +638,7 @@ check_set_forget_bias = Exercise(
     ),
     describe=lambda returned, live: {
         "same": returned is live[0],
+        "kept": all(a is b for a, b in zip(live[0].parameters(), live[0]._given_parameters, strict=True)),
         "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
     },
 )

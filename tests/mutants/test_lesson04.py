@@ -120,6 +120,14 @@ MUTANTS = [
     ),
     ("param_count", "for layer in range(num_layers):", "for layer in range(num_layers - 1):", "one fewer"),
     (
+        "set_forget_bias",
+        "            cell.b_xh[H:2 * H] = value\n",
+        "            b = cell.b_xh.detach().clone()\n"
+        "            b[H:2 * H] = value\n"
+        "            cell.b_xh = torch.nn.Parameter(b)\n",
+        "replaced a parameter",
+    ),
+    (
         "param_count",
         "for layer in range(num_layers):",
         "for layer in range(1, num_layers + 1):",
