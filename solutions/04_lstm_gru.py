@@ -192,7 +192,8 @@ assert result.passed, result
 # to norm 1) and returns its accuracy on 500 fresh sequences.
 #
 # One run is one draw: a different seed gives a different network. Write `memory_table(train, T_values,
-# seeds)`: call `train(T, seed)` for every `T` and every seed, and return
+# seeds)`: call `train(T, seed)` (the argument, not `train_memory` by name: the check hands in a stand-in
+# that answers at once) for every `T` and every seed, and return
 # `{T: {"runs": [accuracy for each seed, in order], "mean": ..., "sd": ...}}` with the sample standard
 # deviation (`statistics.stdev`, $n - 1$ in the denominator).
 

@@ -77,6 +77,8 @@ def _lstm_variant(
     squash=True,
     both_biases=True,
     one_minus_f=False,
+    c_from_h=False,
+    old_c=False,
 ):
     """One LSTM step with a mistake switched on (the defaults are torch's LSTMCell)."""
     pre = x @ W_xh.T + b_xh + h @ W_hh.T + (b_hh if both_biases else 0)
@@ -85,8 +87,8 @@ def _lstm_variant(
     i, f, g, o = (acts[k](chunks[k]) for k in "ifgo")
     if one_minus_f:
         f = 1 - f
-    c_new = f * c + i * g if carry else i * g
-    h_new = o * (torch.tanh(c_new) if squash else c_new)
+    c_new = f * (h if c_from_h else c) + i * g if carry else i * g
+    h_new = o * (torch.tanh(c if old_c else c_new) if squash else c_new)
     return h_new, c_new
 
 
@@ -106,6 +108,10 @@ LSTM_HINTS = {
     "f_t is the share of c_{t-1} that is KEPT: c_t = f_t * c_{t-1} + i_t * g_t (you used 1 - f_t)": dict(
         one_minus_f=True
     ),
+    "the forget gate keeps the old cell state: c_t = f_t * c_{t-1} + i_t * g_t (you used h_{t-1} for c_{t-1})": dict(
+        c_from_h=True
+    ),
+    "h_t = o_t * tanh(c_t) uses the new cell state c_t: compute c_t first (you used c_{t-1})": dict(old_c=True),
 }
 
 
@@ -158,6 +164,9 @@ def _cell_describe(module, live):
         return {"shapes": shapes}
     t = _cell_tensors(I, H, live.recipe)
     init_wide = init_too_wide(params, LSTM_PARAMS, H)
+    # too narrow (zeros, or k = 1/H): none of the 4H(I + H + 2) values reaches k/2 (for torch's init: 2^-80 at most)
+    top = max(float(params[n].detach().abs().max()) for n in LSTM_PARAMS)
+    init_narrow = top < H**-0.5 / 2
     try:
         with torch.no_grad():
             for n in LSTM_PARAMS:
@@ -195,6 +204,7 @@ def _cell_describe(module, live):
         "changed": not (torch.equal(h0, t["h0"]) and torch.equal(c0, t["c0"])),
         "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
         "init_wide": init_wide,
+        "init_narrow": [top, init_narrow],
     }
 
 
@@ -280,6 +290,11 @@ def _judge_cell(cases, records):
             )
         if d.get("init_wide"):
             raise Mistake(init_hint(d["init_wide"], H))
+        if d.get("init_narrow", [0, False])[1]:
+            raise Mistake(
+                f"initialise uniformly in (-1/sqrt(H), 1/sqrt(H)) as torch does, k = 1/sqrt(H) = {H**-0.5:.3g}: your "
+                f"parameters start no larger than {d['init_narrow'][0]:.3g} (zeros, or k = 1/H, leave the units alike)"
+            )
         got_states.append(d["states"])
         got_grads.append(d["grads"])
         got_none.append(d["from_none"])
@@ -358,16 +373,17 @@ check_lstm_cell = Exercise(
         "course_lib.rnn.GRUCell",
         "course_lib.rnn.GRUCell.gates",
         "course_lib.rnn.GRUCell.step",
+        "torch.lstm_cell",
     ),
 )
 
 
 def _gru_variant(
     x, h, W_xh, W_hh, b_xh, b_hh, swap_z=False, swap_rz=False, n_act=torch.tanh, reset_before=False, no_reset=False,
-    b_hn_outside=False,
+    b_hn_outside=False, both_biases=True,
 ):  # fmt: skip
     x_r, x_z, x_n = (x @ W_xh.T + b_xh).chunk(3, dim=-1)
-    h_r, h_z, h_n = (h @ W_hh.T + b_hh).chunk(3, dim=-1)
+    h_r, h_z, h_n = (h @ W_hh.T + (b_hh if both_biases else 0)).chunk(3, dim=-1)
     r, z = torch.sigmoid(x_r + h_r), torch.sigmoid(x_z + h_z)
     if swap_rz:
         r, z = z, r
@@ -400,6 +416,9 @@ GRU_HINTS = {
     "b_hn goes inside the reset gate: r_t * (W_hn h_{t-1} + b_hn), not r_t * (W_hn h_{t-1}) + b_hn": dict(
         b_hn_outside=True
     ),
+    "torch's GRUCell adds both biases: b_xh on the input side and b_hh on the hidden side (you left out b_hh)": dict(
+        both_biases=False
+    ),
 }
 
 
@@ -424,6 +443,15 @@ check_gru_step = Exercise(
     ("x", "h", "W_xh", "W_hh", "b_xh", "b_hh"),
     lambda seed: _draw_cell(seed, 3, with_c=False),
     _judge_gru,
+    forbidden=(
+        "torch.nn.GRUCell",
+        "torch.nn.GRU",
+        "torch.gru_cell",
+        "course_lib.rnn.GRUCell",
+        "course_lib.rnn.GRUCell.gates",
+        "course_lib.rnn.GRUCell.step",
+        "course_lib.rnn.GRU",
+    ),
 )
 
 
@@ -465,6 +493,12 @@ def _judge_count(cases, records):
         ],
         "a GRU has 3 blocks of weights (r, z, n), not 4 like the LSTM": [_count(*c, gru_blocks=4) for c in cases],
         "count every layer, not only the first": [_count(k, I, H, 1) for k, I, H, _ in cases],
+        "count num_layers layers, range(num_layers): you counted one fewer": [
+            _count(k, I, H, L - 1) for k, I, H, L in cases
+        ],
+        "the first layer is layer 0 (range(num_layers)), and it reads the input of size I: yours read H": [
+            _count(k, H, H, L) for k, I, H, L in cases
+        ],
         "the biases are vectors of size H in every block, not two numbers per layer: H * (I + H + 2) per block": [
             _count(*c, bias_vectors=0) + 2 * c[3] for c in cases
         ],
@@ -486,6 +520,8 @@ check_param_count = Exercise(
     ("kind", "input_size", "hidden_size", "num_layers"),
     _draw_count,
     _judge_count,
+    # counting the parameters of a built module is not counting them
+    forbidden=("torch.nn.LSTM", "torch.nn.GRU", "course_lib.rnn.LSTM", "course_lib.rnn.GRU"),
 )
 
 
@@ -501,6 +537,13 @@ def _build_lstm(recipe):
                 cell.b_xh.normal_()
                 cell.b_hh.normal_()
     return lstm
+
+
+def _given_lstm(args):
+    """The lstm handed to the student, with its parameter objects noted: they are to be changed, not replaced."""
+    lstm = _build_lstm(args[0])
+    lstm._given_parameters = list(lstm.parameters())  # a plain list: not registered as parameters
+    return [lstm, args[1]]
 
 
 def _draw_forget(seed):
@@ -520,6 +563,11 @@ def _judge_forget(cases, records):
         if not r["returned"]["same"]:
             raise Mistake(
                 "return the lstm you were given (the exercise says: set the biases in place, then return lstm)"
+            )
+        if not r["returned"]["kept"]:
+            raise Mistake(
+                "change the biases in place (cell.b_xh[H:2 * H] = value, under torch.no_grad()): you replaced a "
+                "parameter with a new one, which an optimizer built before would no longer train"
             )
         lstm = _build_lstm(recipe)
         H = recipe["H"]
@@ -580,7 +628,8 @@ check_set_forget_bias = Exercise(
     ("lstm", "value"),
     _draw_forget,
     _judge_forget,
-    materialise=lambda args: [_build_lstm(args[0]), args[1]],  # the recipe: sizes and a seed
+    forbidden=("course_lib.memory.set_forget_bias",),
+    materialise=lambda args: _given_lstm(args),  # the recipe: sizes and a seed
     observe=lambda args, live: [args[0], live[1]],  # the lstm is meant to change: its state is in "returned"
     errors=lambda case, record: (
         "change the parameters under torch.no_grad(): autograd refuses an in-place write to a parameter"
@@ -589,6 +638,7 @@ check_set_forget_bias = Exercise(
     ),
     describe=lambda returned, live: {
         "same": returned is live[0],
+        "kept": all(a is b for a, b in zip(live[0].parameters(), live[0]._given_parameters, strict=True)),
         "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
     },
 )
@@ -605,6 +655,10 @@ def _memory_draw(seed):
     Ts = sorted(int(v) for v in rng.choice(np.arange(2, 60), size=int(rng.integers(2, 5)), replace=False))
     # 4 to 6 seeds, never the notebook's 3: a count of seeds written into the code fails every draw
     seeds = [int(v) for v in rng.choice(100, size=int(rng.integers(4, 7)), replace=False)]
+    # never in the order of sorted(seeds) or of set(seeds) (1 draw in 24 each with 4 seeds): runs taken in
+    # that order instead of the order given must show
+    while seeds == sorted(seeds) or seeds == list(set(seeds)):
+        seeds = [int(v) for v in rng.permutation(seeds)]
     table = {f"{T},{s}": round(float(rng.uniform(0.2, 1.0)), 4) for T in Ts for s in seeds}
     return [[table, Ts, seeds]]
 
@@ -634,6 +688,15 @@ def _judge_memory(cases, records):
             if not isinstance(entry, dict) or sorted(entry) != ["mean", "runs", "sd"]:
                 raise Mistake(f"got[{T}] should be a dict with the keys 'runs', 'mean' and 'sd', got {entry!r}")
             runs = [table[f"{T},{s}"] for s in seeds]
+            try:
+                shuffled = list(entry["runs"]) != runs and sorted(entry["runs"]) == sorted(runs)
+            except TypeError:  # not a list of numbers: expect_answers says what it is
+                shuffled = False
+            if shuffled:
+                raise Mistake(
+                    f"the runs at T={T} are right but in another order: runs[k] is train(T, seeds[k]), "
+                    "the seeds in the order given (not sorted, not through a set)"
+                )
             expect_answers(
                 [entry["runs"]],
                 [runs],

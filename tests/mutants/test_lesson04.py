@@ -108,6 +108,34 @@ MUTANTS = [
         "b_hn goes inside the reset gate",
     ),
     ("memory_table", '"mean": statistics.mean(runs)', '"mean": sum(runs) / 3', "divide by len(seeds)"),
+    ("gru_step", "(h @ W_hh.T + b_hh)", "(h @ W_hh.T)", "both biases"),
+    ("LSTMCell", "k = hidden_size**-0.5", "k = 0.0 * hidden_size", "leave the units alike"),
+    ("LSTMCell", "k = hidden_size**-0.5", "k = 1 / hidden_size", "leave the units alike"),
+    ("LSTMCell", "c = f * c_prev + i * g", "c = f * h_prev + i * g", "you used h_{t-1} for c_{t-1}"),
+    (
+        "LSTMCell",
+        "        c = f * c_prev + i * g\n        h = o * torch.tanh(c)\n",
+        "        h = o * torch.tanh(c_prev)\n        c = f * c_prev + i * g\n",
+        "compute c_t first",
+    ),
+    ("param_count", "for layer in range(num_layers):", "for layer in range(num_layers - 1):", "one fewer"),
+    (
+        "set_forget_bias",
+        "            cell.b_xh[H:2 * H] = value\n",
+        "            b = cell.b_xh.detach().clone()\n"
+        "            b[H:2 * H] = value\n"
+        "            cell.b_xh = torch.nn.Parameter(b)\n",
+        "replaced a parameter",
+    ),
+    (
+        "param_count",
+        "for layer in range(num_layers):",
+        "for layer in range(1, num_layers + 1):",
+        "the first layer is layer 0",
+    ),
+    # the seeds taken in another order than given (a draw in ascending order hid these: seeds are never drawn so)
+    ("memory_table", "for seed in seeds]", "for seed in sorted(seeds)]", "runs[k] is train(T, seeds[k])"),
+    ("memory_table", "for seed in seeds]", "for seed in set(seeds)]", "runs[k] is train(T, seeds[k])"),
     ("set_forget_bias", "    with torch.no_grad():\n        for", "    if True:\n        for", "torch.no_grad()"),
 ]
 
@@ -159,6 +187,43 @@ BORROWED = [
         "        lib.W_xh, lib.W_hh, lib.b_xh, lib.b_hh = self.W_xh, self.W_hh, self.b_xh, self.b_hh\n"
         "        return lib(x, state)\n",
         "course_lib.rnn.LSTMCell",
+    ),
+    (
+        "LSTMCell",
+        "        h_prev, c_prev = state\n",
+        "        return tuple(torch.lstm_cell(x, state, self.W_xh, self.W_hh, self.b_xh, self.b_hh))\n",
+        "torch.lstm_cell",
+    ),
+    (
+        "gru_step",
+        "    x_r, x_z, x_n = (x @ W_xh.T + b_xh).chunk(3, dim=-1)\n",
+        "    cell = torch.nn.GRUCell(x.shape[1], h.shape[1])\n"
+        "    with torch.no_grad():\n"
+        "        for p, v in zip(cell.parameters(), (W_xh, W_hh, b_xh, b_hh)):\n"
+        "            p.copy_(v)\n"
+        "        return cell(x, h)\n",
+        "torch.nn.GRUCell",
+    ),
+    (
+        "gru_step",
+        "    x_r, x_z, x_n = (x @ W_xh.T + b_xh).chunk(3, dim=-1)\n",
+        "    return torch.gru_cell(x, h, W_xh, W_hh, b_xh, b_hh)\n",
+        "torch.gru_cell",
+    ),
+    (
+        "param_count",
+        "    blocks = {",
+        "    from torch import nn\n\n"
+        "    module = (nn.LSTM if kind == 'lstm' else nn.GRU)(input_size, hidden_size, num_layers)\n"
+        "    return sum(p.numel() for p in module.parameters())\n"
+        "    blocks = {",
+        "torch.nn.LSTM",
+    ),
+    (
+        "set_forget_bias",
+        "    H = lstm.hidden_size\n",
+        "    from course_lib import memory\n\n    return memory.set_forget_bias(lstm, value)\n    H = lstm.hidden_size\n",
+        "course_lib.memory.set_forget_bias",
     ),
 ]
 
