@@ -143,7 +143,7 @@ except NotImplementedError:
 # each $k$ in `ks` compute the validation perplexity with `perplexity(train, val, n, k)` (the
 # check hands you a correct one; below you pass yours), and return the pair
 # `(best_k, perplexities)`: the $k$ with the lowest validation perplexity, and the list of
-# perplexities in the order of `ks`.
+# perplexities in the order of `ks` (which need not be sorted).
 
 # %%
 # Exercise 1.3: tuning k on held-out text

@@ -134,11 +134,11 @@ check_count_ngrams = Exercise(
 
 
 def add_k_perplexity(train, test, n, k, *, left=None, right=1, v_shift=0, numerator_only=False, log_mix=False,
-                     per_sentence=False, words_only=False, every_context=False):  # fmt: skip
+                     plain_v=False, per_sentence=False, words_only=False, every_context=False):  # fmt: skip
     """The reference (keyword arguments off): perplexity of an add-k n-gram model under the standard count.
 
     The keywords give the known mistakes: ``left``/``right`` padding, |V| shifted by ``v_shift``, k
-    added to the numerator only, natural logs raised to 2, J divided by the number of sentences, J
+    added to the numerator only (or V, not k * V, in the denominator), natural logs raised to 2, J divided by the number of sentences, J
     divided by the number of words only (the ends scored but not counted in N), c(h) counted for
     every (n-1)-gram of the padded sentence (the last one, which ends at the end symbol, too).
     """
@@ -162,7 +162,7 @@ def add_k_perplexity(train, test, n, k, *, left=None, right=1, v_shift=0, numera
         p = pad(sentence)
         for i in range(n - 1, len(p)):
             gram = tuple(p[i - n + 1 : i + 1])
-            denominator = context_counts[gram[:-1]] + (0 if numerator_only else k * V)
+            denominator = context_counts[gram[:-1]] + (0 if numerator_only else V if plain_v else k * V)
             if denominator == 0:
                 return None
             prob = (counts[gram] + k) / denominator
@@ -179,11 +179,15 @@ _PPL_HINTS = {
     f"one '{EOS}' per sentence, not n-1 (nltk's pad_both_ends): the extra ones are near-certain and flatter "
     "higher orders": {"right": "n-1"},
     "k pseudo-counts go to every one of the V words: add k * V to the denominator too": {"numerator_only": True},
+    "the denominator adds k * V (k for each of the V words), not V": {"plain_v": True},
     f"V counts every token the model can predict: the training words, '{EOS}' and '{UNK}'": {"v_shift": -1},
+    f"V counts '{EOS}' and '{UNK}' too, not only the training words: both can be predicted": {"v_shift": -2},
     f"'{BOS}' is never predicted, so it is not in V: V = training words + '{EOS}' + '{UNK}'": {"v_shift": 1},
     "log base: you summed natural logs (ln) but raised 2 to J; use log2 with 2 ** J (or ln with e ** J)": {
         "log_mix": True
     },
+    "use the k you are given: you added 1 (add-one, Laplace) where add-k adds k, to the numerator and k * V to "
+    "the denominator": {"k": 1.0},
     "J is the mean over the N scored tokens (words + one end per sentence), not over sentences": {"per_sentence": True},
     f"N counts every scored token: the words and the one '{EOS}' per sentence (N = words + sentences), "
     "not the words alone": {"words_only": True},
@@ -195,6 +199,7 @@ _PPL_HINTS = {
 def _ppl_variant(case, spec):
     train, test, n, k = case
     kwargs = {key: (n if v == "n" else n - 1 if v == "n-1" else v) for key, v in spec.items()}
+    k = kwargs.pop("k", k)  # a mistake's own k (add-one)
     return add_k_perplexity(train, test, n, k, **kwargs)
 
 
@@ -213,6 +218,7 @@ def _draw_ppl(seed):
         test.append(["zebra"])  # an unseen word, so an unseen context too for n > 1
         k = float(rng.choice([1.0, round(float(rng.uniform(0.05, 0.9)), 3)]))
         cases.append([train, test, n, k])
+    cases[2][3] = round(float(rng.uniform(0.05, 0.9)), 3)  # one k below 1 on every draw: add-one shows
     return cases
 
 
@@ -272,7 +278,10 @@ def _draw_tune(seed):
             ks = sorted({round(float(x), 4) for x in 10.0 ** rng.uniform(-3, 1.5, size=int(rng.integers(5, 9)))})
             ks = [ks[i] for i in rng.permutation(len(ks))]  # not sorted: the best k is found, not assumed
             ppl = [add_k_perplexity(sentences[:cut], sentences[cut:], n, k) for k in ks]
-            if min(ks) < ks[int(np.argmin(ppl))] < max(ks) and ppl != sorted(ppl):  # (then every mistake shows)
+            best = int(np.argmin(ppl))
+            in_sorted = sorted(ks).index(ks[best])  # where the best k sits once ks is sorted: elsewhere than in ks
+            worst = ks[int(np.argmax(ppl))]  # the highest's k is not the sorted position's (two mistakes apart)
+            if min(ks) < ks[best] < max(ks) and ppl != sorted(ppl) and in_sorted != best and sorted(ks)[best] != worst:
                 break
         cases.append([sentences[:cut], sentences[cut:], n, ks])
     return cases
@@ -290,6 +299,14 @@ def _tune_variants(train, val, n, ks):
         ),
         "return the best k itself, not its position in ks": (int(np.argmin(ppl)), ppl),
         "return one perplexity per k, in the order of ks": (ks[int(np.argmin(ppl))], sorted(ppl)),
+        "ks is not sorted: return the perplexities in the order of ks as given, not of sorted(ks)": (
+            ks[int(np.argmin(ppl))],
+            [add_k_perplexity(train, val, n, k) for k in sorted(ks)],
+        ),
+        "best_k is ks[i] for the position i of the lowest perplexity, in ks as given (ks is not sorted)": (
+            sorted(ks)[int(np.argmin(ppl))],
+            ppl,
+        ),
         "use the order n you are given": (ks[int(np.argmin(bigram))], bigram),
         "best_k is a value of k (the one with the lowest perplexity), not the lowest perplexity itself": (
             min(ppl),
@@ -353,6 +370,7 @@ def _judge_perplexity(cases, records):
         "you forgot the minus sign: J = -(1/n) sum log P, and perplexity is at least 1",
         "divide by n, the number of tokens, not n - 1",
         "converting nats to bits divides by ln 2: 2 ** (J / ln 2) equals e^J",
+        "J / ln 2 is in bits, so raise 2 to it (2 ** (J / ln 2) = e^J), not e",
     ]
     wrong = {h: [] for h in hints}
     for (log_probs,), r in zip(cases, records):
@@ -370,6 +388,7 @@ def _judge_perplexity(cases, records):
                 math.exp(-J),
                 math.exp(-lp.sum() / (n - 1)) if n > 1 else None,
                 2 ** (J * math.log(2)),
+                math.exp(J / math.log(2)),
             ],
         ):
             wrong[h].append(v)

@@ -140,6 +140,7 @@ def _draw_alpha(seed):
     return cases + [[e, n, n], [lecture, 4, 3], [e_big, big, 1]]  # i = n last: a 0-based index fails there
 
 
+AHEAD = "the mask is off by one: query i may see key i + 1 in your mask, one step into the future (tril(1))"
 ALPHA_HINTS = [
     "the softmax runs over the wrong axis: for each query i (a row) the weights over the keys j sum to 1, so "
     "take the softmax along dim=-1",
@@ -149,7 +150,7 @@ ALPHA_HINTS = [
 
 
 def _judge_alpha(cases, records):
-    mistakes = [UNMASKED, AFTER, ZERO, NO_SOFTMAX, LOG, PAST, DIAGONAL, *ALPHA_HINTS]
+    mistakes = [UNMASKED, AFTER, ZERO, NO_SOFTMAX, LOG, PAST, DIAGONAL, AHEAD, *ALPHA_HINTS]
     got, expected, wrong = [], [], {h: [] for h in mistakes}
     for (e, i, j), r in zip(cases, records):
         if r["type"] == "Tensor":
@@ -166,6 +167,7 @@ def _judge_alpha(cases, records):
             wrong[h].append(float(shared[h][i - 1, j - 1]))
         wrong[PAST].append(float(_masked_weights(e, allowed.T)[i - 1, j - 1]))
         wrong[DIAGONAL].append(float(_masked_weights(e, _lower(n, -1))[i - 1, j - 1]))
+        wrong[AHEAD].append(float(_masked_weights(e, _lower(n, 1))[i - 1, j - 1]))
         axis0 = _masked_weights(e, allowed, axis=0)[i - 1, j - 1]
         zero_based = weights[i, j] if i < n and j < n else None
         for h, v in zip(ALPHA_HINTS, [axis0, weights[j - 1, i - 1], zero_based]):
@@ -177,6 +179,11 @@ def _judge_alpha(cases, records):
 
 def _alpha_errors(case, record):
     e, i, j = case
+    if record["raised"] == "IndexError" and j > i:  # row i's kept scores alone have no entry j > i
+        return (
+            f"alpha_{{{i},{j}}} raised IndexError: key j = {j} is in query i = {i}'s future, so its weight is 0; "
+            "mask the whole (n, n) matrix, take the softmax of each row, then pick weights[i - 1, j - 1]"
+        )
     if record["raised"] == "IndexError":
         return f"alpha_{{{i},{j}}} raised IndexError for an n = {e.shape[0]} matrix: {ALPHA_HINTS[2]}"
     if size_error(record):
@@ -297,8 +304,8 @@ def _draw_masked_attention(seed):
     rng = np.random.default_rng(seed)
     g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     cases = []
-    for T in (int(rng.integers(4, 7)), int(rng.integers(6, 10))):
-        B, d_v = int(rng.integers(2, 5)), int(rng.integers(2, 6))
+    for T in (int(rng.integers(4, 7)), int(rng.integers(9, 13))):  # one T above 8 on every draw: a size typed
+        B, d_v = int(rng.integers(2, 5)), int(rng.integers(2, 6))  # as a number (then sliced) fails on it
         lengths = rng.integers(1, T, size=B)  # padded sentences ...
         lengths[int(rng.integers(B))] = T  # ... and one of full length
         scores = torch.randn(B, T, T, generator=g, dtype=torch.float64) * 1.5

@@ -41,6 +41,18 @@ MUTANTS = [
         "diagonal",
     ),
     ("alpha", 'float("-inf")', "0.0", "exp(0) = 1"),
+    (  # row i's kept scores alone: no entry for a key j > i
+        "alpha",
+        ALPHA + "  # each row sums to 1\n    return weights[i - 1, j - 1].item()",
+        "row = torch.softmax(scores[i - 1, :i], dim=0)\n    return row[j - 1].item()",
+        "its weight is 0",
+    ),
+    (
+        "alpha",
+        "dtype=torch.bool, device=scores.device).tril()",
+        "dtype=torch.bool, device=scores.device).tril(1)",
+        "one step into the future",
+    ),
     (
         "alpha",
         ALPHA,
@@ -84,6 +96,12 @@ MUTANTS = [
     ("masked_attention", "causal = j <= i", "causal = j < i", "diagonal"),
     ("masked_attention", "causal = j <= i", "causal = j <= i + 1", "off by one"),
     ("masked_attention", "causal = j <= i", "causal = j >= i", "swapped"),
+    (  # a size typed as a number, then sliced: fails only when some T exceeds it (a T above 8 on every draw)
+        "masked_attention",
+        "causal = j <= i",
+        "causal = torch.ones(8, 8, dtype=torch.bool).tril()[:T, :T]",
+        "take T and B from the inputs",
+    ),
     ("masked_attention", "< lengths[:, None]", "<= lengths[:, None]", "padding mask is off by one"),
     ("masked_attention", 'float("-inf")', "0.0", "exp(0) = 1"),
     ("masked_attention", ALLOWED, "allowed = causal[None, :, :] & real_keys[:, :, None]", "query axis"),
