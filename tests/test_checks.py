@@ -1,6 +1,7 @@
 """The check protocol itself: three outcomes, hints, recording for graders."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -167,6 +168,15 @@ def test_an_exercise_judges_outside_the_run_and_names_the_mistake():
 
     r = ex.check(in_place, quiet=True)
     assert r.status == FAILED and "changed its input `x` in place" in r.message
+
+    def last_entry_in_place(x):  # the first entries stay: the hint must point at the one that changed
+        doubled = 2 * x
+        x[-1] = 99.0
+        return doubled
+
+    r = ex.check(last_entry_in_place, quiet=True)
+    assert r.status == FAILED and "changed its input `x` in place" in r.message, r
+    assert re.search(r"at index \[\d\], -?[\d.e-]+ became 99", r.message), r.message
 
     def stub(x):
         raise NotImplementedError

@@ -316,10 +316,21 @@ def _changed_input(params, case, after) -> str:
         if not same(before, now):
             name = params[i] if i < len(params) else f"argument {i + 1}"
             return (
-                f"your function changed its input `{name}` in place ({_short(before)} became {_short(now)}): "
+                f"your function changed its input `{name}` in place ({_what_changed(before, now)}): "
                 "the caller's data must stay as it was, so work on a copy (e.g. x = x + ..., not x += ...)"
             )
     return ""
+
+
+def _what_changed(before, now) -> str:
+    """Where an array or tensor first changed (its first entries may be untouched), else both in short."""
+    b, n = as_array(before), as_array(now)
+    if b is not None and n is not None and b.shape == n.shape and b.ndim:
+        changed = np.argwhere(~((b == n) | (np.isnan(b) & np.isnan(n))))
+        if len(changed):
+            index = [int(i) for i in changed[0]]
+            return f"at index {index}, {_num(b[tuple(index)])} became {_num(n[tuple(index)])}"
+    return f"{_short(before)} became {_short(now)}"
 
 
 # ---------------------------------------------------------------- judging helpers
