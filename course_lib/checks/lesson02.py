@@ -203,6 +203,8 @@ def _wrong_grads(params, contexts, targets, mistake):
     dE = torch.zeros_like(P["E"])
     if mistake == "ids_T":
         dE.index_add_(0, contexts.T.reshape(-1), de)  # rows of de in (B, n) order, ids in (n, B) order
+    elif mistake == "one_position":
+        dE.index_add_(0, contexts[:, 0], de.reshape(B, n * d)[:, :d])  # only the first word of each context
     elif mistake == "assigned":
         dE[contexts.reshape(-1)] = de  # a repeated word keeps one of its gradients
     else:
@@ -232,6 +234,8 @@ NINJA_HINTS = {  # gradient -> {mistake: hint}; a mistake is named at the first 
         "at a time); dE[ids] = de or dE[ids] += de keeps only one of them",
         "ids_T": "de.reshape(B * n, d) lists the words row by row, as contexts.reshape(-1) does; "
         "contexts.T.reshape(-1) lists them position by position and pairs each piece with the wrong word",
+        "one_position": "every one of the n context words gets its piece of de (n pieces of size d), not only the "
+        "first: de.reshape(B * n, d) goes with contexts.reshape(-1)",
     },
 }
 

@@ -137,6 +137,12 @@ MUTANTS = [
     ("train_sgd", "for k in params:", 'for k in ("W", "U"):', "never changed"),
     ("train_sgd", "lr * grads[k]", "lr / len(targets) * grads[k]", "already averaged"),
     ("train_sgd", "    return losses, params\n", "    return losses\n", "return (losses, params)"),
+    (
+        "fflm_loss_and_grads",
+        "dE.index_add_(0, contexts.reshape(-1), de.reshape(B * n, d))",
+        "dE.index_add_(0, contexts[:, 0], de[:, :d])",
+        "every one of the n context words",
+    ),
     # W_hh is square: its transposed gradient has the right shape, so only the targeted hint names it
     ("bptt_step", "dW_hh = da.T @ h_prev", "dW_hh = h_prev.T @ da", "dW_hh differs: dW_hh is transposed"),
     ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.outer(y, y) - torch.diag(y)", "sign is flipped"),
