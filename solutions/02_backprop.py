@@ -141,9 +141,10 @@ assert result.passed, result
 # Return `(losses, params)`: the list of losses (one per batch, each a number) and the trained
 # parameters.
 #
-# The check runs your loop for a few steps on a tiny model with a gradient function it gives you,
-# and compares the losses and the trained weights with its own loop's (same initial weights,
-# same batches).
+# The check runs your loop for a few steps on a tiny model with a gradient function it gives you
+# (the tiny model's loss plus a small weight penalty, so a loop that calls your own
+# `fflm_loss_and_grads` by name instead of its argument `loss_and_grads` is caught), and compares
+# the losses and the trained weights with its own loop's (same initial weights, same batches).
 
 
 # %%

@@ -45,8 +45,12 @@ def _expect_shape(got, shape, name, hint=""):
 
 
 def _judge_by_name(names, answers, expected, wrong, what):
+    """The first wrong tensor, named ("dW_hh differs: ..."), with its mistake's hint or its first difference."""
     for name in names:
-        expect_answers(answers[name], expected[name], wrong.get(name, {}), [f"{name} {w}" for w in what])
+        try:
+            expect_answers(answers[name], expected[name], wrong.get(name, {}), [f"{name} {w}" for w in what])
+        except Mistake as m:
+            raise Mistake(f"{name} differs: {m}") from None
 
 
 # ---------------------------------------------------------------- 2.1
@@ -74,6 +78,7 @@ def _judge_jacobian(cases, records):
         "the diagonal is missing y_i: it is y_i (1 - y_i) = y_i - y_i^2, so J = diag(y) - y y^T",
         "softmax over the logits, not a sigmoid of each: y = exp(z) / sum exp(z)",
         "-y_i y_j is an outer product, torch.outer(y, y) (K, K): y * y is only its diagonal, broadcast",
+        "the sign is flipped: J = diag(y) - y y^T (the diagonal y_i (1 - y_i) is positive), not y y^T - diag(y)",
     ]
     got, expected, wrong = [], [], {h: [] for h in hints}
     for (z,), r in zip(cases, records):
@@ -98,6 +103,7 @@ def _judge_jacobian(cases, records):
                 -torch.outer(y, y),
                 torch.diag(s) - torch.outer(s, s),
                 torch.diag(y) - y * y,
+                torch.outer(y, y) - torch.diag(y),
             ],
         ):
             wrong[h].append(v)
@@ -197,6 +203,8 @@ def _wrong_grads(params, contexts, targets, mistake):
     dE = torch.zeros_like(P["E"])
     if mistake == "ids_T":
         dE.index_add_(0, contexts.T.reshape(-1), de)  # rows of de in (B, n) order, ids in (n, B) order
+    elif mistake == "one_position":
+        dE.index_add_(0, contexts[:, 0], de.reshape(B, n * d)[:, :d])  # only the first word of each context
     elif mistake == "assigned":
         dE[contexts.reshape(-1)] = de  # a repeated word keeps one of its gradients
     else:
@@ -226,6 +234,8 @@ NINJA_HINTS = {  # gradient -> {mistake: hint}; a mistake is named at the first 
         "at a time); dE[ids] = de or dE[ids] += de keeps only one of them",
         "ids_T": "de.reshape(B * n, d) lists the words row by row, as contexts.reshape(-1) does; "
         "contexts.T.reshape(-1) lists them position by position and pairs each piece with the wrong word",
+        "one_position": "every one of the n context words gets its piece of de (n pieces of size d), not only the "
+        "first: de.reshape(B * n, d) goes with contexts.reshape(-1)",
     },
 }
 
@@ -329,13 +339,27 @@ def _draw_train(seed):
     for V, n, d, H, B in _ff_sizes(rng, 2):
         steps = int(rng.integers(3, 6))
         batches = [list(_ff_batch(rng, V, n, B)) for _ in range(steps)]
-        cases.append([_ff_params(rng, V, n, d, H), batches, float(rng.choice([0.3, 0.5, 0.7, 2.0])), "hand"])
+        lr, penalty = float(rng.choice([0.3, 0.5, 0.7, 2.0])), float(rng.choice([0.05, 0.1, 0.2]))
+        cases.append([_ff_params(rng, V, n, d, H), batches, lr, penalty])  # the function given travels as penalty
     return cases
 
 
+def with_penalty(grads_of, penalty):
+    """grads_of's loss plus penalty/2 times the sum of the squared weights, and its gradients: the function
+    the check gives to train_sgd, so that a loop calling the student's own fflm_loss_and_grads (not the
+    loss_and_grads it is given) is told apart on every draw."""
+
+    def loss_and_grads(params, contexts, targets):
+        loss, grads = grads_of(params, contexts, targets)
+        squares = sum(float((params[k] ** 2).sum()) for k in FF_NAMES)
+        return loss + penalty / 2 * squares, {k: grads[k] + penalty * params[k] for k in FF_NAMES}
+
+    return loss_and_grads
+
+
 def _materialise_train(args):
-    params, batches, lr, _ = args
-    return [params, batches, lr, hand_loss_and_grads]
+    params, batches, lr, penalty = args
+    return [params, batches, lr, with_penalty(hand_loss_and_grads, penalty)]
 
 
 def _sgd(params, batches, lr, *, grads_of=hand_loss_and_grads, sign=1.0, same_batch=False, lr_over_b=False,
@@ -361,13 +385,19 @@ TRAIN_MISTAKES = {
         loss_after=True
     ),
 }
+IGNORED = (
+    "call the loss_and_grads your function is given (the check's adds a weight penalty), not your own "
+    "fflm_loss_and_grads: the experiment passes autograd's through it too"
+)
 
 
 def _judge_train(cases, records):
     got_losses, got_params, ref_losses, ref_params = [], [], [], []
     wrong = {h: [] for h in TRAIN_MISTAKES}
     wrong["multiply the gradient by the learning rate lr: params[k] - lr * grads[k]"] = []
-    for (params, batches, lr, _), r in zip(cases, records):
+    wrong[IGNORED] = []
+    for (params, batches, lr, penalty), r in zip(cases, records):
+        given = with_penalty(hand_loss_and_grads, penalty)
         value = r["returned"]
         if not isinstance(value, (tuple, list)) or len(value) != 2 or not isinstance(value[1], dict):
             raise Mistake(
@@ -386,19 +416,21 @@ def _judge_train(cases, records):
         still = [k for k in FF_NAMES if _is_tensor(trained[k]) and torch.equal(trained[k].double(), params[k])]
         if still:
             raise Mistake(f"update every parameter: {', '.join(still)} never changed")
-        ref_l, ref_p = _sgd(params, batches, lr, grads_of=_autograd_loss_and_grads)
+        ref_l, ref_p = _sgd(params, batches, lr, grads_of=with_penalty(_autograd_loss_and_grads, penalty))
         got_losses.append(as_list)
         ref_losses.append(np.array(ref_l))
         for k in FF_NAMES:
             got_params.append(trained[k])
             ref_params.append(ref_p[k])
         for hint, kwargs in TRAIN_MISTAKES.items():
-            wl, wp = _sgd(params, batches, lr, **kwargs)
+            wl, wp = _sgd(params, batches, lr, grads_of=given, **kwargs)
             wrong[hint].append((np.array(wl), [wp[k] for k in FF_NAMES]))
-        wl, wp = _sgd(params, batches, 1.0)
+        wl, wp = _sgd(params, batches, 1.0, grads_of=given)
         wrong["multiply the gradient by the learning rate lr: params[k] - lr * grads[k]"].append(
             (np.array(wl), [wp[k] for k in FF_NAMES])
         )
+        wl, wp = _sgd(params, batches, lr)  # the model's own gradients, without the penalty
+        wrong[IGNORED].append((np.array(wl), [wp[k] for k in FF_NAMES]))
     flat_wrong = {h: [x for losses, ps in v for x in [losses, *ps]] for h, v in wrong.items()}
     got, expected, what = [], [], []
     for i, (_, batches, _, _) in enumerate(cases):
@@ -433,6 +465,8 @@ TANH_HINTS = {
     "tanh'(a) = 1 - h^2 uses this step's output h, not h_prev": "h_prev",
 }
 BPTT_NAMES = ("dW_xh", "dW_hh", "db_h", "dh_prev")
+# W_hh is square, so its transposed gradient has the right shape on every draw: only this hint tells it apart
+W_HH_T = "dW_hh is transposed: dW_hh = da^T h_prev (row i for unit i of h_t), not h_prev^T da"
 
 
 def _draw_bptt(seed):
@@ -451,6 +485,7 @@ def _judge_bptt(cases, records):
     expected = {k: [] for k in BPTT_NAMES}
     wrong = {k: {h: [] for h in TANH_HINTS} for k in BPTT_NAMES}
     wrong["dW_hh"]["dW_hh multiplies by the input of W_hh at this step, h_prev (h_{t-1}), not by h (h_t)"] = []
+    wrong["dW_hh"][W_HH_T] = []
     wrong["dW_xh"]["dW_xh is da^T x (shape (H, D)): sum over the batch, not an average"] = []
     wrong["db_h"]["db_h sums da over the batch (dim=0), not the mean"] = []
     wrong["dh_prev"] = {TRANSPOSED: [], SKIPPED_TANH: [], **wrong["dh_prev"]}  # these first: dh W_hh is both
@@ -475,6 +510,7 @@ def _judge_bptt(cases, records):
         wrong["dW_hh"]["dW_hh multiplies by the input of W_hh at this step, h_prev (h_{t-1}), not by h (h_t)"].append(
             grads(da, h_used=h)["dW_hh"]
         )
+        wrong["dW_hh"][W_HH_T].append(h_prev.T @ da)
         wrong["dW_xh"]["dW_xh is da^T x (shape (H, D)): sum over the batch, not an average"].append(da.T @ x / B)
         wrong["db_h"]["db_h sums da over the batch (dim=0), not the mean"].append(da.mean(0))
         wrong["dh_prev"][TRANSPOSED].append(da @ W_hh.T)

@@ -137,6 +137,15 @@ MUTANTS = [
     ("train_sgd", "for k in params:", 'for k in ("W", "U"):', "never changed"),
     ("train_sgd", "lr * grads[k]", "lr / len(targets) * grads[k]", "already averaged"),
     ("train_sgd", "    return losses, params\n", "    return losses\n", "return (losses, params)"),
+    (
+        "fflm_loss_and_grads",
+        "dE.index_add_(0, contexts.reshape(-1), de.reshape(B * n, d))",
+        "dE.index_add_(0, contexts[:, 0], de[:, :d])",
+        "every one of the n context words",
+    ),
+    # W_hh is square: its transposed gradient has the right shape, so only the targeted hint names it
+    ("bptt_step", "dW_hh = da.T @ h_prev", "dW_hh = h_prev.T @ da", "dW_hh differs: dW_hh is transposed"),
+    ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.outer(y, y) - torch.diag(y)", "sign is flipped"),
 ]
 
 AUTOGRAD_FORWARD = (
@@ -263,3 +272,18 @@ def test_hints_name_the_first_wrong_gradient_in_backward_order():
     wrong = mutant(LESSON, "fflm_loss_and_grads", "da = dh * (1 - h**2)", "da = dh")
     result = checks.check_fflm_backward(wrong, quiet=True)
     assert result.message.startswith("Hint: dW differs"), result.message
+
+
+def test_a_loop_that_calls_its_own_gradients_instead_of_the_argument_is_caught():
+    """train_sgd calling the notebook's fflm_loss_and_grads by name (right gradients, wrong function): the check
+    gives a penalised loss_and_grads, so the loop is told apart on every draw, with its own hint."""
+    wrong = mutant(
+        LESSON,
+        "train_sgd",
+        "loss_and_grads(params, contexts, targets)",
+        "fflm_loss_and_grads(params, contexts, targets)",
+    )
+    wrong.__globals__["fflm_loss_and_grads"] = solution(LESSON, "fflm_loss_and_grads")  # the notebook's, by name
+    for _ in range(5):
+        result = checks.check_train_sgd(wrong, quiet=True)
+        assert result.status == FAILED and "call the loss_and_grads your function is given" in result.message
