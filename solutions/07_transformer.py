@@ -197,7 +197,8 @@ assert result.passed, result
 # Attention only takes weighted averages of the values; the feed-forward layer adds the
 # non-linearity (CS224N, UKP Lab), at every position separately:
 # $\mathrm{FFN}(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2$ with $d_{ff} = 4\,d_{model}$.
-# Write `FeedForward(d_model)` (name its layers as you like; both with their biases).
+# Write `FeedForward(d_model)` (name its layers as you like; both with their biases; no dropout,
+# which Karpathy's video adds: the check compares with this formula).
 
 
 # %%

@@ -35,7 +35,8 @@ def _pe(T, d, pos_offset=0, swap=False, exponent="2i", layout="interleaved", odd
         even_angle, odd_angle = angle[:, 0::2], angle[:, 1::2]
     else:
         two_i = np.arange(0, d, 2)
-        even_angle = odd_angle = pos / 10000 ** ((two_i / 2 if exponent == "i" else two_i) / d)
+        freq = 10000.0 ** ((two_i / 2 if exponent == "i" else two_i) / d)
+        even_angle = odd_angle = pos * freq if exponent == "mul" else pos / freq
     first, second = (odd, np.sin) if swap else (np.sin, odd)
     if layout == "concat":
         return np.concatenate([first(even_angle), second(odd_angle)], axis=1)
@@ -59,6 +60,9 @@ PE_HINTS = [
     "interleave the channels (PE[:, 0::2] = sin, PE[:, 1::2] = cos); you put all the sines first",
     "the odd channels 2i+1 hold the cosine: you put sin on every channel",
 ]
+PE_MULTIPLY = (
+    "divide the position by 10000^(2i/d), do not multiply: the frequencies fall from 1 (channel pair 0) towards 1/10000"
+)
 
 
 def _judge_pe(cases, records):
@@ -76,6 +80,10 @@ def _judge_pe(cases, records):
         ]
         for h, v in zip(PE_HINTS, variants):
             wrong[h].append(v)
+    # multiplied angles reach 10^5 radians, where float32's sin is off by 1e-2: judged on the short cases only
+    short = [i for i, (T, d) in enumerate(cases) if T * d <= 20 and not matches(got[i], expected[i])]
+    if short and all(matches(got[i], _pe(*cases[i], exponent="mul")) for i in short):
+        raise Mistake(PE_MULTIPLY)
     expect_answers(got, expected, wrong, [f"the encodings for T = {T}, d = {d}" for T, d in cases])
 
 
@@ -122,6 +130,11 @@ def _judge_heads(cases, records):
         shape = tuple(value.shape) if _is_tensor(value) else None
         if shape in ((B, T, H, D), (B, T, D, H)) and shape != (B, H, T, D):
             raise Mistake(f"shape {shape}: {HEAD_HINTS[2]}")
+        if shape and shape != (B, H, T, D) and sorted(shape) == sorted((B, H, T, D)) and len(set(shape)) == 4:
+            raise Mistake(
+                f"shape {shape}: the axes are in the wrong order, (B, H, T, D) = {(B, H, T, D)} is wanted: "
+                "view as (B, T, H, D), then swap only axes 1 and 2 (transpose(1, 2))"
+            )
         if shape and len(shape) == 4 and shape[1] != H and shape[0] == B and shape[1] * shape[3] == C:
             raise Mistake(
                 f"for n_head = {H} the heads axis (axis 1) should have size {H}, got shape {shape}: "
@@ -226,7 +239,9 @@ def _module_describe(returned, live):
             return {"raised": "NotImplementedError", "message": "", "where": ""}
         return _crash(exc)
     params = {name: p.detach().clone() for name, p in returned.named_parameters()}
-    return {"out": out, "params": params}
+    # Karpathy's video adds dropout; the exercises' formulas have none (and it makes forward random)
+    dropout = [name or "the module" for name, m in returned.named_modules() if isinstance(m, nn.Dropout) and m.p > 0]
+    return {"out": out, "params": params, "dropout": dropout[:1]}
 
 
 class ModuleExercise(Exercise):
@@ -249,6 +264,11 @@ def _answer(record, cls):
         raise Mistake(f"{cls}(...) should build a module whose forward returns tensors; it returned something else")
     if "not_a_module" in value:
         raise Mistake(f"{cls}(...) should build an nn.Module (class {cls}(nn.Module)), got {value['not_a_module']}")
+    if value.get("dropout"):
+        raise Mistake(
+            f"{cls}: leave out the dropout ({value['dropout'][0]}): the exercise's formula has none, and in "
+            "training mode it zeroes random entries, so forward no longer gives the formula's output"
+        )
     params = {k: v.double() for k, v in value["params"].items()}
     return value["out"], params
 
@@ -315,13 +335,16 @@ def _get(params, prefix, part, cls):
     return w, params.get(f"{prefix}{part}.bias")
 
 
-def _head(x, params, prefix="", cls="Head", *, dim=-1, k=0, masked=True, scale="d_k", swap=False, after=False):
+def _head(x, params, prefix="", cls="Head", *, dim=-1, k=0, masked=True, scale="d_k", swap=False, after=False,
+          upper=False):  # fmt: skip
     """One head: softmax(q k^T / sqrt(d_k) with the future at -inf) v, and the switches its mistakes flip."""
     q, kk, v = (_lin(x, *_get(params, prefix, part, cls)) for part in ("query", "key", "value"))
     d_k, T = kk.shape[-1], x.shape[1]
     s = kk @ q.transpose(-2, -1) if swap else q @ kk.transpose(-2, -1)
     s = s * {"d_k": d_k**-0.5, "none": 1.0, "d_model": x.shape[-1] ** -0.5, "no_sqrt": 1.0 / d_k}[scale]
     allowed = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=k)
+    if upper:  # the mask transposed: query i sees keys j >= i
+        allowed = allowed.T
     if masked and not after:
         s = s.masked_fill(~allowed, float("-inf"))
     w = torch.softmax(s, dim=dim)
@@ -408,7 +431,7 @@ def _ln(x, params, name, cls):
 
 
 def _block(x, params, n_heads, prefix="", cls="Block", *, post=False, res=(True, True), lns=("ln1", "ln2"),
-           normed_res=False, no_ln=False):  # fmt: skip
+           normed_res=False, no_ln=False, parallel=False, ffn_first=False):  # fmt: skip
     def sa(h):
         return _mha(h, params, n_heads, f"{prefix}sa.", cls)
 
@@ -421,6 +444,11 @@ def _block(x, params, n_heads, prefix="", cls="Block", *, post=False, res=(True,
     if post:
         x = ln(x + sa(x), lns[0])
         return ln(x + ffwd(x), lns[1])
+    if parallel:  # x + SA(LN_1(x)) + FFN(LN_2(x)), both from the same x (GPT-J's parallel block)
+        return x + sa(ln(x, lns[0])) + ffwd(ln(x, lns[1]))
+    if ffn_first:
+        x = x + ffwd(ln(x, lns[1]))
+        return x + sa(ln(x, lns[0]))
     if normed_res:  # x = LN_1(x); x = x + SA(x): the residual stream itself normalised
         x = ln(x, lns[0])
         x = x + sa(x)
@@ -431,7 +459,7 @@ def _block(x, params, n_heads, prefix="", cls="Block", *, post=False, res=(True,
     return x + f if res[1] else f
 
 
-def _gpt(idx, targets, params, n_heads, n_layers, *, pos=True, ln_f=True, shift=False, softmax=False):
+def _gpt(idx, targets, params, n_heads, n_layers, *, pos=True, ln_f=True, shift=False, softmax=False, total=False):
     cls = "GPT"
     for name in ("token_embedding.weight", "position_embedding.weight", "lm_head.weight"):
         if name not in params:
@@ -441,6 +469,12 @@ def _gpt(idx, targets, params, n_heads, n_layers, *, pos=True, ln_f=True, shift=
         raise Mistake(
             "GPT has no parameters blocks.0...: keep the blocks in nn.Sequential or nn.ModuleList (in a plain "
             "Python list their parameters are hidden from .parameters(), so the optimiser never trains them)"
+        )
+    built = sum(f"blocks.{i}.ln1.weight" in params for i in range(n_layers))
+    if built < n_layers:
+        raise Mistake(
+            f"GPT has parameters for {built} block(s), n_layers = {n_layers}: build n_layers separate blocks, "
+            "nn.Sequential(*[Block(...) for _ in range(n_layers)]); [Block(...)] * n_layers repeats ONE block"
         )
     T = idx.shape[1]
     x = params["token_embedding.weight"][idx]
@@ -456,7 +490,7 @@ def _gpt(idx, targets, params, n_heads, n_layers, *, pos=True, ln_f=True, shift=
         loss = torch.nn.functional.cross_entropy(z[:, :-1].flatten(0, 1), targets[:, 1:].flatten())
     else:
         loss = torch.nn.functional.cross_entropy(z.flatten(0, 1), targets.flatten())
-    return logits, loss
+    return logits, loss * targets.numel() if total else loss
 
 
 def _out_tensor(out, shape, what):
@@ -510,6 +544,9 @@ ATTENTION_HINTS = {
     "the mask is missing: set the scores of the future keys (j > i) to -inf before the softmax": dict(masked=False),
     "off by one: the mask lets query i see key i + 1; allow j <= i (torch.tril, diagonal 0)": dict(k=1),
     "off by one: query i must see itself (j <= i), you masked the diagonal too": dict(k=-1),
+    "the mask is transposed: query i must see keys j <= i (torch.tril), yours sees j >= i (the future)": dict(
+        upper=True
+    ),
     "the scores are not scaled: divide q @ k^T by sqrt(d_k) (the lecture's scaled dot product)": dict(scale="none"),
     "scale by sqrt(d_k), the head size, not by sqrt(d_model)": dict(scale="d_model"),
     "divide by sqrt(d_k), not by d_k": dict(scale="no_sqrt"),
@@ -524,9 +561,14 @@ def _draw_head(seed):
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
     cases = []
+
+    def sizes():  # d_model and d_k with d_k^2 != d_model, so dividing by d_k is not dividing by sqrt(d_model)
+        hs = int(rng.integers(2, 6))
+        return int(rng.choice([c for c in range(6, 13) if c != hs * hs])), hs
+
     for B, T, extra, C, hs in [
-        (2, int(rng.integers(3, 8)), int(rng.integers(1, 4)), int(rng.integers(6, 13)), int(rng.integers(2, 6))),
-        (1, int(rng.integers(5, 10)), 0, int(rng.integers(6, 13)), int(rng.integers(2, 6))),
+        (2, int(rng.integers(3, 8)), int(rng.integers(1, 4)), *sizes()),
+        (1, int(rng.integers(5, 10)), 0, *sizes()),
         (3, 1, 2, 4, 2),
     ]:
         x = torch.randn(B, T, C, generator=g)
@@ -536,6 +578,11 @@ def _draw_head(seed):
 
 def _head_before(case, out, params):
     C, hs, _, x, _ = case
+    if _is_tensor(out) and out.dim() == 3 and torch.isnan(out[:, -1]).any() and not torch.isnan(out[:, 0]).any():
+        raise Mistake(  # the last query sees no key: the mask hides j <= i and keeps the future
+            "the last query's output is nan (all its scores are -inf): your mask hides the past and keeps the "
+            "future; hide j > i, e.g. masked_fill(tril[:T, :T] == 0, -inf)"
+        )
     if _is_tensor(out) and tuple(out.shape) == (*x.shape[:2], C) and hs != C:
         raise Mistake("multiply the weights by the values v = self.value(x), not by x itself")
 
@@ -674,6 +721,9 @@ BLOCK_HINTS = {
         normed_res=True
     ),
     "the layer norms are missing: pre-norm normalises the input of each sub-layer, x + SA(LN_1(x))": dict(no_ln=True),
+    "the feed-forward reads x AFTER the attention's residual: x = x + SA(LN_1(x)) first, then "
+    "x = x + FFN(LN_2(x)) on that new x (not both from the block's input)": dict(parallel=True),
+    "attention first, then the feed-forward: x = x + SA(LN_1(x)), then x = x + FFN(LN_2(x))": dict(ffn_first=True),
 }
 
 
@@ -724,6 +774,9 @@ GPT_LOSS_HINTS = {
     "targets are already the next tokens (y is x shifted by one): compare logits[:, t] with targets[:, t], "
     "do not shift again": dict(shift=True),
     "cross_entropy takes the logits (it applies log-softmax itself): do not softmax first": dict(softmax=True),
+    "the loss is the MEAN cross-entropy over the B * T positions (F.cross_entropy's default), not the sum": dict(
+        total=True
+    ),
 }
 
 

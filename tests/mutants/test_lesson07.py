@@ -78,6 +78,7 @@ MUTANTS = [
     ("positional_encoding", SIN_COS, "pe = torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)", "interleave"),
     ("positional_encoding", "pe[:, 1::2] = torch.cos(angle)", "pe[:, 1::2] = torch.sin(angle)", "sin on every channel"),
     ("positional_encoding", "pe = torch.zeros(T, d)", "pe = torch.zeros(T, 16)", "not a fixed number"),
+    ("positional_encoding", "angle = pos / 10000 ** (two_i / d)", "angle = pos * 10000 ** (two_i / d)", "not multiply"),
     ("positional_encoding", "    return pe\n", "    return pe.numpy()\n", "return a torch.Tensor"),
     ("split_heads", SPLIT, "x.view(B, n_head, T, C // n_head)", "mixes time steps"),
     ("split_heads", SPLIT, "x.view(B, T, C // n_head, n_head).permute(0, 3, 1, 2)", "every H-th feature"),
@@ -85,6 +86,8 @@ MUTANTS = [
     ("split_heads", SPLIT, "x.view(B, T, 4, C // 4).transpose(1, 2)", "not a fixed number"),
     ("split_heads", SPLIT, "x.view(B, T, n_head, C / n_head).transpose(1, 2)", "integer division"),
     ("split_heads", SPLIT, "x.reshape(B, n_head, T, -1)", "mixes time steps"),
+    ("split_heads", SPLIT, "x.view(B, T, n_head, C // n_head).permute(0, 2, 3, 1)", "wrong order"),
+    ("split_heads", SPLIT, "x.view(B, T, n_head, C // n_head).transpose(1, 3)", "wrong order"),
     # one head
     ("Head", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=1)", "wrong axis"),
     ("Head", MASK, "pass", "mask is missing"),
@@ -92,6 +95,9 @@ MUTANTS = [
     ("Head", "~self.tril[:T, :T]", "~torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)", "itself"),
     ("Head", " / math.sqrt(k.shape[-1])", "", "not scaled"),
     ("Head", "math.sqrt(k.shape[-1])", "math.sqrt(C)", "not by sqrt(d_model)"),
+    ("Head", "math.sqrt(k.shape[-1])", "k.shape[-1]", "not by d_k"),  # d_k^2 = d_model in some draws once
+    ("Head", "~self.tril[:T, :T]", "~self.tril[:T, :T].T", "transposed"),
+    ("Head", "~self.tril[:T, :T]", "self.tril[:T, :T]", "hides the past"),
     ("Head", "q @ k.transpose(-2, -1)", "k @ q.transpose(-2, -1)", "k @ q^T"),
     (
         "Head",
@@ -146,6 +152,7 @@ MUTANTS = [
         "4 * d_model",
     ),
     ("FeedForward", W2, W2.replace("d_model)", "d_model, bias=False)"), "biases"),
+    ("FeedForward", W2, W2 + "\n            nn.Dropout(0.2),", "dropout"),  # Karpathy's video adds it
     # block
     (
         "Block",
@@ -159,6 +166,8 @@ MUTANTS = [
     ("Block", SA, "x = self.ln1(x)\n        x = x + self.sa(x)", "normalised copy"),
     ("Block", SA + "\n        " + FF, "x = x + self.sa(x)\n        x = x + self.ffwd(x)", "layer norms are missing"),
     ("Block", SA, "x += self.sa(self.ln1(x))", "in place"),
+    ("Block", SA + "\n        " + FF, "x = x + self.sa(self.ln1(x)) + self.ffwd(self.ln2(x))", "AFTER"),
+    ("Block", SA + "\n        " + FF, FF + "\n        " + SA, "attention first"),
     # GPT
     ("GPT", EMB, "x = self.token_embedding(idx)", "position embeddings"),
     ("GPT", "self.lm_head(self.ln_f(self.blocks(x)))", "self.lm_head(self.blocks(x))", "ln_f"),
@@ -173,6 +182,17 @@ MUTANTS = [
     ("GPT", LOSS, "return logits, F.cross_entropy(logits[:, :-1].flatten(0, 1), targets[:, 1:].flatten())", "shift"),
     ("GPT", LOSS, "return logits, F.cross_entropy(logits.softmax(-1).flatten(0, 1), targets.flatten())", "softmax"),
     ("GPT", LOSS, "return logits, F.cross_entropy(logits, targets)", "flatten"),
+    ("GPT", LOSS, LOSS.replace("targets.flatten())", "targets.flatten(), reduction='sum')"), "MEAN"),
+    (
+        "GPT",
+        BLOCKS,
+        BLOCKS.replace(
+            "*(Block(d_model, n_heads, block_size) for _ in range(n_layers))",
+            "*[Block(d_model, n_heads, block_size)] * n_layers",
+        ),
+        "ONE block",
+    ),  # fmt: skip
+    ("GPT", BLOCKS, BLOCKS.replace("range(n_layers)", "range(1)"), "n_layers separate blocks"),
     # top-k
     (
         "top_k_probs",
