@@ -178,6 +178,24 @@ def test_an_exercise_judges_outside_the_run_and_names_the_mistake():
     assert r.status == FAILED and "changed its input `x` in place" in r.message, r
     assert re.search(r"at index \[\d\], -?[\d.e-]+ became 99", r.message), r.message
 
+
+def test_an_in_place_change_to_a_dict_names_the_entry():
+    from course_lib.checks.protocol import Exercise
+
+    def draw(seed):
+        rng = np.random.default_rng(seed)
+        return [[{"W": rng.normal(size=(3, 4)), "b": rng.normal(size=4)}] for _ in range(2)]
+
+    ex = Exercise("9.3", "sum the bias", "sum_b", ("params",), draw, lambda cases, records: None)
+
+    def sgd_in_place(params):
+        params["b"][2] -= 0.5
+        return 0.0
+
+    r = ex.check(sgd_in_place, quiet=True)
+    assert r.status == FAILED and "changed its input `params` in place (its entry 'b': at index [2]" in r.message, r
+    assert "\n" not in r.message, r.message
+
     def stub(x):
         raise NotImplementedError
 

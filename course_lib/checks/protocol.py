@@ -324,6 +324,15 @@ def _changed_input(params, case, after) -> str:
 
 def _what_changed(before, now) -> str:
     """Where an array or tensor first changed (its first entries may be untouched), else both in short."""
+    if isinstance(before, dict) and isinstance(now, dict):  # e.g. params: name the entry that changed
+        for key in before:
+            if key not in now:
+                return f"its entry {key!r} was removed"
+            if not same(before[key], now[key]):
+                return f"its entry {key!r}: {_what_changed(before[key], now[key])}"
+        added = [k for k in now if k not in before]
+        if added:
+            return f"an entry {added[0]!r} was added"
     b, n = as_array(before), as_array(now)
     if b is not None and n is not None and b.shape == n.shape and b.ndim:
         changed = np.argwhere(~((b == n) | (np.isnan(b) & np.isnan(n))))
