@@ -164,9 +164,7 @@ def _cell_describe(module, live):
         return {"shapes": shapes}
     t = _cell_tensors(I, H, live.recipe)
     init_wide = init_too_wide(params, LSTM_PARAMS, H)
-    # too narrow (zeros, or k = 1/H): none of the 4H(I + H + 2) values reaches k/2 (for torch's init: 2^-80 at most)
-    top = max(float(params[n].detach().abs().max()) for n in LSTM_PARAMS)
-    init_narrow = top < H**-0.5 / 2
+    init_top = max(float(params[n].detach().abs().max()) for n in LSTM_PARAMS)  # the judge: too narrow?
     try:
         with torch.no_grad():
             for n in LSTM_PARAMS:
@@ -204,7 +202,7 @@ def _cell_describe(module, live):
         "changed": not (torch.equal(h0, t["h0"]) and torch.equal(c0, t["c0"])),
         "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
         "init_wide": init_wide,
-        "init_narrow": [top, init_narrow],
+        "init_top": init_top,
     }
 
 
@@ -290,10 +288,11 @@ def _judge_cell(cases, records):
             )
         if d.get("init_wide"):
             raise Mistake(init_hint(d["init_wide"], H))
-        if d.get("init_narrow", [0, False])[1]:
+        # too narrow (zeros, or k = 1/H): none of the 4H(I + H + 2) values reaches k/2 (for torch's init: 2^-80 at most)
+        if d.get("init_top", H) < H**-0.5 / 2:
             raise Mistake(
                 f"initialise uniformly in (-1/sqrt(H), 1/sqrt(H)) as torch does, k = 1/sqrt(H) = {H**-0.5:.3g}: your "
-                f"parameters start no larger than {d['init_narrow'][0]:.3g} (zeros, or k = 1/H, leave the units alike)"
+                f"parameters start no larger than {d['init_top']:.3g} (zeros, or k = 1/H, leave the units alike)"
             )
         got_states.append(d["states"])
         got_grads.append(d["grads"])
@@ -629,7 +628,7 @@ check_set_forget_bias = Exercise(
     _draw_forget,
     _judge_forget,
     forbidden=("course_lib.memory.set_forget_bias",),
-    materialise=lambda args: _given_lstm(args),  # the recipe: sizes and a seed
+    materialise=_given_lstm,  # the recipe: sizes and a seed
     observe=lambda args, live: [args[0], live[1]],  # the lstm is meant to change: its state is in "returned"
     errors=lambda case, record: (
         "change the parameters under torch.no_grad(): autograd refuses an in-place write to a parameter"

@@ -100,9 +100,13 @@ def _plainify(x, _depth: int = 0):
     raise TypeError(type(x).__name__)
 
 
+_PATHS = sysconfig.get_paths()
+# Python's, the installed packages' (torch, numpy) and course_lib's own: frames there are not the student's
 _LIBRARY_DIRS = tuple(
-    {str(Path(p).resolve()) for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"])}
-    | {str(Path(p).resolve()) for p in (sysconfig.get_paths()["platlib"], Path(__file__).parents[1])}
+    {
+        str(Path(d).resolve())
+        for d in (_PATHS["stdlib"], _PATHS["purelib"], _PATHS["platlib"], Path(__file__).parents[1])
+    }
 )
 
 
@@ -131,8 +135,11 @@ def is_stub(exc: NotImplementedError) -> bool:
     return (not frames or not _in_library(frames[-1].filename)) and (not message or message.startswith("Exercise"))
 
 
-def _crash(exc: BaseException) -> dict:
-    """The record of a crash of the student's code: which exception, its message and the student's line."""
+def crash_record(exc: Exception) -> dict:
+    """The record of an exception from the student's code: the stub (NotImplementedError, no message), or a
+    crash with its exception, its message and the student's line."""
+    if isinstance(exc, NotImplementedError) and is_stub(exc):
+        return {"raised": "NotImplementedError", "message": "", "where": ""}
     message = str(exc)[:300] or ("(no message)" if isinstance(exc, NotImplementedError) else "")  # not the stub's ""
     return {"raised": type(exc).__name__, "message": message, "where": _where(exc)}
 
@@ -171,14 +178,10 @@ def _call(fn, live, describe) -> dict:
         returned = fn(*live)
     except Borrowed as exc:
         return {"raised": BORROWED, "message": exc.name, "where": ""}
-    except NotImplementedError as exc:
-        if is_stub(exc):
-            return {"raised": "NotImplementedError", "message": "", "where": ""}
-        return _crash(exc)  # e.g. torch refusing a Long tensor: a crash, not an unwritten exercise
     except RecursionError:
         return {"raised": "RecursionError", "message": "your function recursed without end", "where": ""}
-    except Exception as exc:  # the student's code crashed: the record says where and with what
-        return _crash(exc)
+    except Exception as exc:  # the stub, or the student's code crashed: the record says where and with what
+        return crash_record(exc)
     try:
         value = _plainify(describe(returned, live) if describe else returned)
         to_plain(value)
