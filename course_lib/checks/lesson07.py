@@ -782,9 +782,12 @@ def _draw_gpt(seed):
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
     cases = []
+    # d_model = H * D >= 4: a layer norm over 2 features is a sign function, steep where the two are close,
+    # so float32 and the float64 reference part by more than any tolerance (2 draws in 1000 did)
+    single = int(rng.choice([1, 3]))
     for B, T, extra, H, D, L in [
         (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), 2, int(rng.integers(2, 4)), 2),
-        (1, int(rng.integers(2, 6)), 0, int(rng.choice([1, 3])), 2, 1),
+        (1, int(rng.integers(2, 6)), 0, single, 4 if single == 1 else 2, 1),
     ]:
         V = int(rng.integers(7, 15))
         idx = torch.randint(0, V, (B, T), generator=g)
