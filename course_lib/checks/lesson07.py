@@ -782,12 +782,13 @@ def _draw_gpt(seed):
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
     cases = []
-    # d_model = H * D >= 4: a layer norm over 2 features is a sign function, steep where the two are close,
-    # so float32 and the float64 reference part by more than any tolerance (2 draws in 1000 did)
+    # d_model = H * D >= 6: a layer norm over few features is steep where they are close, and float32 parts
+    # from the float64 reference by up to the tolerance (d_model = 2 failed the lesson's GPT in 2 draws of
+    # 1000; d_model = 4 used up 72% of the tolerance in 6000; 6 and 8 used at most 9%)
     single = int(rng.choice([1, 3]))
     for B, T, extra, H, D, L in [
-        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), 2, int(rng.integers(2, 4)), 2),
-        (1, int(rng.integers(2, 6)), 0, single, 4 if single == 1 else 2, 1),
+        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), 2, int(rng.integers(3, 5)), 2),
+        (1, int(rng.integers(2, 6)), 0, single, 6 if single == 1 else 2, 1),
     ]:
         V = int(rng.integers(7, 15))
         idx = torch.randint(0, V, (B, T), generator=g)
@@ -816,8 +817,15 @@ def _judge_gpt(cases, records):
             wrong_logits[hint].append(_gpt(idx, targets, params, H, L, **flags)[0])
         for hint, flags in GPT_LOSS_HINTS.items():
             wrong_loss[hint].append(_gpt(idx, targets, params, H, L, **flags)[1])
+    # float32 rounding grows through the embeddings, the blocks and ln_f (the lesson's GPT used up to 54% of
+    # the default tolerance in 3000 draws): a tolerance 10 times wider, still far below any mistake
     expect_answers(
-        logits_got, logits_want, wrong_logits, [f"the logits for idx of shape {tuple(c[5].shape)}" for c in cases]
+        logits_got,
+        logits_want,
+        wrong_logits,
+        [f"the logits for idx of shape {tuple(c[5].shape)}" for c in cases],
+        rtol=1e-3,
+        atol=1e-4,
     )
     expect_answers(loss_got, loss_want, wrong_loss, [f"the loss for idx of shape {tuple(c[5].shape)}" for c in cases])
 

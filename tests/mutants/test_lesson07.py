@@ -10,7 +10,7 @@ import pytest
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
 from course_lib.checks import lesson07 as checks
 
-from .mutate import BORROWED_HINT, exercise_cells, load, solution, stub
+from .mutate import BORROWED_HINT, STRESS, exercise_cells, load, solution, stub
 
 LESSON = "07_transformer"
 EXERCISES = {
@@ -293,7 +293,7 @@ BORROWED = [
     ),
 ]
 
-MUTANT_REPEATS = 4
+MUTANT_REPEATS = 4 * STRESS  # MUTANT_STRESS multiplies the draws here too, as in lesson_suite
 
 
 def edited(name: str, old: str, new: str, *, with_source: bool = True) -> dict:
@@ -315,7 +315,7 @@ def mutant(lesson: str, name: str, old: str, new: str, *, with_source: bool = Tr
 
 @pytest.mark.parametrize("name", EXERCISES)
 def test_solution_passes(name):
-    for _ in range(3):  # checks draw fresh inputs every time
+    for _ in range(3 * STRESS):  # checks draw fresh inputs every time
         result = EXERCISES[name](solution(LESSON, name), quiet=True)
         assert result.status == PASSED, result
 
@@ -405,11 +405,11 @@ def test_the_check_uses_the_students_parameters_not_a_fixed_model():
     assert checks.check_feed_forward(Frozen, quiet=True).status == FAILED
 
 
-@pytest.mark.parametrize("draw", [checks._draw_block, checks._draw_gpt])
-def test_layer_norms_are_drawn_over_at_least_4_features(draw):
-    """Over 2 features a layer norm is a sign function, steep where the two are close: float32 and the check's
-    float64 reference then part by more than the tolerance, and the lesson's own GPT failed 2 draws in 1000."""
+@pytest.mark.parametrize("draw,at_least", [(checks._draw_block, 4), (checks._draw_gpt, 6)])
+def test_layer_norms_are_drawn_over_enough_features(draw, at_least):
+    """Over few features a layer norm is steep where they are close, and float32 parts from the check's float64
+    reference: with d_model = 2 the lesson's own GPT failed 2 draws in 1000 (CI failed on one)."""
     for seed in range(500):
         for case in draw(seed):
             d_model = case[0] if draw is checks._draw_block else case[1]
-            assert d_model >= 4, (seed, case[:5])
+            assert d_model >= at_least, (seed, case[:5])
