@@ -6,7 +6,7 @@ import torch
 from course_lib.checks import FAILED
 from course_lib.checks import lesson05 as checks
 
-from .mutate import lesson_suite
+from .mutate import lesson_suite, mutant
 
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, above all on a busy machine
 
@@ -240,3 +240,21 @@ def test_the_check_reference_is_the_library_model():
 def test_a_non_tensor_answer_gets_a_clear_hint():
     result = checks.check_decode(lambda model, states, lengths, tgt_in: [1, 2], quiet=True)
     assert result.status == FAILED and "tuple (logits, weights)" in result.message
+
+
+def test_a_mistake_the_weights_cannot_show_is_named_by_the_logits():
+    """When every padded sentence of a draw has length 1, its one weight is 1 whatever the query, so a decoder
+    started from the padded column states[:, -1] has the right weights (about 1 draw in 700): its logits
+    still name the mistake."""
+
+    def weights_blind(seed):
+        return all(
+            int(n) in (1, states.shape[1]) for _, states, lengths, _ in checks._draw_decode(seed) for n in lengths
+        )
+
+    seed = next(s for s in range(100_000) if weights_blind(s))
+    wrong = mutant(
+        LESSON, "decode", "hidden = states[torch.arange(B, device=device), lengths - 1]", "hidden = states[:, -1]"
+    )
+    result = EXERCISES["decode"](wrong, quiet=True, seed=seed)
+    assert result.status == FAILED and "last *real*" in result.message, result.message
