@@ -299,7 +299,8 @@ def _judge_decode(cases, records):
 
 
 def _judge_decode_all(cases, records):
-    got, expected, wrong = [], [], {h: [] for h in DECODE_HINTS}
+    got, expected, wrong = [], [], {h: [] for h in DECODE_HINTS}  # the weights
+    expected_logits, wrong_logits = [], {h: [] for h in DECODE_HINTS}
     for (recipe, states, lengths, tgt_in), r in zip(cases, records):
         B, T_in, _ = states.shape
         T_out, V = tgt_in.shape[1], recipe["V"]
@@ -316,10 +317,14 @@ def _judge_decode_all(cases, records):
             )
         model = build_model(recipe)
         with torch.no_grad():
-            expected.append(reference_decode(model, states, lengths, tgt_in)[1])
+            logits, weights = reference_decode(model, states, lengths, tgt_in)
+            expected.append(weights)
+            expected_logits.append(logits)
             got.append(out["weights"])
             for hint, variant in DECODE_HINTS.items():
-                wrong[hint].append(reference_decode(model, states, lengths, tgt_in, **variant)[1])
+                logits, weights = reference_decode(model, states, lengths, tgt_in, **variant)
+                wrong[hint].append(weights)
+                wrong_logits[hint].append(logits)
     what = [f"the weights alpha for a batch of lengths {c[2].tolist()}" for c in cases]
     expect_answers(got, expected, wrong, what, atol=1e-5)
     # Right weights, wrong logits: a mistake the weights cannot show on this draw (e.g. the padded start
@@ -327,13 +332,11 @@ def _judge_decode_all(cases, records):
     # is still named by its logits.
     got_logits = [r["returned"]["logits"] for r in records]
 
-    def logits_match(**variant):
-        with torch.no_grad():
-            want = [reference_decode(build_model(c[0]), *c[1:], **variant)[0] for c in cases]
-        return all(_matches(g, w) for g, w in zip(got_logits, want))
+    def logits_match(values):
+        return all(_matches(g, v) for g, v in zip(got_logits, values))
 
-    if not logits_match():
-        named = next((hint for hint, variant in DECODE_HINTS.items() if logits_match(**variant)), None)
+    if not logits_match(expected_logits):
+        named = next((hint for hint, values in wrong_logits.items() if logits_match(values)), None)
         raise Mistake(
             named
             or "the weights are right but the logits are not: h_i^d = decoder([y_{i-1}; c_i], h_{i-1}^d) "
