@@ -34,19 +34,22 @@ sandbox: $(SANDBOX_STAMP)
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
-# Everything CI runs: the build check, unit/property/mutant/browser tests, then every notebook.
+# Everything CI runs: the build check, then ONE pytest on both cores: unit/property/mutant/browser/grading tests
+# and every notebook under nbval (conftest.py keeps each notebook, the browser and the grader on one worker).
+# JOBS=1 runs it on one core; PYTEST_ARGS adds options (e.g. PYTEST_ARGS="--lf" reruns what failed last time).
+JOBS   ?= 2
+XDIST  := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
 test: $(STAMP) $(BROWSER_STAMP) $(SANDBOX_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m course_lib.instructor.build build --check
-	$(PY) -m pytest tests $(PYTEST_ARGS)
-	$(PY) -m pytest $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(NBVAL) tests notebooks solutions exercises $(PYTEST_ARGS)
 
 test-unit: $(STAMP) $(SANDBOX_STAMP)
-	$(PY) -m pytest tests $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) tests $(PYTEST_ARGS)
 
 test-notebooks: $(STAMP)
-	$(PY) -m pytest $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(NBVAL) notebooks solutions exercises $(PYTEST_ARGS)
 
 # Rebuild the .ipynb files from their jupytext sources, and exercises/ from solutions/.
 notebooks: $(STAMP)

@@ -1,27 +1,112 @@
-"""Report how long each notebook took, so the time budgets (lesson 3 min, exercises 2 min) stay visible; make
-nbval wake a kernel that stops answering (course_lib.instructor.watchdog)."""
+"""The test run as a whole: how its work is shared between the two cores, what it reports at the end, and nbval
+waking a kernel that stops answering (course_lib.instructor.watchdog).
 
+`make test` runs one pytest over tests/ and every notebook with pytest-xdist (`-n 2`). The scheduler below
+sends out work in units; items that must stay together form one unit, which one worker runs in order:
+- a notebook's cells under nbval (one kernel, cells in order);
+- the browser tests (one JupyterLab and one Chromium per worker would double the memory and the start-up);
+- the grading tests (each grade starts sandboxed kernels: one grader at a time keeps the run at two busy
+  processes on two cores);
+- the lesson executions of tests/test_headless.py and the site tests that reuse them (the executed lesson
+  is kept where the site looks for it, so it must exist before the site is built).
+Units go out longest first (the order below), then one at a time to whichever worker is free, so the last
+minutes are not one long unit on one worker. (pytest-xdist's own `--dist loadgroup` marks items by renaming
+their node ids, which pytest 9 no longer allows: the groups stayed split.)
+"""
+
+from __future__ import annotations
+
+import os
+import time
 from collections import defaultdict
 
+import pytest
+
+BUDGET_SECONDS = {"make test": 20 * 60, "lesson": 180, "notebook": 120}
+GROUPS = {  # test file (relative to the repository) -> xdist group
+    "tests/browser/": "browser",
+    "tests/test_grading.py": "grading",
+    "tests/test_grading_safety.py": "grading",
+    "tests/test_grading_stall.py": "grading",
+    "tests/test_sandbox.py": "grading",
+    "tests/test_nbgrader_agreement.py": "grading",
+    "tests/test_headless.py": "lessons",
+    "tests/test_site.py": "lessons",
+}
+FIRST = ("lessons", "browser", "grading")  # the longest groups, sent out first
+
 _notebook_seconds: dict[str, float] = defaultdict(float)
+_item_seconds: dict[str, float] = defaultdict(float)
+_started = time.monotonic()
+
+
+def _group_of(nodeid: str) -> str | None:
+    path = nodeid.split("::")[0]
+    if path.endswith(".ipynb"):
+        return path
+    return next((group for prefix, group in GROUPS.items() if path.startswith(prefix)), None)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if hasattr(item, "output_timeout"):
+            item.output_timeout = NBVAL_OUTPUT_TIMEOUT
+    # longest groups first, then the notebooks, then everything else; the order inside a group is kept
+    rank = {group: i for i, group in enumerate(FIRST)}
+    items.sort(key=lambda it: rank.get(_group_of(it.nodeid) or "", len(FIRST) + (0 if ".ipynb" in it.nodeid else 1)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduler by scope, with our units: a group, or else a test on its own."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid) or nodeid
+
+    config.option.loadscopereorder = False  # keep our order: longest units first
+    return UnitScheduling(config, log)
 
 
 def pytest_runtest_logreport(report):
+    _item_seconds[report.nodeid] += report.duration
     if report.nodeid.split("::")[0].endswith(".ipynb"):
         _notebook_seconds[report.nodeid.split("::")[0]] += report.duration
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not _notebook_seconds:
+    if _notebook_seconds:
+        terminalreporter.section("notebook run times (budget: lessons 180 s, solutions/exercises 120 s)")
+        for path, seconds in sorted(_notebook_seconds.items()):
+            budget = BUDGET_SECONDS["lesson" if path.startswith("notebooks/") else "notebook"]
+            flag = "" if seconds <= budget else "   OVER BUDGET"
+            terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}")
+    if not _item_seconds:
         return
-    terminalreporter.section("notebook run times (budget: lessons 180 s, solutions/exercises 120 s)")
-    for path, seconds in sorted(_notebook_seconds.items()):
-        budget = 180 if path.startswith("notebooks/") else 120
-        flag = "" if seconds <= budget else "   OVER BUDGET"
-        terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}")
+    wall = time.monotonic() - _started
+    terminalreporter.section("test-time budget (README: make test within 20 minutes, install included)")
+    terminalreporter.write_line(
+        f"this run: {wall / 60:.1f} min of wall time, {sum(_item_seconds.values()) / 60:.1f} min of test time "
+        f"over {len(_item_seconds)} items"
+    )
+    terminalreporter.write_line("the ten slowest items (notebooks counted whole):")
+    whole = dict(_notebook_seconds)
+    whole.update({k: v for k, v in _item_seconds.items() if not k.split("::")[0].endswith(".ipynb")})
+    for nodeid, seconds in sorted(whole.items(), key=lambda kv: -kv[1])[:10]:
+        terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")
 
 
 def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # two workers on two cores: torch's own threads would only fight each other (benchmarks/bench_threads.py)
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        try:
+            import torch
+
+            torch.set_num_threads(1)
+        except ImportError:
+            pass
     try:
         from course_lib.instructor import watchdog
     except ImportError:  # nbclient missing: no notebooks are executed here either
@@ -35,9 +120,3 @@ def pytest_configure(config):
 # nbval waits 5 s for each output message after a cell's reply; a kernel that computes on every core (torch)
 # can starve its own output thread longer than that on a loaded machine, and the cell fails for no fault.
 NBVAL_OUTPUT_TIMEOUT = 60
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if hasattr(item, "output_timeout"):
-            item.output_timeout = NBVAL_OUTPUT_TIMEOUT

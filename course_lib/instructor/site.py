@@ -160,13 +160,40 @@ def lesson_sources(root: Path, numbers: list[str] | None = None) -> list[Path]:
 
 
 def fingerprint(source: Path, root: Path = ROOT) -> str:
-    """A hash of what an executed notebook depends on: the notebook, course_lib's sources and weights."""
+    """A hash of what an executed notebook depends on: the notebook, course_lib's sources and weights, the tested
+    package set (constraints.txt), and the Python and torch that run it."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
     digest = hashlib.sha256(source.read_bytes())
     package = root / "course_lib"
     for path in sorted([*package.rglob("*.py"), *(package / "weights").glob("*")]):
         if "instructor" not in path.relative_to(package).parts:  # building tools do not change outputs
             digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    constraints = root / "constraints.txt"
+    digest.update(constraints.read_bytes() if constraints.exists() else b"no constraints")
+    try:
+        torch = version("torch")
+    except PackageNotFoundError:
+        torch = "none"
+    digest.update(f"python {platform.python_version()} torch {torch}".encode())
     return digest.hexdigest()[:16]
+
+
+def cached_path(source: Path, cache: Path) -> Path:
+    return cache / f"{source.parent.name}-{source.stem}-{fingerprint(source)}.ipynb"
+
+
+def remember(source: Path, nb, cache: Path) -> Path:
+    """Keep ``nb``, executed from ``source``, in ``cache`` (replacing older copies): the site and tests reuse it."""
+    import nbformat
+
+    cache.mkdir(parents=True, exist_ok=True)
+    for old in cache.glob(f"{source.parent.name}-{source.stem}-*.ipynb"):
+        old.unlink()
+    path = cached_path(source, cache)
+    nbformat.write(nb, path)
+    return path
 
 
 def execute(source: Path, cache: Path, timeout: int = 180, log=print):
@@ -178,8 +205,7 @@ def execute(source: Path, cache: Path, timeout: int = 180, log=print):
 
     from course_lib.instructor import watchdog
 
-    key = fingerprint(source)
-    cached = cache / f"{source.parent.name}-{source.stem}-{key}.ipynb"
+    cached = cached_path(source, cache)
     if cached.exists():
         log(f"  {source.parent.name}/{source.name}: executed copy from the cache")
         return nbformat.read(cached, as_version=4)
@@ -192,10 +218,7 @@ def execute(source: Path, cache: Path, timeout: int = 180, log=print):
     if client.wakes:
         log(f"  {source.parent.name}/{source.name}: woke a kernel that stopped answering, {client.wakes} time(s)")
     log(f"  {source.parent.name}/{source.name}: executed in {time.perf_counter() - start:.0f} s")
-    cache.mkdir(parents=True, exist_ok=True)
-    for old in cache.glob(f"{source.parent.name}-{source.stem}-*.ipynb"):
-        old.unlink()
-    nbformat.write(nb, cached)
+    remember(source, nb, cache)
     return nb
 
 

@@ -105,8 +105,8 @@ def capture(call: Callable[[], object]) -> tuple[object, Shown]:
     """Run ``call()`` in a kernel, keeping what it prints and displays, in order (figures shown with
     plt.show(), and figures left open, which ipywidgets' interactive would flush); return (result, shown).
 
-    The caller replays the outputs with :func:`replay` where they belong (the explorer's Output widget).
-    If ``call`` raises, what it showed before is replayed at once, then the exception propagates.
+    The explorer draws what was kept into its view (``Shown.html``). If ``call`` raises, what it showed
+    before is replayed at once, then the exception propagates.
     """
     from IPython import get_ipython
     from IPython.core.displaypub import CapturingDisplayPublisher

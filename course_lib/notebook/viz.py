@@ -37,11 +37,16 @@ def use_course_style() -> None:
 
 
 def interactive(fn: Callable, **controls):
-    """``ipywidgets.interactive(fn, **controls)`` and display it, or a static call where widgets cannot render.
+    """Display ``fn``'s result with ``controls`` that call it again when moved, or a static call where widgets
+    cannot render; returns the explorer (a VBox: the controls, then the view).
 
-    ``controls`` are ipywidgets (sliders, dropdowns, ...); their current values are
-    the defaults. An exception in the first call is raised here (ipywidgets would
-    only print it inside the widget, and CI would never see it).
+    ``controls`` are ipywidgets (sliders, dropdowns, ...); their current values are the defaults. An exception
+    in the first call is raised here, so the cell fails loudly; a later one is shown in the view.
+
+    What ``fn`` prints and displays (figures included) is drawn into an HTML widget's value, not an Output
+    widget: a headless executor (nbclient, so nbconvert, papermill, nbgrader) answers every change of an Output
+    widget with a message on the socket it awaits the cell's reply on, which can leave that reply unread until
+    the client's timeout (scripts/upstream/README.md). A value widget needs no answer.
     """
     for name, control in controls.items():
         if not hasattr(control, "value"):
@@ -57,25 +62,29 @@ def interactive(fn: Callable, **controls):
 
     from course_lib.notebook import fallback
 
-    failure: list[BaseException] = []
-    first: list[fallback.Shown] = []  # what the first call showed: the static picture of the explorer
+    _, shown = fallback.capture(lambda: fn(**defaults))  # raises: the cell fails loudly
+    view = ipywidgets.HTML(value=shown.html())
+    view.add_class("course-explorer-view")
 
-    def guarded(**kwargs):
-        try:
-            if first:
-                return fn(**kwargs)
-            result, shown = fallback.capture(lambda: fn(**kwargs))
-            first.append(shown)
-            fallback.replay(shown)  # into the explorer's output, where ipywidgets would have put it
-            return result
-        except Exception as exc:  # keep the first failure so the cell fails loudly
-            failure.append(exc)
-            raise
+    def redraw(_change=None):
+        values = {name: control.value for name, control in controls.items()}
+        failure: list[Exception] = []
 
-    widget = ipywidgets.interactive(guarded, **controls)
-    if failure:
-        raise failure[0]
-    shown = first[0] if first else fallback.Shown()
+        def call():
+            try:
+                fn(**values)
+            except Exception as exc:  # shown in the view: nobody would see it raised in a callback
+                failure.append(exc)
+
+        _, now = fallback.capture(call)
+        error = f'<pre class="course-explorer-error">{html.escape(_error_line(failure[0]))}</pre>' if failure else ""
+        view.value = now.html() + error
+
+    for control in controls.values():
+        control.observe(redraw, names="value")
+    explorer = ipywidgets.VBox([*controls.values(), view])
+    explorer.add_class("course-explorer")
+
     # a dropdown of (label, value) pairs shows its label, as the widget does; where the label is just the
     # value written out (options=[1, 2, 3]), the value itself (order = 2, not order = '2')
     shown_as = {
@@ -84,13 +93,17 @@ def interactive(fn: Callable, **controls):
     }
     note = f"{fallback.STATIC_NOTE} Settings: {fallback.settings_line(shown_as)}."
     fallback.display_with_fallback(
-        widget,
+        explorer,
         shown.html() + f'\n<p class="course-static-note"><em>{html.escape(note)}</em></p>',
         "\n".join(filter(None, [shown.text(), f"({note})"])),
         png=shown.figures[0][0] if shown.figures else None,
         alt=shown.figures[0][1] if shown.figures else "",
     )
-    return widget
+    return explorer
+
+
+def _error_line(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 GENERIC_ALT = ("figure", "plot", "image", "chart", "graph", "no description has been provided for this image")

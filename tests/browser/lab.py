@@ -70,3 +70,39 @@ def shutdown_kernels(base: str, token: str) -> None:
     for kernel in kernels:
         request = urllib.request.Request(f"{base}/api/kernels/{kernel['id']}", headers=headers, method="DELETE")
         urllib.request.urlopen(request, timeout=30).close()
+
+
+EXPLORER = ".course-explorer"  # what viz.interactive renders: its controls, then its view
+VIEW = ".course-explorer-view"
+CONTROLS = "select, .widget-slider [role=slider], .widget-slider .ui-slider-handle, input[type=number], textarea, input[type=text], input[type=checkbox]"
+
+
+def move(page, control) -> None:
+    """Change one control as a student would: another option, a slider step, another number or text."""
+    tag = control.evaluate("el => el.tagName.toLowerCase()")
+    kind = control.get_attribute("type") if tag == "input" else tag
+    if kind == "select":
+        options = control.locator("option").all_inner_texts()
+        current = control.evaluate("el => el.options[el.selectedIndex].text")
+        control.select_option(label=next(o for o in options if o != current))
+    elif kind == "number":
+        control.fill(str(float(control.input_value() or 0) + 1))
+        control.press("Enter")
+    elif kind in ("text", "textarea"):
+        control.fill(control.input_value() + " and more")
+        control.press("Enter")
+    elif kind == "checkbox":
+        control.click()
+    else:  # a slider handle
+        control.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+
+
+def moved_and_redrawn(page, explorer) -> None:
+    view = explorer.locator(VIEW)
+    before = view.inner_html()  # text, or an image whose data changes
+    move(page, explorer.locator(CONTROLS).filter(visible=True).first)
+    page.wait_for_function(
+        "([el, before]) => el.innerHTML !== before", arg=[view.element_handle(), before], timeout=60_000
+    )

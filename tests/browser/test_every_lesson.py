@@ -1,44 +1,52 @@
-"""Every lesson and every exercise notebook in a real browser: it runs, shows no error, and its widgets respond."""
+"""Lessons and exercise notebooks in a real browser: they run, show no error, and their explorers respond.
+
+Which notebooks, and why not all (issue 32: each notebook is executed once per run where once gives the same
+assurance). What this file checks, and where the rest of it is covered for every notebook:
+- a notebook runs without an error: nbval executes every lesson, solutions and exercises notebook (make test);
+- a lesson's explorers and figures go out as widget bundles with a static picture: tests/test_headless.py runs
+  every lesson with an explorer under nbclient and checks each explorer's output;
+- JupyterLab renders the widgets and an explorer redraws when a control moves: one mechanism for every
+  explorer (course_lib.notebook.viz.interactive), tried here on every kind of control the lessons use (a
+  notebook of one explorer per kind) and on two real lessons (02b and, in test_lesson06_quiz.py, 06);
+- an exercises notebook shows "not implemented yet" with no error: one exercises notebook here (every stub
+  goes through one check protocol), every exercises notebook under nbval.
+"""
 
 from pathlib import Path
 
 import pytest
 
-from .lab import error_outputs, open_and_run_all, save_and_read, shutdown_kernels
+from .lab import (
+    CONTROLS,
+    EXPLORER,
+    VIEW,
+    error_outputs,
+    moved_and_redrawn,
+    open_and_run_all,
+    save_and_read,
+    shutdown_kernels,
+)
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-LESSONS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
-EXERCISES = sorted(p.name for p in (ROOT / "exercises").glob("[0-9][0-9]*_*.ipynb"))
-EXPLORER = ".widget-interact"  # what viz.interactive renders
-CONTROLS = "select, .widget-slider [role=slider], .widget-slider .ui-slider-handle, input[type=number], textarea, input[type=text]"
+LESSONS = ["02b_bptt.ipynb"]  # cheap, with a dropdown and a slider; lesson 06 runs in test_lesson06_quiz.py
+EXERCISES = ["06_masked_attention.ipynb"]
+# One explorer per kind of control the lessons use (grep widgets\.[A-Z] notebooks/*.py).
+CONTROL_KINDS = {
+    "Dropdown": "widgets.Dropdown(options=[('one', 1), ('two', 2)], value=1)",
+    "IntSlider": "widgets.IntSlider(value=2, min=0, max=9)",
+    "FloatSlider": "widgets.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.1)",
+    "FloatLogSlider": "widgets.FloatLogSlider(value=1.0, base=10, min=-2, max=2)",
+    "Text": "widgets.Text(value='the state')",
+    "Checkbox": "widgets.Checkbox(value=False, description='on')",
+}
 
 
 @pytest.fixture(autouse=True)
 def one_kernel_at_a_time(jupyter_lab):
     yield
     shutdown_kernels(*jupyter_lab[:2])
-
-
-def move(page, control) -> None:
-    """Change one control as a student would: another option, a slider step, another number or text."""
-    tag = control.evaluate("el => el.tagName.toLowerCase()")
-    kind = control.get_attribute("type") if tag == "input" else tag
-    if kind == "select":
-        options = control.locator("option").all_inner_texts()
-        current = control.evaluate("el => el.options[el.selectedIndex].text")
-        control.select_option(label=next(o for o in options if o != current))
-    elif kind == "number":
-        control.fill(str(float(control.input_value() or 0) + 1))
-        control.press("Enter")
-    elif kind in ("text", "textarea"):
-        control.fill(control.input_value() + " and more")
-        control.press("Enter")
-    else:  # a slider handle
-        control.focus()
-        for _ in range(3):
-            page.keyboard.press("ArrowRight")
 
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -54,14 +62,32 @@ def test_lesson_runs_and_its_widgets_respond(jupyter_lab, page, name, tmp_path):
     # One interaction: the first explorer with a visible control; its output must change.
     explorers = [e for e in notebook.locator(EXPLORER).all() if e.locator(CONTROLS).filter(visible=True).count()]
     assert explorers, f"{name}: no explorer (viz.interactive) with a control rendered"
-    explorer = explorers[0]
-    output = explorer.locator(".widget-output")
-    before = output.inner_html()  # text, or an image whose data changes
-    move(page, explorer.locator(CONTROLS).filter(visible=True).first)
-    page.wait_for_function(
-        "([el, before]) => el.innerHTML !== before", arg=[output.element_handle(), before], timeout=60_000
+    moved_and_redrawn(page, explorers[0])
+    explorers[0].screenshot(path=str(tmp_path / f"{name}.png"))
+
+
+def test_every_kind_of_control_redraws_its_explorer(jupyter_lab, page, tmp_path):
+    import nbformat
+
+    base, token, served = jupyter_lab
+    setup = (
+        "import ipywidgets as widgets\nimport matplotlib.pyplot as plt\nimport course_lib\n"
+        "from course_lib.notebook import viz\n\ncourse_lib.setup(seed=0)\n\n"
+        "def explore(value):\n    print('value:', repr(value))\n    plt.bar([0, 1], [1, len(str(value))])\n"
+        "    viz.show(f'Two bars; the second is as tall as {value!r} is long.')"
     )
-    explorer.screenshot(path=str(tmp_path / f"{name}.png"))
+    cells = [setup] + [f"viz.interactive(explore, value={control})" for control in CONTROL_KINDS.values()]
+    path = "notebooks/explorer_controls.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), served / path)
+    notebook = open_and_run_all(page, base, token, path, timeout_s=120)
+    errors = error_outputs(save_and_read(page, served, path))
+    assert not errors, "errors in the browser:\n" + "\n".join(errors)
+    explorers = notebook.locator(EXPLORER).all()
+    assert len(explorers) == len(CONTROL_KINDS), f"{len(explorers)} explorers rendered, not {len(CONTROL_KINDS)}"
+    for kind, explorer in zip(CONTROL_KINDS, explorers):
+        assert explorer.locator(f"{VIEW} img").count() == 1, f"{kind}: the explorer's figure did not render"
+        moved_and_redrawn(page, explorer)
+    notebook.screenshot(path=str(tmp_path / "controls.png"))
 
 
 @pytest.mark.parametrize("name", EXERCISES)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from .lab import error_outputs, open_and_run_all, save_and_read
+from .lab import CONTROLS, EXPLORER, error_outputs, moved_and_redrawn, open_and_run_all, save_and_read
 
 pytestmark = pytest.mark.browser
 
@@ -17,6 +17,11 @@ def test_lesson06_runs_in_jupyterlab_and_the_quiz_answers(jupyter_lab, page, tmp
     errors = error_outputs(save_and_read(page, served, NOTEBOOK))
     assert not errors, "error output in the notebook:\n" + "\n".join(errors)
     assert notebook.locator(".jp-OutputArea-output img").count() >= 2  # the heatmaps rendered
+
+    # The lesson's explorer redraws when a control moves (test_every_lesson.py says why 06 stands for others).
+    explorers = [e for e in notebook.locator(EXPLORER).all() if e.locator(CONTROLS).filter(visible=True).count()]
+    assert explorers, "no explorer (viz.interactive) with a control rendered"
+    moved_and_redrawn(page, explorers[0])
 
     # The lecture's quiz, as a widget: the one with radio buttons.
     quiz = notebook.locator(".course-quiz").filter(has=page.locator(".course-quiz-options"))
