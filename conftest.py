@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -51,6 +52,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if hasattr(item, "output_timeout"):
             item.output_timeout = NBVAL_OUTPUT_TIMEOUT
+    _reuse_passed_notebooks(config, items)
     # longest groups first, then the notebooks, then everything else; the order inside a group is kept
     rank = {group: i for i, group in enumerate(FIRST)}
     items.sort(key=lambda it: rank.get(_group_of(it.nodeid) or "", len(FIRST) + (0 if ".ipynb" in it.nodeid else 1)))
@@ -69,13 +71,104 @@ def pytest_xdist_make_scheduler(config, log):
     return UnitScheduling(config, log)
 
 
+# --- a local second run reuses what passed with the same inputs (never in CI) ---
+#
+# Executing a notebook is most of a run. Where every input of a notebook is what it was when all its items last
+# passed (site.fingerprint: the notebook, course_lib's sources and weights, constraints.txt, the Python and torch
+# versions), a LOCAL run leaves its items out and says so. CI (the CI variable is set, as .ci/run has it) and
+# REUSE=0 (make test REUSE=0) always execute everything. The record is kept in .pytest_cache/course-notebooks/.
+# Items that stand for one notebook: its nbval cells, and the tests marked notebook_run(path). Workers collect
+# and leave items out alike (the records do not change during a run); the process that reports writes them.
+
+_passed_items: dict[str, set[str]] = defaultdict(set)
+_expected_items: dict[str, int] = {}
+_failed_notebooks: set[str] = set()
+
+
+def _notebook_of(item) -> str | None:
+    path = item.nodeid.split("::")[0]
+    if path.endswith(".ipynb"):
+        return path
+    marker = item.get_closest_marker("notebook_run")
+    return marker.args[0] if marker else None
+
+
+def _record(rootpath, notebook: str) -> Path | None:
+    from course_lib.instructor import site
+
+    source = Path(rootpath) / notebook
+    if not source.exists():
+        return None
+    key = site.fingerprint(source, Path(rootpath))
+    return Path(rootpath) / ".pytest_cache" / "course-notebooks" / f"{notebook.replace('/', '-')}-{key}"
+
+
+def _reuse_passed_notebooks(config, items) -> None:
+    of_item = {item.nodeid: nb for item in items if (nb := _notebook_of(item))}
+    counts = defaultdict(int)
+    for nb in of_item.values():
+        counts[nb] += 1
+    for item in items:  # reaches the reporting process with each report (xdist sends user_properties)
+        if item.nodeid in of_item:
+            item.user_properties += [
+                ("course_notebook", of_item[item.nodeid]),
+                ("course_items", counts[of_item[item.nodeid]]),
+            ]
+    if os.environ.get("CI") or os.environ.get("REUSE", "1") == "0":
+        return
+    try:
+        reused = {nb for nb in counts if (record := _record(config.rootpath, nb)) and record.exists()}
+    except ImportError:  # course_lib's instructor tools missing: nothing to compare with
+        return
+    if reused:
+        kept = [it for it in items if of_item.get(it.nodeid) not in reused]
+        config.hook.pytest_deselected(items=[it for it in items if of_item.get(it.nodeid) in reused])
+        items[:] = kept
+        config._course_reused = sorted(reused)
+
+
+def _note_notebook_result(report) -> None:
+    props = dict(report.user_properties)
+    notebook = props.get("course_notebook")
+    if not notebook:
+        return
+    _expected_items[notebook] = props["course_items"]
+    if report.failed or report.skipped:
+        _failed_notebooks.add(notebook)
+    elif report.when == "call":
+        _passed_items[notebook].add(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controller has every report
+    for notebook, passed in _passed_items.items():
+        if notebook in _failed_notebooks or len(passed) != _expected_items[notebook]:
+            continue
+        try:
+            record = _record(session.config.rootpath, notebook)
+        except ImportError:
+            return
+        if record:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            for old in record.parent.glob(f"{notebook.replace('/', '-')}-*"):
+                old.unlink()
+            record.touch()
+
+
 def pytest_runtest_logreport(report):
+    _note_notebook_result(report)
     _item_seconds[report.nodeid] += report.duration
     if report.nodeid.split("::")[0].endswith(".ipynb"):
         _notebook_seconds[report.nodeid.split("::")[0]] += report.duration
 
 
 def pytest_terminal_summary(terminalreporter):
+    reused = getattr(terminalreporter.config, "_course_reused", [])
+    if reused:
+        terminalreporter.section("notebooks not executed again (passed before with the same inputs; REUSE=0 runs them)")
+        for notebook in reused:
+            terminalreporter.write_line(f"  {notebook}")
     if _notebook_seconds:
         terminalreporter.section("notebook run times (budget: lessons 180 s, solutions/exercises 120 s)")
         for path, seconds in sorted(_notebook_seconds.items()):
@@ -98,6 +191,9 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "notebook_run(path): the test executes that notebook and depends on nothing else"
+    )
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # two workers on two cores: torch's own threads would only fight each other (benchmarks/bench_threads.py)
         os.environ.setdefault("OMP_NUM_THREADS", "1")

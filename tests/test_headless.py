@@ -80,7 +80,9 @@ def test_many_explorers_under_load_never_leave_a_reply_unread(tmp_path):
     assert all("application/vnd.jupyter.widget-view+json" in c.outputs[0]["data"] for c in nb.cells[1:])
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+@pytest.mark.parametrize(
+    "lesson", [pytest.param(p, id=p.stem, marks=pytest.mark.notebook_run(f"notebooks/{p.name}")) for p in LESSONS]
+)
 def test_lesson_runs_under_a_plain_nbclient_without_a_stall(lesson):
     nb = nbformat.read(lesson, as_version=4)
     load = spinning(1)
