@@ -24,15 +24,17 @@ from pathlib import Path
 import pytest
 
 BUDGET_SECONDS = {"make test": 20 * 60, "lesson": 180, "notebook": 120}
-GROUPS = {  # test file (relative to the repository) -> xdist group
+GROUPS = {  # test file or folder (relative to the repository), by prefix -> the unit it belongs to
+    "tests/test_headless.py": "lessons",  # first in its unit: it keeps each executed lesson for the site
+    "tests/test_site.py": "lessons",
+    "tests/browser/test_site.py": "lessons",
     "tests/browser/": "browser",
-    "tests/test_grading.py": "grading",
-    "tests/test_grading_safety.py": "grading",
-    "tests/test_grading_stall.py": "grading",
+    "tests/test_grading": "grading",  # test_grading.py, test_grading_safety.py, ...
     "tests/test_sandbox.py": "grading",
     "tests/test_nbgrader_agreement.py": "grading",
-    "tests/test_headless.py": "lessons",
-    "tests/test_site.py": "lessons",
+    "tests/test_distributed.py": "grading",
+    "tests/test_gradebook.py": "grading",
+    "tests/test_regrade.py": "grading",
 }
 FIRST = ("lessons", "browser", "grading")  # the longest groups, sent out first
 
@@ -48,14 +50,19 @@ def _group_of(nodeid: str) -> str | None:
     return next((group for prefix, group in GROUPS.items() if path.startswith(prefix)), None)
 
 
+def _order(item) -> tuple[int, int]:
+    """Longest units first, then the notebooks, then the rest; test_headless leads its unit."""
+    group = _group_of(item.nodeid) or ""
+    rank = FIRST.index(group) if group in FIRST else len(FIRST) + (0 if ".ipynb" in item.nodeid else 1)
+    return rank, 0 if item.nodeid.startswith("tests/test_headless.py") else 1
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if hasattr(item, "output_timeout"):
             item.output_timeout = NBVAL_OUTPUT_TIMEOUT
     _reuse_passed_notebooks(config, items)
-    # longest groups first, then the notebooks, then everything else; the order inside a group is kept
-    rank = {group: i for i, group in enumerate(FIRST)}
-    items.sort(key=lambda it: rank.get(_group_of(it.nodeid) or "", len(FIRST) + (0 if ".ipynb" in it.nodeid else 1)))
+    items.sort(key=_order)  # stable: the order inside a unit is kept
 
 
 @pytest.hookimpl(optionalhook=True)
