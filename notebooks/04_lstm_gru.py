@@ -878,8 +878,8 @@ assert torch.allclose(h, out_torch, atol=1e-5)
 # Lesson 02b trained a recurrent language model with **teacher forcing** (step $t + 1$ reads the
 # true word $w_{t+1}$, whatever the model predicted), showed what truncated backpropagation through
 # time cuts, and measured the memory it saves; the Penn notes say BPTT is "often 'truncated' after
-# ~ 20 timesteps". There, every sequence started from $h_0 = 0$. Run over a long text, truncated BPTT
-# proper **carries** the state from one window to the next and cuts only the gradient (`detach`):
+# ~ 20 timesteps". Its language model started every training sequence from $h_0 = 0$. Run over a long
+# text, truncated BPTT proper **carries** the state from one window to the next and cuts only the gradient (`detach`):
 # a loss in one window sends no gradient to the windows before it, so dependencies longer than the
 # window are learned only through what the forward state happens to carry. Here with
 # `course_lib.rnn.RNNLanguageModel` (the Penn notes' RNN LM, $e_t = E x_t$, $h_t = \sigma(U h_{t-1} + W e_t)$,
