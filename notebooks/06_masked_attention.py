@@ -329,9 +329,8 @@ assert torch.isnan(with_weights).all() and not torch.isnan(fused).any()
 # in the torch pinned here (its version is printed), `F.scaled_dot_product_attention` returns output
 # 0 for that query (it does not return weights), as `course_lib.attention` does with weights 0 and
 # output 0, a "safe softmax". That 0 is not a fixed rule of the operation: torch chose it in release
-# 2.5 (2024, pytorch pull request 131060, which gave its math path a safe softmax and its fused kernels
-# the same answer); before that, the math path returned NaN for such a row, and other libraries and
-# backends have differed (NaN, or a uniform row). Code that must not depend on the version keeps such
+# 2.5 (2024; pytorch pull request 131060 gives the reasons); before that, its math path returned NaN
+# for such a row, and other libraries and backends have differed (NaN, or a uniform row). Code that must not depend on the version keeps such
 # rows out, as below. Even
 # `nn.MultiheadAttention` disagrees with itself (the two lines printed are its outputs): NaN
 # when you ask for the weights, and when you do not, an attention output of 0 passed through its
