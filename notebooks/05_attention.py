@@ -40,6 +40,7 @@ from course_lib import dates
 from course_lib.attention import MultiHeadAttention, scaled_dot_product_attention
 from course_lib.dates import build_vocab, make_pairs, split_dates
 from course_lib.notebook import viz
+from course_lib.rnn import GRUCell
 from course_lib.seq2seq import (
     Seq2Seq,
     Seq2SeqConfig,
@@ -553,7 +554,8 @@ print(f"crossing alignments in {share:.0%} of the {len(correct_single)} correctl
 
 # %% [markdown]
 # Explore: pick a test sentence and a decoding step. The bar chart is row `step` of the heatmap:
-# the weights $\alpha_{ij}$ that step spreads over the source characters.
+# the weights $\alpha_{ij}$ that step spreads over the source characters, each bar under its
+# heatmap column (the two share the x axis and its labels).
 
 
 # %%
@@ -562,13 +564,17 @@ def explore(example, step):
     step = min(step, len(output))
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 9), gridspec_kw={"height_ratios": [3, 1]})
     draw_alignment(example, step, ax=ax1)
+    ax1.set_aspect("auto")  # the image fills its axes' width, so column j sits at x = j in both panels
     ax1.tick_params(labelsize=7)  # one label per character: at the default size, neighbours overlap
-    ax2.bar(range(len(source) + 1), weights["dot"][example][step].tolist())
+    ax2.bar(range(len(source) + 1), weights["dot"][example][step].tolist(), width=0.8)
     ax2.set_xticks(range(len(source) + 1), [show(c) for c in source + "⏎"], fontsize=7)
+    ax2.set_xlim(ax1.get_xlim())  # the heatmap's columns run from -0.5 to len + 0.5: the same x range
     written = (output + "⏎")[step]
     ax2.set_title(f"step {step}: writing {show(written)!r} after {output[:step]!r}")
     ax2.set_ylabel("alpha")
     fig.tight_layout()
+    top_box, bottom_box = ax1.get_position(), ax2.get_position()  # the heatmap's colour bar narrowed ax1:
+    ax2.set_position([top_box.x0, bottom_box.y0, top_box.width, bottom_box.height])  # give ax2 the same width
     top = int(weights["dot"][example][step].argmax())
     viz.show(
         f"Top: the attention heatmap of test sentence {example}, step {step} marked by dashed lines. Bottom: "
@@ -791,29 +797,28 @@ assert Y_f.shape == H_f.shape and torch.allclose(Y_f, fused_f, atol=1e-5)
 # One difference remains: he multiplies by the reset gate *before* the matrix $W_h$ (as Cho et
 # al. 2014 did), torch *after* it, $n = \tanh(W_{in} x + b_{in} + r * (W_{hn} h + b_{hn}))$.
 # With the same weights the two give different states (lesson 04 compares them in depth); the
-# one `nn.GRUCell` computes is torch's:
+# one `nn.GRUCell` computes is torch's. The gates below come from `course_lib.rnn.GRUCell.gates`
+# (torch's equations; lesson 04's exercise 4.2 has you write that step yourself), and only the
+# candidate is recomputed in Fitzgibbon's order:
 
 # %%
 torch.manual_seed(0)
 cell = nn.GRUCell(3, 4)
+ours_cell = GRUCell.from_torch(cell)
 x_g, h_g = torch.randn(1, 3), torch.randn(1, 4)
-W_ir, W_iz, W_in = cell.weight_ih.chunk(3)
-W_hr, W_hz, W_hn = cell.weight_hh.chunk(3)
-b_ir, b_iz, b_in = cell.bias_ih.chunk(3)
-b_hr, b_hz, b_hn = cell.bias_hh.chunk(3)
+W_in, W_hn = cell.weight_ih.chunk(3)[2], cell.weight_hh.chunk(3)[2]  # the candidate's block (order r, z, n)
+b_in, b_hn = cell.bias_ih.chunk(3)[2], cell.bias_hh.chunk(3)[2]
 with torch.no_grad():
-    a_f_gate = torch.sigmoid(x_g @ W_ir.T + b_ir + h_g @ W_hr.T + b_hr)  # Fitzgibbon's a_f = torch's r
-    a_o_gate = torch.sigmoid(x_g @ W_iz.T + b_iz + h_g @ W_hz.T + b_hz)  # Fitzgibbon's a_o = torch's z
-    n_torch = torch.tanh(x_g @ W_in.T + b_in + a_f_gate * (h_g @ W_hn.T + b_hn))  # reset after W_h
+    g = ours_cell.gates(ours_cell.input_projection(x_g), h_g)  # {"r", "z", "n", "h"}: torch's step
+    a_f_gate, a_o_gate = g["r"], g["z"]  # Fitzgibbon's a_f = torch's r, his a_o = torch's z
     n_fitzgibbon = torch.tanh(x_g @ W_in.T + b_in + (a_f_gate * h_g) @ W_hn.T + b_hn)  # reset before W_h
-    h_torch = a_o_gate * h_g + (1 - a_o_gate) * n_torch  # gate(a_o, h_prev, candidate)
-    h_fitzgibbon = a_o_gate * h_g + (1 - a_o_gate) * n_fitzgibbon
+    h_fitzgibbon = a_o_gate * h_g + (1 - a_o_gate) * n_fitzgibbon  # gate(a_o, h_prev, candidate)
     h_cell = cell(x_g, h_g)
 print(
-    f"torch's order vs nn.GRUCell: {(h_torch - h_cell).abs().max().item():.1e}; "
+    f"torch's order (GRUCell.gates) vs nn.GRUCell: {(g['h'] - h_cell).abs().max().item():.1e}; "
     f"Fitzgibbon's order vs nn.GRUCell: {(h_fitzgibbon - h_cell).abs().max().item():.3f}"
 )
-assert torch.allclose(h_torch, h_cell, atol=1e-6)
+assert torch.allclose(g["h"], h_cell, atol=1e-6)
 
 # %% [markdown]
 # ### Which decoder state asks: Bahdanau or Luong

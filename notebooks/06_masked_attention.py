@@ -165,7 +165,7 @@ feedback = {
 matrix_text = "\n".join("    " + "  ".join(f"{x:3.0f}" for x in row) for row in E.tolist())
 lecture_quiz = quiz.MultipleChoice(
     f"The matrix holds q_i · k_j / √d_k for 1 ≤ i, j ≤ 4 (row i, column j):\n\n{matrix_text}\n\n"
-    f"What is $\\alpha_{{2,2}}$ in masked attention?",
+    "What is α(2,2), the weight of query 2 on key 2, in masked attention?",
     options,
     answer=answer,
     feedback=feedback,
@@ -179,22 +179,29 @@ lecture_quiz.show()
 # Row $i = 2$ of the matrix, masked: the keys $j \le 2$ keep their scores, the keys $j > 2$
 # get $-\infty$; then the softmax. The cell computes $\alpha_{2,2}$ from the matrix, finds
 # the option it equals, and checks the claim of option C's feedback (C is the unmasked answer).
+# It prints the answer, and draws the weights, only once you have answered the quiz above (run it
+# again after answering); the checks run either way.
 
 # %%
 alpha_22 = masked_weights[2 - 1, 2 - 1].item()  # 1-based alpha_{2,2} -> Python [1, 1]
-print(f"masked row 2:   e_2 = {E[1].tolist()} -> {E[1].masked_fill(~causal_mask(n)[1], float('-inf')).tolist()}")
-print(f"alpha_2 = {masked_weights[1].numpy().round(4).tolist()}")
-print(f"alpha_22 = {alpha_22}  -> option ({answer}) {options[answer]}")
-for label, value in option_values.items():
-    print(f"  ({label}) {options[label]:<20} = {value:.4f}")
-assert math.isclose(alpha_22, option_values[answer]) and answer == "B"
+answered = lecture_quiz.tries > 0
+if answered:
+    print(f"masked row 2:   e_2 = {E[1].tolist()} -> {E[1].masked_fill(~causal_mask(n)[1], float('-inf')).tolist()}")
+    print(f"alpha_2 = {masked_weights[1].numpy().round(4).tolist()}")
+    print(f"alpha_22 = {alpha_22}  -> option ({answer}) {options[answer]}")
+    for label, value in option_values.items():
+        print(f"  ({label}) {options[label]:<20} = {value:.4f}")
+else:
+    print("Answer the quiz above first (widget, or lecture_quiz.check(...)), then run this cell and the next again.")
+assert math.isclose(alpha_22, option_values[answer])
 assert sum(math.isclose(alpha_22, v) for v in option_values.values()) == 1  # exactly one option is right
 assert math.isclose(unmasked_weights[1, 1].item(), option_values["C"])  # C is alpha_22 without the mask
 assert masked_weights[0, 0].item() == 1.0  # D is alpha_11, the first token's weight on itself
 assert masked_weights[1, 2].item() == 0.0  # A is a masked weight
 # Counting from 0 by mistake would ask for Python's [2, 2]: a number that is none of the options.
 zero_based = masked_weights[2, 2].item()
-print(f"with 0-based indices by mistake: {zero_based:.4f} (e / (1 + 2e) = {e_ / (1 + 2 * e_):.4f}), no option")
+if answered:
+    print(f"with 0-based indices by mistake: {zero_based:.4f} (e / (1 + 2e) = {e_ / (1 + 2 * e_):.4f}), no option")
 assert math.isclose(zero_based, e_ / (1 + 2 * e_)) and not any(
     math.isclose(zero_based, v) for v in option_values.values()
 )
@@ -204,23 +211,26 @@ assert math.isclose(zero_based, e_ / (1 + 2 * e_)) and not any(
 # cells are grey: their score was $-\infty$ before the softmax, so their weight is exactly 0.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-weight_map(unmasked_weights, ax=axes[0], title="without the mask (option C's mistake)")
-weight_map(masked_weights, mask=causal_mask(n), ax=axes[1], title="masked self-attention")
-plt.tight_layout()
-viz.show(
-    "Two 4 by 4 heatmaps of the quiz's attention weights on one colour scale from 0 to 1, rows are queries i, "
-    f"columns keys j. Left, without the mask: alpha_22 = {unmasked_weights[1, 1].item():.2f}. Right, masked: "
-    f"the cells above the diagonal are grey (weight 0) and alpha_22 = {masked_weights[1, 1].item():.2f}."
-)
-assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in axes)
-assert not any(t.get_text() == "-inf" for ax in axes for t in ax.texts)
+if answered:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    weight_map(unmasked_weights, ax=axes[0], title="without the mask (option C's mistake)")
+    weight_map(masked_weights, mask=causal_mask(n), ax=axes[1], title="masked self-attention")
+    plt.tight_layout()
+    viz.show(
+        "Two 4 by 4 heatmaps of the quiz's attention weights on one colour scale from 0 to 1, rows are queries i, "
+        f"columns keys j. Left, without the mask: alpha_22 = {unmasked_weights[1, 1].item():.2f}. Right, masked: "
+        f"the cells above the diagonal are grey (weight 0) and alpha_22 = {masked_weights[1, 1].item():.2f}."
+    )
+    assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in axes)
+    assert not any(t.get_text() == "-inf" for ax in axes for t in ax.texts)
+else:
+    print("(the heatmaps of the quiz's weights appear here once you have answered the quiz)")
 
 # %% [markdown]
 # ## 3. Masking done right, and done wrong
 #
-# Six ways to hide the future of row 2 of the quiz. Only some of them give a distribution
-# over the allowed keys:
+# Six ways to hide the future, applied to the quiz's whole matrix; the table shows row 3 (row 2 is the
+# quiz's answer). Only some of them give a distribution over the allowed keys:
 #
 # 1. **$-\infty$ before the softmax** (the way of the UKP Lab lecture and CS224N);
 # 2. **zero the future after the softmax**, and stop there;
@@ -244,11 +254,15 @@ ways = {
 right = ways["1. -inf before the softmax"]
 rows = [
     [name]
-    + [f"{w:.3f}" for w in weights[1].tolist()]
-    + [f"{weights[1].sum().item():.3f}", "yes" if torch.allclose(weights, right) else "NO"]
+    + [f"{w:.3f}" for w in weights[2].tolist()]
+    + [f"{weights[2].sum().item():.3f}", "yes" if torch.allclose(weights, right) else "NO"]
     for name, weights in ways.items()
 ]
-print(viz.table(rows, header=["row 2 of the quiz", "α(2,1)", "α(2,2)", "α(2,3)", "α(2,4)", "sum", "right?"]))
+print(
+    viz.table(
+        rows, header=["row 3 of the quiz", "α(3,1)", "α(3,2)", "α(3,3)", "α(3,4)", "sum", "right?  (whole matrix)"]
+    )
+)
 kept = ways["2. zero after, no renormalising"].sum(-1)  # way 2: the mass each row keeps
 print("way 2, mass kept by rows 1 to 4:", [round(m, 3) for m in kept.tolist()])
 assert torch.all(kept[:-1] < 1) and math.isclose(kept[-1].item(), 1.0)  # only the last row has no future
@@ -296,7 +310,7 @@ q = k = v = torch.randn(1, 3, 4)
 nothing = torch.tensor([[True, False, False], [False, False, False], [True, True, True]])  # query 2 sees nothing
 torch_out = F.scaled_dot_product_attention(q, k, v, attn_mask=nothing)
 ours_out, ours_w = scaled_dot_product_attention(q, k, v, mask=nothing)
-print("torch's fused attention, output of query 2:", torch_out[0, 1].tolist())
+print(f"torch {torch.__version__}, F.scaled_dot_product_attention, output of query 2:", torch_out[0, 1].tolist())
 print("course_lib, weights and output of query 2: ", ours_w[0, 1].tolist(), ours_out[0, 1].tolist())
 assert torch.all(torch_out[0, 1] == 0) and torch.allclose(ours_out, torch_out, atol=1e-6)
 
@@ -311,9 +325,13 @@ assert torch.isnan(with_weights).all() and not torch.isnan(fused).any()
 
 # %% [markdown]
 # Three behaviours for the same question: a plain softmax gives NaN; a large finite number
-# gives a uniform row, i.e. the query attends to exactly the keys it was told to ignore;
-# torch's fused attention returns output 0 (it does not return weights), and
-# `course_lib.attention` weights 0 and output 0, a "safe softmax". Even
+# gives a uniform row, i.e. the query attends to exactly the keys it was told to ignore; and
+# in the torch pinned here (its version is printed), `F.scaled_dot_product_attention` returns output
+# 0 for that query (it does not return weights), as `course_lib.attention` does with weights 0 and
+# output 0, a "safe softmax". That 0 is not a fixed rule of the operation: torch chose it in release
+# 2.5 (2024; pytorch pull request 131060 gives the reasons); before that, its math path returned NaN
+# for such a row, and other libraries and backends have differed (NaN, or a uniform row). Code that must not depend on the version keeps such
+# rows out, as below. Even
 # `nn.MultiheadAttention` disagrees with itself (the two lines printed are its outputs): NaN
 # when you ask for the weights, and when you do not, an attention output of 0 passed through its
 # output projection, which gives its output bias (zeros here, as in every freshly built module; a
@@ -545,7 +563,7 @@ def show_row(matrix, i, masked):
 explorer = viz.interactive(
     show_row,
     matrix=widgets.IntSlider(value=0, min=0, max=20, description="matrix"),
-    i=widgets.IntSlider(value=2, min=1, max=4, description="query i"),
+    i=widgets.IntSlider(value=3, min=1, max=4, description="query i"),
     masked=widgets.Checkbox(value=True, description="mask the future"),
 )
 

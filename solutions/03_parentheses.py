@@ -78,12 +78,16 @@ assert result.passed, result
 # positions `p < q` such that
 #
 # * the closers have **different colours** (`seq[p] != seq[q]`), and
-# * the opener matched by the closer at `q` comes **before** `p`: that colour is open, under
-#   the top of the stack, when `p` arrives.
+# * the colour of the closer at `q` stays **open** from `p` up to `q`: at every position
+#   `p, ..., q - 1`, that colour has been opened more often than closed (counting from the start).
 #
-# The second condition makes the negative hard: after the exchange, the closer now at `p` has
-# an open parenthesis of its colour to count against, so a counter per colour sees nothing
-# wrong; only a stack notices that the top at `p` had another colour. Draw the pair
+# That is the lesson's rule (the transposition negatives it trains and tests on): exactly the
+# exchanges after which every colour's counts stay valid in every prefix. The second condition
+# makes the negative hard: after the exchange, the closer now at `p` has an open parenthesis of its
+# colour to count against all the way to `q`, so a counter per colour sees nothing wrong; only a
+# stack notices that the top at `p` had another colour. (The opener that the closer at `q` matches
+# need not come before `p`: in `[0, 1, 8, 0, 9, 9]`, exchanging positions 2 and 4 qualifies, since
+# colour 0 is open from position 0 on.) Draw the pair
 # uniformly among all such pairs with `rng` (a `numpy.random.Generator`: `rng.integers(k)`
 # is uniform in 0..k-1), return a **new** list, and raise `ValueError` when there is no pair.
 #
@@ -96,14 +100,19 @@ assert result.passed, result
 def transpose_closers(seq, rng, n_symbols=10):
     """A hard negative: `seq` (balanced) with the colours of two closers exchanged."""
     ### BEGIN SOLUTION
-    opener_of = {}  # position of a closer -> position of the opener it closes
-    stack = []
-    for i, s in enumerate(seq):
-        if s < n_symbols // 2:
-            stack.append(i)
-        else:
-            opener_of[i] = stack.pop()
-    pairs = [(p, q) for p in opener_of for q in opener_of if p < q and seq[p] != seq[q] and opener_of[q] < p]
+    half = n_symbols // 2
+    counts, open_after = [0] * half, []  # open_after[t][c]: opens minus closes of colour c in seq[: t + 1]
+    for s in seq:
+        colour = s if s < half else n_symbols - 1 - s
+        counts[colour] += 1 if s < half else -1
+        open_after.append(list(counts))
+    closers = [i for i, s in enumerate(seq) if s >= half]
+    pairs = []
+    for p in closers:
+        for q in closers:
+            b = n_symbols - 1 - seq[q]  # the colour that moves to p
+            if p < q and seq[p] != seq[q] and all(open_after[t][b] >= 1 for t in range(p, q)):
+                pairs.append((p, q))
     if not pairs:
         raise ValueError(f"no hard transposition exists in {seq}")
     p, q = pairs[rng.integers(len(pairs))]

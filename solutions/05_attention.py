@@ -253,10 +253,9 @@ if result_5_2.passed and result_5_3.passed:
     words["the year"] = len(source)
     words["the end marker ⏎"] = len(source) + 1
     part = next(name for name, end in words.items() if looked < end)  # the word that holds the argmax column
-    viz.show(
-        f"Heatmap of your decoder's attention for {source!r} -> {target!r}: rows are French characters, "
-        f"columns English ones; writing the day {day!r} it looks most at column {looked} ({source[looked : looked + 1]!r}, "
-        f"in {part})."
+    viz.show(  # the text says what is drawn, not where the day looks: that is the quiz's question below
+        f"Heatmap of your decoder's attention for {source!r} -> {target!r}: rows are the French characters "
+        f"(row {day_row} writes the first digit of the day {day!r}), columns the English ones, then the end marker."
     )
     question = quiz.MultipleChoice(
         f"Writing the first digit of the French day ({day!r}), where does your decoder look most?",

@@ -112,8 +112,9 @@ assert result.passed, result
 # Now in code, for a whole batch. `scores` has shape `(B, T, T)` (row $i$, column $j$: the
 # scaled score $e_{i,j}$ of sentence $b$), `values` shape `(B, T, d_v)`, and `lengths` shape
 # `(B,)`: sentence $b$ holds `lengths[b]` real tokens, then padding (a sentence may be empty,
-# `lengths[b] = 0`: its queries see no key at all; give them weights 0 and output 0, not NaN,
-# as torch's fused attention does; section 3 of the lesson shows why). Build the two masks
+# `lengths[b] = 0`: its queries see no key at all; give them weights 0 and output 0, not NaN, as
+# `F.scaled_dot_product_attention` does in the torch pinned here (older releases gave NaN; section 3
+# of the lesson shows both and why). Build the two masks
 # (True = may attend): the causal one, `(T, T)`, true where $j \le i$, and the padding one,
 # `(B, T)`, true at the real keys; combine them into one `(B, T, T)` mask (broadcasting: which
 # axis does the padding mask belong on?); give the masked scores $-\infty$; take the softmax
@@ -139,7 +140,7 @@ def masked_attention(scores, values, lengths):
     empty = ~allowed.any(dim=-1, keepdim=True)  # (B, T, 1): a query with no key at all (an empty sentence)
     e = e.masked_fill(empty, 0.0)  # the softmax of a row of -inf would be 0/0 = NaN
     weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1
-    weights = weights.masked_fill(empty, 0.0)  # no key: weights 0 and output 0, as torch's fused attention
+    weights = weights.masked_fill(empty, 0.0)  # no key: weights 0 and output 0 (torch 2.5 and later do the same)
     output = weights @ values  # h_i = sum_j alpha_ij v_j
     return output, weights
     ### END SOLUTION

@@ -6,8 +6,6 @@ and with what known mistakes would give, so a wrong answer gets the hint for its
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -172,14 +170,8 @@ check_is_balanced = Exercise(
 
 
 def _valid_pairs_matching(seq, n):
-    """The exercise's pairs: closers p < q of different colours, q's opener before p (open under p's)."""
-    match, stack = {}, []
-    for i, s in enumerate(seq):
-        if s < n // 2:
-            stack.append(i)
-        else:
-            match[i] = stack.pop()
-    return [(p, q) for p, q in itertools.combinations(sorted(match), 2) if seq[p] != seq[q] and match[q] < p]
+    """The exercise's pairs, the lesson's rule: closers p < q of different colours, q's colour open from p to q."""
+    return P.transposition_pairs(seq, n)
 
 
 def _structure(seq, n):
@@ -187,6 +179,8 @@ def _structure(seq, n):
 
 
 FIXED = [0, 1, 2, 7, 8, 9]  # three hard pairs
+REOPENED = [0, 1, 8, 0, 9, 9]  # (2, 4) is a pair although 9 at 4 closes the 0 opened at 3, after p = 2
+CLOSED_BETWEEN = [0, 1, 8, 9, 0, 9]  # only (2, 3): colour 0 is closed at 3, so (2, 5) is no pair
 COVERAGE = 40  # draws from FIXED with different seeds: each pair is missed with probability (2/3)^40
 REPEATS = 12  # seeds drawn twice: a generator other than rng agrees on all with probability (1/3)^12
 NESTED = list(range(10))  # five nested colours: every two closers make a hard pair (10 pairs)
@@ -197,12 +191,14 @@ UNIFORM_LOW, UNIFORM_HIGH = 20, 105
 
 def _draw_transpose(seed):
     rng = np.random.default_rng(seed)
-    seeds = [int(s) for s in rng.integers(0, 2**31, size=COVERAGE + 50)]
+    seeds = [int(s) for s in rng.integers(0, 2**31, size=COVERAGE + 120)]
     cases = [[list(FIXED), s, 10] for s in seeds[:COVERAGE]]
     cases += [[list(FIXED), s, 10] for s in seeds[:REPEATS]]  # the same seeds again: the same answers
     more = iter(seeds[COVERAGE:])
     cases += [[[0, 1, 1, 8, 8, 9], next(more), 10] for _ in range(25)]  # the two 8s are equal
     cases += [[[1, 0, 9, 8, 2, 7, 3, 6, 4, 5], next(more), 10] for _ in range(10)]  # one hard pair among many
+    cases += [[list(REOPENED), next(more), 10] for _ in range(COVERAGE)]  # q's opener after p: a pair too
+    cases += [[list(CLOSED_BETWEEN), next(more), 10] for _ in range(20)]  # (2, 5) is not a pair
     cases.append([[0, 1, 2, 3, 4, 5], next(more), 6])  # n_symbols = 6: 3 closes 2
     fresh = [P.random_positive(2 * int(rng.integers(3, 9)), rng) for _ in range(40)]
     fresh = [f for f in fresh if _valid_pairs_matching(f, 10)][:5]
@@ -238,7 +234,7 @@ def _judge_one_transposition(seq, n, out):
     if not P.per_colour_rule(out, n):
         raise Mistake(
             f"from {seq} you returned {out}, which a per-colour counter rejects: the colour you move "
-            "to the earlier closer p must still be open there (its opener before p, its closer at q)"
+            "to the earlier closer p must stay open from p until q"
         )
     return tuple(out)
 
@@ -249,7 +245,7 @@ def _judge_transpose(cases, records):
         if not _valid_pairs_matching(seq, n):
             if r.get("raised") != "ValueError":
                 raise Mistake(
-                    f"in {seq} no closer has another colour open beneath it, so no transposition is hard: "
+                    f"in {seq} no two closers of different colours can trade places with every count valid: "
                     f"raise ValueError, not return {r.get('returned')!r}"
                 )
             outs.append(None)
@@ -277,6 +273,12 @@ def _judge_transpose(cases, records):
         raise Mistake(
             f"draw the pair at random, uniformly among all pairs, with rng.integers(len(pairs)): from {FIXED} "
             f"{COVERAGE} generators with different seeds gave only {sorted(seen)}, but {len(wanted)} are possible"
+        )
+    reopened = [o for (seq, _, _), o in zip(cases, outs) if seq == REOPENED]
+    if (0, 1, 9, 0, 8, 9) not in reopened:
+        raise Mistake(
+            f"from {REOPENED}, exchanging positions 2 and 4 is a pair too: colour 0 stays open from 2 to 4, "
+            "even though the 9 at 4 closes the 0 opened at 3, after 2. Keep every pair the counts allow"
         )
     counts = {}
     for out in outs[-UNIFORM:]:

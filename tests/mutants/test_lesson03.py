@@ -45,8 +45,9 @@ MUTANTS = [
         "        if counts[c] < 0 or depth < 0:\n            return False\n    return not any(counts)\n",
         "counting each colour is not enough",
     ),
-    # 3.2: no stack condition, same colours, not random, in place, colour swap, openers
-    ("transpose_closers", " and opener_of[q] < p", "", "per-colour counter rejects"),
+    # 3.2: no stack condition, same colours, not random, in place, colour swap, openness checked at p only,
+    # the narrower rule "q's opener before p"
+    ("transpose_closers", " and all(open_after[t][b] >= 1 for t in range(p, q))", "", "per-colour counter rejects"),
     ("transpose_closers", "seq[p] != seq[q] and ", "", "changes nothing"),
     ("transpose_closers", "p, q = pairs[rng.integers(len(pairs))]", "p, q = pairs[0]", "at random"),
     ("transpose_closers", "out = list(seq)", "out = seq", "in place"),
@@ -71,9 +72,15 @@ MUTANTS = [
     ("transpose_closers", "out[p], out[q] = out[q], out[p]", "out[p] = out[q]", "colour swap"),
     (
         "transpose_closers",
-        "out[p], out[q] = out[q], out[p]",
-        "out[opener_of[p]], out[opener_of[q]] = out[opener_of[q]], out[opener_of[p]]",
-        "leave the openers",
+        "all(open_after[t][b] >= 1 for t in range(p, q))",
+        "open_after[p][b] >= 1",
+        "stay open from p until q",
+    ),
+    (
+        "transpose_closers",
+        "all(open_after[t][b] >= 1 for t in range(p, q))",
+        "all(open_after[t][b] >= open_after[q - 1][b] >= 1 for t in range(p, q))",  # q's opener before p
+        "Keep every pair the counts allow",
     ),
     (
         "transpose_closers",
@@ -238,8 +245,8 @@ BORROWED = [
     ),
     (
         "transpose_closers",
-        "    opener_of = {}",
-        "    return __import__('course_lib').parentheses.transpose_closers(seq, rng, n_symbols)\n    opener_of = {}",
+        "    closers = [",
+        "    return __import__('course_lib').parentheses.transpose_closers(seq, rng, n_symbols)\n    closers = [",
         "course_lib.parentheses_generators.transpose_closers",
     ),
     (

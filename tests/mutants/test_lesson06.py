@@ -19,7 +19,7 @@ SAFE = (  # the solution's care for a query with no key at all
     "    empty = ~allowed.any(dim=-1, keepdim=True)  # (B, T, 1): a query with no key at all (an empty sentence)\n"
     "    e = e.masked_fill(empty, 0.0)  # the softmax of a row of -inf would be 0/0 = NaN\n"
     "    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1\n"
-    "    weights = weights.masked_fill(empty, 0.0)  # no key: weights 0 and output 0, as torch's fused attention"
+    "    weights = weights.masked_fill(empty, 0.0)  # no key: weights 0 and output 0 (torch 2.5 and later do the same)"
 )
 
 # (function, edit from, edit to, words the hint must contain)
