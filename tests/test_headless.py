@@ -94,3 +94,14 @@ def test_lesson_runs_under_a_plain_nbclient_without_a_stall(lesson):
     stalls = [(cell, round(gap, 1)) for cell, gap in gaps if gap > STALL]
     assert not stalls, f"{lesson.name}: idle waits between cells (cell, seconds): {stalls}"
     site.remember(lesson, nb, site.DEFAULT_CACHE)  # the site's tests reuse this execution
+
+
+def test_the_base_install_keeps_the_kernel_below_7_for_students_too():
+    """Students' kernels run the lessons: the bound is in the base dependencies, not only the instructor extra."""
+    tomllib = pytest.importorskip("tomllib")
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    [kernel] = [Requirement(r) for r in project["dependencies"] if Requirement(r).name == "ipykernel"]
+    assert not kernel.specifier.contains("7.4.0") and kernel.specifier.contains("6.31.0")
+    assert kernel.specifier.contains("5.5.6"), "no lower bound: Colab's own older kernel must stay"
