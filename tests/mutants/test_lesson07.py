@@ -320,7 +320,6 @@ BORROWED = [
         "        return m(x, x, x, need_weights=False)[0]\n        ### BEGIN SOLUTION",
         "course_lib.attention.MultiHeadAttention",
     ),
-    ("FeedForward", FFN_NET, FFN_RAW),
     (
         "FeedForward",
         "return self.net(x)",
