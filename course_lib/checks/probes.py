@@ -178,3 +178,16 @@ def init_ranges(module) -> tuple[dict, dict]:
     axes (biases and layer-norm gains may start at 0 or 1)."""
     matrices = [(name, p.detach()) for name, p in module.named_parameters() if p.dim() >= 2 and p.numel() > 1]
     return {name: (float(p.min()), float(p.max())) for name, p in matrices}, {name: p.numel() for name, p in matrices}
+
+
+def crash_mistake(record: dict) -> str:
+    """A crash that names a property: two dtypes met (torch's raw "Float vs Double" error), as one line."""
+    message = record.get("message")
+    message = message if isinstance(message, str) else ""  # the record crossed from the student's kernel
+    types = ("Float", "Double", "float", "double", "Half", "Long")
+    if record.get("raised") == "RuntimeError" and "type" in message and any(t in message for t in types):
+        return (
+            "dtype: tensors of two dtypes met (float32 and float64): make every new tensor in the dtype of the ones "
+            "you are given (torch.zeros_like(E), or torch.zeros(..., dtype=E.dtype))"
+        )
+    return ""
