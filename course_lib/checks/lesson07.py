@@ -7,7 +7,10 @@ are nn.Module classes; their check builds the student's class, sets its paramete
 from the case's seed, runs forward, and compares with the lecture's formulas computed here (float64)
 from the student's own parameters, independently of course_lib and of torch's attention modules
 (which the student may not call: ``forbidden``). Each known mistake is computed too, and when every
-answer matches one, its hint is shown. 7.8 is the build-up experiment (a written answer, no check);
+answer matches one, its hint is shown. Around that comparison, the probes of :mod:`course_lib.checks.probes`
+judge what a reference built from the student's own parameters cannot see (the parameters' names and shapes
+against the text, the initial weights, dtype, state across calls) and name the class of a difference no
+known mistake explains (batch independence, causality). 7.8 is the build-up experiment (a written answer, no check);
 7.9 is top-k sampling.
 """
 
@@ -736,13 +739,6 @@ def _draw_mha(seed):
     return cases
 
 
-def _mha_before(case, out, params):
-    C, H = case[:2]
-    q0 = params.get("heads.0.query.weight")
-    if q0 is not None and q0.shape[0] != C // H:
-        raise Mistake(f"each head has d_k = d_model // n_heads = {C // H} features, yours has {q0.shape[0]}")
-
-
 check_multi_head = _module_check(
     "7.4",
     "multi-head attention",
@@ -757,7 +753,6 @@ check_multi_head = _module_check(
         shape=lambda case: tuple(case[3].shape),
         what=lambda case: f"the output for x {tuple(case[3].shape)}, n_heads = {case[1]}",
         shape_what=lambda case: f"the output for x of shape {tuple(case[3].shape)}, n_heads = {case[1]}",
-        before=_mha_before,
     ),
     n_ctor=3,
     x_at=3,
