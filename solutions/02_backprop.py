@@ -77,7 +77,8 @@ assert result.passed, result
 # $$L = \frac{1}{B} \sum_{i=1}^{B} -\log \mathrm{softmax}(z_i)_{t_i}$$
 #
 # `params` is a dict of the five parameters: `E` (V, d), `W` (H, n d), `b` (H,), `U` (V, H),
-# `c` (V,). Write `fflm_loss_and_grads(params, contexts, targets)`: run the forward pass
+# `c` (V,), float64 tensors in the check (float32 in exercise 2.3): make every new tensor in their
+# dtype (`torch.zeros_like(E)`, or `dtype=E.dtype`). Write `fflm_loss_and_grads(params, contexts, targets)`: run the forward pass
 # (keep what the backward pass needs), then go back from the loss to `E`, one layer at a time,
 # and return `(loss, grads)` with `grads = {"E": dE, "W": dW, "b": db, "U": dU, "c": dc}`, each of
 # the shape of its parameter. Everything you need is in the lesson's section 2: the fused

@@ -166,6 +166,8 @@ except NotImplementedError:
 
 # %%
 # Exercise 3.3: the Elman network, batched
+import math
+
 import torch
 from torch import nn
 
@@ -177,7 +179,7 @@ class ElmanRNN(nn.Module):
         super().__init__()
         ### BEGIN SOLUTION
         self.input_size, self.hidden_size = input_size, hidden_size
-        k = hidden_size**-0.5  # torch's initialisation: uniform in (-1/sqrt(H), 1/sqrt(H))
+        k = 1 / math.sqrt(hidden_size)  # torch's initialisation: uniform in (-1/sqrt(H), 1/sqrt(H))
         self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-k, k))
         self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-k, k))
         self.b_h = nn.Parameter(torch.empty(hidden_size).uniform_(-k, k))

@@ -43,6 +43,8 @@ course_lib.setup(seed=0, threads=1)
 
 # %%
 # Exercise 4.1: the LSTM cell as a module
+import math
+
 import torch
 from torch import nn
 
@@ -54,7 +56,7 @@ class LSTMCell(nn.Module):
         super().__init__()
         ### BEGIN SOLUTION
         self.input_size, self.hidden_size = input_size, hidden_size
-        k = hidden_size**-0.5  # torch's initialisation: uniform in (-1/sqrt(H), 1/sqrt(H))
+        k = 1 / math.sqrt(hidden_size)  # torch's initialisation: uniform in (-1/sqrt(H), 1/sqrt(H))
         self.W_xh = nn.Parameter(torch.empty(4 * hidden_size, input_size).uniform_(-k, k))
         self.W_hh = nn.Parameter(torch.empty(4 * hidden_size, hidden_size).uniform_(-k, k))
         self.b_xh = nn.Parameter(torch.empty(4 * hidden_size).uniform_(-k, k))

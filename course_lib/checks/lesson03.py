@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from course_lib import parentheses as P
-from course_lib.checks import Mistake
+from course_lib.checks import Mistake, probes
 from course_lib.checks.protocol import (
     Exercise,
     expect_answers,
@@ -399,6 +399,7 @@ def _elman_describe(module, live):
     shapes = {n: tuple(params[n].shape) for n in ELMAN_PARAMS}
     init_zero = [n for n in ("W_xh", "W_hh") if not bool(params[n].detach().abs().sum() > 0)]
     init_wide = init_too_wide(params, ELMAN_PARAMS, H)
+    init = probes.init_ranges(module)
     t = _elman_tensors(I, H, live.recipe)
     if any(shapes[n] != ELMAN_PARAMS[n](I, H) for n in ELMAN_PARAMS):
         return {"shapes": shapes}
@@ -419,6 +420,8 @@ def _elman_describe(module, live):
     grads = [torch.zeros_like(w) if g is None else g for w, g in zip(wrt, grads)]
     with torch.no_grad():
         out_h0 = module(x, h0)
+        # time first: the batch on axis 1
+        measured = probes.measure(module, [x], ELMAN_PROBES, batch_axis=1, time_axis=0)
     return {
         "output": output.detach(),
         "h_T": h_T.detach(),
@@ -428,6 +431,8 @@ def _elman_describe(module, live):
         "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
         "init_zero": init_zero,
         "init_wide": init_wide,
+        "init": list(init),
+        "probes": measured,
     }
 
 
@@ -528,6 +533,9 @@ def _judge_elman(cases, records):
             )
         if d.get("init_wide"):
             raise Mistake(init_hint(d["init_wide"], H, I))
+        hint = probes.init_mistake("ElmanRNN", *d.get("init", [{}, {}])) or _elman_property(d, ("dtype", "again"))
+        if hint:
+            raise Mistake(hint)
         outputs.append(d["output"])
         states.append(d["h_T"])
         grads.append(d["grads"])
@@ -541,12 +549,17 @@ def _judge_elman(cases, records):
             square_only = kwargs.get("swap") or kwargs.get("transpose_xh")
             wrong[hint].append(None if square_only and I != H else _elman_variant(t, **kwargs))
     sizes = [f"I={I}, H={H}, x {tuple(t['x'].shape)}" for (I, H, _), t in zip(cases, tensors)]
-    expect_answers(
-        outputs,
-        [e[0] for e in expected],
-        {h: [None if v is None else v[0] for v in vs] for h, vs in wrong.items()},
-        [f"output for {s}" for s in sizes],
-    )
+    try:
+        expect_answers(
+            outputs,
+            [e[0] for e in expected],
+            {h: [None if v is None else v[0] for v in vs] for h, vs in wrong.items()},
+            [f"output for {s}" for s in sizes],
+        )
+    except Mistake as mistake:  # a difference no known mistake explains: name the property it breaks, if any
+        found = [] if " should be " not in str(mistake) else [_elman_property(r["returned"], ("batch", "causal"))
+                                                              for r in records[: len(outputs)]]  # fmt: skip
+        raise Mistake(next((h for h in found if h), str(mistake))) from None
     expect_answers(
         states,
         [e[1] for e in expected],
@@ -576,6 +589,16 @@ def _judge_elman(cases, records):
     )
     if crash:
         raise Mistake(crash)
+
+
+ELMAN_PROBES = ("again", "causal", "batch", "dtype")
+
+
+def _elman_property(d, which):
+    measured = d.get("probes") if isinstance(d.get("probes"), dict) else {}
+    shape = tuple(d["output"].shape) if "output" in d else ()
+    got = {k: v for k, v in measured.items() if k in which}
+    return probes.property_mistake("ElmanRNN", got, shape, batch_axis=1, time_axis=0)
 
 
 def _elman_oracle(t, h0=None):

@@ -35,18 +35,22 @@ def _tensor(record, name, shape):
 def _draw_additive(seed):
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
-    # d_q = d_k = d, so that swapped projections still run and are caught by their values
-    sizes = [(2, 5, 4, 3), (3, 6, 4, 5), (1, 4, 6, 6)]
-    sizes.append((int(rng.integers(1, 5)), int(rng.integers(2, 9)), int(rng.integers(2, 8)), int(rng.integers(2, 8))))
+    # d_q = d_k first, so that swapped projections still run and are caught by their values; the last case keeps
+    # them apart (d_q != d_k), so a size taken from the wrong input fails on every draw
+    sizes = [(2, 5, 4, 4, 3), (3, 6, 4, 4, 5), (1, 4, 6, 6, 6)]
+    d = int(rng.integers(2, 8))
+    sizes.append((int(rng.integers(1, 5)), int(rng.integers(2, 9)), d, d, int(rng.integers(2, 8))))
+    d_q = int(rng.integers(2, 8))
+    sizes.append((int(rng.integers(1, 5)), int(rng.integers(2, 9)), d_q, d_q + int(rng.integers(1, 4)), 4))
     return [
         [
-            torch.randn(B, d, generator=g),
-            torch.randn(B, T, d, generator=g),
-            torch.randn(a, d, generator=g),
-            torch.randn(a, d, generator=g),
+            torch.randn(B, d_q, generator=g),
+            torch.randn(B, T, d_k, generator=g),
+            torch.randn(a, d_q, generator=g),
+            torch.randn(a, d_k, generator=g),
             torch.randn(a, generator=g),
         ]
-        for B, T, d, a in sizes
+        for B, T, d_q, d_k, a in sizes
     ]
 
 
@@ -78,7 +82,7 @@ def _judge_additive(cases, records):
             [
                 hidden @ v,
                 torch.tanh(hidden @ v),
-                torch.tanh((query @ W_k.T).unsqueeze(1) + keys @ W_q.T) @ v,
+                torch.tanh((query @ W_k.T).unsqueeze(1) + keys @ W_q.T) @ v if W_q.shape == W_k.shape else None,
                 torch.tanh(hidden).sum(-1),
                 torch.relu(hidden) @ v,
                 torch.sigmoid(hidden) @ v,
@@ -96,6 +100,12 @@ check_additive_scores = Exercise(
     ("query", "keys", "W_q", "W_k", "v"),
     _draw_additive,
     _judge_additive,
+    errors=lambda case, record: (
+        f"a shape mismatch with d_q = {case[0].shape[1]} and d_k = {case[1].shape[2]}: W_q (a, d_q) projects the "
+        "query s, W_k (a, d_k) the keys h_j"
+        if size_error(record)
+        else ""
+    ),
     forbidden=("course_lib.seq2seq.AdditiveScore",),
 )
 

@@ -7,7 +7,10 @@ are nn.Module classes; their check builds the student's class, sets its paramete
 from the case's seed, runs forward, and compares with the lecture's formulas computed here (float64)
 from the student's own parameters, independently of course_lib and of torch's attention modules
 (which the student may not call: ``forbidden``). Each known mistake is computed too, and when every
-answer matches one, its hint is shown. 7.8 is the build-up experiment (a written answer, no check);
+answer matches one, its hint is shown. Around that comparison, the probes of :mod:`course_lib.checks.probes`
+judge what a reference built from the student's own parameters cannot see (the parameters' names and shapes
+against the text, the initial weights, dtype, state across calls) and name the class of a difference no
+known mistake explains (batch independence, causality). 7.8 is the build-up experiment (a written answer, no check);
 7.9 is top-k sampling.
 """
 
@@ -18,6 +21,7 @@ import torch
 from torch import nn
 
 from course_lib.checks import Mistake
+from course_lib.checks import probes as probes_lib
 from course_lib.checks.borrowed import Borrowed
 from course_lib.checks.lesson06 import _tensor_of_shape
 from course_lib.checks.plain import _is_tensor
@@ -223,23 +227,32 @@ def _randomise(module, seed):
                 p.copy_(torch.rand(p.shape, generator=g) - 0.5)
 
 
-def _module_describe(returned, live):
-    """In the student's kernel: the module's forward on the case's input, and its parameters (plain data)."""
-    if not isinstance(returned, nn.Module):
-        return {"not_a_module": type(returned).__name__}
-    try:
-        _randomise(returned, live.seed)
-        out = returned(*live.forward)
-    except Borrowed:  # a forbidden call: the protocol records it
-        raise
-    except Exception as exc:  # the student's forward crashed: recorded like a crash of the constructor
-        from course_lib.checks.protocol import crash_record
+def _module_describe(probes, ids):
+    """In the student's kernel: the module's initial weights, its forward on the case's input after its
+    parameters are drawn from the case's seed, its parameters, and what the ``probes`` measure (plain data)."""
 
-        return crash_record(exc)
-    params = {name: p.detach().clone() for name, p in returned.named_parameters()}
-    # Karpathy's video adds dropout; the exercises' formulas have none (and it makes forward random)
-    dropout = [name or "the module" for name, m in returned.named_modules() if isinstance(m, nn.Dropout) and m.p > 0]
-    return {"out": out, "params": params, "dropout": dropout[:1]}
+    def describe(returned, live):
+        if not isinstance(returned, nn.Module):
+            return {"not_a_module": type(returned).__name__}
+        try:
+            init = probes_lib.init_ranges(returned)
+            _randomise(returned, live.seed)
+            out = returned(*live.forward)
+            measured = probes_lib.measure(returned, live.forward, probes, vocab=live[0] if ids else None)
+        except Borrowed:  # a forbidden call: the protocol records it
+            raise
+        except Exception as exc:  # the student's forward crashed: recorded like a crash of the constructor
+            from course_lib.checks.protocol import crash_record
+
+            return crash_record(exc)
+        params = {name: p.detach().clone() for name, p in returned.named_parameters()}
+        # Karpathy's video adds dropout; the exercises' formulas have none (and it makes forward random)
+        dropout = [
+            name or "the module" for name, m in returned.named_modules() if isinstance(m, nn.Dropout) and m.p > 0
+        ]
+        return {"out": out, "params": params, "dropout": dropout[:1], "init": list(init), "probes": measured}
+
+    return describe
 
 
 class ModuleExercise(Exercise):
@@ -271,19 +284,64 @@ def _answer(record, cls):
     return value["out"], params
 
 
-def _module_check(number, title, cls, args, draw, judge, *, n_ctor, x_at, forbidden):
+# The properties judged before the values (they can hold or fail whatever the values are: a bias the text
+# leaves out is not seen by a reference built from the student's own parameters), and after them (they
+# name the class of a difference no known mistake explains).
+FIRST, THEN = ("dtype", "again"), ("causal", "batch")
+
+
+def _with_probes(judge, cls, spec, *, x_at, ids=False, probes=FIRST + THEN):
+    """``judge`` with the probes around it: the parameters against the text's ``spec(case)`` (a dict
+    name -> (shape, how the text writes it), the optional names, the prefixes whose names are free), the
+    initial weights, the dtype and state across calls first; then, for a difference that no targeted hint
+    explains, causality and batch independence, which name its class."""
+
+    def judged(cases, records):
+        for case, r in zip(cases, records):
+            _answer(r, cls)
+            value = r["returned"]
+            shapes = {k: tuple(v.shape) for k, v in value["params"].items()}
+            init = value.get("init") if isinstance(value.get("init"), list) else [{}, {}]
+            spec_, optional, free = spec(case)
+            hint = probes_lib.spec_mistake(cls, shapes, spec_, optional=optional, free=free) or probes_lib.init_mistake(
+                cls, *init
+            )
+            hint = hint or _property(cls, value, case[x_at], ids, [p for p in FIRST if p in probes])
+            if hint:
+                raise Mistake(hint)
+        try:
+            judge(cases, records)
+        except Mistake as mistake:
+            if " should be " not in str(mistake):  # a targeted hint, or a shape: kept
+                raise
+            for case, r in zip(cases, records):
+                hint = _property(cls, r["returned"], case[x_at], ids, [p for p in THEN if p in probes])
+                if hint:
+                    raise Mistake(hint) from None
+            raise
+
+    return judged
+
+
+def _property(cls, value, x, ids, which):
+    measured = value.get("probes") if isinstance(value.get("probes"), dict) else {}
+    return probes_lib.property_mistake(cls, {k: v for k, v in measured.items() if k in which}, tuple(x.shape), ids=ids)
+
+
+def _module_check(number, title, cls, args, draw, judge, *, n_ctor, x_at, forbidden, spec, ids=False):
     """A build exercise's check: the class built with the case's first ``n_ctor`` arguments, its parameters
-    randomised, its forward run on the rest (``x_at`` is the input whose T a size hint names)."""
+    randomised, its forward run on the rest (``x_at`` is the input whose T a size hint names, token ids when
+    ``ids``); ``spec(case)``: the parameters the text states (see ``_with_probes``)."""
     return ModuleExercise(
         number,
         title,
         cls,
         args,
         draw,
-        judge,
+        _with_probes(judge, cls, spec, x_at=x_at, ids=ids),
         materialise=_module_materialise(n_ctor),
         observe=_module_observe,
-        describe=_module_describe,
+        describe=_module_describe(FIRST + THEN, ids),
         errors=_module_errors(cls, lambda case: case[x_at].shape[1]),
         forbidden=forbidden,
     )
@@ -309,6 +367,44 @@ def _judge_module(cls, hints, reference, *, x_at, shape, what, shape_what=None, 
         expect_answers(got, expected, wrong, [what(case) for case in cases])
 
     return judge
+
+
+# What the texts of 7.3 to 7.7 state about the parameters: {name: (shape, how the text writes it)}, the names
+# that may be left out, and the prefixes under which the names are the student's (FeedForward's layers).
+
+
+def _head_spec(C, hs, prefix="", how="(head_size, d_model)"):
+    return {f"{prefix}{p}.weight": ((hs, C), how) for p in ("key", "query", "value")}
+
+
+def _mha_spec(C, H, prefix=""):
+    how = f"(d_k, d_model) with d_k = d_model // n_heads = {C // H}"
+    spec = {}
+    for h in range(H):
+        spec.update(_head_spec(C, C // H, f"{prefix}heads.{h}.", how))
+    spec[f"{prefix}proj.weight"] = ((C, C), "W^O (d_model, d_model)")
+    spec[f"{prefix}proj.bias"] = ((C,), "b^O")
+    return spec
+
+
+def _block_spec(C, H, prefix=""):
+    spec = _mha_spec(C, H, f"{prefix}sa.")
+    for name in ("ln1", "ln2"):
+        spec.update({f"{prefix}{name}.{p}": ((C,), "nn.LayerNorm(d_model)") for p in ("weight", "bias")})
+    return spec
+
+
+def _gpt_spec(V, C, H, L, block_size):
+    spec = {
+        "token_embedding.weight": ((V, C), "nn.Embedding(vocab_size, d_model)"),
+        "position_embedding.weight": ((block_size, C), "nn.Embedding(block_size, d_model), one row per position"),
+    }
+    for i in range(L):
+        spec.update(_block_spec(C, H, f"blocks.{i}."))
+    spec.update({f"ln_f.{p}": ((C,), "nn.LayerNorm(d_model)") for p in ("weight", "bias")})
+    spec["lm_head.weight"] = ((V, C), "nn.Linear(d_model, vocab_size)")
+    spec["lm_head.bias"] = ((V,), "nn.Linear(d_model, vocab_size)")
+    return spec
 
 
 def _missing(cls, params, want, hint):
@@ -405,7 +501,13 @@ def _ffn_params(params, prefix, d, cls="FeedForward"):
         _missing(cls, mine, f"W_1 of shape {(4 * d, d)} and W_2 of shape {(d, 4 * d)}", FFN_HINT)
     if (4 * d,) not in by_shape or (d,) not in by_shape:
         raise Mistake(f"{cls}: keep the biases b_1 and b_2 (nn.Linear's default bias=True): {FFN_HINT}")
-    return by_shape[(4 * d, d)], by_shape[(4 * d,)], by_shape[(d, 4 * d)], by_shape[(d,)]
+    # the text lets the student name and lay out the layers: nn.Linear's (out, in) weights, used as x @ W.T, or
+    # raw matrices used as x @ W_1 (W_1 of shape (d, 4d)). W_1 is the one made first.
+    first = next(tuple(v.shape) for v in mine.values() if tuple(v.shape) in ((4 * d, d), (d, 4 * d)))
+    W1, W2 = by_shape[(4 * d, d)], by_shape[(d, 4 * d)]
+    if first == (d, 4 * d):
+        W1, W2 = W2.T, W1.T
+    return W1, by_shape[(4 * d,)], W2, by_shape[(d,)]
 
 
 def _ffn(x, params, prefix="", cls="FeedForward", *, act="relu", after=False, before=False):
@@ -603,6 +705,7 @@ check_head = _module_check(
     n_ctor=3,
     x_at=3,
     forbidden=ATTENTION_FORBIDDEN,
+    spec=lambda case: (_head_spec(case[0], case[1]), (), ()),
 )
 
 
@@ -618,24 +721,22 @@ MHA_HINTS = {
 }
 
 
+def _head_size(rng, H, low, high):
+    """A head size D in [low, high] other than H: with D = H, heads and head size swapped are invisible."""
+    return int(rng.choice([d for d in range(low, high + 1) if d != H]))
+
+
 def _draw_mha(seed):
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
     H1, H2 = (int(h) for h in rng.choice([2, 3, 4], size=2, replace=False))
     cases = []
     for B, T, extra, H, D in [
-        (2, int(rng.integers(3, 8)), int(rng.integers(1, 4)), H1, int(rng.integers(2, 5))),
-        (1, int(rng.integers(4, 9)), 0, H2, int(rng.integers(2, 5))),
+        (2, int(rng.integers(3, 8)), int(rng.integers(1, 4)), H1, _head_size(rng, H1, 2, 4)),
+        (1, int(rng.integers(4, 9)), 0, H2, _head_size(rng, H2, 2, 4)),
     ]:
         cases.append([H * D, H, T + extra, torch.randn(B, T, H * D, generator=g), int(rng.integers(0, 2**31))])
     return cases
-
-
-def _mha_before(case, out, params):
-    C, H = case[:2]
-    q0 = params.get("heads.0.query.weight")
-    if q0 is not None and q0.shape[0] != C // H:
-        raise Mistake(f"each head has d_k = d_model // n_heads = {C // H} features, yours has {q0.shape[0]}")
 
 
 check_multi_head = _module_check(
@@ -652,11 +753,11 @@ check_multi_head = _module_check(
         shape=lambda case: tuple(case[3].shape),
         what=lambda case: f"the output for x {tuple(case[3].shape)}, n_heads = {case[1]}",
         shape_what=lambda case: f"the output for x of shape {tuple(case[3].shape)}, n_heads = {case[1]}",
-        before=_mha_before,
     ),
     n_ctor=3,
     x_at=3,
     forbidden=ATTENTION_FORBIDDEN,
+    spec=lambda case: (_mha_spec(case[0], case[1]), (), ()),
 )
 
 
@@ -699,6 +800,7 @@ check_feed_forward = _module_check(
     n_ctor=1,
     x_at=1,
     forbidden=BLOCK_FORBIDDEN,
+    spec=lambda case: ({}, (), ("",)),
 )
 
 
@@ -729,9 +831,10 @@ def _draw_block(seed):
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
     cases = []
+    H1 = int(rng.choice([2, 3]))
     for B, T, extra, H, D in [
-        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), int(rng.choice([2, 3])), int(rng.integers(2, 4))),
-        (1, int(rng.integers(2, 6)), 0, 2, int(rng.integers(2, 4))),
+        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), H1, _head_size(rng, H1, 2, 4)),
+        (1, int(rng.integers(2, 6)), 0, 2, _head_size(rng, 2, 2, 4)),
     ]:
         x = torch.randn(B, T, H * D, generator=g) * 2 + 0.5  # not normalised already, so a missing norm shows
         cases.append([H * D, H, T + extra, x, int(rng.integers(0, 2**31))])
@@ -755,6 +858,7 @@ check_block = _module_check(
     n_ctor=3,
     x_at=3,
     forbidden=BLOCK_FORBIDDEN,
+    spec=lambda case: (_block_spec(case[0], case[1]), (), ("ffwd.",)),
 )
 
 
@@ -786,12 +890,14 @@ def _draw_gpt(seed):
     # from the float64 reference by up to the tolerance (d_model = 2 failed the lesson's GPT in 2 draws of
     # 1000; d_model = 4 used up to 72% of the tolerance in 6000; 6 or more, with the logits' tolerance
     # below, at most 5.4% in 6000)
+    # n_heads != d_model // n_heads (heads and head size swapped show); block_size != V (a position table of
+    # vocab_size rows shows); and in the second case T > V (positions looked up as tokens crash)
     single = int(rng.choice([1, 3]))
-    for B, T, extra, H, D, L in [
-        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), 2, int(rng.integers(3, 5)), 2),
-        (1, int(rng.integers(2, 6)), 0, single, 6 if single == 1 else 2, 1),
+    for B, T, extra, H, D, L, V in [
+        (2, int(rng.integers(3, 7)), int(rng.integers(1, 3)), 2, int(rng.integers(3, 5)), 2, int(rng.integers(9, 15))),
+        (1, int(rng.integers(5, 9)), 0, single, 6 if single == 1 else 2, 1, None),
     ]:
-        V = int(rng.integers(7, 15))
+        V = V or int(rng.integers(3, T))
         idx = torch.randint(0, V, (B, T), generator=g)
         targets = torch.randint(0, V, (B, T), generator=g)
         cases.append([V, H * D, H, L, T + extra, idx, targets, int(rng.integers(0, 2**31))])
@@ -841,6 +947,8 @@ check_gpt = _module_check(
     n_ctor=5,
     x_at=5,
     forbidden=BLOCK_FORBIDDEN,
+    spec=lambda case: (_gpt_spec(*case[:5]), ("lm_head.bias",), tuple(f"blocks.{i}.ffwd." for i in range(case[3]))),
+    ids=True,
 )
 
 # --- Exercise 7.9 -----------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import numpy as np
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
 from course_lib.checks.borrowed import Borrowed, notebook_uses_forbidden, refusing, uses_forbidden
 from course_lib.checks.plain import _is_tensor, from_plain, same, to_plain
+from course_lib.checks.probes import crash_mistake
 
 BORROWED = "Borrowed"  # the record of a call to a forbidden name: {"raised": BORROWED, "message": name}
 
@@ -258,6 +259,8 @@ class Exercise:
                 return FAILED, f"Hint: {hint}"
         for r in records:
             if "raised" in r and r["raised"] not in self.allowed_errors:
+                if crash_mistake(r):  # a crash that names a property (two dtypes met)
+                    return FAILED, f"Hint: {crash_mistake(r)}"
                 if r["raised"] == "RecursionError":
                     return FAILED, "Your function recursed without end."
                 return FAILED, f"Your function raised {r['raised']}: {r.get('message', '')}{r.get('where', '')}"

@@ -87,6 +87,8 @@ MUTANTS = [
         "the loss differs",
     ),
     ("fflm_loss_and_grads", "d = E.shape[1]", "d = 4", "shape"),
+    # torch.zeros' default float32 against the check's float64 parameters: the dtype is named, not torch's error
+    ("fflm_loss_and_grads", "dE = torch.zeros_like(E)", "dE = torch.zeros(E.shape[0], d)", "dtype"),
     ("fflm_loss_and_grads", "dz = log_probs.exp()  # y_hat", "dz = log_probs  # y_hat", "dU differs"),
     (
         "fflm_loss_and_grads",

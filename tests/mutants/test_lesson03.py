@@ -91,6 +91,15 @@ MUTANTS = [
     ("is_balanced", "for s in seq:", "while seq:\n        s = seq.pop(0)", "in place"),
     # 3.3: tanh for ReLU, forgotten bias, transposed W_hh, detached state, h_{t-1} stored, h0 ignored, ...
     ("ElmanRNN", "h = torch.relu(x[t]", "h = torch.tanh(x[t]", "not tanh"),
+    # found by the probes (course_lib/checks/probes.py): causality, initial weights of one sign, dtype
+    ("ElmanRNN", "for t in range(T):", "for t in reversed(range(T)):", "causality"),
+    (
+        "ElmanRNN",
+        "torch.empty(hidden_size, input_size).uniform_(-k, k)",
+        "torch.empty(hidden_size, input_size).uniform_(0, k)",
+        "one sign",
+    ),
+    ("ElmanRNN", "return torch.stack(outputs), h", "return torch.stack(outputs).double(), h.double()", "dtype"),
     ("ElmanRNN", " + self.b_h)", ")", "bias"),
     ("ElmanRNN", "h @ self.W_hh.T", "h @ self.W_hh", "transpose W_hh"),
     ("ElmanRNN", "outputs.append(h)", "outputs.append(h)\n            h = h.detach()", "detached"),
@@ -194,7 +203,7 @@ MUTANTS = [
         "the output should be (T, B, H)",
     ),
     ("ElmanRNN", "for t in range(T):", "for t in range(B):", "the output should be (T, B, H)"),
-    ("ElmanRNN", "k = hidden_size**-0.5", "k = input_size**-0.5", "not the input size"),
+    ("ElmanRNN", "k = 1 / math.sqrt(hidden_size)", "k = input_size**-0.5", "not the input size"),
     (
         "train_epoch",
         "F.cross_entropy(model(tokens, lengths), labels)",

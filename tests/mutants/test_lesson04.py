@@ -109,8 +109,8 @@ MUTANTS = [
     ),
     ("memory_table", '"mean": statistics.mean(runs)', '"mean": sum(runs) / 3', "divide by len(seeds)"),
     ("gru_step", "(h @ W_hh.T + b_hh)", "(h @ W_hh.T)", "both biases"),
-    ("LSTMCell", "k = hidden_size**-0.5", "k = 0.0 * hidden_size", "leave the units alike"),
-    ("LSTMCell", "k = hidden_size**-0.5", "k = 1 / hidden_size", "leave the units alike"),
+    ("LSTMCell", "k = 1 / math.sqrt(hidden_size)", "k = 0.0 * hidden_size", "leave the units alike"),
+    ("LSTMCell", "k = 1 / math.sqrt(hidden_size)", "k = 1 / hidden_size", "leave the units alike"),
     ("LSTMCell", "c = f * c_prev + i * g", "c = f * h_prev + i * g", "you used h_{t-1} for c_{t-1}"),
     (
         "LSTMCell",

@@ -258,3 +258,11 @@ def test_a_mistake_the_weights_cannot_show_is_named_by_the_logits():
     )
     result = EXERCISES["decode"](wrong, quiet=True, seed=seed)
     assert result.status == FAILED and "last *real*" in result.message, result.message
+
+
+def test_every_draw_keeps_the_query_and_key_sizes_apart_once():
+    """5.1's text gives the query d_q features and the keys d_k: on every draw one case has d_q != d_k (a size
+    taken from the wrong input fails), and the others d_q = d_k (swapped projections run and are named)."""
+    for seed in range(2000):
+        sizes = [(query.shape[1], keys.shape[2]) for query, keys, *_ in checks.check_additive_scores.draw(seed)]
+        assert any(d_q != d_k for d_q, d_k in sizes) and any(d_q == d_k for d_q, d_k in sizes), (seed, sizes)

@@ -55,8 +55,58 @@ PACKED = (
 SPLIT_OK, MERGE_OK = "(lambda t: t.view(B, T, H, C // H).transpose(1, 2))", "out.transpose(1, 2).reshape(B, T, C)"
 PACKED_OK = PACKED.replace("SPLIT_", SPLIT_OK).replace("MERGE_", MERGE_OK)
 
+# FeedForward with raw parameters in the x @ W_1 layout (7.5: "name its layers as you like"): a right answer
+FFN_NET = (
+    "self.net = nn.Sequential(\n"
+    "            nn.Linear(d_model, 4 * d_model),  # W_1, b_1\n"
+    "            nn.ReLU(),\n"
+    "            nn.Linear(4 * d_model, d_model),  # W_2, b_2\n"
+    "        )"
+)
+W1_RAW = "nn.Parameter(torch.randn(d_model, 4 * d_model) / d_model**0.5)"
+FFN_RAW = (
+    f"self.W1 = {W1_RAW}\n"
+    "        self.b1 = nn.Parameter(torch.zeros(4 * d_model))\n"
+    "        self.W2 = nn.Parameter(torch.randn(4 * d_model, d_model) / (4 * d_model) ** 0.5)\n"
+    "        self.b2 = nn.Parameter(torch.zeros(d_model))\n"
+    "        self.net = lambda x: torch.relu(x @ self.W1 + self.b1) @ self.W2 + self.b2"
+)
+PACKED_MASK = "s = s.masked_fill(~torch.tril(torch.ones(T, T, dtype=torch.bool)), float('-inf'))"
+
 # (class or function, edit from, edit to, words the hint must contain)
 MUTANTS = [
+    # found by the probes: the parameters against the text, the initial weights, dtype, state, batch, causality
+    ("Head", "nn.Linear(d_model, head_size, bias=False)  # W^K", "nn.Linear(d_model, head_size)  # W^K", "bias=False"),
+    (
+        "MultiHeadAttention",
+        HEADS,
+        HEADS.replace("Head(d_model, d_model // n_heads, block_size)", "Head(d_model, n_heads, block_size)").replace(
+            "range(n_heads)", "range(d_model // n_heads)"
+        ),
+        "d_k",
+    ),  # fmt: skip
+    ("MultiHeadAttention", "nn.Linear(d_model, d_model)  # W^O", "nn.Linear(d_model, d_model, bias=False)", "b^O"),
+    ("GPT", "nn.Embedding(block_size, d_model)", "nn.Embedding(vocab_size, d_model)", "one row per position"),
+    ("FeedForward", FFN_NET, FFN_RAW.replace(W1_RAW, "nn.Parameter(torch.zeros(d_model, 4 * d_model))"), "all zero"),
+    ("FeedForward", FFN_NET, FFN_RAW.replace("torch.randn(d_model", "torch.rand(d_model"), "one sign"),
+    ("FeedForward", "return self.net(x)", "return self.net(x).double()", "dtype"),
+    ("Head", "return weights @ v  # (B, T, d_k)", "return (weights @ v).double()", "dtype"),
+    ("Block", SA, "x = x + torch.nn.functional.dropout(self.sa(self.ln1(x)), 0.1)", "state across calls"),
+    ("Head", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=0)", "batch independence"),
+    (
+        "MultiHeadAttention",
+        CAT,
+        PACKED_OK.replace("torch.softmax(s, dim=-1)", "torch.softmax(s, dim=0)"),
+        "batch independence",
+    ),  # fmt: skip
+    ("MultiHeadAttention", CAT, PACKED_OK.replace(PACKED_MASK, "pass"), "causality"),
+    (
+        "MultiHeadAttention",
+        CAT,
+        PACKED_OK.replace("torch.tril(torch.ones(T, T", "torch.triu(torch.ones(T, T"),
+        "causality",
+    ),  # fmt: skip
+    ("GPT", "self.blocks(x)", "self.blocks(x - x.mean(dim=1, keepdim=True))", "causality"),
     (
         "positional_encoding",
         SIN_COS,
@@ -236,6 +286,7 @@ ALTERNATIVES = [
     ),
     ("Head", "/ math.sqrt(k.shape[-1])", "* k.shape[-1] ** -0.5"),
     ("MultiHeadAttention", CAT, PACKED_OK),
+    ("FeedForward", FFN_NET, FFN_RAW),
     (
         "FeedForward",
         "return self.net(x)",
@@ -403,6 +454,22 @@ def test_the_check_uses_the_students_parameters_not_a_fixed_model():
             return x * 0 + 1
 
     assert checks.check_feed_forward(Frozen, quiet=True).status == FAILED
+
+
+def test_draws_keep_apart_what_the_text_keeps_apart():
+    """On every draw: n_heads != d_model // n_heads (heads and head size swapped show), d_k^2 != d_model (dividing
+    by d_k is not dividing by sqrt(d_model)); in the GPT, block_size != vocab_size (a position table of
+    vocab_size rows shows) and one case with T > vocab_size (positions looked up as tokens crash)."""
+    for seed in range(2000):
+        for C, hs, *_ in checks._draw_head(seed)[:2]:
+            assert hs * hs != C and hs != C, (seed, C, hs)
+        for draw in (checks._draw_mha, checks._draw_block):
+            for C, H, *_ in draw(seed):
+                assert H != C // H, (seed, C, H)
+        cases = checks._draw_gpt(seed)
+        for V, C, H, _, block_size, *_ in cases:
+            assert H != C // H and block_size != V, (seed, V, C, H, block_size)
+        assert any(idx.shape[1] > V for V, _, _, _, _, idx, *_ in cases), seed
 
 
 @pytest.mark.parametrize("draw,at,at_least", [(checks._draw_block, 0, 4), (checks._draw_gpt, 1, 6)])

@@ -1,0 +1,193 @@
+"""Probes: properties every right answer has, whatever code computes it; each names a CLASS of mistake.
+
+A reference comparison says *where* an answer differs; a probe says *which property* fails, so a mistake
+no check anticipated still gets a hint that names it. Each probe is written once here and an exercise
+declares which apply (``probes=("causal", "batch", ...)``):
+
+- ``spec``: the parameters' names and shapes against what the exercise text states (a bias the text
+  leaves out, a table with the wrong number of rows, a missing b^O);
+- ``again`` (state across calls): the same input twice gives the same output;
+- ``causal``: the output at position t does not change when only a later token changes;
+- ``batch``: a sequence's output does not depend on the other sequences of the batch, nor on their order;
+- ``dtype``: the output keeps the input's dtype and device;
+- ``init``: the initial weights are random with both signs (not all zero, not all positive).
+
+The measuring half (``measure``) runs in the student's kernel, on small inputs derived from the case, and
+returns plain data; the judging half (``property_mistake``, ``spec_mistake``, ``init_mistake``) runs where
+the check judges. Each hint is one line and names the smallest input that shows the property failing.
+"""
+
+from __future__ import annotations
+
+from course_lib.checks.plain import _is_tensor
+
+PROPERTIES = ("again", "causal", "batch", "dtype")
+
+
+def _first_tensor(out):
+    """The output a property is about: the tensor itself, or the first of a tuple (logits of (logits, loss))."""
+    if isinstance(out, (tuple, list)) and out:
+        out = out[0]
+    return out if _is_tensor(out) else None
+
+
+def _take(a, axis: int, index):
+    """``a`` with ``index`` (a slice or a list of positions) taken along ``axis``."""
+    where = [slice(None)] * a.dim()
+    where[axis] = index
+    return a[tuple(where)]
+
+
+def measure(forward, args: list, probes: tuple, *, x_at: int = 0, vocab: int | None = None, batch_axis: int = 0,
+            time_axis: int = 1) -> dict:  # fmt: skip
+    """In the student's kernel: the outputs the properties are judged from, as plain tensors.
+
+    ``forward(*args)`` is the module's call; ``args[x_at]`` is the sequence input (token ids when ``vocab`` is
+    given); the other arguments with the same batch and time sizes (GPT's targets) are cut alongside. The
+    output is read with the same axes (``batch_axis``, ``time_axis``)."""
+    x = args[x_at]
+    B, T = x.shape[batch_axis], x.shape[time_axis]
+
+    def run(rows, steps=slice(None), last_changed=False):
+        def cut(a):
+            if not _is_tensor(a) or a.dim() < 2 or a.shape[batch_axis] != B or a.shape[time_axis] != T:
+                return a
+            return _take(_take(a, batch_axis, rows), time_axis, steps)
+
+        new_x = cut(x).clone()
+        if last_changed:  # only the last position changes: the next token id, or every feature + 1
+            last = _take(new_x, time_axis, slice(-1, None))
+            last.copy_((last + 1) % vocab if vocab is not None else last + 1.0)
+        call = [new_x if i == x_at else cut(a) for i, a in enumerate(args)]
+        out = _first_tensor(forward(*call))
+        return None if out is None else out.detach().clone()
+
+    every = slice(None)
+    got = {}
+    if "again" in probes:
+        got["again"] = [run(every), run(every)]
+    if "causal" in probes and T >= 2:  # the smallest input that can show it: one sequence of two steps
+        got["causal"] = [run(slice(0, 1), slice(0, 2)), run(slice(0, 1), slice(0, 2), last_changed=True)]
+    if "batch" in probes and B >= 2:  # two sequences, the first alone, the two swapped
+        got["batch"] = [run(slice(0, 2)), run(slice(0, 1)), run([1, 0])]
+    if "dtype" in probes:
+        out = run(every)
+        got["dtype"] = [str(x.dtype), str(x.device), str(getattr(out, "dtype", "")), str(getattr(out, "device", ""))]
+    return got
+
+
+def _differ(a, b) -> bool:
+    from course_lib.checks.protocol import matches
+
+    if a is None or b is None:
+        return False
+    return tuple(a.shape) != tuple(b.shape) or not matches(a, b)
+
+
+def property_mistake(cls: str, got: dict, shape: tuple, *, time_axis: int = 1, batch_axis: int = 0, ids=False) -> str:
+    """The first property the measured outputs break, as a one-line hint ("" when none does).
+
+    ``got`` is :func:`measure`'s record; ``shape`` the input's shape (named in the hint)."""
+    if not isinstance(got, dict):
+        return ""
+    what = "token ids" if ids else "x"
+    if "dtype" in got and isinstance(got["dtype"], list) and len(got["dtype"]) == 4:
+        x_dtype, x_device, out_dtype, out_device = got["dtype"]
+        want = "torch.float32" if ids else x_dtype
+        if out_dtype and out_dtype != want:
+            return (
+                f"{cls}: dtype: for {what} of dtype {x_dtype} your forward returns {out_dtype}, not {want}: make new "
+                "tensors like the input (x.new_zeros, torch.zeros(..., dtype=x.dtype)), do not convert"
+            )
+        if out_device and out_device != x_device:
+            return f"{cls}: device: for {what} on {x_device} your forward returns a tensor on {out_device}"
+    pair = got.get("again")
+    if isinstance(pair, list) and len(pair) == 2 and _differ(*pair):
+        return (
+            f"{cls}: state across calls: forward on the same {what} of shape {tuple(shape)} twice gave two different "
+            "outputs: forward must not change the module (its parameters, buffers or attributes) nor draw random numbers"
+        )
+    triple = got.get("batch")
+    if isinstance(triple, list) and len(triple) == 3 and all(t is not None for t in triple):
+        both, alone, swapped = triple
+        if _differ(_take(both, batch_axis, slice(0, 1)), alone) or _differ(_take(both, batch_axis, [1, 0]), swapped):
+            return (
+                f"{cls}: batch independence: sequence 0's output changes when it is run alone (B = 1) instead of "
+                "beside another (B = 2), or when the two swap places: something mixes the batch axis "
+                f"(axis {batch_axis}); each sequence must be computed on its own"
+            )
+    pair = got.get("causal")
+    if isinstance(pair, list) and len(pair) == 2 and pair[0] is not None and pair[1] is not None:
+        first = [_take(o, time_axis, slice(0, 1)) for o in pair]
+        if _differ(*first):
+            small = ("1 sequence of 2 tokens" if ids else "x of 1 sequence of 2 steps") + " (B = 1, T = 2)"
+            return (
+                f"{cls}: causality: on {small}, the output at position 0 changed when only the token at position 1 "
+                "changed: the future leaks into the past (position t may only read positions <= t)"
+            )
+    return ""
+
+
+def spec_mistake(cls: str, shapes: dict, spec: dict, *, optional: tuple = (), free: tuple = ()) -> str:
+    """The parameters against the exercise text: ``shapes`` is the student's {name: shape}, ``spec`` the text's
+    {name: (shape, "how the text writes it")}; ``optional`` names may be left out, names under a ``free`` prefix
+    are the student's choice. A hint for a shape that differs, a bias the text leaves out (nn.Linear keeps one
+    by default), a bias the text states that is missing, or a parameter the text does not have; else "".
+    Parameters the text names but the student lacks are left to the reference, whose hints say where they go."""
+    for name, (want, how) in spec.items():
+        have = shapes.get(name)
+        if have is not None and tuple(have) != tuple(want):
+            return f"{cls}: {name} has shape {tuple(have)}, the text asks for {how} = {tuple(want)}"
+    for name in shapes:
+        if name in spec or name in optional or any(name.startswith(f) for f in free):
+            continue
+        if name.endswith(".bias") and name[: -len("bias")] + "weight" in spec:
+            layer = name[: -len(".bias")]
+            return (
+                f"{cls}: {name} should not be there: the text asks for {layer} without a bias "
+                "(nn.Linear(..., bias=False); nn.Linear keeps a bias by default)"
+            )
+        return f"{cls}: the text's module has no parameter {name} (its parameters: {', '.join(list(spec)[:6])}, ...)"
+    for name, (_, how) in spec.items():
+        layer = name[: -len(".bias")]
+        if name.endswith(".bias") and name not in shapes and name not in optional and f"{layer}.weight" in shapes:
+            return f"{cls}: {layer} has no bias: the text states {how} (nn.Linear's default bias=True)"
+    return ""
+
+
+def init_mistake(cls: str, ranges: dict, sizes: dict) -> str:
+    """The initial weights: ``ranges`` is {name: (min, max)} and ``sizes`` {name: number of entries} of every
+    matrix as the constructor made it. A matrix all zero (every unit the same, so their gradients are too) or of
+    one sign (torch.rand, not randn) is named."""
+    for name, (low, high) in ranges.items():
+        if low == 0 and high == 0:
+            return (
+                f"{cls}: initial weights: {name} starts all zero, so every unit computes the same and learns the same: "
+                "initialise it at random (nn.Linear does; or torch.randn(...) * k, uniform_(-k, k))"
+            )
+        if (low >= 0 or high <= 0) and sizes.get(name, 0) >= 32:  # 32 draws around 0 of one sign: 1 in 2^31
+            return (
+                f"{cls}: initial weights: {name} starts with one sign only ({low:.3g} .. {high:.3g}): draw it "
+                "around 0 (torch.randn, or uniform_(-k, k)), not from torch.rand's [0, 1)"
+            )
+    return ""
+
+
+def init_ranges(module) -> tuple[dict, dict]:
+    """In the student's kernel, right after the constructor: (min, max) and size of every parameter of 2 or more
+    axes (biases and layer-norm gains may start at 0 or 1)."""
+    matrices = [(name, p.detach()) for name, p in module.named_parameters() if p.dim() >= 2 and p.numel() > 1]
+    return {name: (float(p.min()), float(p.max())) for name, p in matrices}, {name: p.numel() for name, p in matrices}
+
+
+def crash_mistake(record: dict) -> str:
+    """A crash that names a property: two dtypes met (torch's raw "Float vs Double" error), as one line."""
+    message = record.get("message")
+    message = message if isinstance(message, str) else ""  # the record crossed from the student's kernel
+    types = ("Float", "Double", "float", "double", "Half", "Long")
+    if record.get("raised") == "RuntimeError" and "type" in message and any(t in message for t in types):
+        return (
+            "dtype: tensors of two dtypes met (float32 and float64): make every new tensor in the dtype of the ones "
+            "you are given (torch.zeros_like(E), or torch.zeros(..., dtype=E.dtype))"
+        )
+    return ""
