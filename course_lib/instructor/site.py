@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib import _project
+
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "build" / "site"
 DEFAULT_CACHE = ROOT / "build" / "site-cache"
@@ -262,8 +264,9 @@ def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str]) -
         "of the repository:\n",
         "```bash\nmake lab     # makes .venv, installs the course, opens the lessons in JupyterLab\n```\n",
         "Each lesson runs top to bottom in about three minutes on a laptop CPU. The exercises are in "
-        "`exercises/`; each exercise is followed by a check that tells you what is wrong. In Colab, install the "
-        "course in the first cell: `!pip install 'course-lib @ git+<repository URL>'`.\n",
+        "`exercises/`; each exercise is followed by a check that tells you what is wrong. In Colab or Binder, "
+        "open a notebook from its button on its page: its first cell installs this release of the course "
+        f"where it is missing (by hand: `{_project.install_command()}`).\n",
         f"Built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from the executed notebooks.\n",
         "```{toctree}\n:hidden:\n:caption: Lessons\n\n" + "\n".join(p.source.stem for p in lessons) + "\n```\n",
     ]
