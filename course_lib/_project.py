@@ -48,7 +48,7 @@ def _read_plainly(text: str) -> dict:
         pair = re.match(r'^\s*("?[\w .-]+"?)\s*=\s*"([^"]*)"\s*$', line)
         if not pair:
             continue
-        key, value = pair.group(1).strip('"'), pair.group(2)
+        key, value = pair.group(1).strip().strip('"'), pair.group(2)
         if table == "project" and key == "version":
             found["version"] = value
         elif table == "project.urls":
