@@ -58,10 +58,13 @@ def wheelhouse() -> Path:
         return WHEELHOUSE
     WHEELHOUSE.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "PIP_NO_INDEX"}
+    # Binder's requirements without their index options (PyTorch's CPU index is not reachable from every
+    # machine; the local CPU torch is found through PIP_FIND_LINKS)
+    binder_lines = [line for line in binder.splitlines() if line.strip() and not line.startswith(("#", "-"))]
     downloads = [
         ["-d", str(WHEELHOUSE), *COLAB],  # Colab's side, unconstrained (as Colab is)
         # Binder's side (the course's dependencies with the constraints), and what builds the course from source
-        ["-d", str(WHEELHOUSE), "-c", str(ROOT / "constraints.txt"), "-r", str(ROOT / "binder" / "requirements.txt")],
+        ["-d", str(WHEELHOUSE), "-c", str(ROOT / "constraints.txt"), *binder_lines],
         ["-d", str(WHEELHOUSE), "setuptools>=77", "wheel"],
     ]
     for args in downloads:
