@@ -74,7 +74,10 @@ class Release:
 
 
 def release_of(root: str | Path) -> Release | None:
-    """The release described by ``root/pyproject.toml``; None when it has no version or no Repository URL."""
+    """The release described by ``root/pyproject.toml``; None without one, or without a version or a
+    Repository URL."""
+    if not (Path(root) / "pyproject.toml").is_file():
+        return None
     found = _project.read_pyproject(Path(root) / "pyproject.toml")
     repository = found.get("urls", {}).get("Repository")
     if not found.get("version") or not repository:
