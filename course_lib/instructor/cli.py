@@ -35,11 +35,18 @@ PACKAGES = [
     ("nltk", "nltk", CONTRIBUTOR, "tests (the n-gram oracle)"),
     ("hypothesis", "hypothesis", CONTRIBUTOR, "tests"),
 ]
-FIX = {
-    STUDENT: "pip install course-lib   (in a clone: pip install -c constraints.txt -e .)",
-    INSTRUCTOR: "pip install 'course-lib[instructor]'",
-    CONTRIBUTOR: "make setup   (or: pip install -c constraints.txt -e '.[dev]')",
-}
+
+
+def fix(who: str) -> str:
+    """How a ``who`` installs what is missing: this release from its tag (no package named course-lib is
+    published, so never the bare name), or the clone's tested set."""
+    from course_lib import _project
+
+    return {
+        STUDENT: f"{_project.install_command()}   (in a clone: pip install -c constraints.txt -e .)",
+        INSTRUCTOR: f"{_project.install_command(extra='instructor')}   (in a clone: make setup)",
+        CONTRIBUTOR: "make setup   (or: pip install -c constraints.txt -e '.[dev]')",
+    }[who]
 
 
 def _kernel() -> str | None:
@@ -103,7 +110,7 @@ def doctor(role: str = STUDENT) -> int:
         )
     if missing or kernel or no_sandbox:
         for who, names in missing.items():
-            print(f"\nmissing for a {who}: {', '.join(names)}\nfix: {FIX[who]}")
+            print(f"\nmissing for a {who}: {', '.join(names)}\nfix: {fix(who)}")
         if no_sandbox:
             print(f"\nthe sandbox: `course-lib grade` would refuse here: {no_sandbox}")
         return 1

