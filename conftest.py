@@ -29,6 +29,7 @@ GROUPS = {  # test file or folder (relative to the repository), by prefix -> the
     "tests/test_site.py": "lessons",
     "tests/browser/test_site.py": "lessons",
     "tests/browser/": "browser",
+    "tests/test_launch_envs.py": "launch",  # fresh virtual environments, pip: mostly waiting on the disk
     "tests/test_grading": "grading",  # test_grading.py, test_grading_safety.py, ...
     "tests/test_sandbox.py": "grading",
     "tests/test_nbgrader_agreement.py": "grading",
@@ -36,7 +37,7 @@ GROUPS = {  # test file or folder (relative to the repository), by prefix -> the
     "tests/test_gradebook.py": "grading",
     "tests/test_regrade.py": "grading",
 }
-FIRST = ("lessons", "browser", "grading")  # the longest groups, sent out first
+FIRST = ("lessons", "grading", "launch", "browser")  # the longest groups, sent out first
 
 _notebook_seconds: dict[str, float] = defaultdict(float)
 _item_seconds: dict[str, float] = defaultdict(float)
