@@ -19,11 +19,14 @@
 #    connections and layer norm (pre and post);
 # 2. explain the three problems of plain self-attention and their fixes (no order: positions;
 #    no non-linearity: the FFN; looking into the future: the mask), and check each in code;
-# 3. read what each piece buys in a GPT built up one piece at a time (measured over 3 seeds);
+# 3. read what each piece buys in a GPT built up one piece at a time (measured over 3 seeds),
+#    against a model with no context;
 # 4. train a decoder-only GPT on characters of real text and compare it with lesson 01's n-grams
 #    on the same split;
 # 5. decode from it: greedy, temperature, top-k and beam search (traced step by step), and read
-#    its attention heatmaps.
+#    its attention heatmaps;
+# 6. show that a shift of position is a rotation of the sinusoidal vectors, and run byte-pair
+#    encoding, the sub-word tokenizer of GPT, on the course's text.
 #
 # The exercises (`exercises/07_transformer.ipynb`) are where you **build** the GPT yourself: one
 # head, multi-head attention, the feed-forward layer, the block and the GPT, trained on the same
@@ -31,7 +34,8 @@
 # 05/06's `course_lib/attention.py`) without printing their code, so the exercises stay yours.
 # Lesson **07b** goes further: pre- vs post-norm measured, the GPT against an LSTM over seeds,
 # the cost of attention, what current LLMs changed (RoPE, ALiBi, RMSNorm, SwiGLU), encoders
-# (BERT), encoder-decoders (T5) and cross-attention.
+# (BERT), encoder-decoders (T5) and cross-attention, pretraining and contextual vectors, and what
+# the lectures name but this course leaves out.
 
 # %%
 import json

@@ -14,14 +14,16 @@
 # # Lesson 07b: the transformer, going further
 #
 # **Learning goals.** After this lesson you can
-# 1. say what pre-norm is argued to buy over post-norm, and test that claim with a measurement over
-#    seeds (and read a result that does not confirm it);
+# 1. say what pre-norm is argued to buy over post-norm, and test that claim, and two explanations
+#    of a result against it, with measurements over seeds;
 # 2. weigh the transformer's pros and cons (parallel over time, quadratic in $T$) with numbers,
 #    and say what a small CPU comparison with an LSTM can and cannot show;
 # 3. answer the UKP lecture's "are positional encodings enough?", and compute what current LLMs
 #    changed: RoPE, ALiBi, RMSNorm and SwiGLU, and what each replaces;
 # 4. tell an encoder (BERT: masked LM with 80/10/10, next-sentence prediction), a decoder (GPT)
-#    and an encoder-decoder (T5: span corruption; cross-attention) apart, and read cross-attention.
+#    and an encoder-decoder (T5: span corruption; cross-attention) apart, and read cross-attention;
+# 5. say what pretraining then fine-tuning means, and show contextual against static vectors;
+#    name what the lectures list as beyond them (RLHF, LoRA, mixture of experts, Mamba, ViT).
 #
 # It follows lesson 07 (read it first). Measured findings come from `scripts/train_buildup.py`
 # (3 seeds; the files beside the course's weights), so they are shown with their spread; what
@@ -260,7 +262,10 @@ for name in (FUSED, EAGER):
 # * **RoPE** (rotary position embedding, Su et al. 2021; PaLM, LLaMA): rotate each pair of
 #   query and key features by an angle $m\theta_i$ that grows with the position $m$. A rotation
 #   by $m\theta$ against one by $n\theta$ leaves a dot product that depends only on $m - n$: the
-#   score sees the relative position, and nothing is added to the embeddings.
+#   score sees the relative position, and nothing is added to the embeddings. These are the
+#   rotations lesson 07 found inside the sinusoidal vectors ($PE_{t+k} = R_k\,PE_t$, the same
+#   frequencies $\theta_i = 10000^{-2i/d}$), applied to the queries and keys in every layer instead
+#   of added once to the input.
 # * **ALiBi** (Press et al. 2022; BLOOM): no position vectors at all; add $-s_h\,(i - j)$ to the
 #   score of query $i$ and key $j$, a penalty growing with the distance, with one slope $s_h$ per
 #   head ($2^{-8h/H}$ for head $h = 1..H$). Designed to extrapolate to longer inputs.
