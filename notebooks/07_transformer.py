@@ -448,8 +448,9 @@ assert gap < 1e-4 and as_gpt.num_params() == sum(p.numel() for p in last_step.pa
 #
 # * the **unigram** $P(c)$, no context at all: a model that has learned only how frequent each
 #   character is sits at this line;
-# * the **counted bigram** $P(c_t \mid c_{t-1})$: what the best table of the previous character
-#   reaches; the bigram *row* is the same table learned by gradient descent in the budget.
+# * the **counted bigram** $P(c_t \mid c_{t-1})$: what a table of the previous character reaches
+#   when its entries are counted rather than learned; the bigram *row* is the same table learned
+#   by gradient descent in the budget.
 
 # %%
 corpus = load_sotu(level="char")
@@ -465,6 +466,7 @@ bigram_counts = bigram_counts.double().view(V_chars, V_chars) + 1  # row: previo
 unigram_loss = -(unigram_counts / unigram_counts.sum()).log()[scored[1:]].mean().item()
 bigram_loss = -(bigram_counts / bigram_counts.sum(1, keepdim=True)).log()[scored[:-1], scored[1:]].mean().item()
 print("budget per step:", budget)
+print(f"the counted baselines: {len(train_stream) - 1:,} training symbols counted, {len(scored) - 1:,} scored")
 print(
     viz.table(
         [
@@ -532,11 +534,13 @@ for n in names:
 #   seeds: one multi-head seed sits on it, two are below). In this budget these models have
 #   learned how frequent each character is and little of the context attention gives them. Why
 #   the stacks without residual connections stay there is exercise 7.8's question.
-# * **+ residual** is the first step clearly below the unigram, about at the counted bigram;
-#   **+ LayerNorm** (the course's `GPT`) ends below the counted bigram, so it uses more than the
-#   previous character.
+# * **+ residual** is the first step clearly below the unigram, just above the counted bigram;
+#   **+ LayerNorm** (the course's `GPT`) ends well below the counted bigram, whose table of the
+#   previous character rests on millions of training characters (printed above): it must use
+#   more context than that one character.
 #
-# The budget is short: most steps still fall between the two measurements (the arrows), so the
+# The budget is short: most steps still fall between the two measurements (the arrows point
+# from the first to the last), so the
 # table ranks what each step learns in this many steps, not what it could reach. The exercises
 # train the same steps with your modules on a smaller budget: compare your ranking with this one.
 # %% [markdown]
@@ -555,8 +559,9 @@ for n in names:
 # itself reports words), with Kneser-Ney smoothing. Which order is best? Higher orders see more
 # context but meet more contexts never seen in training; the perplexity falls with the order until
 # that second effect wins. `scripts/ngram_orders.py` fitted every order from 1 to 10 (the highest
-# an `NGramLM` of this vocabulary allows; orders above 6 take minutes, too long for this notebook)
-# on the whole validation split; we read its file and refit order 3 here to check it.
+# an `NGramLM` of this vocabulary allows) on the training sentences and scored each on the whole
+# validation split; together they take more CPU time than this notebook's budget allows (the
+# file's last column), so we read its file and refit order 3 here to check it.
 
 # %%
 print(corpus.summary())
@@ -579,8 +584,9 @@ refit = NGramLM(check_order, smoothing="kneser-ney").fit(corpus.train).perplexit
 print(f"order {check_order} refitted here: {refit:.4f} (the file: {ngram_val[check_order]:.4f})")
 assert math.isclose(refit, ngram_val[check_order], rel_tol=1e-9)
 best_order = min(ngram_val, key=ngram_val.get)
-print(viz.table([[n, p, math.log(p)] for n, p in ngram_val.items()],
-                header=["order", "val perplexity", "nats/char"], floatfmt="{:.3f}"))  # fmt: skip
+print(viz.table([[n, p, math.log(p), orders[str(n)]["cpu_seconds"]] for n, p in ngram_val.items()],
+                header=["order", "val perplexity", "nats/char", "CPU s (fit and score)"], floatfmt="{:.3f}"))  # fmt: skip
+print(f"all orders together: {sum(r['cpu_seconds'] for r in orders.values()):.0f} CPU seconds")
 turned = best_order < max(ngram_val)
 print(
     f"best: order {best_order}; "
