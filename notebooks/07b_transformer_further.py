@@ -78,9 +78,10 @@ def compare(name_a, a, name_b, b):
 # layer the normalisation sits inside the residual branch, as in pre-norm: it normalises the hidden
 # state before attention, and the branch's output is added to the un-normalised $\mathbf{x}^{l-1}$.
 # Galerne's LLM table only shows that most recent LLMs use pre-norm.) `scripts/train_buildup.py` trained
-# both, 3 seeds each, in two settings: shallow (2 layers, as many as lesson 07's live GPT, but
-# narrower and on shorter windows: the budget line below) and deep with a large learning rate,
-# no warm-up, the same batches per seed. `buildup.findings_table` (lesson 07 uses it too) reads
+# both, 3 seeds each, no warm-up, the same batches per seed: shallow (2 layers, as many as lesson
+# 07's live GPT, but narrower and on shorter windows: the budget line below) and deep (4 layers)
+# with a large learning rate, then three settings that test explanations of the result (below):
+# deep without gradient clipping, and twice as deep (8 layers) with and without it. `buildup.findings_table` (lesson 07 uses it too) reads
 # the results file and prints the table:
 
 # %%
@@ -134,18 +135,18 @@ viz.show(
 # How to read it: the sentences above are computed from the table, over the seeds. The argument
 # for pre-norm is about depth and large learning rates without warm-up, so the deep rows are its
 # test, and there **post-norm is clearly ahead**: at 4 layers and a learning rate of 0.01 it ends
-# lower by the gap printed above, with a spread far smaller than the gap. Two explanations come to
-# mind, and the last three settings test them:
+# lower by the gap printed above, with a spread far smaller than the gap. Two explanations of why
+# the argument's prediction does not show come to mind, and the last three settings test them:
 #
-# * **gradient clipping**: every run clips the gradient norm at 1, which tames exactly the large
-#   early gradients Xiong et al. blame for post-norm's trouble. Without clipping ("no clipping"
+# * **gradient clipping**: the first two settings clip the gradient norm at 1, which may tame the
+#   large early gradients Xiong et al. blame for post-norm's trouble. Without clipping ("no clipping"
 #   rows), post-norm at 4 layers stays clearly ahead: clipping is not what hides the effect here.
 # * **too shallow**: at twice the depth (8 layers) with clipping post-norm is still clearly
 #   ahead. Only at 8 layers *without* clipping does post-norm show the instability the argument
 #   predicts: one of its three runs got stuck (the "stuck/diverged" column), and its spread is so
 #   wide that no order is clearly ahead.
 #
-# So in this setting neither clipping nor 4 layers explains the result. Why post-norm learns
+# So here neither the clipping nor the small depth (up to 8 layers) explains the result. Why post-norm learns
 # faster here, we have not measured; a guess is that at this size and step count the layer norm
 # after every residual sum keeps the scale of the stream steady while pre-norm's unnormalised
 # stream grows. Xiong et al.'s claim is about their setting (post-norm translation models with
