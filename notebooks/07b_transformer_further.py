@@ -105,7 +105,7 @@ post_lower = [s for s, v in settings.items()
               if v["runs"]["post-norm"]["val_loss"]["mean"] < v["runs"]["pre-norm"]["val_loss"]["mean"]]  # fmt: skip
 print(
     f"post-norm has the lower mean in {len(post_lower)} of {len(settings)} settings, clearly in: "
-    + ", ".join(s for s in settings if clear[s] and s in post_lower)
+    + "; ".join(s for s in settings if clear[s] and s in post_lower)
 )
 fig, ax = plt.subplots(figsize=(11, 4.2), layout="constrained")
 for k, (name, hatch) in enumerate((("pre-norm", ""), ("post-norm", "//"))):
@@ -546,7 +546,7 @@ hook.remove()
 
 # %% [markdown]
 # The same character, the same static row, but two different vectors after the layers, and two
-# different guesses for what comes next: the context has been mixed in. A model fine-tuned on these
+# different distributions for what comes next: the context has been mixed in. A model fine-tuned on these
 # vectors starts from that context; one trained on static vectors has to learn it.
 
 # %% [markdown]
