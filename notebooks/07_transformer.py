@@ -1013,8 +1013,11 @@ def words_of(sentence):  # letters in runs, every other non-space character on i
     return re.findall(r"[a-z]+|[^a-z\s]", "".join(sentence))
 
 
-word_counts = Counter(w for s in corpus.train[:1500] for w in words_of(s))
-merges = bpe_merges(word_counts, 100)
+n_sentences, n_merges = 1500, 100
+word_counts = Counter(w for s in corpus.train[:n_sentences] for w in words_of(s))
+merges = bpe_merges(word_counts, n_merges)
+print(f"{n_merges} merges learned on {sum(word_counts.values()):,} words ({len(word_counts):,} distinct) "
+      f"of the first {n_sentences:,} training sentences")  # fmt: skip
 print("the first 12 merges (pair, its count):", ", ".join(f"{a}+{b} ({c:,})" for (a, b), c in merges[:12]))
 sentence = corpus.val[3]
 tokens = [t for w in words_of(sentence) for t in bpe_tokenize(w, merges)]

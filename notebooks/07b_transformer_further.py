@@ -138,16 +138,16 @@ viz.show(
 # lower by the gap printed above, with a spread far smaller than the gap. Two explanations of why
 # the argument's prediction does not show come to mind, and the last three settings test them:
 #
-# * **gradient clipping**: the first two settings clip the gradient norm at 1, which may tame the
-#   large early gradients Xiong et al. blame for post-norm's trouble. Without clipping ("no clipping"
+# * **gradient clipping**: the runs clip the gradient norm at 1 (unless marked "no clipping"),
+#   which may tame the large early gradients Xiong et al. blame for post-norm's trouble. Without clipping ("no clipping"
 #   rows), post-norm at 4 layers stays clearly ahead: clipping is not what hides the effect here.
 # * **too shallow**: at twice the depth (8 layers) with clipping post-norm is still clearly
 #   ahead. Only at 8 layers *without* clipping does post-norm show the instability the argument
 #   predicts: one of its three runs got stuck (the "stuck/diverged" column), and its spread is so
 #   wide that no order is clearly ahead.
 #
-# So here neither the clipping nor the small depth (up to 8 layers) explains the result. Why post-norm learns
-# faster here, we have not measured; a guess is that at this size and step count the layer norm
+# So here neither the clipping nor the small depth (up to 8 layers) explains the result. Why
+# post-norm learns faster here, we have not measured; a guess is that at this size and step count the layer norm
 # after every residual sum keeps the scale of the stream steady while pre-norm's unnormalised
 # stream grows. Xiong et al.'s claim is about their setting (post-norm translation models with
 # 6 layers per stack, trained far longer on far more data, where post-norm without warm-up ended
@@ -506,7 +506,8 @@ masking = viz.interactive(
 # the same text). To read: Devlin et al. (2019), sections 3 and 4; Radford et al. (2018), the first
 # GPT, section 3.2.
 #
-# What makes the pretrained vectors useful is that they are **contextual**. A word2vec-style
+# The UKP lecture's first point about transformer-based pretrained LMs is that their vectors are
+# **contextual**. A word2vec-style
 # embedding is **static**: one vector per token (the UKP slide: "Embedding(bank)"), the same in
 # "river bank" and "national bank"; Galerne's example is "I **can** buy a **can** of fish". A
 # transformer's vector of a token after its layers depends on the whole context. With lesson 07's
@@ -641,6 +642,8 @@ print(
 #   al. (2021), "An image is worth 16x16 words".
 # * **The training details of LLMs** (data, schedules, scale): the survey Galerne links, Zhao et
 #   al. (2023), "A Survey of Large Language Models".
+# * **Evaluating large models** on benchmark tasks (which models can overfit) and by people
+#   comparing their answers: the Chatbot Arena leaderboard Galerne links (Chiang et al. 2024).
 #
 
 # %% [markdown]
