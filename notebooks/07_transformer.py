@@ -367,7 +367,8 @@ print(
 # their models ended far behind. (This comparison is not in the lectures; Galerne's LLM table only
 # shows that most recent LLMs use pre-norm.)
 # `scripts/train_buildup.py` trained both orders from 3 seeds, without warm-up, in a shallow and a
-# deep setting; `buildup.findings_table` reads its results file and prints the table:
+# deep setting, and (lesson 07b reads these) deep without gradient clipping and twice as deep with
+# and without it; `buildup.findings_table` reads its results file and prints the table:
 
 # %%
 norm, norm_table = buildup.findings_table("norm")  # the record as the file holds it, and its table
@@ -685,8 +686,8 @@ more = fit(
 # $n - 1$ characters *of the sentence*, padded with `<s>` at its start. The GPT, fed one stream,
 # reads across sentence boundaries: the end of one sentence is context for the next. So the
 # checkpoint is scored both ways: each sentence on its own, as the n-gram reads it (a separator,
-# then the sentence; windows of `block_size` every 32 characters, so past the first window each
-# character sees at least 96 characters of its sentence), and as one stream (the same windows
+# then the sentence; windows of `block_size` every `stride` = 64 characters, so past the first
+# window each character sees at least 64 characters of its sentence), and as one stream (the same windows
 # across sentences). The live models are scored as one stream. The last column is the whole
 # validation split: the n-gram's from the file above, the checkpoint's as its training script
 # measured it (one stream, before the few live steps, in consecutive windows of 128, where the
@@ -694,6 +695,7 @@ more = fit(
 
 # %%
 head_sentences = buildup.val_head(corpus.val)  # the first sentences reaching 20,000 characters
+stride = 64  # a window of block_size characters every 64: past the first, each sees >= block_size - 64 before it
 head_stream = encode_stream(head_sentences, vocab)
 n_head_tokens = len(head_stream) - 1
 best_ngram_name = f"Kneser-Ney {best_order}-gram (lesson 01), each sentence on its own"
@@ -701,8 +703,8 @@ alone_name, stream_name = "GPT checkpoint, each sentence on its own", "GPT check
 blocks_name = "GPT checkpoint, one stream, consecutive windows of 128"
 rows = {
     best_ngram_name: (math.log(ngram_head[best_order]), math.log(ngram_val[best_order])),
-    alone_name: (buildup.per_sentence_loss(gpt, head_sentences, vocab, gpt.config.block_size, stride=32), math.nan),
-    stream_name: (evaluate_lm(gpt, head_stream, stride=32), math.nan),
+    alone_name: (buildup.per_sentence_loss(gpt, head_sentences, vocab, gpt.config.block_size, stride), math.nan),
+    stream_name: (evaluate_lm(gpt, head_stream, stride=stride), math.nan),
     blocks_name: (evaluate_lm(gpt, head_stream), ckpt.info["val_loss"]),  # consecutive windows, as the script
     "GPT, trained live, one stream": (evaluate_lm(live, head_stream), math.nan),
     "character LSTM (lessons 03/04), trained live, one stream": (
@@ -732,7 +734,7 @@ print(
 print(
     f"whole split, not the same conditions: best n-gram {ngram_val[best_order]:.3f}, checkpoint "
     f"{math.exp(ckpt.info['val_loss']):.3f} in consecutive windows, which on the first sentences cost it "
-    f"{math.exp(rows[blocks_name][0]) - stream_ppl:+.3f} against windows every 32 characters"
+    f"{math.exp(rows[blocks_name][0]) - stream_ppl:+.3f} against windows every {stride} characters"
 )
 live_gpt, live_lstm = rows["GPT, trained live, one stream"][0], rows[list(rows)[-1]][0]
 print(
