@@ -32,6 +32,7 @@ from course_lib import _validate as check
 from course_lib import checkpoint
 from course_lib._text import table
 from course_lib.attention import causal_mask
+from course_lib.lm import encode_stream, evaluate_lm
 from course_lib.train import next_token_loss
 from course_lib.transformer import GPT, GPTConfig, LayerNorm
 
@@ -48,6 +49,8 @@ __all__ = [
     "to_gpt",
     "FINDINGS",
     "findings_table",
+    "val_head",
+    "per_sentence_loss",
 ]
 
 FINDINGS = checkpoint.WEIGHTS_DIR / "gpt_findings_sotu_char.json"  # written by scripts/train_buildup.py
@@ -197,6 +200,33 @@ def to_gpt(model: BuildUpLM) -> GPT:
     return gpt
 
 
+def val_head(sentences, n_chars: int = 20_000) -> list:
+    """The first sentences whose characters, one end of sentence each, reach ``n_chars``: the text
+    on which lesson 07 scores every model (the n-grams, ``scripts/ngram_orders.py``, and the GPTs)."""
+    check.positive_int("n_chars", n_chars)
+    head, total = [], 0
+    for sentence in sentences:
+        head.append(sentence)
+        total += len(sentence) + 1
+        if total >= n_chars:
+            break
+    return head
+
+
+def per_sentence_loss(model: nn.Module, sentences, vocab, block_size: int, stride: int | None = None) -> float:
+    """Mean negative log-likelihood (nats per token) with every sentence read on its own, as an
+    n-gram reads it: a separator, the sentence's tokens, and a separator to predict (its ``</s>``),
+    nothing of the sentences before. Within a sentence the model reads windows of ``block_size``
+    tokens every ``stride`` (``course_lib.lm.evaluate_lm``)."""
+    total, count = 0.0, 0
+    for sentence in sentences:
+        stream = encode_stream([sentence], vocab)  # separator, tokens, separator
+        n = len(stream) - 1
+        total += n * evaluate_lm(model, stream, block_size=min(block_size, n), stride=min(stride or block_size, n))
+        count += n
+    return total / count
+
+
 def findings_table(experiment: str, path: str | Path = FINDINGS) -> tuple[dict, str]:
     """One experiment of the findings file of ``scripts/train_buildup.py``, and its table over the seeds.
 
@@ -211,7 +241,8 @@ def findings_table(experiment: str, path: str | Path = FINDINGS) -> tuple[dict, 
     b = record["budget"]
     budget = (
         f"{record['steps']} steps per run from seeds {', '.join(map(str, b['seeds']))} (the same batches per seed: "
-        f"{b['batch_size']} windows of {b['block_size']} characters), AdamW, gradients clipped at norm 1;\n"
+        f"{b['batch_size']} windows of {b['block_size']} characters), AdamW, gradients clipped at norm 1"
+        f"{' (unless the setting says no clipping)' if experiment == 'norm' else ''};\n"
         f"validation loss on the first {b['val_tokens']:,} validation characters"
     )
     if experiment == "norm":

@@ -9,7 +9,8 @@ Without ``--out-dir`` or ``--replace-shipped`` it stops: the default folder hold
 and 07b read.
 
 Three experiments, each trained from seeds 0, 1, 2 (``--seeds``) on the same batches per seed
-(windows of the State of the Union training characters, AdamW, gradient clipping at 1) and
+(windows of the State of the Union training characters, AdamW, gradient clipping at 1 unless a
+setting says otherwise) and
 evaluated on the first ``--val-tokens`` characters of the validation split
 (course_lib.lm.evaluate_lm). Per setting the results keep every seed, their mean and standard
 deviation (lesson 07 and 07b show the tables; no lesson cell trains this much):
@@ -18,7 +19,8 @@ deviation (lesson 07 and 07b show the tables; no lesson cell trains this much):
   + feed-forward -> + residual -> + LayerNorm, all after the bigram at the same depth), with the
   validation curves; written to course_lib/weights/gpt_buildup_sotu_char.json.
 * ``norm``: a pre-norm and a post-norm GPT (course_lib.transformer.GPT, ``norm_first``), shallow
-  (2 layers, lr 3e-3) and deep (``--deep-layers`` layers, lr 1e-2), no warm-up: the final
+  (2 layers, lr 3e-3) and deep (``--deep-layers`` layers, lr 1e-2), no warm-up, and, to test the
+  explanation, deep without gradient clipping and twice as deep with and without it: the final
   training loss (mean of the last 20 steps), the validation loss, and whether a run diverged
   (a non-finite loss, or a final training loss above the unigram's);
 * ``lstm``: the lesson's GPT against the character LSTM (course_lib.rnn.RNNLanguageModel), the
@@ -48,6 +50,7 @@ from course_lib.transformer import GPT, GPTConfig
 BUILDUP = "gpt_buildup_sotu_char.json"
 FINDINGS = "gpt_findings_sotu_char.json"
 EXPERIMENTS = ("buildup", "norm", "lstm")
+NORM_SETTINGS = ["shallow", "deep", "deep, no clipping", "deeper", "deeper, no clipping"]
 
 
 def spread(values: list[float]) -> dict:
@@ -62,8 +65,9 @@ def spread(values: list[float]) -> dict:
     }
 
 
-def train(model, train_stream, val, seed, args, *, steps, lr, evaluate_every=None):
-    """``steps`` AdamW steps from ``seed``'s batches: (history, validation loss, CPU seconds)."""
+def train(model, train_stream, val, seed, args, *, steps, lr, evaluate_every=None, clip=1.0):
+    """``steps`` AdamW steps from ``seed``'s batches, gradients clipped at norm ``clip`` (None: not
+    clipped): (history, validation loss, CPU seconds)."""
     batches = lm_batches(
         train_stream, args.block_size, args.batch_size, steps, generator=torch.Generator().manual_seed(seed)
     )
@@ -73,7 +77,7 @@ def train(model, train_stream, val, seed, args, *, steps, lr, evaluate_every=Non
         lambda m, batch: m(*batch)[1],
         torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01),
         batches,
-        clip_grad_norm=1.0,
+        clip_grad_norm=clip,
         evaluate=(lambda m: {"val_loss": evaluate_lm(m, val, block_size=args.block_size)}) if evaluate_every else None,
         eval_every=evaluate_every,
         progress=False,
@@ -120,14 +124,27 @@ def unigram_loss(train_stream, vocab_size) -> float:
     return float(-(p * p.log()).sum())
 
 
+def norm_settings(args) -> dict:
+    """name -> (layers, learning rate, gradient clipping norm or None). The last three test the
+    explanation of the first two: clipping tames the large early gradients Xiong et al. blame, and
+    their argument is about depth."""
+    deep, deeper = args.deep_layers, 2 * args.deep_layers
+    return {
+        "shallow": (2, 3e-3, 1.0),
+        "deep": (deep, 1e-2, 1.0),
+        "deep, no clipping": (deep, 1e-2, None),
+        "deeper": (deeper, 1e-2, 1.0),
+        "deeper, no clipping": (deeper, 1e-2, None),
+    }
+
+
 def norm(vocab, train_stream, val, args) -> dict:
     plateau = unigram_loss(train_stream, len(vocab))
-    settings = {"shallow": (2, 3e-3), "deep": (args.deep_layers, 1e-2)}
     out = {"unigram_loss": plateau, "settings": {}}
-    for setting, (n_layers, lr) in settings.items():
+    for setting, (n_layers, lr, clip) in norm_settings(args).items():
         if args.only_settings and setting not in args.only_settings:
             continue
-        out["settings"][setting] = {"n_layers": n_layers, "lr": lr, "runs": {}}
+        out["settings"][setting] = {"n_layers": n_layers, "lr": lr, "clip": clip, "runs": {}}
         for name, norm_first in (("pre-norm", True), ("post-norm", False)):
             finals, vals, diverged = [], [], []
             for seed in args.seeds:
@@ -140,7 +157,9 @@ def norm(vocab, train_stream, val, args) -> dict:
                     d_model=args.d_model,
                     norm_first=norm_first,
                 )
-                history, val_loss, _ = train(GPT(config), train_stream, val, seed, args, steps=args.norm_steps, lr=lr)
+                history, val_loss, _ = train(
+                    GPT(config), train_stream, val, seed, args, steps=args.norm_steps, lr=lr, clip=clip
+                )
                 final = statistics.fmean(history.loss[-20:])
                 finals.append(final if math.isfinite(final) else math.inf)
                 vals.append(val_loss)
@@ -202,7 +221,7 @@ def parse_args(argv=None):
     parser.add_argument("--replace-shipped", action="store_true", help="allow overwriting the course's shipped files")
     # to spread one experiment over several processes, then --merge their output folders
     parser.add_argument("--only-steps", nargs="+", choices=list(STEPS), help="buildup: only these steps")
-    parser.add_argument("--only-settings", nargs="+", choices=["shallow", "deep"], help="norm: only these settings")
+    parser.add_argument("--only-settings", nargs="+", choices=NORM_SETTINGS, help="norm: only these settings")
     parser.add_argument("--only-models", nargs="+", choices=["GPT", "LSTM"], help="lstm: only these models")
     parser.add_argument("--merge", nargs="+", metavar="DIR", help="merge the files written in these folders")
     args = parser.parse_args(argv)
@@ -242,7 +261,7 @@ def merge(folders, out_dir: Path) -> dict:
             record["steps"] = {k: record["steps"][k] for k in STEPS if k in record["steps"]}
         if "norm" in record:
             record["norm"]["settings"] = {
-                k: record["norm"]["settings"][k] for k in ("shallow", "deep") if k in record["norm"]["settings"]
+                k: record["norm"]["settings"][k] for k in NORM_SETTINGS if k in record["norm"]["settings"]
             }
         written[name] = record
     return written

@@ -192,6 +192,27 @@ assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# **Your 7.2 and 7.4 compute the same heads.** Your `MultiHeadAttention` holds $H$ separate
+# `Head`s, each with its own $d_{model} \times D$ projections. Stack the heads' $W^Q$ into one
+# $d_{model} \times d_{model}$ matrix (head $h$ in columns $hD, \dots, (h+1)D - 1$), project once, and
+# your `split_heads` hands head $h$ exactly its own queries: this is how torch's
+# `nn.MultiheadAttention` and course_lib store the heads, so that one batched matrix product serves
+# all of them. The cell checks it with your code (the same holds for the keys and values).
+
+# %%
+try:
+    mha = MultiHeadAttention(24, 4, 8)
+    x = torch.randn(2, 8, 24)
+    W_Q = torch.cat([head.query.weight for head in mha.heads])  # (d_model, d_model): (out, in), the heads stacked
+    with torch.no_grad():
+        together = split_heads(x @ W_Q.T, 4)  # (B, H, T, D): one projection, then split
+        separately = torch.stack([head.query(x) for head in mha.heads], dim=1)  # each head on its own
+    same = torch.allclose(together, separately, atol=1e-6)  # float32 rounding: one product against H
+    print("split_heads of the stacked projection = each head's own queries:", same)
+except (NotImplementedError, AttributeError, TypeError) as err:
+    print(f"(finish exercises 7.2 to 7.4 first: {type(err).__name__})")
+
+# %% [markdown]
 # ## Exercise 7.5: the feed-forward layer
 #
 # Attention only takes weighted averages of the values; the feed-forward layer adds the
@@ -455,8 +476,10 @@ if live:
 # 1. Which step gives the largest drop in this run, and in the reference? Does the short run
 #    rank the steps the same way as the longer one?
 # 2. In the reference, adding the feed-forward layer **without** residual connections: does it
-#    help or hurt, by more than the spread over seeds? Why would an extra layer between the
-#    embeddings and the logits make training slower, and what do the residual connections change?
+#    help or hurt, by more than the spread over seeds? Lesson 07 draws the unigram line (a model
+#    that ignores the context): where do the steps without residual connections end, against
+#    it? Why would an extra layer between the embeddings and the logits make training slower, and
+#    what do the residual connections change?
 # 3. Copy this run's column, then set `SEED = 1` at the top of the build-up cell and run it and
 #    the table's cell again (about a minute; the table shows the latest run only): which
 #    differences between steps are larger than the change from one seed to the next?
@@ -464,12 +487,15 @@ if live:
 # ### BEGIN SOLUTION
 # A good answer quotes the two tables rather than expectations. (1) Take the largest difference
 # between consecutive rows of each table; a short run leaves the bigram's V x V table far from
-# trained, which can make its gap to the next step larger than in the reference. (2) Without
-# residual connections the gradient must pass through every layer between the logits and the
-# embeddings, so each added layer can slow the start of training; the residual path x + f(x)
-# gives it a direct route (the identity). Whether the FFN alone helps or hurts here is read from
-# the reference's mean and sd: a difference within about two sds is not a finding. (3) Only the
-# differences larger than the seed-to-seed change of the same step are worth stating.
+# trained, which can make its gap to the next step larger than in the reference. (2) In the
+# reference, + feed-forward ends higher than multi-head, but within about two sds of it (multi-head's
+# three seeds spread widely), so it is not a finding; and one head, multi-head and + feed-forward all
+# end at or near the unigram line: in this budget they learned little more than how frequent each
+# character is. Without residual connections the gradient must pass through every layer between
+# the logits and the embeddings, so each added layer can slow the start of training; the
+# residual path x + f(x) gives it a direct route (the identity), and + residual is the first step
+# clearly below the unigram. (3) Only the differences larger than the seed-to-seed change of the
+# same step are worth stating.
 # ### END SOLUTION
 #
 # Your GPT, trained above, writes text. Sampling needs one more piece: exercise 7.9.

@@ -19,6 +19,7 @@ DEFAULT_OUTPUT = {  # each script as a student would first run it: output left a
     "train_seq2seq": ["--attention", "dot"],
     "train_parentheses": ["--models", "lstm"],
     "train_buildup": ["--tiny"],
+    "ngram_orders": ["--orders", "1"],
 }
 
 

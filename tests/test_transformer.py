@@ -544,3 +544,60 @@ def test_findings_table_prints_what_the_file_holds(experiment):
             assert str(r["params"]) in cells and f"{r['cpu_seconds']['mean']:,.3f}" in cells
     with pytest.raises(ValueError, match="experiment"):
         findings_table("buildup")
+
+
+# --- lesson 07's n-gram baseline: the text every model is scored on, sentence by sentence -----------
+
+
+def test_val_head_is_the_shortest_run_of_first_sentences_reaching_n_chars():
+    from course_lib.buildup import val_head
+
+    sentences = [list("ab"), list("cde"), list("f"), list("gh")]  # 3, 4, 2, 3 symbols with their end
+    assert val_head(sentences, 7) == sentences[:2]  # 3 + 4 = 7 reaches 7
+    assert val_head(sentences, 8) == sentences[:3]
+    assert val_head(sentences, 100) == sentences  # fewer characters than asked: every sentence
+    with pytest.raises(ValueError, match="n_chars"):
+        val_head(sentences, 0)
+
+
+def test_per_sentence_loss_equals_the_stream_loss_for_a_model_of_the_previous_token_only():
+    """A bigram sees only the previous token, and in the stream each sentence's first token follows
+    the separator just as it does alone: the two scorings must agree. A GPT that reads across the
+    boundary (context from the sentence before) must not."""
+    from course_lib.buildup import build_step, per_sentence_loss
+
+    vocab = char_vocab([list("abcdef")])
+    g = torch.Generator().manual_seed(0)
+    sentences = [
+        [vocab.itos[i] for i in torch.randint(2, len(vocab), (n,), generator=g).tolist()] for n in (5, 12, 3, 9)
+    ]
+    stream = encode_stream(sentences, vocab)
+    torch.manual_seed(0)
+    bigram = build_step("bigram", len(vocab))
+    with torch.no_grad():
+        for p in bigram.parameters():
+            p.normal_()
+    assert per_sentence_loss(bigram, sentences, vocab, block_size=8) == pytest.approx(
+        evaluate_lm(bigram, stream, block_size=8), rel=1e-6
+    )
+    gpt = GPT(GPTConfig(vocab_size=len(vocab), block_size=16, n_layers=1, n_heads=2, d_model=16))
+    alone = per_sentence_loss(gpt, sentences, vocab, block_size=16)
+    assert alone != pytest.approx(evaluate_lm(gpt, stream, block_size=16, stride=1), rel=1e-4)
+    # by hand: each sentence scored on its own stream (separator, tokens, separator), weighted by its tokens
+    by_hand = [(len(s) + 1, evaluate_lm(gpt, encode_stream([s], vocab), block_size=len(s) + 1)) for s in sentences]
+    assert alone == pytest.approx(sum(n * l for n, l in by_hand) / sum(n for n, _ in by_hand), rel=1e-6)
+
+
+def test_shipped_ngram_orders_reproduce_a_refitted_order():
+    import json
+
+    from course_lib.buildup import val_head
+    from course_lib.corpora import load_sotu
+    from course_lib.ngram import NGramLM
+
+    record = json.loads((WEIGHTS / "ngram_orders_sotu_char.json").read_text())
+    assert [int(n) for n in record["orders"]] == list(range(1, 11))
+    corpus = load_sotu(level="char")
+    lm = NGramLM(2, smoothing="kneser-ney").fit(corpus.train)
+    assert lm.perplexity(corpus.val) == pytest.approx(record["orders"]["2"]["val_perplexity"], rel=1e-9)
+    assert lm.perplexity(val_head(corpus.val)) == pytest.approx(record["orders"]["2"]["head_perplexity"], rel=1e-9)
