@@ -474,6 +474,7 @@ for n in (1, 2, 3):
     )
 assert order_task[1][0] == 0 and order_task[1][1] > 0.99  # a unigram model ignores word order entirely
 assert order_task[2][0] > 0.9 and order_task[3][0] > 0.9
+assert order_task[1][0] < order_task[2][0] < order_task[3][0] and kn[1] > kn[2] > kn[3]  # the two rankings agree here
 
 # %% [markdown]
 # The unigram model has a perplexity, like every other model, yet on this task it is useless: it
