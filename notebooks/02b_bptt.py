@@ -26,7 +26,9 @@
 #    slope), not of the spectral radius;
 # 3. train an RNN language model with teacher forcing, and say how generation differs.
 #
-# Exercise 2.4 in `exercises/02_backprop.ipynb` (one step of BPTT) goes with section 1.
+# Two exercises in `exercises/02_backprop.ipynb` go with this notebook: 2.4 (one step of BPTT) with
+# section 1, and 2.5 (the whole backward loop over time, truncated, then an experiment on section 2's
+# vanishing gradients).
 
 # %%
 import math
@@ -565,6 +567,33 @@ for _ in range(20):
     word = int(torch.multinomial(torch.softmax(h @ P["W_hy"].T + P["b_y"], dim=1)[0], 1, generator=g))
     written.append(lm_vocab.itos[word])  # its own sample is its next input
 print("generated:", " ".join(written))
+
+# %% [markdown]
+# ### The recurrent LM against the feedforward one (the Penn lecture's list)
+#
+# Lesson 02 ended with what the feedforward LM leaves unsolved. The Penn lecture lists what the RNN
+# LM gains: it **processes any length** of input, step $t$ can **in principle use information from many
+# steps back**, its **size does not grow** with the context, and **every input is multiplied by the same
+# weights**. And what it costs: the **computation is sequential** (step $t$ needs $h_{t-1}$, so the steps
+# of one sequence cannot run in parallel), and **in practice it is hard to reach information from many
+# steps back** (section 2). The cell checks the first and third on the model above: the same
+# parameters read a sequence of 5 words and one of 200.
+
+# %%
+n_params = sum(p.numel() for p in P.values())
+for length in (5, 200):
+    seq = lm_val[:10].reshape(1, -1)[:, : length + 1]  # consecutive rows are consecutive text
+    loss_len, _ = rnn_lm_loss_and_grads(P, seq)
+    print(f"a sequence of {length} words: mean loss {loss_len:.2f} nats, with the same {n_params:,} parameters")
+print(
+    f"the vanishing side, from section 2: {back} steps back, the tanh RNN there (rho = 0.9) kept "
+    f"{tanh[0.9][-1 - back] / tanh[0.9][-1]:.1e} of the gradient"
+)
+
+# %% [markdown]
+# Lesson 04's gated cells give the gradient a path that does not shrink at every step; attention
+# (lessons 05 to 07) drops the recurrence, so that every step can look at every earlier one directly
+# and the steps of a sequence are computed in parallel.
 
 # %% [markdown]
 # ## What to try
