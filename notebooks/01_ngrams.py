@@ -448,10 +448,12 @@ assert abs(ratio_ours - ratio_wsj) > 1  # ... and the ratios do not carry over
 # approximation unless the test data looks just like the training data, useful in pilot
 # experiments as long as extrinsic evaluation is also done.
 #
-# A small extrinsic task we can run here: **word order**. Take a test sentence, swap two
-# neighbouring words, and ask the model which of the two versions is the real one (the one it
-# gives the higher probability; both have the same length, so the lower perplexity). The score
-# is the share of sentences it gets right.
+# A real extrinsic evaluation needs a system (a recogniser, a translator) that this course does not
+# build. A small task in its spirit, the kind a grammar checker faces: **word order**. Take a test
+# sentence, swap two neighbouring words, and ask the model which of the two versions is the real
+# one (the one it gives the higher probability; both have the same length, so the lower
+# perplexity). The score is the share of sentences it gets right: an accuracy on a task, not a
+# perplexity.
 
 # %%
 order_rng = np.random.default_rng(0)

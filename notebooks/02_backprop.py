@@ -492,12 +492,13 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 # ### What the feedforward model fixes, and what it leaves (the Penn lecture's list)
 #
 # The Penn lecture lists what the feedforward LM improves over n-grams: **no sparsity problem** (an
-# unseen context still gets a full distribution, from the embeddings of its words) and **no need to
+# n-gram never seen in training still gets a probability, through the embeddings of its words) and **no need to
 # store every n-gram seen** (its size is the weight matrices'; the printout above compares them).
 # And the problems it leaves: the **fixed window is too small** and can never be large enough (a word
 # before the window cannot change the prediction); **W grows with the window** ($H \times n d$); and
-# each input position is multiplied by **different weights** in $W$, so nothing learned about a word
-# in one position carries over to another. The cell shows each on the trained network.
+# each input position is multiplied by **different weights** in $W$ (no symmetry in how the inputs are
+# processed): what $W$ learns about a word in one slot does not carry over to the others (only the
+# embedding $E$ is shared). The cell shows each on the trained network.
 
 # %%
 test_w = windows["test"][:20_000]
@@ -514,6 +515,7 @@ for n_ctx in (3, 10, 30):
 longer = torch.cat([torch.tensor([[vocab["the"]]]), windows["test"][:1]], dim=1)  # one more word of context
 try:
     trained.log_probs(longer)
+    raise AssertionError("a window longer than the model's should be refused")
 except ValueError as err:
     print(f"a 4-word context: {err}")  # the input layer has room for n = 3 words, no more
 W_slices = trained.params["W"].reshape(h_w, trained.context, d_w)
