@@ -15,8 +15,8 @@
 #
 # A warm-up (2.1), then the build: **backprop ninja** (2.2), the whole backward pass of the
 # lesson's feedforward language model written by hand; then you train that model with your own
-# gradients and compare with autograd (2.3); 2.4 goes with the going-further notebook 02b
-# (backpropagation through time). Each exercise is followed by a check: it calls your function
+# gradients and compare with autograd (2.3); 2.4 and 2.5 go with the going-further notebook 02b
+# (backpropagation through time: one step, then the whole truncated loop and an experiment). Each exercise is followed by a check: it calls your function
 # on fresh inputs, computes the answer itself with `torch.autograd`, and says **passed**,
 # **not implemented yet**, or **failed** with a hint that names the first wrong tensor and the
 # likely mistake. Replace each `raise NotImplementedError(...)` with your code (torch tensor
