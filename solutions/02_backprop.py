@@ -461,10 +461,10 @@ except NotImplementedError:
 # ### BEGIN SOLUTION
 # A good answer reads the printout (one run of the solution gave the numbers quoted; they are
 # deterministic for these seeds). For $\rho = 0.5, 0.9, 1.0$ the gradient from the last step vanishes
-# long before step 1: what reaches it is 6e-28, 7e-15 and 2e-12 of what left step 60, straight lines
-# on the log plot (each step multiplies the norm by at most $\rho$ times the slopes $\tanh' \le 1$,
-# as 02b shows). Only $\rho = 1.5$ keeps a visible share at step 1 (5e-4): $W_{hh}$ stretches by 1.5
-# while the saturated units' slopes shrink, and the curve falls far more slowly. Truncation at
+# long before step 1: what reaches it is 6e-28, 7e-15 and 2e-12 of what left step 60 (each step
+# multiplies the norm by at most $\rho$, and the slopes $\tanh' \le 1$ shrink it further, as 02b shows).
+# Only $\rho = 1.5$ keeps a visible share at step 1 (5e-4): $W_{hh}$ stretches by 1.5 at each step,
+# which the slopes only partly undo, and the curve falls far more slowly. Truncation at
 # $k = 20$ removes the paths that reach back past step 40; for $\rho \le 1$ those paths carried almost
 # nothing, so $dW_{hh}$ changes by 1e-9 to 1e-4 of its norm, and for $\rho = 1.5$ by 7%. So where the
 # gradient vanishes, truncation (used to save memory and time) costs almost nothing: a word more than
