@@ -229,9 +229,13 @@ class FeedForwardLM:
 
 
 class Adam:
-    """Adam (Kingma and Ba, 2015) on a dict of tensors: SGD's theta -= lr * grad, with the step
-    divided by a running root-mean-square of the gradient, so that rarely-updated embedding rows
-    and the large output layer learn at similar speeds."""
+    """Adam (Kingma and Ba, 2015, Algorithm 1) on a dict of tensors, updated in place.
+
+    For each parameter, at step t: m = b1 m + (1 - b1) g (running mean of the gradient, the first
+    moment), v = b2 v + (1 - b2) g^2 (running mean of its square, the second moment), both
+    bias-corrected for starting at zero (m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t)), then
+    theta -= lr * m_hat / (sqrt(v_hat) + eps). Its steps match ``torch.optim.Adam`` (tested).
+    """
 
     def __init__(self, params: Mapping[str, torch.Tensor], lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8):
         lr = _validate.number("lr", lr, 0, open_low=True)

@@ -161,9 +161,9 @@ for mix in (0.0, 0.01, 0.1, 0.5):
 # Lower is better; a model that is certain and right has $\mathrm{PP} = 1$. With the standard
 # count, the $N$ predicted tokens are every word and one `</s>` per sentence:
 # $N$ = words + sentences, the same for every order $n$, so perplexities of different orders
-# compare. With natural logarithms (what PyTorch computes), $J$ is in nats and
-# $\mathrm{PP} = e^{J}$: the same number, since $J_{\text{nats}} = J_{\text{bits}} \ln 2$. We
-# check both on the MLE bigram, on training sentences (where it has seen every bigram).
+# compare. We compute $J$ for the MLE bigram on training sentences (where it has seen every
+# bigram), and see why the product form is not computed directly. PyTorch and NumPy give natural
+# logarithms (nats), not bits: getting the same perplexity from them is Exercise 1.4.
 
 # %%
 some = corpus.train[:200]
@@ -172,11 +172,9 @@ N = sum(map(len, some)) + len(some)
 assert len(grams) == N  # every word and one </s> per sentence
 probs = np.array([bigram.prob(g[-1], g[:-1]) for g in grams])
 J_bits = -np.mean(np.log2(probs))
-J_nats = -np.mean(np.log(probs))
-print(
-    f"N = {N:,} tokens; J = {J_bits:.4f} bits = {J_nats:.4f} nats;  2^J = {2**J_bits:.2f},  e^J = {math.exp(J_nats):.2f}"
-)
-assert math.isclose(2**J_bits, math.exp(J_nats), rel_tol=1e-9)
+print(f"N = {N:,} tokens; J = {J_bits:.4f} bits;  2^J = {2**J_bits:.2f}")
+print(f"P(w_1 ... w_N) as a product of the {N:,} probabilities: {math.prod(probs)} (it underflows: hence logs)")
+assert math.prod(probs) == 0.0  # the product form underflows in floating point; the sum of logs does not
 assert math.isclose(2**J_bits, bigram.perplexity(some), rel_tol=1e-9)
 
 # %% [markdown]
@@ -326,17 +324,12 @@ print(inspect.getsource(smoothing.interpolated))
 
 # %% [markdown]
 # Add-k's $k$ and interpolation's $\lambda$s are choices we make on the **validation** set, never
-# on the test set. For $k$ we try a grid; for the $\lambda$s, `tune_lambdas` tries every
+# on the test set. Choosing $k$ is Exercise 1.3 (with your own add-k model), so the table below
+# has no add-k row with a tuned $k$, only Laplace ($k = 1$). For the $\lambda$s, `tune_lambdas` tries every
 # $(\lambda_1, \dots, \lambda_n)$ on a grid of steps of 0.1 that sums to 1 with $\lambda_1 > 0$
 # (the add-one unigram is what keeps unseen words possible).
 
 # %%
-k_grid = [1.0, 0.1, 0.01, 0.003, 0.001, 0.0003]
-val_ppl = {k: NGramLM(2, smoothing="add-k", k=k, unk_cutoff=2).fit(corpus.train).perplexity(corpus.val) for k in k_grid}
-best_k = min(val_ppl, key=val_ppl.get)
-print(f"add-k bigram: best k on validation {best_k} (Exercise 1.3 plots validation perplexity against k, on a slice)")
-assert best_k not in (k_grid[0], k_grid[-1])  # the best k is inside the grid, not at its edge
-
 ORDERS = [1, 2, 3, 4]
 lambdas = {1: (1.0,)}
 for n in ORDERS[1:]:
@@ -353,21 +346,21 @@ for n in ORDERS[1:]:
 # The Penn lecture shows (the table is Jurafsky and Martin's, ch. 3), for models trained on 38 million words of
 # the Wall Street Journal and tested on 1.5 million, perplexities of 962 (unigram), 170 (bigram)
 # and 109 (trigram). We train every order from 1 to 4 under every smoothing on our training
-# addresses and measure on the test addresses, with the $k$ chosen above for the bigram (used
-# at every order) and the $\lambda$s chosen for each order, both on validation. (MLE's infinite
+# addresses and measure on the test addresses, with the $\lambda$s chosen for each order on
+# validation. (MLE's infinite
 # perplexities raise a `ZeroProbabilityWarning`, which we silence here: we know why.)
 
 # %%
-SMOOTHINGS = ["mle", "laplace", "add-k", "interpolated", "kneser-ney"]
+SMOOTHINGS = ["mle", "laplace", "interpolated", "kneser-ney"]
 models, test_ppl = {}, {}
 warnings.simplefilter("ignore", ZeroProbabilityWarning)
 for name in tqdm(SMOOTHINGS, desc="smoothing"):
     for n in ORDERS:
-        model = NGramLM(n, smoothing=name, k=best_k, lambdas=lambdas[n], unk_cutoff=2).fit(corpus.train)
+        model = NGramLM(n, smoothing=name, lambdas=lambdas[n], unk_cutoff=2).fit(corpus.train)
         models[n, name] = model
         test_ppl[n, name] = model.perplexity(corpus.test)
 
-names = {"add-k": f"add-k (k={best_k})", "interpolated": "interpolated (tuned lambdas)"}
+names = {"interpolated": "interpolated (tuned lambdas)"}
 print(
     viz.table(
         [[names.get(s, s)] + [test_ppl[n, s] for n in ORDERS] for s in SMOOTHINGS],
@@ -450,7 +443,83 @@ assert all(kn[n] < wsj[n] for n in (1, 2, 3))  # ours are lower at every order .
 assert abs(ratio_ours - ratio_wsj) > 1  # ... and the ratios do not carry over
 
 # %% [markdown]
-# ## 6. Shannon's approximations, from our models
+# ## 6. Intrinsic and extrinsic evaluation, and when perplexity misleads
+#
+# The Penn lecture separates two ways of judging a language model. **Extrinsic** evaluation puts
+# each model inside a task (a spelling corrector, a speech recogniser, a translation system), runs
+# the task and compares accuracies: the best comparison, but slow. **Intrinsic** evaluation scores
+# the model alone, and its usual measure is perplexity: quick, but, in the lecture's words, a bad
+# approximation unless the test data looks just like the training data, useful in pilot
+# experiments as long as extrinsic evaluation is also done.
+#
+# A real extrinsic evaluation needs a system (a recogniser, a translator) that this course does not
+# build. A small task in its spirit, the kind a grammar checker faces: **word order**. Take a test
+# sentence, swap two neighbouring words, and ask the model which of the two versions is the real
+# one (the one it gives the higher probability; both have the same length, so the lower
+# perplexity). The score is the share of sentences it gets right: an accuracy on a task, not a
+# perplexity.
+
+# %%
+order_rng = np.random.default_rng(0)
+order_test = [s for s in corpus.test if len(s) >= 4][:1000]
+swapped = []
+for s in order_test:
+    i = int(order_rng.integers(0, len(s) - 1))
+    s = list(s)
+    s[i], s[i + 1] = s[i + 1], s[i]
+    swapped.append(s)
+order_task = {}
+for n in (1, 2, 3):
+    m = models[n, "kneser-ney"]
+    real = np.array([m.perplexity([s]) for s in order_test])
+    fake = np.array([m.perplexity([s]) for s in swapped])
+    order_task[n] = (np.mean(real < fake), np.mean(np.isclose(real, fake, rtol=1e-12)))
+    print(
+        f"Kneser-Ney {n}-gram: test perplexity {kn[n]:.0f}; picks the real order in {order_task[n][0]:.1%} of "
+        f"{len(order_test):,} sentences, cannot tell them apart in {order_task[n][1]:.1%}"
+    )
+assert order_task[1][0] == 0 and order_task[1][1] > 0.99  # a unigram model ignores word order entirely
+assert order_task[2][0] > 0.9 and order_task[3][0] > 0.9
+assert order_task[1][0] < order_task[2][0] < order_task[3][0] and kn[1] > kn[2] > kn[3]  # the two rankings agree here
+
+# %% [markdown]
+# The unigram model has a perplexity, like every other model, yet on this task it is useless: it
+# scores each word alone, so a sentence and its swapped version get the same probability (ties in
+# the printout; a swap of two equal words, rare, also ties). One number on held-out text does not
+# say which task a model can do; here the ranking by perplexity and by this task agree, but
+# nothing guarantees it in general.
+#
+# **Perplexities are comparable only over the same vocabulary and the same tokens.** Every model
+# above maps the words seen fewer than twice in training to `<UNK>` and predicts `<UNK>` like a
+# word. Make the vocabulary smaller (keep only words seen at least 100 or 1,000 times) and more
+# test words become `<UNK>`, an easy, frequent "word" to predict: the perplexity falls, although
+# the model now tells fewer words apart.
+
+# %%
+vocab_rows = []
+test_tokens = [w for s in corpus.test for w in s]
+for cutoff in (2, 100, 1000):
+    m = models[3, "kneser-ney"] if cutoff == 2 else NGramLM(3, "kneser-ney", unk_cutoff=cutoff).fit(corpus.train)
+    known = set(m.vocab)
+    vocab_rows.append([cutoff, m.vocab_size, np.mean([w not in known for w in test_tokens]), m.perplexity(corpus.test)])
+print(
+    viz.table(
+        [[c, f"{v:,}", f"{u:.1%}", f"{p:.1f}"] for c, v, u, p in vocab_rows],
+        header=["unk_cutoff", "vocabulary", "test words that are <UNK>", "Kneser-Ney trigram test perplexity"],
+    )
+)
+assert vocab_rows[0][3] > vocab_rows[1][3] > vocab_rows[2][3]  # smaller vocabulary, lower perplexity
+
+# %% [markdown]
+# So a lower perplexity is evidence of a better model only when the two models predict the same
+# tokens from the same vocabulary, on the same test text. That is why this lesson keeps one
+# `<UNK>` rule for every model, why section 4 counts the same tokens for every order, and why a
+# character-level perplexity (lesson 07) is never compared with a word-level one. For more on
+# evaluation, Jurafsky and Martin's chapter 3 (the source of the lecture's WSJ table) discusses
+# both kinds and the vocabulary question.
+
+# %% [markdown]
+# ## 7. Shannon's approximations, from our models
 #
 # Galerne's slides quote Shannon (1948), who generated English from word frequencies alone (a
 # "first-order word approximation": a unigram model) and from word-to-word transitions
@@ -485,7 +554,7 @@ explorer = viz.interactive(
     show_generation,
     order=widgets.Dropdown(options=ORDERS, value=2, description="order"),
     smoothing=widgets.Dropdown(
-        options=["laplace", "add-k", "interpolated", "kneser-ney"], value="kneser-ney", description="smoothing"
+        options=["laplace", "interpolated", "kneser-ney"], value="kneser-ney", description="smoothing"
     ),
     temperature=widgets.FloatSlider(value=1.0, min=0.2, max=2.0, step=0.1, description="temperature"),
     seed=widgets.IntSlider(value=0, min=0, max=50, description="seed"),

@@ -489,6 +489,47 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 # parts here. Whether the network alone catches up with more size
 # and training time is not shown here; "What to try" below has the command to find out.
 #
+# ### What the feedforward model fixes, and what it leaves (the Penn lecture's list)
+#
+# The Penn lecture lists what the feedforward LM improves over n-grams: **no sparsity problem** (an
+# n-gram never seen in training still gets a probability, through the embeddings of its words) and **no need to
+# store every n-gram seen** (its size is the weight matrices'; the printout above compares them).
+# And the problems it leaves: the **fixed window is too small** and can never be large enough (a word
+# before the window cannot change the prediction); **W grows with the window** ($H \times n d$); and
+# each input position is multiplied by **different weights** in $W$ (no symmetry in how the inputs are
+# processed): what $W$ learns about a word in one slot does not carry over to the others (only the
+# embedding $E$ is shared). The cell shows each on the trained network.
+
+# %%
+test_w = windows["test"][:20_000]
+unseen = torch.tensor([kn4.count(tuple(kn4.vocab[i] for i in row)) == 0 for row in test_w.tolist()])
+ff_logp = trained.log_probs(test_w[unseen])
+print(
+    f"{float(unseen.float().mean()):.1%} of the first {len(test_w):,} test 4-grams never occur in training (MLE gives "
+    f"them probability 0); the network gives each a probability > 0 (smallest {float(ff_logp.exp().min()):.1e})"
+)
+assert bool(torch.isfinite(ff_logp).all())
+d_w, h_w = trained.d, trained.hidden
+for n_ctx in (3, 10, 30):
+    print(f"window of {n_ctx:2d} words: W has H x n d = {h_w} x {n_ctx * d_w} = {h_w * n_ctx * d_w:,} weights")
+longer = torch.cat([torch.tensor([[vocab["the"]]]), windows["test"][:1]], dim=1)  # one more word of context
+try:
+    trained.log_probs(longer)
+    raise AssertionError("a window longer than the model's should be refused")
+except ValueError as err:
+    print(f"a 4-word context: {err}")  # the input layer has room for n = 3 words, no more
+W_slices = trained.params["W"].reshape(h_w, trained.context, d_w)
+print(
+    "position-specific weights: max |W[:, slot 1] - W[:, slot 3]| = "
+    f"{float((W_slices[:, 0] - W_slices[:, 2]).abs().max()):.2f} (the same word meets different weights in each slot)"
+)
+
+# %% [markdown]
+# A recurrent network (notebook 02b, then lessons 03 and 04) answers these: it reads any length
+# with the same weights at every step, so its size does not grow with the context. Its own
+# costs, in the lecture's list, are a step-by-step computation that cannot be parallelised over
+# time and, in practice, difficulty reaching information from many steps back; 02b shows why.
+#
 # ## What to try
 #
 # * In section 1, set $x = 0$: what is the gradient, and why? Then, with $x \neq 0$ again: which

@@ -26,7 +26,9 @@
 #    slope), not of the spectral radius;
 # 3. train an RNN language model with teacher forcing, and say how generation differs.
 #
-# Exercise 2.4 in `exercises/02_backprop.ipynb` (one step of BPTT) goes with section 1.
+# Two exercises in `exercises/02_backprop.ipynb` go with this notebook: 2.4 (one step of BPTT) with
+# section 1, and 2.5 (the whole backward loop over time, truncated, then an experiment on section 2's
+# vanishing gradients).
 
 # %%
 import math
@@ -230,63 +232,105 @@ for r in radii:
 assert linear[1.5][0] > 1e9  # 1.5^59
 
 # %% [markdown]
-# Now a general $W_{hh}$: a Gaussian matrix scaled so that its spectral radius is $\rho = 0.9$,
-# like the scaled orthogonal ones above. Its largest singular value is larger, and the gradient no
-# longer equals $\rho^{T-t}$ step for step; what always holds is the singular-value bound. The spectral
-# radius is no bound step by step: for some matrices the norm rises above $\rho^{T-t}$, at some
-# steps or (in the hand example below) at every step before $T$, which the singular-value bound allows.
-# With an activation whose derivative is at most 1 (linear, tanh, ReLU, sigmoid), only a
-# non-normal matrix ($W W^\top \ne W^\top W$) can do this: for a normal one, such as a
-# diagonal matrix, $\|W^k\| = \rho^k$ for every $k$.
-# A hand example:
+# Now a general $W_{hh}$, still with spectral radius $\rho = 0.9$ like the scaled orthogonal ones
+# above. Its largest singular value is larger, and the gradient no longer equals $\rho^{T-t}$ step for
+# step; what always holds is the singular-value bound. The spectral radius is no bound step by step:
+# the norm can rise above $\rho^{T-t}$. With an activation whose derivative is at most 1 (linear,
+# tanh, ReLU, sigmoid), only a non-normal matrix ($W W^\top \ne W^\top W$) can do this: for a normal
+# one, such as a diagonal matrix, $\|W^k\| = \rho^k$ for every $k$. A hand example:
 # $W = \begin{pmatrix} 0.9 & 10 \\ 0 & 0.9 \end{pmatrix}$ has both eigenvalues 0.9, yet one linear
 # step maps the row $g = (1, 0)$ to $g W = (0.9, 10)$, of norm above 10, and $k$ steps map it to
 # $g W^k = (0.9^k,\ 10k \cdot 0.9^{k-1})$, of norm above $\rho^k = 0.9^k$ for every $k \ge 1$ (checked
-# below over the steps of this section's sequence). Whether the norm rises
-# above $\rho^{T-t}$ for the Gaussian matrix here is counted in the printout (how many of the 60
-# steps lie above $\rho^{T-t}$); a count of 0 means that this matrix does not show it.
+# below over the steps of this section's sequence).
+#
+# The same in 32 dimensions: an upper-triangular matrix $R$ whose diagonal (its eigenvalues) is drawn
+# in $[-0.9, 0.9]$, one of them 0.9, with random entries above the diagonal (standard deviation
+# $2/\sqrt{32}$), seen in a random orthonormal basis $Q$: $W_{hh} = Q R Q^\top$, spectral radius exactly
+# 0.9, far from normal. The figure shows the gradient of a linear and of a tanh RNN with it. For
+# comparison the printout also counts the steps above $\rho^{T-t}$ for a plain Gaussian matrix scaled to
+# the same spectral radius (also non-normal, with a smaller largest singular value).
 
 # %%
-rho_target = 0.9  # the spectral radius the Gaussian matrix is scaled to
-W_gauss = torch.randn(H_long, H_long, generator=torch.Generator().manual_seed(3))
+rho_target = 0.9  # the spectral radius of both general matrices
+g3 = torch.Generator().manual_seed(5)
+eigenvalues = torch.empty(H_long).uniform_(-rho_target, rho_target, generator=g3)
+eigenvalues[0] = rho_target
+R = torch.diag(eigenvalues) + torch.triu(torch.randn(H_long, H_long, generator=g3), diagonal=1) * 2 / math.sqrt(H_long)
+Q_basis, _ = torch.linalg.qr(torch.randn(H_long, H_long, generator=g3))
+W_general = Q_basis @ R @ Q_basis.T
+W_gauss = torch.randn(H_long, H_long, generator=g3)
 W_gauss *= rho_target / torch.linalg.eigvals(W_gauss).abs().max()
-rho_g = float(torch.linalg.eigvals(W_gauss).abs().max())
-sigma_g = float(torch.linalg.matrix_norm(W_gauss, ord=2))  # the largest singular value
-general = {}
-for activation in ["linear", "tanh"]:
-    _, cache = bp.rnn_forward(xs_long, torch.zeros(1, H_long), W_in, W_gauss, torch.zeros(H_long), activation)
-    general[activation] = bp.rnn_backward(dL_dhT, cache)["dh_total"].norm(dim=(1, 2)).numpy()
-    assert np.all(general[activation] <= sigma_g ** (T_long - steps) * (1 + 1e-9))  # the bound always holds
+
+
+def norms_with(W_hh, activation):
+    _, cache = bp.rnn_forward(xs_long, torch.zeros(1, H_long), W_in, W_hh, torch.zeros(H_long), activation)
+    return bp.rnn_backward(dL_dhT, cache)["dh_total"].norm(dim=(1, 2)).numpy()
+
+
+def steps_above_rho(norms):
+    return int(np.sum(norms > rho_target ** (T_long - steps) * (1 + 1e-9)))
+
+
+rho_g = float(torch.linalg.eigvals(W_general).abs().max())
+sigma_g = float(torch.linalg.matrix_norm(W_general, ord=2))  # the largest singular value
+assert math.isclose(rho_g, rho_target, rel_tol=1e-6)  # the eigenvalues of R: its diagonal
+general = {activation: norms_with(W_general, activation) for activation in ["linear", "tanh"]}
+for norms in general.values():
+    assert np.all(norms <= sigma_g ** (T_long - steps) * (1 + 1e-9))  # the bound always holds
 W_hand, g_hand = torch.tensor([[0.9, 10.0], [0.0, 0.9]]), torch.tensor([1.0, 0.0])  # the hand example
 hand_above = sum(
     float((g_hand @ torch.linalg.matrix_power(W_hand, k)).norm()) > 0.9**k for k in range(1, T_long)
 )  # steps t = T - k
 assert hand_above == T_long - 1  # above rho^(T-t) at every step before T
 print(f"hand example W: above rho^(T-t) at {hand_above} of {T_long} steps (every step but T itself)")
-print(f"Gaussian W_hh: spectral radius {rho_g:.2f}, largest singular value {sigma_g:.2f}")
+print(f"W_hh = Q R Q^T: spectral radius {rho_g:.2f}, largest singular value {sigma_g:.2f}")
+above = {activation: steps_above_rho(norms) for activation, norms in general.items()}
 for activation, norms in general.items():
-    above = int(np.sum(norms > rho_target ** (T_long - steps) * (1 + 1e-9)))
     print(
         f"{activation:6s}: ||dL/dh_1|| = {norms[0]:.2e}  (rho^{T_long - 1} = {rho_target ** (T_long - 1):.2e}, "
-        f"sigma_max^{T_long - 1} = {sigma_g ** (T_long - 1):.2e}); above rho^(T-t) at {above} of {T_long} steps"
+        f"sigma_max^{T_long - 1} = {sigma_g ** (T_long - 1):.2e}); above rho^(T-t) at {above[activation]} of {T_long} steps"
     )
+assert above["linear"] > T_long // 2  # the picture shows what the text says: above rho^(T-t) at most steps
+hs_general, _ = bp.rnn_forward(xs_long, torch.zeros(1, H_long), W_in, W_general, torch.zeros(H_long), "tanh")
+mean_slope = float((1 - hs_general**2).mean())  # tanh'(a_t) = 1 - h_t^2, averaged over units and steps
+print(f"tanh RNN with this W_hh: mean slope tanh' = {mean_slope:.3f} over its units and steps")
+assert general["tanh"][0] < general["linear"][0] and mean_slope < 0.75
+gauss_above = {activation: steps_above_rho(norms_with(W_gauss, activation)) for activation in ["linear", "tanh"]}
+
+assert float(torch.linalg.matrix_norm(W_gauss, ord=2)) < sigma_g
+print(
+    f"plain Gaussian W_hh of spectral radius {rho_target} (largest singular value "
+    f"{float(torch.linalg.matrix_norm(W_gauss, ord=2)):.2f}): above rho^(T-t) at {gauss_above['linear']} (linear) "
+    f"and {gauss_above['tanh']} (tanh) of {T_long} steps"
+)
 fig, ax = plt.subplots(figsize=(10, 4))
-ax.semilogy(steps, general["linear"], lw=2, label="linear, Gaussian W_hh")
-ax.semilogy(steps, general["tanh"], lw=2, ls="--", label="tanh, Gaussian W_hh")
+ax.semilogy(steps, general["linear"], lw=2, label="linear, W_hh = Q R Q^T")
+ax.semilogy(steps, general["tanh"], lw=2, ls="--", label="tanh, W_hh = Q R Q^T")
 ax.semilogy(steps, rho_target ** (T_long - steps), ls=":", color="gray", label=f"rho^(T-t), rho = {rho_target}")
 ax.semilogy(
     steps, sigma_g ** (T_long - steps), ls="-.", color="black", label=f"sigma_max^(T-t), sigma_max = {sigma_g:.2f}"
 )
-ax.set(xlabel="step t", ylabel="||dL/dh_t||  (log scale)", title="A general W_hh: the bound is the singular value")
+ax.set(xlabel="step t", ylabel="||dL/dh_t||  (log scale)", title="A non-normal W_hh: the bound is the singular value")
 ax.grid(True, alpha=0.3)
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # outside the axes: the legend hides no curve
 fig.tight_layout()
 viz.show(
-    f"Gradient norm against step for a Gaussian W_hh of spectral radius {rho_g:.2f} and largest singular value "
-    f"{sigma_g:.2f}: at step 1 it is {general['linear'][0]:.1e} (linear) and {general['tanh'][0]:.1e} (tanh), "
-    f"beside rho^(T-t) = {rho_target ** (T_long - 1):.1e} and the bound sigma_max^(T-t) = {sigma_g ** (T_long - 1):.1e}, "
-    "which both curves stay under."
+    f"Gradient norm against step for a non-normal W_hh of spectral radius {rho_g:.2f} and largest singular value "
+    f"{sigma_g:.2f}: the linear RNN's curve lies above rho^(T-t) at {above['linear']} of {T_long} steps "
+    f"({general['linear'][0]:.1e} at step 1, against rho^(T-t) = {rho_target ** (T_long - 1):.1e}); the tanh "
+    f"RNN's at {above['tanh']} ({general['tanh'][0]:.1e} at step 1); both stay under the bound "
+    f"sigma_max^(T-t) = {sigma_g ** (T_long - 1):.1e}."
 )
+
+# %% [markdown]
+# The linear RNN shows what the spectral radius hides: its gradient stays above $\rho^{T-t}$ at the
+# steps counted above, although every eigenvalue of $W_{hh}$ is at most 0.9 in size. With tanh the
+# same matrix gives a far smaller gradient here (the counts, and the mean slope printed): this
+# $W_{hh}$ stretches the state too, so the slopes $\tanh' = 1 - h^2$ are well below 1 (their mean is
+# printed), and each step multiplies the gradient by them before $W_{hh}$ stretches it. Being non-normal
+# is what allows a rise above $\rho^{T-t}$, not what forces it: the plain Gaussian matrix, also
+# non-normal but with a smaller largest singular value (both printed), stays at or below
+# $\rho^{T-t}$ except at the steps counted in the last line.
 
 # %% [markdown]
 # Move the radius and switch the activation. Where does the tanh curve stop following the
@@ -528,14 +572,41 @@ for _ in range(20):
 print("generated:", " ".join(written))
 
 # %% [markdown]
+# ### The recurrent LM against the feedforward one (the Penn lecture's list)
+#
+# Lesson 02 ended with what the feedforward LM leaves unsolved. The Penn lecture lists what the RNN
+# LM gains: it **processes any length** of input, step $t$ can **in principle use information from many
+# steps back**, its **size does not grow** with the context, and **every input is multiplied by the same
+# weights**. And what it costs: the **computation is sequential** (step $t$ needs $h_{t-1}$, so the steps
+# of one sequence cannot run in parallel), and **in practice it is hard to reach information from many
+# steps back** (section 2). The cell checks the first and third on the model above: the same
+# parameters read a sequence of 5 words and one of 200.
+
+# %%
+n_params = sum(p.numel() for p in P.values())
+for length in (5, 200):
+    seq = lm_val[:10].reshape(1, -1)[:, : length + 1]  # consecutive rows are consecutive text
+    loss_len, _ = rnn_lm_loss_and_grads(P, seq)
+    print(f"a sequence of {length} words: mean loss {loss_len:.2f} nats, with the same {n_params:,} parameters")
+print(
+    f"the vanishing side, from section 2: {back} steps back, the tanh RNN there (rho = 0.9) kept "
+    f"{tanh[0.9][-1 - back] / tanh[0.9][-1]:.1e} of the gradient"
+)
+
+# %% [markdown]
+# Lesson 04's gated cells give the gradient a path that does not shrink at every step; attention
+# (lessons 05 to 07) drops the recurrence, so that every step can look at every earlier one directly
+# and the steps of a sequence are computed in parallel.
+
+# %% [markdown]
 # ## What to try
 #
 # * Section 1: truncate at `truncate=2` and `truncate=6`; how does the change of `dW_hh` (the
 #   relative norm printed) move with k?
 # * Section 2: in the widget, pick `relu` and a radius above 1; then `sigmoid`, whose derivative
 #   is at most 1/4. Where does each stop following $\rho^{T-t}$?
-# * Section 2: scale the Gaussian $W_{hh}$ to $\rho = 1.0$ or $1.1$ instead of 0.9 (`rho_target`)
-#   and compare its curve with both lines. Is $\sigma_{max}^{T-t}$ close to the curve or far above it, and why?
+# * Section 2: make $R$'s entries above the diagonal smaller (`* 0.5 / math.sqrt(H_long)`) or larger,
+#   and compare the curve with both lines. Is $\sigma_{max}^{T-t}$ close to the curve or far above it, and why?
 # * Section 3: train for 1,000 steps, or with sequences of $T = 5$ instead of 20 (change
 #   `stream_of`). How do the validation perplexity and the generated text change?
 # * Section 3: generate with a temperature (divide the logits by 0.7 before the softmax).

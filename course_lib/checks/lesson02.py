@@ -527,3 +527,107 @@ check_bptt_step = Exercise(
     _judge_bptt,
     forbidden=(*AUTOGRAD, "course_lib.bptt.bptt_step", "course_lib.backprop.activation_backward"),
 )
+
+
+# ---------------------------------------------------------------- 2.5 BPTT over a whole sequence, truncated (with 02b)
+
+LOOP_NAMES = ("dW_xh", "dW_hh", "db_h", "dh_total")
+LOOP_HINTS = {  # mistake -> hint; each is computed by _loop_variant on every case
+    "no_carry": "the gradient from step t+1 is missing: dL/dh_t = dL_t/dh_t + (da_{t+1} W_hh), sent back each step",
+    "ignore_truncate": "truncate is ignored: with truncate=k, no gradient flows from step k, 2k, ... back to the step before",
+    "cut_late": "the cut is one step off: chunks are steps [0, k), [k, 2k), ...; zero the carry after step t with t % k == 0",
+    "wrap_h0": "at t = 0 the previous state is h0 (hs[t - 1] would wrap around to hs[-1], the last state)",
+    "carry_dh": "go back through the tanh before W_hh: the carry is da W_hh with da = dh * (1 - h^2), not dh W_hh",
+    "carry_T": "W_hh is transposed in the carry: the forward pass is h_prev W_hh^T, so the carry is da W_hh",
+    "no_sum": "the weights are shared by every step: add each step's gradient to dW_xh, dW_hh, db_h (+=, not =)",
+    "forward_order": "BPTT runs backward in time, t = T-1, ..., 0: step t needs the carry from step t+1",
+}
+
+
+def _loop_variant(dhs, xs, hs, h0, W_hh, truncate, mistake=None):
+    """BPTT by a loop over time, or one known mistake of it (the hints above)."""
+    T, H, D = hs.shape[0], hs.shape[2], xs.shape[2]
+    dW_xh, dW_hh, db_h = torch.zeros(H, D, dtype=D64), torch.zeros(H, H, dtype=D64), torch.zeros(H, dtype=D64)
+    dh_total, carry = torch.zeros_like(hs), torch.zeros_like(h0)
+    steps = range(T) if mistake == "forward_order" else reversed(range(T))
+    for t in steps:
+        dh = dhs[t] + (0 if mistake == "no_carry" else carry)
+        dh_total[t] = dh
+        h_prev = hs[t - 1] if (t > 0 or mistake == "wrap_h0") else h0
+        da = dh * (1 - hs[t] ** 2)
+        if mistake == "no_sum":
+            dW_xh, dW_hh, db_h = da.T @ xs[t], da.T @ h_prev, da.sum(0)
+        else:
+            dW_xh, dW_hh, db_h = dW_xh + da.T @ xs[t], dW_hh + da.T @ h_prev, db_h + da.sum(0)
+        carry = {"carry_dh": dh @ W_hh, "carry_T": da @ W_hh.T}.get(mistake, da @ W_hh)
+        cut_at = t + 1 if mistake == "cut_late" else t
+        if truncate and mistake != "ignore_truncate" and t > 0 and cut_at % truncate == 0:
+            carry = torch.zeros_like(carry)
+    return {"dW_xh": dW_xh, "dW_hh": dW_hh, "db_h": db_h, "dh_total": dh_total}
+
+
+def _autograd_loop(dhs, xs, h0, W_xh, W_hh, b_h, truncate):
+    """The reference: autograd through the forward pass, h.detach() at every chunk start, and dL/dh_t of each h_t."""
+    W_xh, W_hh, b_h = (p.detach().clone().requires_grad_() for p in (W_xh, W_hh, b_h))
+    h, states, loss = h0, [], 0
+    for t in range(xs.shape[0]):
+        if truncate and t > 0 and t % truncate == 0:
+            h = h.detach()
+        h = torch.tanh(xs[t] @ W_xh.T + h @ W_hh.T + b_h)
+        h.retain_grad()
+        states.append(h)
+        loss = loss + (h * dhs[t]).sum()
+    loss.backward()
+    return {"dW_xh": W_xh.grad, "dW_hh": W_hh.grad, "db_h": b_h.grad, "dh_total": torch.stack([s.grad for s in states])}
+
+
+def _draw_loop(seed):
+    rng = np.random.default_rng(seed)
+    cases = []
+    for truncate in (None, int(rng.integers(2, 4)), int(rng.integers(2, 4)), None):
+        T, B, D, H = int(rng.integers(5, 9)), int(rng.integers(1, 4)), int(rng.integers(2, 5)), int(rng.integers(2, 6))
+        xs, h0 = _randn(rng, T, B, D), torch.tanh(_randn(rng, B, H))
+        W_xh, W_hh, b_h = _randn(rng, H, D) * 0.7, _randn(rng, H, H) * 0.7, _randn(rng, H) * 0.1
+        h, hs = h0, []
+        for t in range(T):
+            h = torch.tanh(xs[t] @ W_xh.T + h @ W_hh.T + b_h)
+            hs.append(h)
+        cases.append([_randn(rng, T, B, H), xs, torch.stack(hs), h0, W_hh, truncate, W_xh, b_h])
+    return cases
+
+
+def _loop_args(args):
+    return args[:6]  # W_xh and b_h are for the judge's autograd reference only: BPTT does not need them
+
+
+def _judge_loop(cases, records):
+    answers = {k: [] for k in LOOP_NAMES}
+    expected = {k: [] for k in LOOP_NAMES}
+    wrong = {k: {hint: [] for hint in LOOP_HINTS.values()} for k in LOOP_NAMES}
+    for (dhs, xs, hs, h0, W_hh, truncate, W_xh, b_h), r in zip(cases, records):
+        T, B, H = hs.shape
+        out = _outputs(r, LOOP_NAMES)
+        for k, value, shape in zip(LOOP_NAMES, out, [(H, xs.shape[2]), (H, H), (H,), (T, B, H)]):
+            _expect_shape(value, shape, k, "It has the shape of the weight (for dh_total: of hs).")
+        refs = _autograd_loop(dhs, xs, h0, W_xh, W_hh, b_h, truncate)
+        variants = {m: _loop_variant(dhs, xs, hs, h0, W_hh, truncate, m) for m in LOOP_HINTS}
+        for k, value in zip(LOOP_NAMES, out):
+            answers[k].append(value)
+            expected[k].append(refs[k])
+            for m, hint in LOOP_HINTS.items():
+                wrong[k][hint].append(variants[m][k])
+    what = [f"(case {i + 1}, truncate={c[5]})" for i, c in enumerate(cases)]
+    # dh_total first: the carry's mistakes show there before they reach the weights
+    _judge_by_name(("dh_total", "dW_hh", "dW_xh", "db_h"), answers, expected, wrong, what)
+
+
+check_bptt_loop = Exercise(
+    "2.5",
+    "backpropagation through time over a sequence, truncated",
+    "bptt_backward",
+    ("dhs", "xs", "hs", "h0", "W_hh", "truncate"),
+    _draw_loop,
+    _judge_loop,
+    materialise=_loop_args,
+    forbidden=(*AUTOGRAD, "course_lib.bptt.rnn_backward", "course_lib.bptt.bptt_step"),
+)

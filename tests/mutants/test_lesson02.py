@@ -13,10 +13,25 @@ EXERCISES = {
     "fflm_loss_and_grads": checks.check_fflm_backward,
     "train_sgd": checks.check_train_sgd,
     "bptt_step": checks.check_bptt_step,
+    "bptt_backward": checks.check_bptt_loop,
 }
 
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
+    # BPTT over a sequence (2.5): the carry, the cut, h0, the shared weights
+    ("bptt_backward", "dh = dhs[t] + carry", "dh = dhs[t]", "gradient from step t+1 is missing"),
+    ("bptt_backward", "if truncate is not None and t > 0 and t % truncate == 0:", "if False:", "truncate is ignored"),
+    (
+        "bptt_backward",
+        "if truncate is not None and t > 0 and t % truncate == 0:",
+        "if truncate is not None and t > 0 and (t + 1) % truncate == 0:",
+        "one step off",
+    ),
+    ("bptt_backward", "h_prev = hs[t - 1] if t > 0 else h0", "h_prev = hs[t - 1]", "previous state is h0"),
+    ("bptt_backward", "carry = da @ W_hh", "carry = dh @ W_hh", "back through the tanh"),
+    ("bptt_backward", "carry = da @ W_hh", "carry = da @ W_hh.T", "transposed in the carry"),
+    ("bptt_backward", "dW_hh = dW_hh + da.T @ h_prev", "dW_hh = da.T @ h_prev", "shared by every step"),
+    ("bptt_backward", "for t in reversed(range(T)):", "for t in range(T):", "backward in time"),
     (
         "softmax_jacobian",
         "torch.diag(y) - torch.outer(y, y)",
@@ -161,6 +176,14 @@ FIRST_LINE = 'E, W, b, U, c = (params[k] for k in ("E", "W", "b", "U", "c"))'
 # (function, edit from, edit to, the forbidden name the refusal must name)
 BORROWED = [
     (
+        "bptt_backward",
+        "    return dW_xh, dW_hh, db_h, dh_total\n",
+        "    import course_lib.bptt as cb\n    W_xh = torch.zeros(H, D, dtype=hs.dtype)\n"
+        "    _, cache = cb.rnn_forward(xs, h0, W_xh, W_hh, torch.zeros(H, dtype=hs.dtype))\n"
+        "    g = cb.rnn_backward(dhs, cache, truncate)\n    return dW_xh, dW_hh, db_h, g['dh_total']\n",
+        "course_lib.bptt.rnn_backward",
+    ),
+    (
         "softmax_jacobian",
         "return torch.diag(y) - torch.outer(y, y)",
         "return torch.autograd.functional.jacobian(lambda v: torch.softmax(v, 0), z)",
@@ -217,6 +240,11 @@ BORROWED = [
 ]
 
 ALTERNATIVES = [
+    (  # the loop written with bptt_step-like pieces, in-place sums on its own tensors
+        "bptt_backward",
+        "        dW_xh = dW_xh + da.T @ xs[t]\n        dW_hh = dW_hh + da.T @ h_prev\n        db_h = db_h + da.sum(dim=0)\n",
+        "        dW_xh += da.T @ xs[t]\n        dW_hh += da.T @ h_prev\n        db_h += da.sum(0)\n",
+    ),
     ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.diag_embed(y) - y[:, None] * y[None, :]"),
     ("softmax_jacobian", "y = torch.exp(z - z.max())", "y = torch.exp((z - z.max()).float())"),
     ("bptt_step", "da = dh * (1 - h**2)", "da = dh * (1 - h) * (1 + h)"),
