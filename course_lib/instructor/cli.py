@@ -157,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         help="grade without bubblewrap: the students' code runs UNCONFINED, at your own risk (marked in the output)",
     )
     g.add_argument("--release", default=None, help="the exercise notebook you handed out (default: the clone's)")
+    g.add_argument(
+        "--accept-changed-checks",
+        action="store_true",
+        help="grade even if a check changed since `course-lib release` (each row names the changed exercises)",
+    )
     v = sub.add_parser("validate", help="run one notebook as the grader would; say which exercises fail")
     v.add_argument("notebook", help="a student's exercise notebook, e.g. 01_ngrams.ipynb")
     v.add_argument("--timeout", type=int, default=120, help="seconds per cell before it is interrupted")
@@ -202,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                     release=args.release,
                     limits=Limits(memory_mb=args.memory, disk_mb=args.disk, cpu_seconds=args.cpu),
                     sandboxed=not args.no_sandbox,
+                    accept_changed_checks=args.accept_changed_checks,
                 )
             except KeyboardInterrupt:
                 print(

@@ -34,7 +34,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from course_lib.instructor import sandbox
+from course_lib.instructor import fingerprint, points, sandbox
 from course_lib.instructor.ids import sort_key
 from course_lib.instructor.release import expected_exercises, release, release_notebook, restore_checks
 from course_lib.instructor.roster import Entry, collect, feedback_names, unique_names
@@ -85,12 +85,14 @@ def safe_cell(value) -> str:
 
 
 def _header(exercises: list[str]) -> list[str]:
-    return ["student", "file", "score", "total"] + [f"ex {e}" for e in exercises] + ["problems"]
+    head = ["student", "file", "score", "total"] + [f"ex {e}" for e in exercises]
+    return head + points.columns(exercises) + ["checks", "problems"]
 
 
-def _row(sub: Submission, exercises: list[str]) -> list[str]:
+def _row(sub: Submission, exercises: list[str], worth: dict | None = None, checks: str = "") -> list[str]:
     cells = [sub.student, sub.path, sub.score, len(exercises)]
     cells += [sub.exercises.get(e, {}).get("status", NOT_RUN) for e in exercises]
+    cells += points.cells(sub.exercises, worth or dict.fromkeys(exercises, 1), PASSED) + [checks]
     return [safe_cell(c) for c in cells + ["; ".join(sub.problems)]]
 
 
@@ -152,6 +154,21 @@ def preflight(lesson: str, release, out: Path, feedback_dir: Path) -> list[str]:
     return expected
 
 
+def _points_and_checks(release, lesson: str, exercises: list[str], accept: bool) -> tuple[dict, str, str]:
+    """Each exercise's points, from the release's nbgrader metadata (:mod:`course_lib.instructor.points`), and
+    whether the checks are those it was released with (:mod:`course_lib.instructor.fingerprint`): the rows'
+    mark and a message, or InstructorError when they changed and ``accept`` is False."""
+    import nbformat
+
+    release_nb = nbformat.read(release, as_version=4)
+    try:
+        worth = points.exercise_points(release_nb, exercises)
+        mark, message = fingerprint.compare(release_nb, lesson, exercises, accept=accept)
+    except (ValueError, fingerprint.ChecksChanged) as exc:
+        raise InstructorError(f"{release}: {exc}") from None
+    return worth, mark, message
+
+
 def grade(
     submissions,
     lesson: str,
@@ -165,6 +182,7 @@ def grade(
     limits: sandbox.Limits | None = None,
     progress=print,
     sandboxed: bool = True,
+    accept_changed_checks: bool = False,
 ) -> list[Submission]:
     """Grade every submission; append one CSV row each to ``out`` as it finishes, and a feedback file each.
 
@@ -172,7 +190,10 @@ def grade(
     working sandbox while ``sandboxed`` (``--no-sandbox`` sets it False: the students' code then runs
     unconfined; the run warns at its start and end and writes ``<out>.UNSANDBOXED.txt`` beside the CSV,
     naming every student graded so). The tracebacks of anything that failed in the grader go to ``<out>.log``.
-    Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
+    Each row has points per exercise, their total and the maximum, from the release's nbgrader ``points``. A
+    release that ``course-lib release`` stamped is compared with the checks that would grade: when one changed,
+    the run stops naming it (InstructorError) unless ``accept_changed_checks``, and the ``checks`` column of
+    every row says which were changed. Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
     resumes.
     """
     from course_lib._validate import positive_int
@@ -197,6 +218,9 @@ def grade(
     entries = unique_names(entries)
     expected = preflight(lesson, release, out, feedback_dir)
     header = _header(sorted(expected, key=sort_key))
+    worth, mark, message = _points_and_checks(release, lesson, sorted(expected, key=sort_key), accept_changed_checks)
+    if message:
+        say(message)
     done = _previous_rows(out, header)
     files = feedback_names([e.student for e in entries])
     log = out.with_suffix(".log")
@@ -235,7 +259,7 @@ def grade(
                             "their code ran unconfined on the grader's machine.\n"
                         )
                     m.write(f"{sub.student}\n")
-            writer.writerow(_row(sub, sorted(expected, key=sort_key)))
+            writer.writerow(_row(sub, sorted(expected, key=sort_key), worth, mark))
             f.flush()
             os.fsync(f.fileno())
             try:
