@@ -72,9 +72,8 @@ from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
 
-from course_lib.instructor.points import default_points
-
 from course_lib.instructor.ids import answer_exercise
+from course_lib.instructor.points import default_points
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

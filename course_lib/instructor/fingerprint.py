@@ -175,7 +175,7 @@ class _Walk:
                 self.visit(value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _assignments(module: str, file: str | None) -> dict[str, str]:
     """The top-level assignments of a module: name -> the canonical text of the statement(s) that set it."""
     try:
@@ -269,8 +269,9 @@ def compare(release_nb, lesson: str, exercises, *, accept: bool = False) -> tupl
     release = recorded(release_nb)
     if release is None:
         return NOT_RECORDED, (
-            "note: this release records no fingerprint of its checks (only `course-lib release` writes one), so a "
-            "change of the checks since it was handed out cannot be detected; pass --release the notebook you handed out"
+            "note: this release records no fingerprint of its checks (only `course-lib release` writes one), so "
+            "a change of the checks since it was handed out cannot be detected; pass --release the notebook "
+            "you handed out"
         )
     current = {e: f for e, f in of_lesson(lesson).items() if e in set(exercises)}
     differ = changed(release, current)

@@ -193,7 +193,8 @@ def grade(
     Each row has points per exercise, their total and the maximum, from the release's nbgrader ``points``. A
     release that ``course-lib release`` stamped is compared with the checks that would grade: when one changed,
     the run stops naming it (InstructorError) unless ``accept_changed_checks``, and the ``checks`` column of
-    every row says which were changed. Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
+    every row says which were changed.
+    Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
     resumes.
     """
     from course_lib._validate import positive_int
