@@ -34,7 +34,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from course_lib.instructor import fingerprint, points, sandbox
+from course_lib.instructor import fingerprint, gradebook, points, sandbox
 from course_lib.instructor.ids import sort_key
 from course_lib.instructor.release import expected_exercises, release, release_notebook, restore_checks
 from course_lib.instructor.roster import Entry, collect, feedback_names, unique_names
@@ -183,6 +183,8 @@ def grade(
     progress=print,
     sandboxed: bool = True,
     accept_changed_checks: bool = False,
+    nbgrader_course=None,
+    assignment: str | None = None,
 ) -> list[Submission]:
     """Grade every submission; append one CSV row each to ``out`` as it finishes, and a feedback file each.
 
@@ -193,7 +195,8 @@ def grade(
     Each row has points per exercise, their total and the maximum, from the release's nbgrader ``points``. A
     release that ``course-lib release`` stamped is compared with the checks that would grade: when one changed,
     the run stops naming it (InstructorError) unless ``accept_changed_checks``, and the ``checks`` column of
-    every row says which were changed.
+    every row says which were changed. With ``nbgrader_course`` (an nbgrader course folder) and ``assignment``,
+    each graded submission also goes into its gradebook (:func:`course_lib.instructor.gradebook.to_nbgrader`).
     Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
     resumes.
     """
@@ -219,6 +222,9 @@ def grade(
     entries = unique_names(entries)
     expected = preflight(lesson, release, out, feedback_dir)
     header = _header(sorted(expected, key=sort_key))
+    if nbgrader_course is not None and not (isinstance(assignment, str) and assignment.strip()):
+        raise InstructorError("--nbgrader needs --assignment NAME (the assignment's name in the nbgrader course)")
+    paths = {e.student: e.path for e in entries}
     worth, mark, message = _points_and_checks(release, lesson, sorted(expected, key=sort_key), accept_changed_checks)
     if message:
         say(message)
@@ -266,8 +272,12 @@ def grade(
             try:
                 text = feedback_text(sub, unsandboxed=not sandboxed)
                 (feedback_dir / f"{files[sub.student]}.md").write_text(text, encoding="utf-8")
+                page = gradebook.feedback_html(f"{release.stem}: {sub.student}", text)
+                (feedback_dir / f"{files[sub.student]}.html").write_text(page, encoding="utf-8")
             except OSError as exc:  # the row is written; the run goes on
                 say(f"warning: {shown(sub.student)}: the feedback file could not be written ({exc})")
+            if nbgrader_course is not None:
+                _to_nbgrader(nbgrader_course, assignment, release, sub, text, paths.get(sub.student), say)
             results.append(sub)
             say(
                 f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
@@ -281,6 +291,19 @@ def grade(
     if not sandboxed:
         say(f"WARNING: graded WITHOUT the sandbox: the students' code ran unconfined; {marker.name} lists them.")
     return results
+
+
+def _to_nbgrader(course, assignment, release, sub, feedback, submitted, say) -> None:
+    """One graded submission into the nbgrader gradebook; a failure is said and the run goes on (the row is
+    written, and grading the same class again writes it again)."""
+    import nbformat
+
+    try:
+        release_nb = nbformat.read(release, as_version=4)
+        gradebook.to_nbgrader(course, assignment, release_nb, release.stem, sub, sub.student, PASSED)
+        gradebook.write_autograded(course, assignment, release.stem, sub.student, submitted, feedback)
+    except Exception as exc:  # noqa: BLE001 - the CSV row stands; the instructor is told which student is missing
+        say(f"warning: {shown(sub.student)}: not written to the nbgrader gradebook ({type(exc).__name__}: {exc})")
 
 
 class _Worker:
