@@ -35,10 +35,11 @@ def _solved(release: Path, *exercises, extra: str = "", at_end: bool = True):
     return nb
 
 
-def _grade(subs: Path, out: Path, release: Path, accept: bool = False) -> dict:
+def _grade(subs: Path, out: Path, release: Path, accept: bool = False, course=None) -> dict:
     grading.grade(
         [subs], "01", out, release=release, jobs=2, cell_timeout=60, budget=300,
         limits=sandbox.Limits(memory_mb=1500), progress=None, accept_changed_checks=accept,
+        nbgrader_course=course, assignment="ps1" if course else None,
     )  # fmt: skip
     return {r["student"]: r for r in csv.DictReader(open(out, encoding="utf-8"))}
 
@@ -77,7 +78,7 @@ def twice(tmp_path_factory):
     }
     for name, nb in class_.items():
         nbformat.write(nb, subs / f"{name}.ipynb")
-    first = _grade(subs, tmp / "first.csv", release)
+    first = _grade(subs, tmp / "first.csv", release, course=tmp / "course")  # also into nbgrader's gradebook
     # the instructor's checks changed since release (a fingerprint that differs), accepted: every row says so
     changed = tmp / "changed" / release.name
     changed.parent.mkdir()
@@ -86,11 +87,28 @@ def twice(tmp_path_factory):
     nbformat.write(nb, changed)
     second = _grade(subs, tmp / "second.csv", changed, accept=True)
     worth = exercise_points(nbformat.read(release, as_version=4), EXERCISES)
-    return first, second, worth
+    return first, second, worth, tmp
+
+
+def test_the_class_lands_in_nbgraders_gradebook_with_the_csvs_points(twice):
+    from nbgrader.api import Gradebook
+
+    first, _, worth, tmp = twice
+    course = tmp / "course"
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student, row in first.items():
+            notebook = gb.find_submission_notebook("01_ngrams", "ps1", student)
+            checks_score = sum(g.auto_score for g in notebook.grades if g.name.startswith("check-"))
+            assert checks_score == float(row["points"]), student
+            assert notebook.needs_manual_grade  # lesson 01's written answer, for formgrader
+    for student in first:  # formgrader's copy is the submission, byte for byte; the feedback page is there
+        copy = course / "autograded" / student / "ps1" / "01_ngrams.ipynb"
+        assert copy.read_bytes() == (tmp / "subs" / f"{student}.ipynb").read_bytes()
+        assert (course / "feedback" / student / "ps1" / "01_ngrams.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_rows_carry_points_per_exercise_the_total_and_the_maximum(twice):
-    first, _, worth = twice
+    first, _, worth, _ = twice
     maximum = sum(worth.values())
     for row in first.values():
         assert float(row["max points"]) == maximum
@@ -102,7 +120,7 @@ def test_rows_carry_points_per_exercise_the_total_and_the_maximum(twice):
 
 
 def test_the_same_submissions_graded_twice_get_the_same_points(twice):
-    first, second, _ = twice
+    first, second, _, _ = twice
     assert set(first) == set(second)
     columns = ["points", "max points", "score"] + [f"ex {e}" for e in EXERCISES]
     for student in first:
@@ -120,11 +138,11 @@ def test_the_same_submissions_graded_twice_get_the_same_points(twice):
     ],
 )
 def test_a_fully_solved_submission_gets_every_point_whatever_else_it_does(twice, student):
-    first, _, worth = twice
+    first, _, worth, _ = twice
     assert float(first[student]["points"]) == sum(worth.values()), first[student]
 
 
 def test_each_row_says_whether_the_checks_were_those_released(twice):
-    first, second, _ = twice
+    first, second, _, _ = twice
     assert {r["checks"] for r in first.values()} == {fingerprint.AS_RELEASED}
     assert {r["checks"] for r in second.values()} == {"changed since release: 1.2 (accepted)"}
