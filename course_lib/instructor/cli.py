@@ -4,6 +4,7 @@ course-lib build [--check] [--force]        rebuild notebooks and exercises (CI:
 course-lib release 01 handout/              copy lesson 01's exercise notebook to hand out
 course-lib grade subs/ --lesson 01 --out grades.csv   (refuses without a sandbox; --no-sandbox)
   ... --nbgrader COURSE --assignment ps1    also into an nbgrader gradebook (formgrader, export, feedback)
+  ... --scheduler local|tcp://HOST:8786    on a Dask cluster (each worker grades in its own sandbox)
 course-lib lms grades.csv --roster r.csv --format canvas --assignment "Lesson 01" --out canvas.csv
 course-lib validate 01_ngrams.ipynb         run one notebook as the grader does; which exercises fail
 course-lib doctor [--for instructor]        what runs here, what is missing, how to fix it
@@ -167,6 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     g.add_argument("--nbgrader", default=None, metavar="COURSE", help="also write the grades into this nbgrader course")
     g.add_argument("--assignment", default=None, help="the assignment's name in the nbgrader course (with --nbgrader)")
+    g.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="grade on Dask: 'local' (a local cluster of --jobs workers) or a scheduler such as tcp://host:8786",
+    )
     e = sub.add_parser("lms", help="turn a grades CSV into an import file for Canvas or Moodle")
     e.add_argument("grades", help="the CSV `course-lib grade` wrote")
     e.add_argument(
@@ -231,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
                     accept_changed_checks=args.accept_changed_checks,
                     nbgrader_course=args.nbgrader,
                     assignment=args.assignment,
+                    scheduler=args.scheduler,
                 )
             except KeyboardInterrupt:
                 print(

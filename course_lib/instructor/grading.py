@@ -185,6 +185,7 @@ def grade(
     accept_changed_checks: bool = False,
     nbgrader_course=None,
     assignment: str | None = None,
+    scheduler: str | None = None,
 ) -> list[Submission]:
     """Grade every submission; append one CSV row each to ``out`` as it finishes, and a feedback file each.
 
@@ -197,6 +198,8 @@ def grade(
     the run stops naming it (InstructorError) unless ``accept_changed_checks``, and the ``checks`` column of
     every row says which were changed. With ``nbgrader_course`` (an nbgrader course folder) and ``assignment``,
     each graded submission also goes into its gradebook (:func:`course_lib.instructor.gradebook.to_nbgrader`).
+    ``scheduler`` ("local", or a Dask scheduler's address) grades on a Dask cluster instead of local workers
+    (:mod:`course_lib.instructor.distributed`); a worker without a working sandbox stops the run before any row.
     Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
     resumes.
     """
@@ -252,12 +255,18 @@ def grade(
         "sandboxed": sandboxed,
         "log": log.name,
     }
+    client = _dask_client(scheduler, jobs, sandboxed) if scheduler else None  # refuses before anything is written
     with open(out, "a", newline="", encoding="utf-8") as f, open(log, "ab") as log_file:
         writer = csv.writer(f)
         if new_file:
             writer.writerow(header)
             f.flush()
-        for sub in _run_all(todo, job, jobs, budget, log_file, log.name):
+        runner = (
+            _run_all(todo, job, jobs, budget, log_file, log.name)
+            if client is None
+            else _on_dask(client, todo, job, log_file)
+        )
+        for sub in runner:
             if not sandboxed:
                 with open(marker, "a", encoding="utf-8") as m:
                     if m.tell() == 0:
@@ -291,6 +300,28 @@ def grade(
     if not sandboxed:
         say(f"WARNING: graded WITHOUT the sandbox: the students' code ran unconfined; {marker.name} lists them.")
     return results
+
+
+def _dask_client(scheduler: str, jobs: int, sandboxed: bool):
+    from course_lib.instructor import distributed
+
+    client = distributed.client_for(scheduler, jobs)
+    why = distributed.refusals(client, sandboxed)
+    if why:
+        distributed.close(client)
+        raise InstructorError("; ".join(why))
+    return client
+
+
+def _on_dask(client, todo, job, log_file):
+    from course_lib.instructor import distributed
+
+    try:
+        yield from distributed.run_all(todo, job, client, log_file)
+    except distributed.NoSandboxOnWorker as exc:
+        raise InstructorError(f"{exc}; the rows already written stay") from None
+    finally:
+        distributed.close(client)
 
 
 def _to_nbgrader(course, assignment, release, sub, feedback, submitted, say) -> None:
