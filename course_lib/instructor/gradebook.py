@@ -91,6 +91,7 @@ def to_nbgrader(course, assignment: str, release_nb, notebook: str, sub, student
     from course_lib.instructor.ids import exercise_of
 
     course = Path(course)
+    course.mkdir(parents=True, exist_ok=True)  # nbgrader's course folder: gradebook.db is created in it
     with _alembic_on_path(), Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         _record_assignment(gb, assignment, notebook, release_nb)
         gb.update_or_create_student(student_id)
