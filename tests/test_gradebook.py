@@ -137,3 +137,14 @@ def test_the_lms_command_refuses_an_unknown_format_and_never_overwrites(tmp_path
     assert cli.main(args + ["--out", str(tmp_path / "taken.csv")]) == 2
     assert (tmp_path / "taken.csv").read_text() == "mine" and "not overwriting" in capsys.readouterr().err
     assert cli.main(args + ["--out", str(tmp_path / "m.csv")]) == 0
+
+
+def test_formgraders_copy_never_follows_a_link_nor_leaves_nbgraders_folders(tmp_path):
+    (tmp_path / "secret.txt").write_text("the instructor's")
+    (tmp_path / "link.ipynb").symlink_to(tmp_path / "secret.txt")
+    gradebook.write_autograded(tmp_path / "course", "ps1", "01_ngrams", "alice", tmp_path / "link.ipynb", "fine")
+    assert not (tmp_path / "course" / "autograded" / "alice" / "ps1" / "01_ngrams.ipynb").exists()
+    assert "fine" in (tmp_path / "course" / "feedback" / "alice" / "ps1" / "01_ngrams.html").read_text()
+    for bad in ("..", "a/b", ""):
+        with pytest.raises(ValueError, match="student must be a plain folder or file name"):
+            gradebook.write_autograded(tmp_path / "course", "ps1", "01_ngrams", bad, None, "x")

@@ -122,12 +122,22 @@ def to_nbgrader(course, assignment: str, release_nb, notebook: str, sub, student
 
 
 def write_autograded(course, assignment: str, notebook: str, student_id: str, submitted: Path, feedback: str) -> None:
-    """A copy of the submission where formgrader looks, and the feedback page where release_feedback looks."""
+    """A copy of the submission where formgrader looks (a regular file only, never through a link), and the
+    feedback page where release_feedback looks."""
+    from course_lib.instructor.submission import MAX_NOTEBOOK_BYTES, read_regular
+
+    for what, name in (("student", student_id), ("assignment", assignment), ("notebook", notebook)):
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise ValueError(f"{what} must be a plain folder or file name for nbgrader's folders, got {name!r}")
     course = Path(course)
     graded = course / "autograded" / student_id / assignment
     graded.mkdir(parents=True, exist_ok=True)
-    if submitted is not None:
-        (graded / f"{notebook}.ipynb").write_bytes(Path(submitted).read_bytes())
+    try:
+        data = read_regular(submitted, MAX_NOTEBOOK_BYTES) if submitted is not None else None
+    except ValueError:  # its row says what it is; formgrader gets no copy
+        data = None
+    if data is not None:
+        (graded / f"{notebook}.ipynb").write_bytes(data)
     folder = course / "feedback" / student_id / assignment
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{notebook}.html").write_text(feedback_html(f"{assignment}: {student_id}", feedback), "utf-8")

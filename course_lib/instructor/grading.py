@@ -286,7 +286,7 @@ def grade(
             except OSError as exc:  # the row is written; the run goes on
                 say(f"warning: {shown(sub.student)}: the feedback file could not be written ({exc})")
             if nbgrader_course is not None:
-                _to_nbgrader(nbgrader_course, assignment, release, sub, text, paths.get(sub.student), say)
+                _to_nbgrader(nbgrader_course, assignment, release, sub, files[sub.student], text, paths, say)
             results.append(sub)
             say(
                 f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
@@ -324,15 +324,15 @@ def _on_dask(client, todo, job, log_file):
         distributed.close(client)
 
 
-def _to_nbgrader(course, assignment, release, sub, feedback, submitted, say) -> None:
-    """One graded submission into the nbgrader gradebook; a failure is said and the run goes on (the row is
-    written, and grading the same class again writes it again)."""
+def _to_nbgrader(course, assignment, release, sub, student_id, feedback, paths, say) -> None:
+    """One graded submission into the nbgrader gradebook, as ``student_id`` (its feedback file's name: a plain,
+    unique folder name); a failure is said, naming the student, and the run goes on (the CSV row stands)."""
     import nbformat
 
     try:
         release_nb = nbformat.read(release, as_version=4)
-        gradebook.to_nbgrader(course, assignment, release_nb, release.stem, sub, sub.student, PASSED)
-        gradebook.write_autograded(course, assignment, release.stem, sub.student, submitted, feedback)
+        gradebook.to_nbgrader(course, assignment, release_nb, release.stem, sub, student_id, PASSED)
+        gradebook.write_autograded(course, assignment, release.stem, student_id, paths.get(sub.student), feedback)
     except Exception as exc:  # noqa: BLE001 - the CSV row stands; the instructor is told which student is missing
         say(f"warning: {shown(sub.student)}: not written to the nbgrader gradebook ({type(exc).__name__}: {exc})")
 
