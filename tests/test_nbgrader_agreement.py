@@ -88,6 +88,15 @@ def _nbgrader_passed(course: Path, lesson: str, student: str) -> dict[str, bool]
         return passed
 
 
+def _nbgrader_check_points(course: Path, lesson: str, student: str) -> float:
+    """The points nbgrader's autograde gave a student's check cells, from its gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        notebook = gb.find_submission_notebook(lesson, ASSIGNMENT, student)
+        return sum(g.score for g in notebook.grades if g.name.startswith("check-"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_course_lib_grade_and_nbgrader_autograde_agree(lesson, tmp_path):
@@ -137,6 +146,8 @@ def test_course_lib_grade_and_nbgrader_autograde_agree(lesson, tmp_path):
         assert set(theirs) == set(exercises), (student, theirs)  # nbgrader sees a check cell for every exercise
         assert ours == expected[student], (student, rows[student])
         assert theirs == ours, f"{student}: nbgrader {theirs}, course-lib grade {ours}"
+        # and the same points: nbgrader's autograded check cells add up to the CSV's points
+        assert _nbgrader_check_points(course, lesson, student) == float(rows[student]["points"]), student
 
 
 @pytest.mark.parametrize("lesson", ALL)

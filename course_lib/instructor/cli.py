@@ -3,6 +3,9 @@
 course-lib build [--check] [--force]        rebuild notebooks and exercises (CI: --check)
 course-lib release 01 handout/              copy lesson 01's exercise notebook to hand out
 course-lib grade subs/ --lesson 01 --out grades.csv   (refuses without a sandbox; --no-sandbox)
+  ... --nbgrader COURSE --assignment ps1    also into an nbgrader gradebook (formgrader, export, feedback)
+  ... --scheduler local|tcp://HOST:8786    on a Dask cluster (each worker grades in its own sandbox)
+course-lib lms grades.csv --roster r.csv --format canvas --assignment "Lesson 01" --out canvas.csv
 course-lib validate 01_ngrams.ipynb         run one notebook as the grader does; which exercises fail
 course-lib doctor [--for instructor]        what runs here, what is missing, how to fix it
 """
@@ -13,6 +16,7 @@ import argparse
 import importlib
 import shutil
 import sys
+from pathlib import Path
 
 # (import name, pip name, who needs it, what for)
 STUDENT, INSTRUCTOR, CONTRIBUTOR = "student", "instructor", "contributor"
@@ -164,6 +168,27 @@ def main(argv: list[str] | None = None) -> int:
         help="grade without bubblewrap: the students' code runs UNCONFINED, at your own risk (marked in the output)",
     )
     g.add_argument("--release", default=None, help="the exercise notebook you handed out (default: the clone's)")
+    g.add_argument(
+        "--accept-changed-checks",
+        action="store_true",
+        help="grade even if a check changed since `course-lib release` (each row names the changed exercises)",
+    )
+    g.add_argument("--nbgrader", default=None, metavar="COURSE", help="also write the grades into this nbgrader course")
+    g.add_argument("--assignment", default=None, help="the assignment's name in the nbgrader course (with --nbgrader)")
+    g.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="grade on Dask: 'local' (a local cluster of --jobs workers) or a scheduler such as tcp://host:8786",
+    )
+    e = sub.add_parser("lms", help="turn a grades CSV into an import file for Canvas or Moodle")
+    e.add_argument("grades", help="the CSV `course-lib grade` wrote")
+    e.add_argument(
+        "--roster", required=True, help="CSV with the columns student (the grader's name) and id (the LMS's)"
+    )
+    e.add_argument("--format", required=True, choices=["canvas", "moodle"])
+    e.add_argument("--assignment", required=True, help="the assignment's column name in the LMS")
+    e.add_argument("--out", required=True, help="the CSV to write")
     v = sub.add_parser("validate", help="run one notebook as the grader would; say which exercises fail")
     v.add_argument("notebook", help="a student's exercise notebook, e.g. 01_ngrams.ipynb")
     v.add_argument("--timeout", type=int, default=120, help="seconds per cell before it is interrupted")
@@ -192,6 +217,14 @@ def main(argv: list[str] | None = None) -> int:
 
             print(f"released {grading.release(args.lesson, args.dest, root=args.root)}")
             return 0
+        if args.command == "lms":
+            from course_lib.instructor import gradebook
+
+            if Path(args.out).exists():
+                raise FileExistsError(f"{args.out} exists already; not overwriting it")
+            n = gradebook.lms_csv(args.grades, args.roster, args.out, lms=args.format, assignment=args.assignment)
+            print(f"wrote {args.out} ({n} students, {args.format})")
+            return 0
         if args.command == "grade":
             from course_lib.instructor import grading
             from course_lib.instructor.sandbox import Limits
@@ -209,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
                     release=args.release,
                     limits=Limits(memory_mb=args.memory, disk_mb=args.disk, cpu_seconds=args.cpu),
                     sandboxed=not args.no_sandbox,
+                    accept_changed_checks=args.accept_changed_checks,
+                    nbgrader_course=args.nbgrader,
+                    assignment=args.assignment,
+                    scheduler=args.scheduler,
                 )
             except KeyboardInterrupt:
                 print(

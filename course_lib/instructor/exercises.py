@@ -58,17 +58,22 @@ either (``grade_id`` is unique in the notebook; a repeat gets ``-2``, ``-3``, ..
 
       {"grade": true, "grade_id": "check-1-2", "locked": true, "points": 1, "schema_version": 3,
        "solution": false}
+
+  ``points`` is :func:`course_lib.instructor.points.default_points` of the exercise's code solution
+  (a point per 4 lines, started; 1 to 5), on its first check cell; a further check cell of the
+  same exercise gets 0.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
 
 from course_lib.instructor.ids import answer_exercise
+from course_lib.instructor.points import default_points
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -107,6 +112,7 @@ class _CellPlan:
     solution_ids: list[str]  # exercise ids of its solution blocks, in order
     has_hidden_tests: bool
     nbgrader: dict | None = None
+    lines: dict[str, int] = field(default_factory=dict)  # exercise id -> lines of its solution blocks here
 
 
 def _notebook_name(nb: NotebookNode, name: str | None) -> str:
@@ -122,6 +128,7 @@ def _plan_cell(cell, index: int, context: _Exercise | None, where: str) -> tuple
     is_markdown = cell.cell_type == "markdown"
     out: list[str] = []
     ids: list[str] = []
+    lines: dict[str, int] = {}
     has_hidden = False
     open_marker = None  # BEGIN_SOLUTION or BEGIN_HIDDEN while inside a block
     open_line = 0
@@ -166,6 +173,7 @@ def _plan_cell(cell, index: int, context: _Exercise | None, where: str) -> tuple
                     raise fail(open_line, f"empty solution block for Exercise {exercise.id}")
                 out.append(indent + (MARKDOWN_STUB if is_markdown else exercise.stub(n_lines)))
                 ids.append(exercise.id)
+                lines[exercise.id] = lines.get(exercise.id, 0) + n_lines
             else:
                 has_hidden = True
             open_marker = None
@@ -189,7 +197,7 @@ def _plan_cell(cell, index: int, context: _Exercise | None, where: str) -> tuple
     if ids and has_hidden:
         raise fail(1, "hidden tests must go in a cell of their own (the check cell), not with a solution block")
     source = "\n".join(out).rstrip() if (ids or has_hidden) else cell.source
-    return _CellPlan(source, ids, has_hidden), context
+    return _CellPlan(source, ids, has_hidden, lines=lines), context
 
 
 def _plan_notebook(nb: NotebookNode, where: str) -> list[_CellPlan]:
@@ -198,6 +206,8 @@ def _plan_notebook(nb: NotebookNode, where: str) -> list[_CellPlan]:
     markdown_context = None
     last_exercise = None  # for naming check cells
     used_ids: set[str] = set()
+    lines: dict[str, int] = {}  # exercise id -> its code solution's lines, for its default points
+    pointed: set[str] = set()  # exercises whose check cell has its points already
 
     def unique(grade_id: str) -> str:
         candidate, n = grade_id, 1
@@ -214,6 +224,9 @@ def _plan_notebook(nb: NotebookNode, where: str) -> list[_CellPlan]:
         plan, after = _plan_cell(cell, index, markdown_context, where)
         if cell.cell_type == "markdown":
             markdown_context = after
+        if cell.cell_type == "code":
+            for exercise_id, n in plan.lines.items():
+                lines[exercise_id] = lines.get(exercise_id, 0) + n
         if plan.solution_ids:
             last_exercise = plan.solution_ids[-1]
             grade_id = unique("ex-" + plan.solution_ids[0].replace(".", "-"))
@@ -223,7 +236,10 @@ def _plan_notebook(nb: NotebookNode, where: str) -> list[_CellPlan]:
                 plan.nbgrader = _nbgrader(grade_id, grade=False, solution=True, locked=False)
         elif cell.cell_type == "code" and (plan.has_hidden_tests or _calls_check(cell.source)):
             suffix = last_exercise.replace(".", "-") if last_exercise else f"cell-{index}"
-            plan.nbgrader = _nbgrader(unique("check-" + suffix), grade=True, solution=False, locked=True, points=1)
+            # the exercise's points on its first check cell (a further one adds none: nbgrader sums them)
+            points = 0 if last_exercise in pointed else default_points(lines.get(last_exercise, 0))
+            pointed.add(last_exercise)
+            plan.nbgrader = _nbgrader(unique("check-" + suffix), grade=True, solution=False, locked=True, points=points)
         plans.append(plan)
     return plans
 

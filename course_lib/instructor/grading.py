@@ -35,7 +35,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from course_lib import _project
-from course_lib.instructor import sandbox
+from course_lib.instructor import fingerprint, gradebook, points, sandbox
 from course_lib.instructor.ids import sort_key
 from course_lib.instructor.release import expected_exercises, release, release_notebook, restore_checks
 from course_lib.instructor.roster import Entry, collect, feedback_names, unique_names
@@ -86,12 +86,14 @@ def safe_cell(value) -> str:
 
 
 def _header(exercises: list[str]) -> list[str]:
-    return ["student", "file", "score", "total"] + [f"ex {e}" for e in exercises] + ["problems"]
+    head = ["student", "file", "score", "total"] + [f"ex {e}" for e in exercises]
+    return head + points.columns(exercises) + ["checks", "problems"]
 
 
-def _row(sub: Submission, exercises: list[str]) -> list[str]:
+def _row(sub: Submission, exercises: list[str], worth: dict | None = None, checks: str = "") -> list[str]:
     cells = [sub.student, sub.path, sub.score, len(exercises)]
     cells += [sub.exercises.get(e, {}).get("status", NOT_RUN) for e in exercises]
+    cells += points.cells(sub.exercises, worth or dict.fromkeys(exercises, 1), PASSED) + [checks]
     return [safe_cell(c) for c in cells + ["; ".join(sub.problems)]]
 
 
@@ -153,6 +155,21 @@ def preflight(lesson: str, release, out: Path, feedback_dir: Path) -> list[str]:
     return expected
 
 
+def _points_and_checks(release, lesson: str, exercises: list[str], accept: bool) -> tuple[dict, str, str]:
+    """Each exercise's points, from the release's nbgrader metadata (:mod:`course_lib.instructor.points`), and
+    whether the checks are those it was released with (:mod:`course_lib.instructor.fingerprint`): the rows'
+    mark and a message, or InstructorError when they changed and ``accept`` is False."""
+    import nbformat
+
+    release_nb = nbformat.read(release, as_version=4)
+    try:
+        worth = points.exercise_points(release_nb, exercises)
+        mark, message = fingerprint.compare(release_nb, lesson, exercises, accept=accept)
+    except (ValueError, fingerprint.ChecksChanged) as exc:
+        raise InstructorError(f"{release}: {exc}") from None
+    return worth, mark, message
+
+
 def grade(
     submissions,
     lesson: str,
@@ -166,6 +183,10 @@ def grade(
     limits: sandbox.Limits | None = None,
     progress=print,
     sandboxed: bool = True,
+    accept_changed_checks: bool = False,
+    nbgrader_course=None,
+    assignment: str | None = None,
+    scheduler: str | None = None,
 ) -> list[Submission]:
     """Grade every submission; append one CSV row each to ``out`` as it finishes, and a feedback file each.
 
@@ -173,6 +194,13 @@ def grade(
     working sandbox while ``sandboxed`` (``--no-sandbox`` sets it False: the students' code then runs
     unconfined; the run warns at its start and end and writes ``<out>.UNSANDBOXED.txt`` beside the CSV,
     naming every student graded so). The tracebacks of anything that failed in the grader go to ``<out>.log``.
+    Each row has points per exercise, their total and the maximum, from the release's nbgrader ``points``. A
+    release that ``course-lib release`` stamped is compared with the checks that would grade: when one changed,
+    the run stops naming it (InstructorError) unless ``accept_changed_checks``, and the ``checks`` column of
+    every row says which were changed. With ``nbgrader_course`` (an nbgrader course folder) and ``assignment``,
+    each graded submission also goes into its gradebook (:func:`course_lib.instructor.gradebook.to_nbgrader`).
+    ``scheduler`` ("local", or a Dask scheduler's address) grades on a Dask cluster instead of local workers
+    (:mod:`course_lib.instructor.distributed`); a worker without a working sandbox stops the run before any row.
     Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
     resumes.
     """
@@ -198,6 +226,12 @@ def grade(
     entries = unique_names(entries)
     expected = preflight(lesson, release, out, feedback_dir)
     header = _header(sorted(expected, key=sort_key))
+    if nbgrader_course is not None and not (isinstance(assignment, str) and assignment.strip()):
+        raise InstructorError("--nbgrader needs --assignment NAME (the assignment's name in the nbgrader course)")
+    paths = {e.student: e.path for e in entries}
+    worth, mark, message = _points_and_checks(release, lesson, sorted(expected, key=sort_key), accept_changed_checks)
+    if message:
+        say(message)
     done = _previous_rows(out, header)
     files = feedback_names([e.student for e in entries])
     log = out.with_suffix(".log")
@@ -222,12 +256,18 @@ def grade(
         "sandboxed": sandboxed,
         "log": log.name,
     }
+    client = _dask_client(scheduler, jobs, sandboxed) if scheduler else None  # refuses before anything is written
     with open(out, "a", newline="", encoding="utf-8") as f, open(log, "ab") as log_file:
         writer = csv.writer(f)
         if new_file:
             writer.writerow(header)
             f.flush()
-        for sub in _run_all(todo, job, jobs, budget, log_file, log.name):
+        runner = (
+            _run_all(todo, job, jobs, budget, log_file, log.name)
+            if client is None
+            else _on_dask(client, todo, job, log_file)
+        )
+        for sub in runner:
             if not sandboxed:
                 with open(marker, "a", encoding="utf-8") as m:
                     if m.tell() == 0:
@@ -236,14 +276,18 @@ def grade(
                             "their code ran unconfined on the grader's machine.\n"
                         )
                     m.write(f"{sub.student}\n")
-            writer.writerow(_row(sub, sorted(expected, key=sort_key)))
+            writer.writerow(_row(sub, sorted(expected, key=sort_key), worth, mark))
             f.flush()
             os.fsync(f.fileno())
             try:
                 text = feedback_text(sub, unsandboxed=not sandboxed)
                 (feedback_dir / f"{files[sub.student]}.md").write_text(text, encoding="utf-8")
+                page = gradebook.feedback_html(f"{release.stem}: {sub.student}", text)
+                (feedback_dir / f"{files[sub.student]}.html").write_text(page, encoding="utf-8")
             except OSError as exc:  # the row is written; the run goes on
                 say(f"warning: {shown(sub.student)}: the feedback file could not be written ({exc})")
+            if nbgrader_course is not None:
+                _to_nbgrader(nbgrader_course, assignment, release, sub, files[sub.student], text, paths, say)
             results.append(sub)
             say(
                 f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
@@ -257,6 +301,41 @@ def grade(
     if not sandboxed:
         say(f"WARNING: graded WITHOUT the sandbox: the students' code ran unconfined; {marker.name} lists them.")
     return results
+
+
+def _dask_client(scheduler: str, jobs: int, sandboxed: bool):
+    from course_lib.instructor import distributed
+
+    client = distributed.client_for(scheduler, jobs)
+    why = distributed.refusals(client, sandboxed)
+    if why:
+        distributed.close(client)
+        raise InstructorError("; ".join(why))
+    return client
+
+
+def _on_dask(client, todo, job, log_file):
+    from course_lib.instructor import distributed
+
+    try:
+        yield from distributed.run_all(todo, job, client, log_file)
+    except distributed.NoSandboxOnWorker as exc:
+        raise InstructorError(f"{exc}; the rows already written stay") from None
+    finally:
+        distributed.close(client)
+
+
+def _to_nbgrader(course, assignment, release, sub, student_id, feedback, paths, say) -> None:
+    """One graded submission into the nbgrader gradebook, as ``student_id`` (its feedback file's name: a plain,
+    unique folder name); a failure is said, naming the student, and the run goes on (the CSV row stands)."""
+    import nbformat
+
+    try:
+        release_nb = nbformat.read(release, as_version=4)
+        gradebook.to_nbgrader(course, assignment, release_nb, release.stem, sub, student_id, PASSED)
+        gradebook.write_autograded(course, assignment, release.stem, student_id, paths.get(sub.student), feedback)
+    except Exception as exc:  # noqa: BLE001 - the CSV row stands; the instructor is told which student is missing
+        say(f"warning: {shown(sub.student)}: not written to the nbgrader gradebook ({type(exc).__name__}: {exc})")
 
 
 class _Worker:

@@ -9,7 +9,6 @@ their nbgrader metadata (``grade_id``: ``ex-1-2`` for an answer, ``check-1-2`` f
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from course_lib.instructor.ids import answer_exercise
@@ -43,14 +42,22 @@ def release_notebook(lesson: str, root=None) -> Path:
 
 
 def release(lesson: str, dest, root=None) -> Path:
-    """Copy the exercise notebook of ``lesson`` into ``dest`` to hand out; never overwrite a file there."""
+    """Copy the exercise notebook of ``lesson`` into ``dest`` to hand out, with the course version and a fingerprint
+    of every check in its metadata (:mod:`course_lib.instructor.fingerprint`); never overwrite a file there."""
     source = release_notebook(lesson, root)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / source.name
     if target.exists():
         raise FileExistsError(f"{target} exists already (a student's work?); not overwriting it")
-    shutil.copyfile(source, target)
+    import nbformat
+
+    from course_lib.instructor import fingerprint
+
+    nb = nbformat.read(source, as_version=4)
+    fingerprint.stamp(nb, source.name[:2])  # the checks it was released with, so grading can tell a change
+    with open(target, "x", encoding="utf-8") as f:  # "x": a file that appeared meanwhile is not overwritten
+        nbformat.write(nb, f)
     return target
 
 
