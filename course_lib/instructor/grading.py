@@ -265,7 +265,7 @@ class _Worker:
 
     def __init__(self, log_file=None, log_name: str = "the log"):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course_lib.instructor.grading", "--worker"],
+            sandbox.python_command("from course_lib.instructor.grading import _worker; sys.exit(_worker())"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file if log_file is not None else subprocess.DEVNULL,  # tracebacks: the instructor's log

@@ -218,7 +218,7 @@ class _Observer:
             if self.course_code(name):
                 return False
             frame = frame.f_back
-        return False
+        return True  # a thread the student's code started (the grader's own calls start from the harness)
 
     def audit(self, event: str, args) -> None:
         if self.busy or not self.exercise:
@@ -367,17 +367,10 @@ if __name__ == "__main__":
 
 # --------------------------------------------------------------------------- the grader's side
 
-# how every Python the grader starts begins: isolated (-I: no current folder, no user site, no PYTHON*
-# variables), with course_lib's folder appended after the standard library and the installed packages
-BOOT = "import sys; sys.path.append(sys.argv[1]); del sys.argv[1]; {}"
-
-
-def python_command(code: str, package_parent: str) -> list[str]:
-    """``python -I -c BOOT+code package_parent``: a Python that imports nothing from the current folder."""
-    return [sys.executable, "-I", "-c", BOOT.format(code), package_parent]
-
-
 def command(package_parent: str) -> list[str]:
+    """The harness's command (``package_parent``: where course_lib is, as the process sees it)."""
+    from course_lib.instructor.sandbox import python_command
+
     return python_command("from course_lib.instructor.harness import main; main()", package_parent)
 
 
