@@ -245,3 +245,73 @@ def test_the_grader_imports_nothing_from_the_current_folder(tmp_path):
     assert not marker.exists(), marker.read_text()
     rows = list(csv.DictReader(open(tmp_path / "g.csv", encoding="utf-8")))
     assert [r["ex 1.4"] for r in rows] == ["passed"]
+
+
+# --------------------------------------------------------------------------- rows and names
+
+
+def test_every_submission_in_either_layout_gets_exactly_one_row(tmp_path):
+    """Links and special files named like notebooks, at the top level and in nbgrader's layout, several
+    notebooks for one student, a student folder that cannot be read: each gets its row (no notebook runs)."""
+    import os
+
+    from course_lib.instructor.roster import collect, unique_names
+
+    top = tmp_path / "subs"
+    (top / "submitted" / "bob" / "ps1").mkdir(parents=True)
+    (top / "submitted" / "bob" / "ps1" / "02.ipynb").symlink_to("/etc/passwd")  # nbgrader layout, a link
+    (top / "carol" / "ps1").mkdir(parents=True)
+    os.mkfifo(top / "carol" / "ps1" / "02.ipynb")
+    (top / "dave").mkdir()
+    (top / "dave" / "a.ipynb").write_text("{}")
+    (top / "dave" / "b.ipynb").write_text("{}")
+    (top / "erin").mkdir()
+    (top / "erin" / "x.ipynb").write_text("{}")
+    (top / "alice.ipynb").symlink_to("/etc/passwd")
+    (top / "alice#").mkdir()  # a name that looks like a renamed one
+    (top / "alice#" / "n.ipynb").write_text("{}")
+    entries, warnings = collect([top, top / "submitted"])
+    entries = unique_names(entries)
+    students = [e.student for e in entries]
+    assert len(students) == len(set(students))
+    assert {"alice", "bob", "carol", "dave", "erin", "alice#"} <= set(students), students
+    by = {e.student: e for e in entries}
+    assert "2 notebooks for one student" in by["dave"].problem
+    with pytest.raises(ValueError, match="symbolic link"):
+        grading.read_regular(by["bob"].path, 100)
+    if os.geteuid() != 0:  # root reads any folder
+        (top / "erin").chmod(0)
+        try:
+            again = {e.student: e for e in collect([top])[0]}
+            assert "could not be read" in again["erin"].problem
+        finally:
+            (top / "erin").chmod(0o755)
+
+
+def test_feedback_names_are_unique_and_valid_whatever_the_student_names():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from course_lib.instructor.roster import Entry, _digest, _file_name, feedback_names, unique_names
+
+    def derived(names):  # names a student could pick to collide with what the grader derives from others'
+        out = list(names)
+        for s in names:
+            out += [f"{_file_name(s)[:80]}-{_digest(s)}", _file_name(s), s.upper(), f"{s}#{_digest('p/' + s)}"]
+        return out
+
+    valid = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=12))
+    def check(names):
+        students = list(dict.fromkeys(derived(names) + ["CON", "nul.txt", "a" * 400, "é" * 200, "."]))
+        files = feedback_names(students)
+        assert len({f.lower() for f in files.values()}) == len(students)
+        for name in files.values():
+            assert len((name + ".md").encode()) <= 255 and set(name) <= valid, name
+            assert not name.startswith((".", "-")) and name.split(".")[0].lower() not in {"con", "nul", "prn"}
+        entries = unique_names([Entry(s, f"p/{s}") for s in names] + [Entry(s, f"q/{s}") for s in derived(names)])
+        assert len({e.student for e in entries}) == len(entries)
+
+    check()

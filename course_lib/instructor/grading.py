@@ -313,7 +313,10 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=N
     started, and replaced."""
     import select
 
-    pending = list(entries)
+    for entry in entries:  # nothing to grade (several notebooks, a folder that cannot be read): the row says why
+        if entry.problem:
+            yield Submission(student=entry.student, path=shown(str(entry.path)), problems=[entry.problem])
+    pending = [e for e in entries if not e.problem]
     workers: list[_Worker] = []
     try:
         while pending or any(w.entry for w in workers):

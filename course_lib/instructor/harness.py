@@ -367,6 +367,7 @@ if __name__ == "__main__":
 
 # --------------------------------------------------------------------------- the grader's side
 
+
 def command(package_parent: str) -> list[str]:
     """The harness's command (``package_parent``: where course_lib is, as the process sees it)."""
     from course_lib.instructor.sandbox import python_command
