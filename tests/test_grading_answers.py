@@ -178,7 +178,7 @@ def test_the_checks_reference_is_refused_however_it_is_reached(answers_class, na
 def test_exit_between_cells_keeps_every_answer(answers_class):
     rows, _, _ = answers_class
     assert columns(rows["exits"]) == ["passed"] * 5, rows["exits"]
-    assert "exited Python" in rows["exits"]["problems"] or "died" in rows["exits"]["problems"]
+    assert "ended Python (exit(), quit() or sys.exit())" in rows["exits"]["problems"], rows["exits"]
 
 
 @needs_sandbox

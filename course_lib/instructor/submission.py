@@ -40,6 +40,7 @@ NOT_RUN = "not run"
 MAX_OUTPUT_BYTES = 2_000_000
 MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_RECORD_BYTES = 5_000_000
+STALL_SECONDS = 15  # a kernel silent this long, even when poked, has stopped answering (a cell it cannot run)
 LOG = logging.getLogger("course_lib.grading")
 MAX_FIELD = 500  # characters of any status / message / title kept from the kernel
 STATUSES = (PASSED, NOT_IMPLEMENTED, FAILED)
@@ -119,12 +120,10 @@ def grade_submission(
     )
     before = list(result.problems)
     # 1. the whole notebook, as the student ran it, in a sandboxed kernel: only for the problems it shows
+    # (a kernel that stops answering is reported, not run again: the grade does not depend on this run)
     stalled = _run_notebook(nbformat.from_dict(graded), result, **run)
-    if stalled:  # not the student's doing (ipykernel's defect, issue 22): once more, from the start, fresh kernel
-        result.problems = before + [f"{stalled}; run once more from the start, with a fresh kernel"]
-        again = _run_notebook(nbformat.from_dict(graded), result, **run)
-        if again:
-            result.problems.append(f"on the second try too: {again}")
+    if stalled:
+        result.problems = before + [f"{stalled}; the cells after it were not run (the answers are graded on their own)"]
     # 2. the grade: the answer cells alone, called in a process of their own, judged here
     _grade_answers(
         graded,
@@ -324,7 +323,7 @@ def _run_notebook(
             on_ready=lambda: sandbox.lock(box),
             notebook_name=name,
             stall_after=min(watchdog.STALL_AFTER, cell_timeout / 4),
-            stall_timeout=min(watchdog.STALL_TIMEOUT, cell_timeout),
+            stall_timeout=min(STALL_SECONDS, cell_timeout),
             timeout=cell_timeout,
             allow_errors=True,
             interrupt_on_timeout=True,
@@ -572,12 +571,18 @@ def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | N
             why = f"it reached the memory limit ({limits.memory_mb} MB)"
         elif "processes" in hits:
             why = f"it reached the limit on processes ({limits.processes})"
+        elif code == 0:  # a clean exit: exit(), quit() or sys.exit() in a cell
+            result.problems.append(
+                f"cell {client.cell_index} ended Python (exit(), quit() or sys.exit()); the cells after it were not "
+                "run (the answers are graded on their own)"
+            )
+            return ""
         else:
             why = (
                 f"out of memory ({limits.memory_mb} MB), processes ({limits.processes}) or CPU time "
-                f"({limits.cpu_seconds} s), or the notebook exited Python"
+                f"({limits.cpu_seconds} s), or the notebook exited Python (exit code {code})"
             )
-        result.problems.append(f"the kernel died: {why}; the rest was not run")
+        result.problems.append(f"the kernel died in cell {client.cell_index}: {why}; the rest was not run")
     except CellTimeoutError:
         result.problems.append(f"the kernel was killed: {client.killed} (the rest was not run)")
     except CellExecutionError as exc:  # pragma: no cover - allow_errors makes this rare
