@@ -258,6 +258,11 @@ def grade(
     return results
 
 
+def worker_command() -> list[str]:
+    """The worker's command: isolated Python (nothing imported from the current or submissions folder)."""
+    return sandbox.python_command("from course_lib.instructor.grading import _worker; sys.exit(_worker())")
+
+
 class _Worker:
     """A grader process of our own (a new session, so Ctrl-C reaches only the main process) that grades
     one submission at a time: a job as a JSON line on its stdin, the Submission as a JSON line on its stdout.
@@ -265,7 +270,7 @@ class _Worker:
 
     def __init__(self, log_file=None, log_name: str = "the log"):
         self.proc = subprocess.Popen(
-            sandbox.python_command("from course_lib.instructor.grading import _worker; sys.exit(_worker())"),
+            worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file if log_file is not None else subprocess.DEVNULL,  # tracebacks: the instructor's log
