@@ -147,7 +147,7 @@ def answers_class(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         for key, value in env.items():
             mp.setenv(key, value)
-        grading.grade([subs], "01", out, root=ROOT, jobs=2, cell_timeout=30, budget=200, progress=None)
+        grading.grade([subs], "01", out, root=ROOT, jobs=2, cell_timeout=60, budget=300, progress=None)
     rows = {r["student"]: r for r in csv.DictReader(open(out, encoding="utf-8"))}
     feedback = {p.stem: p.read_text(encoding="utf-8") for p in (out.parent / "grades_feedback").iterdir()}
     return rows, feedback, out

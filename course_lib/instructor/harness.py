@@ -172,7 +172,7 @@ def _body_refusal(body, top: bool) -> str:
 
 
 class _Observer:
-    """What the student's code reaches while it runs: a profile hook (calls into course_lib) and an audit hook
+    """What the student's code reaches while it runs: a trace hook (calls into course_lib) and an audit hook
     (installed before any student code loads; Python cannot remove it). Each refusal goes to the grader at
     once, on the results channel, so code that runs later cannot take it back."""
 
@@ -237,7 +237,8 @@ class _Observer:
         finally:
             self.busy = False
 
-    def profile(self, frame, event, arg):
+    def trace(self, frame, event, arg):
+        """A global trace function: Python calls only (C calls cost nothing), no line events (returns None)."""
         # called by the student's code, directly or through torch or Python (vmap, map, a thread): refused;
         # called by course_lib's own code (the check's machinery, a helper the check gave) it is the check's
         code = frame.f_code
@@ -245,6 +246,19 @@ class _Observer:
             return
         if self.by_student(frame.f_back):
             self.refuse(f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}")
+
+
+def _import_forbidden(exercises) -> None:
+    """Import the modules the checks refuse names of (the check's run path patches them on every call)."""
+    import importlib
+
+    for name in sorted({n for exercise in exercises for n in exercise.forbidden}):
+        parts = name.split(".")
+        for end in range(1, len(parts)):
+            try:
+                importlib.import_module(".".join(parts[:end]))
+            except Exception:
+                break
 
 
 def _given(exercise, cases) -> set:
@@ -315,6 +329,7 @@ def _serve(commands, say) -> None:
     from course_lib import checks
 
     exercises = checks.exercises(job["lesson"])
+    _import_forbidden(exercises.values())  # now, not under the observer during the first call (nltk is slow)
     setup_ns: dict = {"__name__": "__main__"}
     try:
         exec(compile(job["setup"], "<setup>", "exec"), setup_ns)
@@ -343,8 +358,8 @@ def _serve(commands, say) -> None:
         observer.given = _given(exercise, cases)
         observer.build = bool(exercise.forbidden)
         observer.exercise = exercise.id
-        threading.setprofile(observer.profile)
-        sys.setprofile(observer.profile)
+        threading.settrace(observer.trace)
+        sys.settrace(observer.trace)
         try:
             if not callable(fn):
                 reply = {"error": f"NameError: {exercise.function} is not defined in the answer cells"}
@@ -352,12 +367,12 @@ def _serve(commands, say) -> None:
                 reply = {"records": checks.to_plain(exercise.run(fn, cases))}
         except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
             reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        intact = sys.getprofile() == observer.profile
-        sys.setprofile(None)
-        threading.setprofile(None)
+        intact = sys.gettrace() == observer.trace
+        sys.settrace(None)
+        threading.settrace(None)
         observer.exercise = ""
         if not intact:
-            say({"exercise": exercise.id, "refused": "sys.setprofile (the observer was switched off)"})
+            say({"exercise": exercise.id, "refused": "sys.settrace (the observer was switched off)"})
         say({"exercise": exercise.id, "reply": reply})
 
 
