@@ -10,12 +10,14 @@ For each submission the grader
    and file size, and everything it started is killed afterwards;
 2. puts back the setup cell and every locked check cell from the released exercise notebook;
 3. executes the notebook (a cell past its time limit is interrupted, a cell that ignores the interrupt
-   gets the kernel killed; the whole notebook has a total budget; output is capped as it streams);
-4. decides the grade itself: for every exercise (``course_lib.checks.exercises(lesson)``) the grader
-   draws the check's inputs with a seed the notebook never sees, the student's function runs on them in
-   the sandboxed kernel, only plain data (numbers, strings, arrays) comes back, read strictly with a size
-   cap, and the comparison and the hints run here, in the grader. Nothing the checks print or record
-   inside the kernel counts;
+   gets the kernel killed; the whole notebook has a total budget; output is capped as it streams), only
+   to report its problems;
+4. decides the grade itself from the answer cells alone: a fresh sandboxed process loads the released
+   setup cell and the answer cells (top level: imports, definitions, constants), the grader draws each
+   check's inputs with a seed that process never sees, the student's function runs on them there under an
+   observer, only plain data (numbers, strings, arrays) comes back, read strictly with a size cap, and the
+   comparison and the hints run here, in the grader. Nothing the notebook's kernel prints, records or
+   writes counts;
 5. appends the student's row to the CSV as soon as the submission is done, so an interrupted run keeps
    what it graded, and running the same command again resumes after the last row.
 

@@ -1,15 +1,18 @@
-"""Grading one submission: run it in a sandboxed kernel and decide its grade outside that kernel.
+"""Grading one submission: run it in a sandboxed kernel for its problems, and decide its grade from the answer
+cells alone, outside that kernel.
 
 :func:`grade_submission` copies the notebook (a regular file only) into a private scratch folder, puts
 back the released setup and check cells, runs it in a bubblewrap sandbox
 (:mod:`course_lib.instructor.sandbox`; it refuses without one unless ``sandboxed=False``) with output and
 widget caps enforced as messages arrive, timeouts that escalate from interrupt to kill, and the watchdog
-(a kernel that stops answering is woken, else the submission is graded once more from the start), then
-judges: the grader draws each check's inputs with a seed the notebook never sees, the student's function
-runs on them in the kernel, only plain data comes back (read strictly, with a size cap), and the comparison
-and the hints run here; a check that crashes leaves its traceback in the log. Student text reaches the
-result only through :func:`shown` / :func:`quoted` (one line, escaped). :mod:`course_lib.instructor.grading`
-grades a whole class with this, one worker per job.
+(a kernel that stops answering is woken, else reported): that run only says what went wrong in the
+notebook. The grade comes from :func:`_grade_answers`: a fresh sandboxed process
+(:mod:`course_lib.instructor.harness`) loads only the released setup cell and the answer cells, the
+grader draws each check's inputs with a seed that process never sees, the check's run path calls the
+student's function there under an observer, only plain data comes back (read strictly, with a size cap),
+and the comparison and the hints run here. Anything that fails on the grader's side fails the exercise,
+its traceback in the log. Student text reaches the result only through :func:`shown` / :func:`quoted`
+(one line, escaped). :mod:`course_lib.instructor.grading` grades a whole class with this, one worker per job.
 """
 
 from __future__ import annotations
