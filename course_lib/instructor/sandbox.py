@@ -15,10 +15,11 @@ The grader starts each student's kernel through :func:`kernel_command`, which wr
    file system holds only the system, Python, the installed packages and ``course_lib`` itself
    (read-only), ``/proc/sys`` read-only, no ``/sys``, and size-limited tmpfs folders for the working
    folder (``/home/student``, with the submission copied in read-only), ``/tmp`` and ``/dev/shm``; the
-   rest of the root is read-only. The only host files it can write are the grader's results files (one
-   per exercise, created by the grader, each under the file-size limit) and, while the kernel starts,
-   its socket folder (read-only once the kernel answers, when the grader is root). Other submissions, the
-   grader's files, ``solutions/`` and the network are simply not there.
+   rest of the root is read-only. The only host folder it can write is, while the kernel starts, its
+   socket folder (read-only once the kernel answers, when the grader is root). Other submissions, the
+   grader's files, ``solutions/`` and the network are simply not there. bubblewrap itself starts from a
+   minimal environment (:data:`MINIMAL_ENV`; its init is the sandbox's pid 1, whose environ is readable
+   inside), and every Python the grader starts runs isolated (:func:`python_command`).
 
 :func:`detect` finds out by a trial run of that very command whether it works here (``course-lib doctor``
 prints the answer); :func:`refusal` is the message ``course-lib grade`` stops with when it does not.
