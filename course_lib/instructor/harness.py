@@ -27,6 +27,7 @@ import ast
 import json
 import os
 import sys
+import threading
 
 ANSWER_FILE = "<answer {}>"  # the file name an answer cell's code carries (how the observer knows it)
 # audit events that reach around the observer or into the interpreter: refused while the student's code runs
@@ -231,6 +232,8 @@ class _Observer:
             # switching the observer off counts whoever the student's code asked to do it
             frame = sys._getframe(1)
             hooks = event in ("sys.setprofile", "sys.settrace", "sys.addaudithook")
+            if hooks and frame.f_code.co_filename == threading.__file__:  # a new thread taking on our hook
+                return
             if frame.f_code.co_filename.startswith("<answer ") or (hooks and self.by_student(frame)):
                 detail = f" {args[1]}" if event.startswith("object.") and len(args) > 1 else ""
                 self.refuse(f"{event}{detail}")
@@ -318,7 +321,6 @@ def main() -> None:
 
 
 def _serve(commands, say) -> None:
-    import threading
     from pathlib import Path
 
     import course_lib
