@@ -536,7 +536,8 @@ _p.Exercise.check = lambda self, fn, **kw: _c.CheckResult(self.id, self.title, "
 @pytest.mark.parametrize("lesson", ["02", "03", "04", "05", "06", "07"])
 def test_every_lesson_is_graded_outside_the_kernel(lesson, tmp_path):
     """A solved notebook of each lesson gets full marks from the grader; an unsolved one whose first answer
-    cell rebinds the checks' judge to say "passed" gets what its functions earn: nothing."""
+    cell rebinds the checks' judge to say "passed" gets what its functions earn: nothing (and that cell,
+    code that runs when it is loaded, is refused)."""
     release_path = grading.release_notebook(lesson, ROOT)
     solution = nbformat.read(ROOT / "solutions" / release_path.name, as_version=4)
     answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in solution.cells if c.metadata.get("nbgrader")}
@@ -562,7 +563,8 @@ def test_every_lesson_is_graded_outside_the_kernel(lesson, tmp_path):
     columns = [k for k in rows["solved"] if k.startswith("ex ")]
     assert len(columns) == len(checks.exercises(lesson))
     assert [rows["solved"][k] for k in columns] == ["passed"] * len(columns), rows["solved"]
-    assert [rows["forger"][k] for k in columns] == ["not implemented yet"] * len(columns), rows["forger"]
+    # its first answer cell rebinds at top level: refused, so that exercise fails; the others are stubs
+    assert [rows["forger"][k] for k in columns] == ["failed"] + ["not implemented yet"] * (len(columns) - 1)
 
 
 def test_an_exercise_answered_only_in_writing_is_left_to_the_instructor():

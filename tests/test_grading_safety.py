@@ -5,7 +5,9 @@ Each test is one finding: the refusal (bubblewrap missing, or failing its trial 
 files, names, links, and a check that crashes.
 """
 
+import contextlib
 import csv
+import io
 import os
 import shutil
 import subprocess
@@ -333,14 +335,14 @@ def hostile_class(tmp_path_factory):
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     out = base / "grades" / "g.csv"
-    env = {**os.environ, "PYTHONPATH": f"{site}:{ROOT}"}
-    run = subprocess.run(
-        [sys.executable, "-m", "course_lib.instructor.cli"]
-        + grade_args(subs, out, "--jobs", "2", "--timeout", "60", "--budget", "200"),
-        capture_output=True,
-        env=env,
-        timeout=900,
-    )
+    # the workers run isolated (python -I: no PYTHONPATH, no current folder): the crashes go in through their
+    # command, which is the grader's to choose
+    code = f"exec(open({str(site / 'sitecustomize.py')!r}).read()); from course_lib.instructor.grading import _worker"
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
+        mp.setattr(grading, "worker_command", lambda: sandbox.python_command(code + "; sys.exit(_worker())"))
+        returncode = cli.main(grade_args(subs, out, "--jobs", "2", "--timeout", "60", "--budget", "200"))
+    run = subprocess.CompletedProcess([], returncode, printed.getvalue().encode(), b"")
     with open(out, encoding="utf-8", newline="") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     feedback = {p.name: p.read_text(encoding="utf-8") for p in (base / "grades" / "g_feedback").iterdir()}

@@ -45,33 +45,18 @@ def kernels_left() -> list[str]:
     return left
 
 
-def test_a_kernel_that_never_answers_is_graded_again_then_reported(tmp_path, monkeypatch):
+def test_a_kernel_that_stops_answering_ends_in_a_clear_row_in_seconds(tmp_path, monkeypatch):
+    """The notebook's run only shows problems (issue 33: the grade comes from the answer cells, called in a
+    process of their own), so a kernel that stops answering is reported once, not run again, and the
+    answers are still graded."""
     monkeypatch.setattr(kernel, "kernel_argv", stalling_argv)
     path = stalls_in_1_2(tmp_path, "stuck")
     start = time.monotonic()
-    sub = grading.grade_submission(path, RELEASE, cell_timeout=20, budget=300)
+    sub = grading.grade_submission(path, RELEASE, cell_timeout=60, budget=300)
     took = time.monotonic() - start
     problems = "; ".join(sub.problems)
-    assert "its kernel stopped answering" in problems and "graded once more from the start" in problems
-    assert "on the second try too" in problems and "cell 6 (`# Exercise 1.2" in problems  # the cell, its first line
-    assert set(s["status"] for s in sub.exercises.values()) == {"not run"}
-    assert took < 200, took  # two stall timeouts of 20 s, two kernel starts, not the 900 s budget
-    assert kernels_left() == []
-
-
-def test_a_kernel_that_stalls_once_is_graded_on_the_retry_and_others_are_unaffected(tmp_path, monkeypatch):
-    calls, real = [], kernel.kernel_argv
-
-    def stalls_first_time(connection_file):
-        calls.append(connection_file)
-        return stalling_argv(connection_file) if len(calls) == 1 else real(connection_file)
-
-    monkeypatch.setattr(kernel, "kernel_argv", stalls_first_time)
-    unlucky = grading.grade_submission(stalls_in_1_2(tmp_path, "unlucky"), RELEASE, cell_timeout=20, budget=300)
-    assert len(calls) == 2
-    assert unlucky.exercises["1.1"]["status"] == unlucky.exercises["1.2"]["status"] == "passed"
-    problems = "; ".join(unlucky.problems)
-    assert "graded once more from the start" in problems and "second try" not in problems
-    other = grading.grade_submission(stalls_in_1_2(tmp_path, "other"), RELEASE, cell_timeout=20, budget=300)
-    assert other.score == 2 and other.problems == []
+    assert "its kernel stopped answering" in problems and "cell 6 (`# Exercise 1.2" in problems  # the cell, its line
+    assert "the cells after it were not run" in problems and "once more" not in problems
+    assert [sub.exercises[e]["status"] for e in ("1.1", "1.2")] == ["passed", "passed"]
+    assert took < 120, took  # one stall of 15 s, one kernel start, one harness: not the 60 s cell limit twice
     assert kernels_left() == []

@@ -10,12 +10,14 @@ For each submission the grader
    and file size, and everything it started is killed afterwards;
 2. puts back the setup cell and every locked check cell from the released exercise notebook;
 3. executes the notebook (a cell past its time limit is interrupted, a cell that ignores the interrupt
-   gets the kernel killed; the whole notebook has a total budget; output is capped as it streams);
-4. decides the grade itself: for every exercise (``course_lib.checks.exercises(lesson)``) the grader
-   draws the check's inputs with a seed the notebook never sees, the student's function runs on them in
-   the sandboxed kernel, only plain data (numbers, strings, arrays) comes back, read strictly with a size
-   cap, and the comparison and the hints run here, in the grader. Nothing the checks print or record
-   inside the kernel counts;
+   gets the kernel killed; the whole notebook has a total budget; output is capped as it streams), only
+   to report its problems;
+4. decides the grade itself from the answer cells alone: a fresh sandboxed process loads the released
+   setup cell and the answer cells (top level: imports, definitions, constants), the grader draws each
+   check's inputs with a seed that process never sees, the student's function runs on them there under an
+   observer, only plain data (numbers, strings, arrays) comes back, read strictly with a size cap, and the
+   comparison and the hints run here, in the grader. Nothing the notebook's kernel prints, records or
+   writes counts;
 5. appends the student's row to the CSV as soon as the submission is done, so an interrupted run keeps
    what it graded, and running the same command again resumes after the last row.
 
@@ -338,6 +340,11 @@ def _to_nbgrader(course, assignment, release, sub, student_id, feedback, paths, 
         say(f"warning: {shown(sub.student)}: not written to the nbgrader gradebook ({type(exc).__name__}: {exc})")
 
 
+def worker_command() -> list[str]:
+    """The worker's command: isolated Python (nothing imported from the current or submissions folder)."""
+    return sandbox.python_command("from course_lib.instructor.grading import _worker; sys.exit(_worker())")
+
+
 class _Worker:
     """A grader process of our own (a new session, so Ctrl-C reaches only the main process) that grades
     one submission at a time: a job as a JSON line on its stdin, the Submission as a JSON line on its stdout.
@@ -345,7 +352,7 @@ class _Worker:
 
     def __init__(self, log_file=None, log_name: str = "the log"):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course_lib.instructor.grading", "--worker"],
+            worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file if log_file is not None else subprocess.DEVNULL,  # tracebacks: the instructor's log
@@ -393,7 +400,10 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=N
     started, and replaced."""
     import select
 
-    pending = list(entries)
+    for entry in entries:  # nothing to grade (several notebooks, a folder that cannot be read): the row says why
+        if entry.problem:
+            yield Submission(student=entry.student, path=shown(str(entry.path)), problems=[entry.problem])
+    pending = [e for e in entries if not e.problem]
     workers: list[_Worker] = []
     try:
         while pending or any(w.entry for w in workers):

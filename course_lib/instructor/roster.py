@@ -21,6 +21,7 @@ from course_lib.instructor.submission import shown
 class Entry:
     student: str
     path: Path
+    problem: str = ""  # set when the submission cannot be graded at all: its row says why
 
 
 def collect(submissions) -> tuple[list[Entry], list[str]]:
@@ -76,16 +77,21 @@ def _kind(path: Path) -> str:
 
 def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
     """One nbgrader student folder: its one notebook (at most two levels down), and a warning for every link,
-    special file, extra notebook or notebook too deep in it. Links are never followed."""
-    found, warnings = [], []
-    for parent, dirs, files in os.walk(folder):  # os.walk does not follow links to folders
+    special file, extra notebook or notebook too deep in it. Links are never followed. A folder with
+    notebooks in it always gives its student one row: the notebook, or (a link or special file named like
+    a notebook, several notebooks, a folder that cannot be read) a row that says why it was not graded."""
+    found, odd, warnings, unreadable = [], [], [], []
+    for parent, dirs, files in os.walk(folder, onerror=unreadable.append):  # os.walk does not follow links
         depth = len(Path(parent).parts) - len(folder.parts)
         for name in sorted(dirs + files):
             path = Path(parent) / name
             kind = _kind(path)
             if name == ".ipynb_checkpoints" or ".ipynb_checkpoints" in path.parts:
                 continue
-            if kind == "link":
+            if kind not in ("file", "folder") and path.suffix == ".ipynb" and depth + 1 <= 2:
+                odd.append(path)  # graded only if it is all there is: read_regular then names what it is
+                warnings.append(f"{shown(path)}: {'a symbolic link; not followed' if kind == 'link' else kind}")
+            elif kind == "link":
                 warnings.append(f"{shown(path)}: a symbolic link; not followed")
             elif kind not in ("file", "folder"):
                 warnings.append(f"{shown(path)}: {kind}; skipped")
@@ -96,47 +102,75 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
                     warnings.append(f"{shown(path)}: too deep to be a submission; skipped")
             elif kind == "folder" and path.suffix == ".ipynb":
                 warnings.append(f"{shown(path)}: a folder named like a notebook; skipped")
+    student = shown(folder.name)
     if len(found) == 1:
-        return [Entry(shown(folder.name), found[0])], warnings
+        return [Entry(student, found[0])], warnings
     if len(found) > 1:
-        warnings.append(f"{shown(folder)}: {len(found)} notebooks for one student; grading none, pass one")
-    elif not warnings:
-        warnings.append(f"{shown(folder)}: no notebook in it; skipped")
+        why = f"not graded: {len(found)} notebooks for one student ({', '.join(shown(p.name) for p in found[:5])})"
+        return [Entry(student, folder, why + "; tell your instructor which one to grade")], warnings
+    if odd:
+        return [Entry(student, odd[0])], warnings
+    if unreadable:
+        error = unreadable[0]
+        why = f"not graded: the folder could not be read ({getattr(error, 'strerror', None) or error})"
+        return [Entry(student, folder, why)], warnings
+    warnings.append(f"{shown(folder)}: no notebook in it; skipped")
     return [], warnings
 
 
 def unique_names(entries: list[Entry]) -> list[Entry]:
-    """Two submissions with one student name (alice/ and alice.ipynb) both get graded: each gets the name
-    with a short hash of its path added."""
+    """Two submissions with one student name (alice/ and alice.ipynb) both get graded: each gets the name with
+    a short hash of its path added, longer if that name is taken too (a student may be named alice#1a2b3c4d)."""
     names = [e.student for e in entries]
-    return [
-        Entry(f"{e.student}#{_digest(str(e.path))}" if names.count(e.student) > 1 else e.student, e.path)
-        for e in entries
-    ]
+    taken = {n for n in names if names.count(n) == 1}
+    out = []
+    for e in entries:
+        name = e.student
+        if names.count(name) > 1:
+            size = 8
+            name = f"{e.student}#{_digest(str(e.path), size)}"
+            while name in taken:
+                size += 8
+                name = f"{e.student}#{_digest(str(e.path) + chr(0) * (size // 8), size)}"
+        taken.add(name)
+        out.append(Entry(name, e.path, e.problem))
+    return out
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+def _digest(text: str, size: int = 8) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:size]
+
+
+# names Windows refuses whatever the extension (an LMS upload or a zip opened there)
+_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
+MAX_NAME = 100  # bytes of the plain part of a feedback file name (ext4 allows 255 bytes in all)
 
 
 def feedback_names(students: list[str]) -> dict[str, str]:
-    """A feedback file name for each student, unique even where a file system ignores case: the student name
-    when it is a plain file name, else its plain version with a short hash of the real name (o'neil ->
-    o_neil-1a2b3c4d, so it never collides with o_neil)."""
+    """A feedback file name for each student (``<name>.md``), unique even where a file system ignores case,
+    at most 120 bytes with ``.md``, only ASCII letters, digits, ``.``, ``_`` and ``-`` (valid on ext4, Windows,
+    macOS and the usual LMS uploads): the student name when it is such a name already, else its plain
+    version with a short hash of the real name (o'neil -> o_neil-1a2b3c4d, so it never collides with o_neil),
+    with a longer hash where even that is taken."""
     plain = {s: _file_name(s) for s in students}
-    count: dict[str, int] = {}
-    for student, name in plain.items():
-        if name == student:  # names that are plain already: two alike but for case collide
-            count[name.lower()] = count.get(name.lower(), 0) + 1
-    names = {s: p if p == s and count[p.lower()] == 1 else f"{p[:90]}-{_digest(s)}" for s, p in plain.items()}
-    seen: dict[str, int] = {}
-    for name in names.values():
-        seen[name.lower()] = seen.get(name.lower(), 0) + 1
-    return {
-        s: n if seen[n.lower()] == 1 else f"{plain[s][:80]}-{_digest(s + chr(0))}{_digest(s)}" for s, n in names.items()
-    }
+    as_is = [s for s in plain if plain[s] == s]
+    lowered = [s.lower() for s in as_is]
+    names: dict[str, str] = {s: s for s in as_is if lowered.count(s.lower()) == 1}
+    taken = {n.lower() for n in names.values()}
+    for s in plain:
+        if s in names:
+            continue
+        size, name = 8, f"{plain[s][:80]}-{_digest(s)}"
+        while name.lower() in taken:
+            size += 8
+            name = f"{plain[s][:80]}-{_digest(s + chr(0) * (size // 8), size)}"
+        names[s] = name
+        taken.add(name.lower())
+    return names
 
 
 def _file_name(student: str) -> str:
-    name = re.sub(r"[^\w.-]", "_", student).lstrip(".-") or "student"
-    return name[:100]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", student).lstrip(".-").rstrip(". ") or "student"
+    if name.split(".")[0].lower() in _RESERVED:
+        name = "_" + name
+    return name[:MAX_NAME]

@@ -15,10 +15,11 @@ The grader starts each student's kernel through :func:`kernel_command`, which wr
    file system holds only the system, Python, the installed packages and ``course_lib`` itself
    (read-only), ``/proc/sys`` read-only, no ``/sys``, and size-limited tmpfs folders for the working
    folder (``/home/student``, with the submission copied in read-only), ``/tmp`` and ``/dev/shm``; the
-   rest of the root is read-only. The only host files it can write are the grader's results files (one
-   per exercise, created by the grader, each under the file-size limit) and, while the kernel starts,
-   its socket folder (read-only once the kernel answers, when the grader is root). Other submissions, the
-   grader's files, ``solutions/`` and the network are simply not there.
+   rest of the root is read-only. The only host folder it can write is, while the kernel starts, its
+   socket folder (read-only once the kernel answers, when the grader is root). Other submissions, the
+   grader's files, ``solutions/`` and the network are simply not there. bubblewrap itself starts from a
+   minimal environment (:data:`MINIMAL_ENV`; its init is the sandbox's pid 1, whose environ is readable
+   inside), and every Python the grader starts runs isolated (:func:`python_command`).
 
 :func:`detect` finds out by a trial run of that very command whether it works here (``course-lib doctor``
 prints the answer); :func:`refusal` is the message ``course-lib grade`` stops with when it does not.
@@ -281,6 +282,19 @@ def _mounts(box: Box, limits: Limits) -> list[str]:
 # every grader, and no GPU for students' code (inside bubblewrap /dev has no GPU anyway; this covers
 # --no-sandbox, a GPU passed through, and Apple's MPS): course_lib.setup then returns the CPU.
 GRADING_DEVICE_ENV = {"COURSE_LIB_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": ""}
+# the whole environment bubblewrap (and, with --no-sandbox, the kernel) starts with: none of the instructor's
+MINIMAL_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+
+# how every Python the grader starts begins: isolated (-I: no current folder on sys.path, no user site, no
+# PYTHON* variables; the same on Python 3.10 to 3.13), with course_lib's folder appended after the standard
+# library and the installed packages, so no file in the current or the submissions folder is ever imported
+BOOT = "import sys; sys.path.append(sys.argv[1]); del sys.argv[1]; {}"
+
+
+def python_command(code: str, package_parent: str | None = None) -> list[str]:
+    """``python -I -c BOOT+code PARENT``: a Python of the grader's that imports nothing from the current folder."""
+    parent = package_parent or str(_package_dir().parent)
+    return [sys.executable, "-I", "-c", BOOT.format(code), parent]
 
 
 def kernel_command(kernel_argv: list[str], box: Box, limits: Limits, cgroup: str | None) -> list[str]:
@@ -329,13 +343,16 @@ def kernel_command(kernel_argv: list[str], box: Box, limits: Limits, cgroup: str
             "--",
             *inner,
         ]
-    launcher = [sys.executable, "-m", "course_lib.instructor.sandbox", "--cpu", str(limits.cpu_seconds)]
+    launcher = python_command("from course_lib.instructor.sandbox import _launch; _launch(sys.argv[1:])")
+    launcher += ["--cpu", str(limits.cpu_seconds)]
     launcher += ["--file-mb", str(limits.file_mb), "--memory-mb", str(limits.memory_mb)]
     launcher += ["--processes", str(limits.processes)]
     if cgroup:
         launcher += ["--cgroup", cgroup]
     if box.uid is not None:
         launcher += ["--uid", str(box.uid)]
+    if not box.bwrap and box.cwd is not None:
+        launcher += ["--home", str(box.cwd)]
     return launcher + ["--", *inner]
 
 
@@ -475,6 +492,7 @@ def _launch(argv: list[str]) -> None:
     parser.add_argument("--processes", type=int, required=True)
     parser.add_argument("--cgroup", default=None)
     parser.add_argument("--uid", type=int, default=None)
+    parser.add_argument("--home", default=None)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -502,8 +520,12 @@ def _launch(argv: list[str]) -> None:
         os.setuid(args.uid)
         if os.getuid() == 0 or os.geteuid() == 0:
             sys.exit("course_lib.instructor.sandbox: could not drop root")
-    os.environ.update(GRADING_DEVICE_ENV)  # without bubblewrap too (--no-sandbox): the CPU
-    os.execvp(command[0], command)
+    # Nothing of the instructor's environment goes on: bwrap itself (its init's /proc/1/environ is readable
+    # inside) and, without bubblewrap (--no-sandbox), the kernel get this and nothing else
+    env = {**MINIMAL_ENV, **GRADING_DEVICE_ENV}
+    if args.home:
+        env["HOME"] = args.home
+    os.execvpe(command[0], command, env)
 
 
 if __name__ == "__main__":

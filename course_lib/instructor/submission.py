@@ -1,15 +1,18 @@
-"""Grading one submission: run it in a sandboxed kernel and decide its grade outside that kernel.
+"""Grading one submission: run it in a sandboxed kernel for its problems, and decide its grade from the answer
+cells alone, outside that kernel.
 
 :func:`grade_submission` copies the notebook (a regular file only) into a private scratch folder, puts
 back the released setup and check cells, runs it in a bubblewrap sandbox
 (:mod:`course_lib.instructor.sandbox`; it refuses without one unless ``sandboxed=False``) with output and
 widget caps enforced as messages arrive, timeouts that escalate from interrupt to kill, and the watchdog
-(a kernel that stops answering is woken, else the submission is graded once more from the start), then
-judges: the grader draws each check's inputs with a seed the notebook never sees, the student's function
-runs on them in the kernel, only plain data comes back (read strictly, with a size cap), and the comparison
-and the hints run here; a check that crashes leaves its traceback in the log. Student text reaches the
-result only through :func:`shown` / :func:`quoted` (one line, escaped). :mod:`course_lib.instructor.grading`
-grades a whole class with this, one worker per job.
+(a kernel that stops answering is woken, else reported): that run only says what went wrong in the
+notebook. The grade comes from :func:`_grade_answers`: a fresh sandboxed process
+(:mod:`course_lib.instructor.harness`) loads only the released setup cell and the answer cells, the
+grader draws each check's inputs with a seed that process never sees, the check's run path calls the
+student's function there under an observer, only plain data comes back (read strictly, with a size cap),
+and the comparison and the hints run here. Anything that fails on the grader's side fails the exercise,
+its traceback in the log. Student text reaches the result only through :func:`shown` / :func:`quoted`
+(one line, escaped). :mod:`course_lib.instructor.grading` grades a whole class with this, one worker per job.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ NOT_RUN = "not run"
 MAX_OUTPUT_BYTES = 2_000_000
 MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_RECORD_BYTES = 5_000_000
+STALL_SECONDS = 15  # a kernel silent this long, even when poked, has stopped answering (a cell it cannot run)
 LOG = logging.getLogger("course_lib.grading")
 MAX_FIELD = 500  # characters of any status / message / title kept from the kernel
 STATUSES = (PASSED, NOT_IMPLEMENTED, FAILED)
@@ -118,18 +122,178 @@ def grade_submission(
         name=result.student,
     )
     before = list(result.problems)
-    stalled = _run_and_judge(nbformat.from_dict(graded), result, **run)
-    if stalled:  # not the student's doing (ipykernel's defect, issue 22): once more, from the start, fresh kernel
-        result.problems = before + [f"{stalled}; graded once more from the start, with a fresh kernel"]
-        result.exercises = {e: {"status": NOT_RUN, "message": "", "title": ""} for e in expected}
-        again = _run_and_judge(nbformat.from_dict(graded), result, **run)
-        if again:
-            result.problems.append(f"on the second try too: {again}; not graded")
+    # 1. the whole notebook, as the student ran it, in a sandboxed kernel: only for the problems it shows
+    # (a kernel that stops answering is reported, not run again: the grade does not depend on this run)
+    stalled = _run_notebook(nbformat.from_dict(graded), result, **run)
+    if stalled:
+        result.problems = before + [f"{stalled}; the cells after it were not run (the answers are graded on their own)"]
+    # 2. the grade: the answer cells alone, called in a process of their own, judged here
+    _grade_answers(
+        graded,
+        release_nb,
+        result,
+        lesson=lesson,
+        expected=expected,
+        exercises=run["exercises"],
+        bwrap=run["bwrap"],
+        limits=limits,
+        cell_timeout=cell_timeout,
+        budget=budget,
+    )
     result.seconds = time.monotonic() - started
     return result
 
 
-def _run_and_judge(
+def answer_cells(nb, exercises) -> list[tuple[str, str, str]]:
+    """``(exercise, grade id, source)`` of every code answer cell (nbgrader id ``ex-N-M``), in notebook order."""
+    from course_lib.instructor.ids import answer_exercise
+    from course_lib.instructor.release import _grade_id
+
+    cells = []
+    for cell in nb.cells:
+        gid = _grade_id(cell) if cell.get("cell_type") == "code" else None
+        exercise = answer_exercise(gid)
+        if exercise in exercises and isinstance(cell.get("source"), str):
+            cells.append((exercise, gid, cell.source))
+    return cells
+
+
+def _harness_env() -> dict:
+    """The whole environment of the processes the grader starts for a submission (nothing of the instructor's)."""
+    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": sandbox.HOME}
+
+
+def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap, limits, cell_timeout, budget):
+    """The grade of every exercise: the answer cells loaded and called in a fresh sandboxed process
+    (:mod:`course_lib.instructor.harness`) on cases drawn here, judged here. Whatever goes wrong on the
+    grader's side fails the exercise (the traceback goes to the log): no pass is ever kept by a crash."""
+    from course_lib import checks
+    from course_lib.instructor import harness
+    from course_lib.instructor.release import _setup_cell
+
+    todo = [e for e in expected if e in exercises]
+    cells = answer_cells(nb, todo)
+    setup = _setup_cell(release_nb)
+    drawn = {e: exercises[e].draw(secrets.randbits(63)) for e in todo}
+    outcome: dict[str, tuple] = {}  # exercise -> (reply or None, refused names, why no reply)
+    loaded: dict = {}
+    deadline = time.monotonic() + budget
+    pending = list(todo)
+    while pending:
+        if time.monotonic() >= deadline:
+            for e in pending:
+                outcome[e] = (None, [], f"not called: the notebook's time budget ({budget} s) was spent")
+            break
+        private = Path(tempfile.mkdtemp(prefix="course-lib-answers-"))
+        cgroup = sandbox.new_cgroup(limits)
+        answers = None
+        try:
+            if bwrap:
+                box = sandbox.Box(conn=private / "conn", uid=sandbox.host_uid(), bwrap=bwrap)
+                sandbox.prepare(private, box)
+                parent, cwd = sandbox.PACKAGE_MOUNT, None
+            else:
+                box = sandbox.Box(conn=private / "conn", cwd=private)
+                sandbox.prepare(private, box)
+                parent, cwd = str(sandbox._package_dir().parent), str(private)
+            argv = sandbox.kernel_command(harness.command(parent), box, limits, cgroup)
+            answers = harness.Answers(argv, _harness_env(), cwd, MAX_RECORD_BYTES)
+            answers.send({"lesson": lesson[:2], "setup": setup.source if setup is not None else "", "cells": cells})
+            said = answers.receive(min(deadline, time.monotonic() + max(cell_timeout, 60)))
+            if not isinstance(said, dict) or not isinstance(said.get("loaded"), dict):
+                why = _ended(answers, cgroup, limits, "loading the answer cells")
+                for e in pending:
+                    outcome[e] = (None, [], why)
+                break
+            loaded = {e: said["loaded"].get(e) for e in todo if isinstance(said["loaded"].get(e), str)} or loaded
+            while pending:
+                exercise = pending.pop(0)
+                answers.send({"exercise": exercise, "cases": checks.to_plain(drawn[exercise])})
+                end = min(deadline, time.monotonic() + cell_timeout)
+                refused, reply = [], None
+                while True:
+                    message = answers.receive(end)
+                    if message is None or message.get("exercise") != exercise:
+                        break
+                    if "refused" in message:
+                        refused.append(str(message["refused"])[:200])
+                    elif "reply" in message:
+                        reply = message["reply"]
+                        break
+                if reply is None:
+                    late = time.monotonic() >= end
+                    why = (
+                        f"your function ran past the time limit ({cell_timeout} s) and was stopped"
+                        if late
+                        else _ended(answers, cgroup, limits, "your function")
+                    )
+                    outcome[exercise] = (None, refused, why)
+                    break  # a fresh process for the exercises left
+                outcome[exercise] = (reply, refused, "")
+        except Exception:
+            LOG.error("calling the answer cells failed:\n%s", traceback.format_exc())
+            for e in pending:
+                outcome[e] = (
+                    None,
+                    [],
+                    "the grader failed while calling your functions (your instructor has the details)",
+                )
+            break
+        finally:
+            if answers is not None:
+                answers.kill()
+            sandbox.remove_cgroup(cgroup)
+            shutil.rmtree(private, ignore_errors=True)
+    sources = [source for _, _, source in cells]
+    for exercise in todo:
+        result.exercises[exercise] = _verdict(
+            exercises[exercise], drawn[exercise], outcome.get(exercise), loaded.get(exercise), sources
+        )
+
+
+def _ended(answers, cgroup, limits, what: str) -> str:
+    """Why the harness stopped answering: a limit the cgroup saw, or the process ended (exit(), a crash)."""
+    hits = sandbox.limit_hits(cgroup)
+    code = answers.proc.poll()
+    if "memory" in hits:
+        return f"{what} reached the memory limit ({limits.memory_mb} MB)"
+    if "processes" in hits:
+        return f"{what} reached the limit on processes ({limits.processes})"
+    if code is not None:
+        return f"{what} ended the process that ran it (exit code {code}: exit(), os._exit, a crash or a limit)"
+    return f"{what}: the process that ran it sent something that is not the grader's answer"
+
+
+def _verdict(exercise, cases, outcome, load_problem, sources) -> dict:
+    """One exercise's verdict from what the harness said; fails closed on anything unexpected."""
+    title = exercise.title
+    try:
+        if load_problem:
+            return {"status": FAILED, "message": _clip(load_problem), "title": title}
+        reply, refused, why = outcome if outcome else (None, [], "not called")
+        if refused:
+            return {
+                "status": FAILED,
+                "message": _clip(
+                    f"Hint: write it yourself: while the grader ran your function it reached {quoted(refused[0])}, "
+                    "which grading does not allow"
+                ),
+                "title": title,
+            }
+        if reply is None:
+            return {"status": FAILED, "message": _clip(why), "title": title}
+        verdict = _judge(exercise, cases, json.dumps(reply).encode(), title)
+        return _refuse_borrowed(exercise, verdict, sources)
+    except Exception:
+        LOG.error("judging exercise %s failed:\n%s", exercise.id, traceback.format_exc())
+        return {
+            "status": FAILED,
+            "message": "the grader could not judge this exercise (your instructor has the details)",
+            "title": title,
+        }
+
+
+def _run_notebook(
     graded,
     result: Submission,
     *,
@@ -146,29 +310,13 @@ def _run_and_judge(
 ) -> str:
     """One run of the notebook in a fresh kernel, and the judging; "" or, when its kernel stopped answering
     (and could not be woken), what the watchdog said (the results are then not judged)."""
-    import nbformat
-
-    from course_lib import checks
     from course_lib.instructor import watchdog
 
     private = Path(tempfile.mkdtemp(prefix="course-lib-grade-"))
-    box, records = _box(private, data, [e for e in expected if e in exercises], bwrap)
+    box, _ = _box(private, data, [], bwrap)
     cgroup = sandbox.new_cgroup(limits)
     n_student_cells = len(graded.cells)
-    drawn = {}
     try:
-        for exercise_id in expected:
-            if exercise_id not in exercises:
-                continue
-            cases = exercises[exercise_id].draw(secrets.randbits(63))
-            drawn[exercise_id] = cases
-            source = _RUN_CELL.format(
-                lesson=lesson[:2],
-                exercise=exercise_id,
-                cases=json.dumps(checks.to_plain(cases)),
-                path=records[exercise_id][0],
-            )
-            graded.cells.append(nbformat.v4.new_code_cell(source))
         client = _client_class()(
             graded,
             km=_kernel_manager(box, limits, cgroup),
@@ -178,7 +326,7 @@ def _run_and_judge(
             on_ready=lambda: sandbox.lock(box),
             notebook_name=name,
             stall_after=min(watchdog.STALL_AFTER, cell_timeout / 4),
-            stall_timeout=min(watchdog.STALL_TIMEOUT, cell_timeout),
+            stall_timeout=min(STALL_SECONDS, cell_timeout),
             timeout=cell_timeout,
             allow_errors=True,
             interrupt_on_timeout=True,
@@ -189,16 +337,6 @@ def _run_and_judge(
         if stalled:
             return stalled
         _collect_problems(graded.cells[:n_student_cells], client, result, max_output_bytes, limits)
-        student_code = [c.source for c in graded.cells[:n_student_cells] if c.cell_type == "code"]
-        for exercise_id, cases in drawn.items():
-            try:
-                reply = read_regular(records[exercise_id][1], MAX_RECORD_BYTES) or None  # empty: never written
-            except ValueError as exc:
-                reply = None if "cannot be read" in str(exc) else b"!"
-                if reply is not None:
-                    result.problems.append(f"exercise {exercise_id}: the results file was {exc}")
-            verdict = _judge(exercises[exercise_id], cases, reply, exercises[exercise_id].title)
-            result.exercises[exercise_id] = _refuse_borrowed(exercises[exercise_id], verdict, student_code)
     finally:
         sandbox.remove_cgroup(cgroup)  # every process the kernel started, a stalled one too
         shutil.rmtree(private, ignore_errors=True)
@@ -345,31 +483,6 @@ def protocol(lesson: str) -> dict:
     return checks.exercises(lesson[:2])
 
 
-_RUN_CELL = """\
-def _course_lib_grade():
-    import json
-    from course_lib import checks as _checks
-
-    exercise = _checks.exercises({lesson!r})[{exercise!r}]
-    fn = globals().get(exercise.function)
-    try:
-        if not callable(fn):
-            raise NameError(f"{{exercise.function}} is not defined (run its cell)")
-        cases = _checks.from_plain(json.loads({cases!r}))
-        records = {{"records": _checks.to_plain(exercise.run(fn, cases))}}
-    except NotImplementedError:
-        records = {{"error": "NotImplementedError"}}
-    except BaseException as exc:
-        records = {{"error": f"{{type(exc).__name__}}: {{exc}}"[:300]}}
-    with open({path!r}, "w", encoding="utf-8") as f:
-        json.dump(records, f)
-
-
-_course_lib_grade()
-del _course_lib_grade
-"""
-
-
 def _judge(exercise, cases, data: bytes | None, title: str) -> dict:
     """The grade of one exercise, decided here from plain data only."""
     from course_lib import checks
@@ -412,9 +525,13 @@ def _refuse_borrowed(exercise, verdict: dict, sources: list[str]) -> dict:
         return verdict
     try:
         hint = exercise.judge_source(sources)
-    except Exception:  # a source that does not parse is judged by its run alone
+    except Exception:  # fails closed: a crash of the grader's look never keeps a pass
         LOG.error("the look at the source of exercise %s crashed:\n%s", exercise.id, traceback.format_exc())
-        return verdict
+        return {
+            **verdict,
+            "status": FAILED,
+            "message": "the grader's look at your code failed (your instructor has the details)",
+        }
     return {**verdict, "status": FAILED, "message": _clip(hint)} if hint else verdict
 
 
@@ -457,12 +574,18 @@ def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | N
             why = f"it reached the memory limit ({limits.memory_mb} MB)"
         elif "processes" in hits:
             why = f"it reached the limit on processes ({limits.processes})"
+        elif code == 0:  # a clean exit: exit(), quit() or sys.exit() in a cell
+            result.problems.append(
+                f"cell {client.cell_index} ended Python (exit(), quit() or sys.exit()); the cells after it were not "
+                "run (the answers are graded on their own)"
+            )
+            return ""
         else:
             why = (
                 f"out of memory ({limits.memory_mb} MB), processes ({limits.processes}) or CPU time "
-                f"({limits.cpu_seconds} s), or the notebook exited Python"
+                f"({limits.cpu_seconds} s), or the notebook exited Python (exit code {code})"
             )
-        result.problems.append(f"the kernel died: {why}; the rest was not run")
+        result.problems.append(f"the kernel died in cell {client.cell_index}: {why}; the rest was not run")
     except CellTimeoutError:
         result.problems.append(f"the kernel was killed: {client.killed} (the rest was not run)")
     except CellExecutionError as exc:  # pragma: no cover - allow_errors makes this rare
