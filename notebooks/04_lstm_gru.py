@@ -462,9 +462,10 @@ print(
 # %% [markdown]
 # Where the gradient that reaches step 1 shrinks with $T$ (the printout lists the networks, for this
 # draw of the weights), the step-to-step Jacobians it passes through shrink it on the whole. This is
-# a measurement at initialisation, for one draw of the weights: it shows why a long distance is hard
-# for every network here, not why one trained network beats another (set the GRU and LSTM rows of
-# the table beside their accuracies in section 4: a gap in one need not match a gap in the other).
+# a measurement at initialisation, for one draw of the weights: it suggests why a long distance is
+# hard for the networks the printout lists, the more so the faster their row of the table falls,
+# not why one trained network beats another (set the GRU and LSTM rows of the table beside their
+# accuracies in section 4: a gap in one need not match a gap in the other).
 # For the LSTM the path through the cell state multiplies by $f_t$ at each step, and at initialisation
 # $f_t \approx \sigma(0) = 0.5$. Raise $f_t$ and the conveyor belt carries the gradient further:
 # that is the forget-gate bias.
