@@ -91,8 +91,9 @@ device = course_lib.setup(seed=0, threads=1)
 # modules. With torch's weights (`from_torch`), outputs, final states and every gradient agree
 # within $10^{-5}$, absolute plus relative as in `torch.allclose(rtol=1e-5, atol=1e-5)`: a gradient
 # is a sum over every step and output, so its rounding error grows with its size
-# (tests/test_rnn.py and tests/test_lesson04_rnn.py check this for batches, several layers and
-# length 1); here for two layers and a batch of 8:
+# (tests/test_rnn.py and tests/test_lesson04_rnn.py check all of this for batches, several layers and
+# length 1). The cell below checks the outputs and the weights' gradients (not the final states) for
+# two layers and a batch of 8:
 
 # %%
 torch.backends.cudnn.allow_tf32 = False  # on recent NVIDIA GPUs cuDNN's LSTM/GRU would round to about 1e-3
@@ -137,9 +138,9 @@ for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
 # Torch (`nn.GRU`, and cuDNN) uses the first: $z_t$ is a *keep* gate. The two are the same
 # family of cells: since $\sigma(-a) = 1 - \sigma(a)$, negating the update gate's weights and
 # bias turns one into the other. Checked by computation: the gates come from `course_lib`'s
-# `GRUCell.gates` (you write a GRU step yourself in exercise 4.2, so the lesson does not), only the
-# mix is colah's, and the reset is placed as torch places it in both (where the reset acts is the
-# next difference, below):
+# `GRUCell.gates` (you write torch's GRU step yourself in exercise 4.2, so the lesson does not; the
+# next cells write only the parts that differ from it), only the mix is colah's, and the reset is
+# placed as torch places it in both (where the reset acts is the next difference, below):
 
 # %%
 cell = nn.GRUCell(4, 6).to(device)
@@ -175,8 +176,9 @@ assert torch.allclose(mapped, torch_h, atol=1e-6) and not torch.allclose(unmappe
 # A second difference hides in the candidate. The lecture's slide 1 resets **before** the
 # product, $\bar h_t = \tanh(W_{xh} x_t + W_{hh}(r_t \odot h_{t-1}) + b_h)$ (Cho et al.'s published paper);
 # torch resets **after** it, $n_t = \tanh(W_{xn} x_t + b_{xn} + r_t \odot (W_{hn} h_{t-1} + b_{hn}))$
-# (cuDNN's form, faster: $W_{hn} h_{t-1}$ joins the other gates' product). These are different
-# functions, and no renaming of weights maps one onto the other. We use torch's, everywhere.
+# (cuDNN's form: $W_{hn} h_{t-1}$ no longer depends on $r_t$, so it joins the other gates' product, one
+# recurrent matrix product per step for all three blocks; this lesson does not time the two forms).
+# These are different functions, and no renaming of weights maps one onto the other. We use torch's, everywhere.
 #
 # Fitzgibbon's lecture writes the GRU with other names: its $a_f$ multiplies $h_{\text{prev}}$
 # before the product with $W_h$ (a reset gate, placed as on slide 1) and its $a_o$ blends,
@@ -267,8 +269,8 @@ for seq, label in zip(tokens.tolist(), labels.tolist()):
 # Each setting is trained once per
 # seed in `SEEDS` (the seed sets the initial weights and the training data): one run is one
 # draw, and the spread between draws says which differences mean something. Small and short, to
-# fit the lesson's time budget: the numbers are what a few seconds of training gives, not each
-# model's best.
+# fit the lesson's time budget: the numbers are what a short run gives (the time the runs took on
+# your machine is printed under the cell), not each model's best.
 
 # %%
 HIDDEN, STEPS, BATCH, LR, CLIP, N_TEST = 16, 250, 32, 1e-2, 1.0, 1000
@@ -460,9 +462,10 @@ print(
 # %% [markdown]
 # Where the gradient that reaches step 1 shrinks with $T$ (the printout lists the networks, for this
 # draw of the weights), the step-to-step Jacobians it passes through shrink it on the whole. This is
-# a measurement at initialisation, for one draw of the weights: it shows why a long distance is hard
-# for every network here, not why one trained network beats another (set the GRU and LSTM rows of
-# the table beside their accuracies in section 4: a gap in one need not match a gap in the other).
+# a measurement at initialisation, for one draw of the weights: it suggests why a long distance is
+# hard for the networks the printout lists, the more so the faster their row of the table falls,
+# not why one trained network beats another (set the GRU and LSTM rows of the table beside their
+# accuracies in section 4: a gap in one need not match a gap in the other).
 # For the LSTM the path through the cell state multiplies by $f_t$ at each step, and at initialisation
 # $f_t \approx \sigma(0) = 0.5$. Raise $f_t$ and the conveyor belt carries the gradient further:
 # that is the forget-gate bias.
@@ -533,7 +536,7 @@ print(
 # task, over the few seeds in `SEEDS`. A bias of 1 starts a forget gate
 # near $\sigma(1)$ (printed, with how fast that alone forgets), not near 1, so at distance `T_FB` its
 # benefit may need more training than ours to show; a larger bias starts closer to 1. The numbers
-# say what a few seconds of training at this size gives, not whether the paper is right.
+# say what `STEPS` steps of training at this size give, not whether the paper is right.
 #
 # ## 5. Inside the gates
 #
@@ -806,13 +809,16 @@ assert res_rows[-1][4] > 10 * res_rows[-1][2]  # ... but the residual state grow
 # $c_t = f_t \odot c_{t-1} + i_t \odot g_t$, and can grow by up to 1 per step; its output
 # $h_t = o_t \odot \tanh(c_t)$ stays within $\pm 1$.)
 #
-# **Highway connections.** A highway layer computes a candidate $\tilde h = \phi(W x + b)$ and
-# a gate $a = \sigma(W_a x + b_a)$, and blends: $h = \mathrm{gate}(a, \tilde h, x) =
-# a \odot \tilde h + (1 - a) \odot x$: transform the input, or pass it along unchanged. The GRU's
+# **Highway connections.** Fitzgibbon's notes write only the blend, $h = \mathrm{gate}(a, \tilde h, x)$,
+# and say the layer chooses between transforming the input and passing it along unchanged. The rest
+# is Srivastava et al.'s highway networks (2015), not the notes: a candidate $\tilde h = \phi(W x + b)$,
+# a gate $a = \sigma(W_a x + b_a)$, and, with section 2's reading of $\mathrm{gate}$,
+# $h = a \odot \tilde h + (1 - a) \odot x$. The GRU's
 # update $h_t = z_t \odot h_{t-1} + (1 - z_t) \odot n_t$ is this blend applied across time,
 # with the old state in the role of $x$, $n_t$ in that of $\tilde h$ and $a = 1 - z_t$. Across
-# depth, 30 plain ReLU layers against 30 highway layers with the same weights (gate bias $-2$, so
-# the gates start mostly closed):
+# depth, `depth` plain ReLU layers against as many highway layers with the same weights (the gate
+# bias set in the next cell is negative, so the gates start mostly closed and each layer mostly passes
+# its input along, as Srivastava et al. advise for initialisation):
 
 # %%
 torch.manual_seed(0)

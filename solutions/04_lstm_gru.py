@@ -154,12 +154,13 @@ assert result.passed, result
 # %% [markdown]
 # ## Exercise 4.4: the forget-gate bias
 #
-# At initialisation $f_t \approx \sigma(0) = 0.5$: the cell state halves at every step, so
-# after 20 steps $0.5^{20}$ of it is left. Setting the forget-gate bias to 1 (Gers et al. 2000;
-# Jozefowicz et al. 2015) or more starts the network off remembering. For a `course_lib.rnn.LSTM`
+# At initialisation $f_t \approx \sigma(0) = 0.5$: through the forget gate alone the cell state halves
+# at every step, so after $T$ steps $0.5^{T}$ of it is left. Setting the forget-gate bias to 1 (Gers et
+# al. 2000; Jozefowicz et al. 2015) or more starts the forget gates nearer 1, so the cell state fades
+# more slowly (at 1, still fast: the lesson prints how fast). For a `course_lib.rnn.LSTM`
 # (layers in `lstm.cells`, each with `b_xh` and `b_hh` of shape $(4H,)$, gates i, f, g, o), make
 # every layer's forget bias $b_f$ equal `value`. Only the sum `b_xh + b_hh` enters the
-# equations. The lesson shows what this does to learning over 20 steps.
+# equations. The lesson shows what this does to learning at its distance `T_FB`.
 
 # %%
 # Exercise 4.4: the forget-gate bias
@@ -190,8 +191,8 @@ assert result.passed, result
 # The lesson's memory task: the first symbol is one of 4 signals (0 to 3), then come $T$ distractors
 # (4 to 7), and the network must name the signal at the end (chance: 0.25). Below, `CellRNN` runs **your**
 # cell over a sequence (the interface `SequenceClassifier` needs), and `train_memory(T, seed)` trains
-# the lesson's sequence model with it (hidden size 16, Adam, 150 steps of 32 sequences, gradients clipped
-# to norm 1) and returns its accuracy on 500 fresh sequences.
+# the lesson's sequence model with it (a shorter version of the lesson's recipe: Adam, gradients clipped,
+# `steps` steps; the sizes are in its code below) and returns its accuracy on fresh test sequences.
 #
 # One run is one draw: a different seed gives a different network. Write `memory_table(train, T_values,
 # seeds)`: call `train(T, seed)` (the argument, not `train_memory` by name: the check hands in a stand-in
@@ -269,7 +270,8 @@ assert result.passed, result
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Now with your LSTM cell, 3 seeds at each distance (about 30 seconds):
+# Now with your LSTM cell, one training run for each distance in `T_VALUES` and each seed in `SEEDS`
+# (how long that takes depends on your machine):
 
 # %%
 import matplotlib.pyplot as plt
@@ -325,8 +327,9 @@ except NotImplementedError:
 # ### BEGIN SOLUTION
 # A good answer reads the table: the first T whose mean falls below 0.9 and its sd; where the runs of one
 # T range from near chance to near 1, a single run says little, and two networks compared on one run each
-# may be ranked by their seeds rather than by their cells. With the forget bias the frontier should move
-# to larger T (the lesson's measurement of the gradient at step 1 says why); the table says by how much.
+# may be ranked by their seeds rather than by their cells. With the forget bias the frontier may move
+# to larger T (at initialisation, the lesson measured a larger gradient at step 1 with $b_f = 2$ than with
+# torch's init); the table says whether it does, and by how much.
 # ### END SOLUTION
 
 # %% [markdown]
