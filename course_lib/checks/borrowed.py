@@ -33,10 +33,14 @@ import ast
 import builtins
 import contextlib
 import importlib
+import importlib.util
 import inspect
+import os
 import sys
 import textwrap
+import threading
 import types
+from dataclasses import dataclass, field
 
 
 class Borrowed(Exception):
@@ -411,3 +415,481 @@ def notebook_uses_forbidden(sources: list[str], function: str, forbidden) -> str
                 if found:
                     return found
     return ""
+
+
+# ---------------------------------------------------------------- the look at what runs: the observer
+
+_HERE = os.path.abspath(__file__)  # as code objects name their file
+_COURSE_DIR = os.path.dirname(os.path.dirname(_HERE))  # course_lib/
+# what a hook on calls must keep for itself, taken when course_lib is imported (before any student code runs)
+_setprofile, _getprofile = sys.setprofile, sys.getprofile
+_thread_setprofile, _thread_getprofile = threading.setprofile, threading.getprofile
+
+# autograd: the exercise asks for a gradient written by hand. Refused: every torch.Tensor.backward /
+# torch.autograd / torch.func / forward-mode route, and the engine itself. torch.no_grad and friends
+# (grad_mode), the profiler (optimizer.step wraps itself in it) and anomaly mode compute no gradient: allowed.
+AUTOGRAD_NAMES = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
+_AUTOGRAD_DIRS = ("autograd", "_functorch", "func")
+_AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
+
+# fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
+# computes an exercise's answer in one call, by the ready-made torch name an exercise forbids
+_RNN = ("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell")
+_LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
+_GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
+_ATTENTION = (
+    "scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_fused_attention_overrideable",
+    "_fused_sdp_choice",
+    "_native_multi_head_attention",
+    "multi_head_attention_forward",
+)
+_TRANSFORMER = (*_ATTENTION, "_transformer_encoder_layer_fwd")
+KERNELS = {
+    "torch.nn.RNN": _RNN,
+    "torch.nn.RNNCell": _RNN,
+    "torch.nn.LSTM": _LSTM,
+    "torch.nn.LSTMCell": _LSTM,
+    "torch.lstm_cell": _LSTM,
+    "torch.nn.GRU": _GRU,
+    "torch.nn.GRUCell": _GRU,
+    "torch.gru_cell": _GRU,
+    "torch.nn.functional.scaled_dot_product_attention": _ATTENTION,
+    "torch.nn.MultiheadAttention": _ATTENTION,
+    "torch.nn.TransformerEncoderLayer": _TRANSFORMER,
+    "torch.nn.TransformerDecoderLayer": _TRANSFORMER,
+    "torch.nn.TransformerEncoder": _TRANSFORMER,
+    "torch.nn.TransformerDecoder": _TRANSFORMER,
+    "torch.nn.Transformer": _TRANSFORMER,
+}
+
+# what would switch the observer off: the hooks themselves, and torch's switches for its function and dispatch
+# modes (popping or pushing a mode, disabling them, excluding the Python dispatch keys)
+_TAMPER_C = (
+    "_set_dispatch_mode",
+    "_unset_dispatch_mode",
+    "_dispatch_tls_set_dispatch_key_excluded",
+    "_dispatch_tls_set_dispatch_key_included",
+)
+_TAMPER_TYPES = ("DisableTorchFunction", "_DisableTorchDispatch")
+# Popping a mode is not refused as it happens (torch pops modes itself, and so does a mode the student pushed,
+# ``with torch.device(...)``, as it ends): the kernels are refused by identity in the profile hook too, and the
+# modes are verified to be in place when the call ends.
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What an exercise refuses at run time, whatever name reaches it (see the module docstring)."""
+
+    course: bool = False  # any entry into course_lib beyond ``allowed`` (the checks are refused for every exercise)
+    autograd: bool = False  # torch's autograd engine and function transforms
+    kernels: frozenset = frozenset()  # torch function names (aten op names) of fused kernels
+    allowed: tuple[str, ...] = ()  # dotted course_lib names a student may call in this exercise
+
+    @classmethod
+    def of(cls, forbidden, allowed=()) -> Rules:
+        """The rules an exercise's ``forbidden`` declaration implies: a build exercise (it forbids something)
+        refuses course_lib; one that forbids autograd refuses every gradient route; a ready-made torch module
+        or function forbidden refuses its kernels."""
+        forbidden = tuple(forbidden)
+        kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
+        return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed))
+
+
+@dataclass
+class Observation:
+    """What the observer saw during one call of the student's code: plain data for the grader.
+
+    ``refused``: the dotted names of the refused calls, in call order (the first decides the hint);
+    ``intact``: False when the observer was switched off or the check's code replaced (``tampered`` says
+    what: the call or the replaced name, which also leads ``refused``).
+    """
+
+    refused: list = field(default_factory=list)
+    intact: bool = True
+    tampered: str = ""
+
+    def to_plain(self) -> dict:
+        return {"refused": list(self.refused[:20]), "intact": self.intact, "tampered": self.tampered}
+
+    def note(self, name: str) -> None:
+        if len(self.refused) < 100:
+            self.refused.append(name)
+
+    def tamper(self, name: str) -> None:
+        if self.intact:
+            self.intact, self.tampered = False, name
+        self.note(name)
+
+
+# the check's own functions, by identity as imported: replacing one (a patched protocol, an Exercise whose
+# ``forbidden`` was edited) is a way of switching the observer off. protocol.py registers its own.
+_GUARDED: list = []
+_GUARDED_COUNT = [0]
+
+
+def guard(owner, attr: str, dotted: str) -> None:
+    """Remember ``owner.attr`` as it is now: :func:`tampered` names it once it is something else."""
+    _GUARDED.append((owner, attr, inspect.getattr_static(owner, attr), dotted))
+    _GUARDED_COUNT[0] += 1
+
+
+def tampered() -> str:
+    """The dotted name of the first guarded function or setting that was replaced since import; ""."""
+    if _GUARDED is not _GUARDED_AT_IMPORT or len(_GUARDED) != _GUARDED_COUNT[0]:
+        return "course_lib.checks.borrowed.guard"
+    for owner, attr, original, dotted in _GUARDED:
+        try:
+            now = inspect.getattr_static(owner, attr)
+        except AttributeError:
+            return dotted
+        if now is not original and now != original:
+            return dotted
+    return ""
+
+
+def _code_name(code) -> str:
+    """``course_lib.module.Qual.name`` (or ``torch....``) of a code object, from its file and qualified name."""
+    path = code.co_filename
+    for root, package in ((_COURSE_DIR, "course_lib"), (_torch_dir(), "torch")):
+        if root and path.startswith(root + os.sep):
+            parts = path[len(root) + 1 :].removesuffix(".py").split(os.sep)
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            return ".".join([package, *parts, code.co_qualname])
+    return code.co_qualname
+
+
+_TORCH_DIR: list = []
+
+
+def _torch_dir() -> str:
+    if not _TORCH_DIR:
+        spec = importlib.util.find_spec("torch")
+        _TORCH_DIR.append(os.path.dirname(spec.origin) if spec and spec.origin else "")
+    return _TORCH_DIR[0]
+
+
+def _codes_of(obj, depth: int = 0) -> set:
+    """The code objects of what the check hands in (its functions, the course_lib classes of its objects):
+    the student may call those."""
+    found = set()
+    if depth > 3:
+        return found
+    if isinstance(obj, (list, tuple)):
+        for item in obj[:64]:
+            found |= _codes_of(item, depth + 1)
+        for value in getattr(obj, "__dict__", {}).values():  # a case's recipe riding on the arguments
+            found |= _codes_of(value, depth + 1)
+        return found
+    if isinstance(obj, dict):
+        for item in list(obj.values())[:64]:
+            found |= _codes_of(item, depth + 1)
+        return found
+    fn = getattr(obj, "__func__", obj)
+    if inspect.isfunction(fn):
+        found.add(fn.__code__)
+        for cell in fn.__closure__ or ():  # a wrapper the check built around its own function
+            if _has_contents(cell) and inspect.isfunction(cell.cell_contents):
+                found |= _codes_of(cell.cell_contents, depth + 1)
+        return found
+    objects = [obj]
+    modules = getattr(obj, "modules", None)
+    if callable(modules) and type(obj).__module__.startswith(("torch", "course_lib")):
+        objects = list(modules())[:256]  # an nn.Module: its submodules too
+    for o in objects:
+        for klass in type(o).__mro__:
+            if klass.__module__.startswith("course_lib"):
+                for f in _functions_of(klass):
+                    found.add(f.__code__)
+    return found
+
+
+class _Watcher:
+    """The profile hook and torch modes of one observation (see :func:`observing`)."""
+
+    def __init__(self, rules: Rules, seen: Observation, handed_in: set):
+        self.rules, self.seen = rules, seen
+        self.allowed = set(handed_in)
+        for name in rules.allowed:
+            obj = resolve(name)[2]
+            self.allowed |= {f.__code__ for f in (_functions_of(obj) if inspect.isclass(obj) else [obj])}
+        self.kinds: dict = {}
+        self.c_kinds: dict = {_setprofile: "tamper", _getprofile: "tamper"}
+        self.tamper_types: tuple = ()
+        self.engine = None
+        self.modes: list = [None, None]  # the function mode and dispatch mode installed, once entered
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            for name in _TAMPER_C:
+                if hasattr(torch._C, name):
+                    self.c_kinds[getattr(torch._C, name)] = "tamper"
+            self.tamper_types = tuple(getattr(torch._C, n) for n in _TAMPER_TYPES if hasattr(torch._C, n))
+            self.engine = type(torch.autograd.Variable._execution_engine)
+            if rules.autograd:
+                for name in ("_make_dual", "_unpack_dual", "_enter_dual_level", "_exit_dual_level"):
+                    if hasattr(torch._C, name):
+                        self.c_kinds[getattr(torch._C, name)] = "autograd"
+            for op in rules.kernels:
+                for builtin in _kernel_builtins(torch, op):
+                    self.c_kinds[builtin] = "kernel"
+        self.torch = torch
+
+    # -- the profile hook: never raises (an exception here would switch the hook off)
+    def profile(self, frame, event, arg):
+        try:
+            if event == "call":
+                code = frame.f_code
+                kind = self.kinds.get(code) or self._kind(code)
+                if kind == "ok":
+                    return
+                if kind in ("course", "checks"):
+                    if code in self.allowed or not self._entry(kind, frame.f_back):
+                        return
+                    if kind == "course" and not self.rules.course:
+                        return
+                elif kind == "autograd" and (not self.rules.autograd or _importing(frame)):
+                    return
+                self._refuse(_code_name(code), kind)
+            elif event == "c_call":
+                owner = getattr(arg, "__self__", None)
+                if owner is None or type(owner) is types.ModuleType:
+                    kind = self.c_kinds.get(arg)  # a module's builtin: the same object on every call
+                elif self.tamper_types and isinstance(owner, self.tamper_types):
+                    kind = "tamper"
+                elif self.engine is not None and isinstance(owner, self.engine):
+                    kind = "autograd"
+                else:
+                    return
+                if kind is None or (kind == "autograd" and not self.rules.autograd):
+                    return
+                if frame.f_code.co_filename == _HERE:
+                    return  # the observer's own calls (putting the hooks back)
+                if kind == "autograd" and _importing(frame):
+                    return
+                self._refuse(_builtin_name(arg), kind)
+        except Exception:  # noqa: BLE001, S110 - the hook must never raise: nothing is refused for it
+            pass
+
+    def _entry(self, kind: str, caller) -> bool:
+        """Is this call into course_lib an entry from outside (the student's code, torch, or a check calling
+        what the student handed it), rather than course_lib calling its own pieces?"""
+        if caller is None:
+            return True
+        by = self.kinds.get(caller.f_code) or self._kind(caller.f_code)
+        # a check's frame calls the student's objects: lesson code reached from it was chosen by the student
+        return by not in ("course", "checks") or (by == "checks" and kind == "course")
+
+    def _ours_on_top(self, which: int) -> bool:
+        mode = self.modes[which]
+        if mode is None:
+            return False
+        C = self.torch._C
+        depth = C._len_torch_function_stack() if which == 0 else C._len_torch_dispatch_stack()
+        top = (C._get_function_stack_at if which == 0 else C._get_dispatch_stack_at)(depth - 1) if depth else None
+        return top is mode
+
+    def _refuse(self, name: str, kind: str) -> None:
+        if kind == "tamper":
+            self.seen.tamper(name)
+        else:
+            self.seen.note(name)
+
+    def _kind(self, code) -> str:
+        kind = self.kinds[code] = _classify(code)
+        return kind
+
+    # -- torch's function mode (and, where gradients are the exercise, dispatch mode): calls by what they are
+    def torch_function(self, func, types, args, kwargs):
+        name = getattr(func, "_opname", None) or getattr(func, "__name__", "")
+        if name in self.rules.kernels or (self.rules.autograd and name in ("backward", "grad")):
+            self.seen.note(_builtin_name(func))
+        return func(*args, **(kwargs or {}))
+
+    def torch_dispatch(self, func, types, args, kwargs):
+        if "backward" in func._opname:  # a gradient kernel: only autograd (or a call to it by name) runs one
+            self.seen.note(_builtin_name(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _importing(frame) -> bool:
+    """Is a module of torch being imported (its classes defined: autograd.Function subclasses run autograd's
+    metaclass), rather than called? Looked at only before a refusal, so the walk up the stack is rare."""
+    torch_dir = _torch_dir()
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_code.co_filename.startswith(torch_dir):
+            return True
+        frame = frame.f_back
+    return False
+
+
+_KERNEL_BUILTINS: dict = {}
+
+
+def _kernel_builtins(torch, op: str) -> list:
+    """Every builtin that runs the aten op ``op``: torch.op, torch.nn.functional's, and each torch.ops.aten
+    overload's (what ``torch.ops.aten.op.default(...)`` calls)."""
+    if op not in _KERNEL_BUILTINS:
+        found = [getattr(space, op) for space in (torch._C._VariableFunctions, torch._C._nn) if hasattr(space, op)]
+        try:
+            packet = getattr(torch.ops.aten, op)
+            for overload in packet.overloads():
+                found.append(getattr(packet, overload)._op)
+        except (AttributeError, RuntimeError):
+            pass
+        _KERNEL_BUILTINS[op] = found
+    return _KERNEL_BUILTINS[op]
+
+
+_KINDS: dict = {}  # code object -> its kind, for every observation (a code object's file never changes)
+
+
+def _classify(code) -> str:
+    """ "course" (course_lib's lessons), "checks" (the checks), "autograd", "tamper" or "ok"."""
+    kind = _KINDS.get(code)
+    if kind is not None:
+        return kind
+    path = code.co_filename
+    kind = "ok"
+    if code.co_name == "<module>" or path == _HERE:
+        kind = "ok"  # the observer itself and the stand-ins: they refuse, they answer nothing
+    elif path.startswith(_CHECKS_DIR):
+        kind = "checks"
+    elif path.startswith(_COURSE_DIR + os.sep):
+        kind = "course"
+    elif code is threading.setprofile.__code__:
+        kind = "tamper"
+    else:
+        torch_dir = _torch_dir()
+        if torch_dir and path.startswith(torch_dir + os.sep):
+            rest = path[len(torch_dir) + 1 :].split(os.sep)
+            if (rest[0] in _AUTOGRAD_DIRS and rest[-1] not in _AUTOGRAD_SPARED) or code is _TENSOR_BACKWARD[0]:
+                kind = "autograd"
+    _KINDS[code] = kind
+    return kind
+
+
+_CHECKS_DIR = os.path.join(_COURSE_DIR, "checks") + os.sep
+_TENSOR_BACKWARD: list = [None]
+
+
+def _builtin_name(func) -> str:
+    """A torch function or builtin's dotted name as a student would write it (``torch.ops.aten.lstm.input``,
+    ``torch.nn.functional.scaled_dot_product_attention``, ``sys.setprofile``)."""
+    if type(func).__name__ == "OpOverload":
+        return f"torch.ops.{func.namespace}.{func.__name__}"
+    owner = getattr(func, "__self__", None)
+    name = getattr(func, "__name__", "") or "?"
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        return f"{type(owner).__module__}.{type(owner).__qualname__}.{name}"
+    module = getattr(func, "__module__", None) or getattr(owner, "__name__", "") or "?"
+    module = {"torch._C._nn": "torch.nn.functional", "torch._VF": "torch"}.get(module, module)
+    return f"{module}.{name}"
+
+
+def course_code_in(fn, rules: Rules) -> str:
+    """The dotted name of course_lib code that the student's function or class *is* (``check(course_fn)``, a
+    subclass of a course_lib class, ``forward = SomeCourseModule.forward`` in its body); "". The check calls
+    these itself, so the observer would see course_lib called by course_lib: this look names them first."""
+    codes = []
+    if inspect.isclass(fn):
+        for klass in fn.__mro__:
+            codes += [f.__code__ for f in _functions_of(klass)]
+    else:
+        codes = [f.__code__ for f in _functions_of(fn)]
+    allowed = _Watcher(rules, Observation(), set()).allowed if rules.allowed else set()
+    for code in codes:
+        kind = _classify(code)
+        if code not in allowed and (kind == "checks" or (kind == "course" and rules.course)):
+            return _code_name(code)
+    return ""
+
+
+@contextlib.contextmanager
+def observing(rules: Rules, handed_in=()):
+    """Within the block, every call the code makes is observed, and those ``rules`` refuse are recorded.
+
+    Yields an :class:`Observation`. The student's code runs on: nothing is raised (raising from the hook would
+    switch it off); the check reads the observation afterwards. On exit the hooks and modes installed here are
+    verified to be still in place, and the guarded check functions still the originals.
+    """
+    seen = Observation()
+    watcher = _Watcher(rules, seen, _codes_of(list(handed_in)))
+    torch = watcher.torch
+    modes = contextlib.ExitStack()
+    if torch is not None and _TENSOR_BACKWARD[0] is None:
+        _TENSOR_BACKWARD[0] = torch.Tensor.backward.__code__
+    if torch is not None and (rules.kernels or rules.autograd):
+        watcher.modes[0] = modes.enter_context(_mode_class("function")(watcher))
+        if rules.autograd:
+            watcher.modes[1] = modes.enter_context(_mode_class("dispatch")(watcher))
+    depth = _mode_depths(torch)
+    previous, previous_threads = _getprofile(), _thread_getprofile()
+    hook = watcher.profile  # one bound method: the hook verified on exit is this very object
+    _thread_setprofile(hook)
+    _setprofile(hook)
+    try:
+        yield seen
+    finally:
+        installed = _getprofile()
+        _setprofile(previous)
+        _thread_setprofile(previous_threads)
+        if installed is not hook:
+            seen.tamper("sys.setprofile")
+        if _mode_depths(torch) != depth or not all(
+            mode is None or watcher._ours_on_top(i) for i, mode in enumerate(watcher.modes)
+        ):
+            seen.tamper("torch._C._pop_torch_function_stack")
+        try:
+            modes.close()
+        except Exception:  # noqa: BLE001 - a mode the student's code popped cannot be exited again
+            seen.tamper("torch._C._pop_torch_function_stack")
+        after = tampered()
+        if after:
+            seen.tamper(after)
+
+
+def _mode_depths(torch) -> tuple:
+    if torch is None:
+        return ()
+    return torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
+
+
+_MODES: dict = {}
+
+
+def _mode_class(kind: str):
+    """torch's function mode or dispatch mode that hands every call to a watcher (classes made once)."""
+    if kind not in _MODES:
+        if kind == "function":
+            from torch.overrides import TorchFunctionMode as Base
+
+            method = "__torch_function__"
+        else:
+            from torch.utils._python_dispatch import TorchDispatchMode as Base
+
+            method = "__torch_dispatch__"
+
+        def __init__(self, watcher):
+            super(cls, self).__init__()
+            self.watcher = watcher
+
+        def handle(self, func, types, args=(), kwargs=None):
+            watcher = self.watcher
+            return (watcher.torch_function if kind == "function" else watcher.torch_dispatch)(func, types, args, kwargs)
+
+        cls = type(f"Watching{kind.title()}s", (Base,), {"__init__": __init__, method: handle})
+        _MODES[kind] = cls
+    return _MODES[kind]
+
+
+_GUARDED_AT_IMPORT = _GUARDED
+for _name in ("observing", "refusing", "course_code_in", "tampered", "uses_forbidden", "_refused", "_classify"):
+    guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
+for _name in ("profile", "torch_function", "torch_dispatch", "_entry"):
+    guard(_Watcher, _name, f"{__name__}._Watcher.{_name}")
+guard(Rules, "of", f"{__name__}.Rules.of")
