@@ -553,15 +553,16 @@ def tampered() -> str:
     return ""
 
 
-def _code_name(code) -> str:
-    """``course_lib.module.Qual.name`` (or ``torch....``) of a code object, from its file and qualified name."""
+def _code_name(code, module=None) -> str:
+    """``course_lib.module.Qual.name`` (or ``torch....``) of a code object, from its file and qualified name
+    (elsewhere, from ``module``: the name of the module whose globals it runs in)."""
     path = code.co_filename
     for root, package in ((_COURSE_DIR, "course_lib"), (_torch_dir(), "torch")):
         if root and path.startswith(root + os.sep):
             parts = path[len(root) + 1 :].removesuffix(".py").split(os.sep)
             parts = parts[:-1] if parts[-1] == "__init__" else parts
             return ".".join([package, *parts, code.co_qualname])
-    return code.co_qualname
+    return f"{module}.{code.co_qualname}" if isinstance(module, str) else code.co_qualname
 
 
 _TORCH_DIR: list = []
@@ -654,11 +655,11 @@ class _Watcher:
                         return
                 elif kind == "autograd" and (not self.rules.autograd or _importing(frame)):
                     return
-                self._refuse(_code_name(code), kind)
+                self._refuse(_code_name(code, frame.f_globals.get("__name__")), kind)
             elif event == "c_call":
                 owner = getattr(arg, "__self__", None)
-                if owner is None or type(owner) is types.ModuleType:
-                    kind = self.c_kinds.get(arg)  # a module's builtin: the same object on every call
+                if owner is None or type(owner) is types.ModuleType or type(owner).__module__ == "pybind11_builtins":
+                    kind = self.c_kinds.get(arg)  # a module's builtin, a torch.ops overload's: the same object
                 elif self.tamper_types and isinstance(owner, self.tamper_types):
                     kind = "tamper"
                 elif self.engine is not None and isinstance(owner, self.engine):
@@ -784,6 +785,8 @@ def _builtin_name(func) -> str:
         return f"torch.ops.{func.namespace}.{func.__name__}"
     owner = getattr(func, "__self__", None)
     name = getattr(func, "__name__", "") or "?"
+    if type(owner).__module__ == "pybind11_builtins":  # what a torch.ops overload calls
+        return f"torch.ops.aten.{name}"
     if owner is not None and not isinstance(owner, types.ModuleType):
         return f"{type(owner).__module__}.{type(owner).__qualname__}.{name}"
     module = getattr(func, "__module__", None) or getattr(owner, "__name__", "") or "?"
@@ -840,10 +843,10 @@ def observing(rules: Rules, handed_in=()):
         _thread_setprofile(previous_threads)
         if installed is not hook:
             seen.tamper("sys.setprofile")
-        if _mode_depths(torch) != depth or not all(
-            mode is None or watcher._ours_on_top(i) for i, mode in enumerate(watcher.modes)
-        ):
-            seen.tamper("torch._C._pop_torch_function_stack")
+        now = _mode_depths(torch)
+        for i, mode in enumerate(watcher.modes):
+            if mode is not None and (now[i] != depth[i] or not watcher._ours_on_top(i)):
+                seen.tamper(f"torch._C._pop_torch_{('function', 'dispatch')[i]}_stack")
         try:
             modes.close()
         except Exception:  # noqa: BLE001 - a mode the student's code popped cannot be exited again

@@ -47,6 +47,7 @@ from course_lib.checks.borrowed import (
     notebook_uses_forbidden,
     observing,
     refusing,
+    tampered,
     uses_forbidden,
 )
 from course_lib.checks.plain import _is_tensor, from_plain, same, to_plain
@@ -242,8 +243,8 @@ class Exercise:
                     f"got {names!r}"
                 )
         # what runs is refused by these rules; editing the exercise's declarations later is itself a refusal
-        guard(self, "forbidden", f"the forbidden names of exercise {self.id}")
-        guard(self, "allowed", f"the allowed names of exercise {self.id}")
+        guard(self, "forbidden", f"{__name__}.Exercise.forbidden")
+        guard(self, "allowed", f"{__name__}.Exercise.allowed")
 
     @property
     def rules(self) -> Rules:
@@ -255,6 +256,10 @@ class Exercise:
             if used:
                 observed = {"refused": [used], "intact": True}
                 return [{"raised": BORROWED, "message": used, "where": "source", "observed": observed} for _ in cases]
+        switched_off = tampered()  # a check function replaced (or a declaration edited) before this check ran
+        if switched_off:
+            observed = {"refused": [switched_off], "intact": False}
+            return [{"raised": BORROWED, "message": switched_off, "where": "", "observed": observed} for _ in cases]
         rules = self.rules
         with global_random_state_kept():
             return [
@@ -335,6 +340,9 @@ class Exercise:
             cases = self.draw(seed)
             sent = from_plain(_json_round_trip(to_plain(cases)))
             records = self.run(student_fn, sent)
+            switched_off = tampered()  # run itself replaced: its records are not the observer's
+            if switched_off:
+                records = [{"raised": BORROWED, "message": switched_off, "where": ""} for _ in cases]
             try:
                 back = from_plain(_json_round_trip(to_plain(records)))
             except TypeError as exc:
