@@ -55,10 +55,15 @@ _ACTIVE: list[list[str]] = []  # the names called so far, one list per active re
 
 
 def _refused(name: str):
-    """What every stand-in does: note the call, then raise."""
+    """What every stand-in does: note the call (also in the observation under way, in call order), then raise."""
     if _ACTIVE:
         _ACTIVE[-1].append(name)
+    if _OBSERVING:
+        _OBSERVING[-1].note(name)
     raise Borrowed(name)
+
+
+_OBSERVING: list = []  # the observations under way (see observing), innermost last
 
 
 def resolve(dotted: str):
@@ -501,7 +506,7 @@ class Rules:
         return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed))
 
 
-@dataclass
+@dataclass(eq=False)  # one observation is itself, not any other with the same record
 class Observation:
     """What the observer saw during one call of the student's code: plain data for the grader.
 
@@ -593,10 +598,7 @@ def _codes_of(obj, depth: int = 0) -> set:
         return found
     fn = getattr(obj, "__func__", obj)
     if inspect.isfunction(fn):
-        found.add(fn.__code__)
-        for cell in fn.__closure__ or ():  # a wrapper the check built around its own function
-            if _has_contents(cell) and inspect.isfunction(cell.cell_contents):
-                found |= _codes_of(cell.cell_contents, depth + 1)
+        found.add(fn.__code__)  # only itself: what it calls in course_lib is course_lib calling its own pieces
         return found
     objects = [obj]
     modules = getattr(obj, "modules", None)
@@ -729,6 +731,7 @@ def _importing(frame) -> bool:
 
 
 _KERNEL_BUILTINS: dict = {}
+_KERNEL_NAMES: dict = {}  # what a torch.ops overload calls (a nameless builtin) -> torch.ops.aten.op.overload
 
 
 def _kernel_builtins(torch, op: str) -> list:
@@ -740,6 +743,7 @@ def _kernel_builtins(torch, op: str) -> list:
             packet = getattr(torch.ops.aten, op)
             for overload in packet.overloads():
                 found.append(getattr(packet, overload)._op)
+                _KERNEL_NAMES[found[-1]] = f"torch.ops.aten.{op}.{overload}"
         except (AttributeError, RuntimeError):
             pass
         _KERNEL_BUILTINS[op] = found
@@ -756,7 +760,8 @@ def _classify(code) -> str:
         return kind
     path = code.co_filename
     kind = "ok"
-    if code.co_name == "<module>" or path == _HERE:
+    if code.co_name == "<module>" or code.co_qualname == "__getattr__" or path == _HERE:  # importing, or a
+        # module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
         kind = "ok"  # the observer itself and the stand-ins: they refuse, they answer nothing
     elif path.startswith(_CHECKS_DIR):
         kind = "checks"
@@ -786,7 +791,7 @@ def _builtin_name(func) -> str:
     owner = getattr(func, "__self__", None)
     name = getattr(func, "__name__", "") or "?"
     if type(owner).__module__ == "pybind11_builtins":  # what a torch.ops overload calls
-        return f"torch.ops.aten.{name}"
+        return _KERNEL_NAMES.get(func) or f"torch.ops.aten.{name}"
     if owner is not None and not isinstance(owner, types.ModuleType):
         return f"{type(owner).__module__}.{type(owner).__qualname__}.{name}"
     module = getattr(func, "__module__", None) or getattr(owner, "__name__", "") or "?"
@@ -833,6 +838,7 @@ def observing(rules: Rules, handed_in=()):
     depth = _mode_depths(torch)
     previous, previous_threads = _getprofile(), _thread_getprofile()
     hook = watcher.profile  # one bound method: the hook verified on exit is this very object
+    _OBSERVING.append(seen)
     _thread_setprofile(hook)
     _setprofile(hook)
     try:
@@ -841,6 +847,7 @@ def observing(rules: Rules, handed_in=()):
         installed = _getprofile()
         _setprofile(previous)
         _thread_setprofile(previous_threads)
+        _OBSERVING[:] = [o for o in _OBSERVING if o is not seen]
         if installed is not hook:
             seen.tamper("sys.setprofile")
         now = _mode_depths(torch)

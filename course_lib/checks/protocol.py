@@ -182,6 +182,8 @@ def call(
     with refusing(forbidden, fn) as called, observing(rules, live) as seen:
         rec = _call(fn, live, describe)
     observed = seen.to_plain()
+    # the observer switched off; else the first forbidden name called (the names the exercise declares, which the
+    # look at the source reports too); else the first call the observer refused
     name = seen.tampered or (called[0] if called else "") or (seen.refused[0] if seen.refused else "")
     if name:
         return {"raised": BORROWED, "message": name, "where": "", "observed": observed}

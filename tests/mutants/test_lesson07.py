@@ -375,7 +375,8 @@ def test_every_build_exercise_has_a_borrowed_answer_and_forbids_torchs_attention
 
 @pytest.mark.parametrize("name,old,new,called", BORROWED, ids=[b[0] for b in BORROWED])
 def test_borrowed_answer_is_refused(name, old, new, called):
-    assert called in EXERCISES[name].forbidden
+    # a forbidden name, or what the observer saw run (the same code by another name, a kernel)
+    assert called in EXERCISES[name].forbidden or called.startswith(("torch.", "course_lib."))
     for with_source in (True, False):  # the look at the source, then the run alone
         borrowed = edited(name, old, new, with_source=with_source)[name]
         result = EXERCISES[name](borrowed, quiet=True)
