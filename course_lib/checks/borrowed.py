@@ -1,30 +1,59 @@
-"""Borrowed answers: while a check runs the student's function, the names its exercise forbids raise.
+"""Borrowed answers: a check refuses an answer that calls what the exercise asks the student to write.
 
-An exercise declares ``forbidden=("torch.autograd.grad", "torch.nn.LSTM", ...)``: dotted names of
-what would answer it without the student writing it (course_lib's own version, autograd, torch's
-ready-made module). Two complementary looks catch a borrowed answer:
+The decision rests on what runs, not on names. While a check runs the student's code (``Exercise.run``
+-> :func:`course_lib.checks.protocol.call`), :func:`observing` watches every call made:
 
-- **at run time** (:func:`refusing`), for the duration of the student's call only, each name is
-  replaced by a stand-in that records the call and raises :class:`Borrowed`:
+- a **profile hook** (``sys.setprofile``, and ``threading.setprofile`` for threads the code starts) sees
+  each Python call (its code object, so an alias or a method taken into a class body changes nothing)
+  and each C call (the builtin object itself);
+- torch's **function mode** (``TorchFunctionMode``) sees every torch function by what it is, however it was
+  reached (``torch.lstm``, ``torch._VF.lstm``, ``torch.ops.aten.lstm.input``); where gradients are the
+  exercise, a **dispatch mode** (``TorchDispatchMode``) also sees every gradient kernel (``*_backward``)
+  that runs, whatever started it.
 
-  - a Python function (``course_lib.parentheses.is_balanced``, ``torch.autograd.grad``,
-    ``torch.Tensor.backward``) gets the stand-in's ``__code__``, so every alias of it (``from ...
-    import is_balanced as ib`` at import time, a bound method ``loss.backward``, torch's own helpers
-    that call it) refuses too;
-  - a class (``torch.nn.LSTM``) refuses construction (``__init__``) and its ``forward``, so an
-    instance built before the call refuses too;
-  - anything else (a builtin such as ``torch.nn.functional.scaled_dot_product_attention``) is
-    replaced in every loaded module that holds it and in the student's globals.
+What is refused (:class:`Rules`, derived from the exercise's ``forbidden`` and ``allowed`` declarations):
 
-  Everything is put back afterwards, also when the student's code raises. The record lists the
-  name even when the student's code swallowed the exception.
-- **in the source** (:func:`uses_forbidden`): the names and attribute chains of the student's
-  function (and of their own helpers and classes it reaches), resolved in its globals, its default
-  arguments and its closure, compared by identity with the forbidden objects.
+- **course_lib**: a call into course_lib from outside it (the student's code, torch, or a check calling an
+  object the student handed it), unless it is an object the check handed in or a helper the exercise
+  ``allowed``. ``course_lib.checks`` is refused in every exercise; the rest of course_lib in build exercises
+  (those that declare ``forbidden``). No solution calls a course_lib helper today, so ``allowed`` is empty in
+  every lesson: an exercise that lets students use one (a vocabulary, ``get_device``) names it there.
+  A student's function or class that *is* course_lib code (``check(course_fn)``, ``forward =
+  course_lib.buildup.Head.forward`` in a class body, a subclass) is refused before it runs
+  (:func:`course_code_in`), since the check itself would be the caller;
+- **autograd** where the exercise forbids ``torch.Tensor.backward`` / ``torch.autograd.grad``: any code of
+  ``torch.autograd`` (but ``no_grad`` and the profiler), ``torch.func`` / ``torch._functorch``, forward-mode
+  autograd, the engine (``Variable._execution_engine.run_backward``), and gradient kernels;
+- **fused kernels** that compute the answer, for each ready-made torch name the exercise forbids
+  (:data:`KERNELS`: ``torch.nn.LSTM`` -> ``lstm``, ``lstm_cell``, ...; attention -> the
+  ``scaled_dot_product_attention`` family, ``_native_multi_head_attention``, ...);
+- **switching the observer off**: calling ``sys.setprofile``/``sys.getprofile``/``threading.setprofile``,
+  disabling torch's modes (``DisableTorchFunction``, ``_DisableTorchDispatch``, the dispatch-key switches),
+  or leaving a mode popped; and replacing a guarded function of the checks (:func:`guard`: the protocol's
+  steps, ``Exercise.run``/``check``/``judge``, this module's observer) or editing an Exercise's ``forbidden``
+  or ``allowed`` since import (:func:`tampered`). An answer that does so is refused, naming the call.
 
-Everything that runs during the student's call is covered, including objects the check hands
-in: an exercise that forbids a name must not give the student inputs that use it. The check's
-own reference computation runs in ``judge``, outside the call, and is never refused.
+Nothing is raised by the observer (an exception in a profile hook would switch it off): the student's code
+runs on, and the record says what was refused. Two older, cheaper layers stay in front: :func:`refusing`
+replaces each forbidden dotted name with a stand-in that raises for the duration of the call, and
+:func:`uses_forbidden` reads the student's source (:func:`notebook_uses_forbidden`: the grader's reading of
+the notebook's text). A forbidden name that was called leads the hint; else the first refused call.
+
+The observation as plain data (for the grader)
+----------------------------------------------
+Every record ``Exercise.run`` returns carries ``"observed": {"refused": [names], "intact": bool,
+"tampered": name}``: the dotted names of the refused calls in call order (at most 20; ``"torch.ops.aten.
+lstm_cell.default"``, ``"course_lib.checks.lesson05.reference_decode"``, ``"sys.setprofile"``), and whether
+the observer stayed in place (``tampered`` names what switched it off). A refused call also makes the record
+``{"raised": "Borrowed", "message": name}``. ``Exercise.judge`` fails a record whose ``observed`` shows a
+refusal or ``intact: False`` with "Hint: write it yourself: your function may not call `NAME`, which this
+exercise asks you to replace." (a name from the kernel is echoed only when it is a plain dotted name).
+A grader running the answer cells in a fresh process should, there: call ``tampered()`` before and after
+``exercise.run(fn, cases)`` (a non-empty name is a refusal), send the records to its own process, and there
+require every record to carry ``observed`` (a record without it did not come from the observer) before
+``judge``. In-process observation is defence in depth, not a sandbox: code that rewrites Python objects
+without calling anything (a closure's cell, a list's items) is beyond it, which is why the grader decides
+from plain data in its own process and also reads the source.
 """
 
 from __future__ import annotations
