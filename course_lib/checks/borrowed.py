@@ -6,10 +6,8 @@ The decision rests on what runs, not on names. While a check runs the student's 
 - a **profile hook** (``sys.setprofile``, and ``threading.setprofile`` for threads the code starts) sees
   each Python call (its code object, so an alias or a method taken into a class body changes nothing)
   and each C call (the builtin object itself);
-- torch's **function mode** (``TorchFunctionMode``) sees every torch function by what it is, however it was
-  reached (``torch.lstm``, ``torch._VF.lstm``, ``torch.ops.aten.lstm.input``); where gradients are the
-  exercise, a **dispatch mode** (``TorchDispatchMode``) also sees every gradient kernel (``*_backward``)
-  that runs, whatever started it.
+- where gradients are the exercise, torch's **dispatch mode** (``TorchDispatchMode``) also sees every aten op
+  that runs, however it was reached, so a gradient kernel (``*_backward``) started by any route is seen.
 
 What is refused (:class:`Rules`, derived from the exercise's ``forbidden`` and ``allowed`` declarations):
 
@@ -26,10 +24,12 @@ What is refused (:class:`Rules`, derived from the exercise's ``forbidden`` and `
   autograd, the engine (``Variable._execution_engine.run_backward``), and gradient kernels;
 - **fused kernels** that compute the answer, for each ready-made torch name the exercise forbids
   (:data:`KERNELS`: ``torch.nn.LSTM`` -> ``lstm``, ``lstm_cell``, ...; attention -> the
-  ``scaled_dot_product_attention`` family, ``_native_multi_head_attention``, ...);
+  ``scaled_dot_product_attention`` family, ``_native_multi_head_attention``, ...), by the identity of every
+  builtin that runs one (``torch.lstm_cell`` = ``torch._VF.lstm_cell``, each ``torch.ops.aten`` overload);
+  and compilers that would run code out of sight (``torch.jit``, ``torch.compile``), called by the student;
 - **switching the observer off**: calling ``sys.setprofile``/``sys.getprofile``/``threading.setprofile``,
   disabling torch's modes (``DisableTorchFunction``, ``_DisableTorchDispatch``, the dispatch-key switches),
-  or leaving a mode popped; and replacing a guarded function of the checks (:func:`guard`: the protocol's
+  or leaving our mode popped; and replacing a guarded function of the checks (:func:`guard`: the protocol's
   steps, ``Exercise.run``/``check``/``judge``, this module's observer) or editing an Exercise's ``forbidden``
   or ``allowed`` since import (:func:`tampered`). An answer that does so is refused, naming the call.
 
@@ -464,6 +464,9 @@ _thread_setprofile, _thread_getprofile = threading.setprofile, threading.getprof
 # (grad_mode), the profiler (optimizer.step wraps itself in it) and anomaly mode compute no gradient: allowed.
 AUTOGRAD_NAMES = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
 _AUTOGRAD_DIRS = ("autograd", "_functorch", "func")
+# compilers run what they compiled out of the observer's sight (TorchScript, dynamo): refused where a torch
+# route is refused, when the student's code (not torch's own) calls them
+_OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
@@ -650,11 +653,11 @@ class _Watcher:
         for name in rules.allowed:
             obj = resolve(name)[2]
             self.allowed |= {f.__code__ for f in (_functions_of(obj) if inspect.isclass(obj) else [obj])}
-        self.kinds: dict = {}
         self.c_kinds: dict = {_setprofile: "tamper", _getprofile: "tamper"}
+        self.kernel_codes: set = set()
         self.tamper_types: tuple = ()
         self.engine = None
-        self.modes: list = [None, None]  # the function mode and dispatch mode installed, once entered
+        self.modes: list = [None, None]  # a function mode (none today) and the dispatch mode installed, once entered
         torch = sys.modules.get("torch")
         if torch is not None:
             for name in _TAMPER_C:
@@ -669,41 +672,77 @@ class _Watcher:
             for op in rules.kernels:
                 for builtin in _kernel_builtins(torch, op):
                     self.c_kinds[builtin] = "kernel"
+                python = getattr(torch.nn.functional, op, None)  # a kernel written in Python (the MHA forward)
+                if inspect.isfunction(python):
+                    self.kernel_codes.add(python.__code__)
         self.torch = torch
 
-    # -- the profile hook: never raises (an exception here would switch the hook off)
-    def profile(self, frame, event, arg):
-        try:
+    # -- the profile hook: never raises (an exception here would switch the hook off). It runs on every call and
+    # return of the student's code, so its common paths are a dict look-up each (see benchmarks/bench_checks.py).
+    def hook(self):
+        kinds, classify, c_kinds, type_kinds = _KINDS, _classify, self.c_kinds, {}
+        called, c_called, type_kind, kernel_codes = self._called, self._c_called, self._type_kind, self.kernel_codes
+
+        def profile(frame, event, arg):
             if event == "call":
                 code = frame.f_code
-                kind = self.kinds.get(code) or self._kind(code)
-                if kind == "ok":
-                    return
-                if kind in ("course", "checks"):
-                    if code in self.allowed or not self._entry(kind, frame.f_back):
-                        return
-                    if kind == "course" and not self.rules.course:
-                        return
-                elif kind == "autograd" and (not self.rules.autograd or _importing(frame)):
-                    return
-                self._refuse(_code_name(code, frame.f_globals.get("__name__")), kind)
+                kind = kinds.get(code) or classify(code)
+                if kind != "ok" or code in kernel_codes:
+                    called(frame, code, "kernel" if code in kernel_codes else kind)
             elif event == "c_call":
                 owner = getattr(arg, "__self__", None)
-                if owner is None or type(owner) is types.ModuleType or type(owner).__module__ == "pybind11_builtins":
-                    kind = self.c_kinds.get(arg)  # a module's builtin, a torch.ops overload's: the same object
-                elif self.tamper_types and isinstance(owner, self.tamper_types):
-                    kind = "tamper"
-                elif self.engine is not None and isinstance(owner, self.engine):
-                    kind = "autograd"
-                else:
+                how = type_kinds.get(type(owner))
+                if how is None:
+                    how = type_kinds[type(owner)] = type_kind(type(owner))
+                if how == "lookup":  # a module's builtin, a torch.ops overload's: the same object on every call
+                    how = c_kinds.get(arg)
+                if how:
+                    c_called(frame, arg, how)
+
+        return profile
+
+    def _type_kind(self, owner_type) -> str:
+        """What a C call bound to an object of this type may be: "lookup" (by the builtin's identity), "tamper",
+        "autograd" (the engine), or "" (nothing refused: a list's append, a tensor's method)."""
+        if owner_type is type(None) or owner_type is types.ModuleType or owner_type.__module__ == "pybind11_builtins":
+            return "lookup"
+        if self.tamper_types and issubclass(owner_type, self.tamper_types):
+            return "tamper"
+        if self.engine is not None and issubclass(owner_type, self.engine):
+            return "autograd"
+        return ""
+
+    def _called(self, frame, code, kind) -> None:
+        try:
+            if kind in ("course", "checks"):
+                if code in self.allowed or not self._entry(kind, frame.f_back):
                     return
-                if kind is None or (kind == "autograd" and not self.rules.autograd):
+                if kind == "course" and not self.rules.course:
                     return
-                if frame.f_code.co_filename == _HERE:
-                    return  # the observer's own calls (putting the hooks back)
-                if kind == "autograd" and _importing(frame):
+            elif kind == "autograd" and (not self.rules.autograd or _importing(frame)):
+                return
+            elif kind == "opaque":
+                caller = frame.f_back
+                torch_dir = _torch_dir()
+                if (
+                    not (self.rules.autograd or self.rules.kernels)
+                    or (caller is not None and caller.f_code.co_filename.startswith(torch_dir + os.sep))
+                    or _importing(frame)
+                ):
                     return
-                self._refuse(_builtin_name(arg), kind)
+            self._refuse(_code_name(code, frame.f_globals.get("__name__")), kind)
+        except Exception:  # noqa: BLE001, S110 - the hook must never raise: nothing is refused for it
+            pass
+
+    def _c_called(self, frame, arg, kind) -> None:
+        try:
+            if kind == "autograd" and not self.rules.autograd:
+                return
+            if frame.f_code.co_filename == _HERE:
+                return  # the observer's own calls (putting the hooks back)
+            if kind == "autograd" and _importing(frame):
+                return
+            self._refuse(_builtin_name(arg), kind)
         except Exception:  # noqa: BLE001, S110 - the hook must never raise: nothing is refused for it
             pass
 
@@ -712,7 +751,7 @@ class _Watcher:
         what the student handed it), rather than course_lib calling its own pieces?"""
         if caller is None:
             return True
-        by = self.kinds.get(caller.f_code) or self._kind(caller.f_code)
+        by = _KINDS.get(caller.f_code) or _classify(caller.f_code)
         # a check's frame calls the student's objects: lesson code reached from it was chosen by the student
         return by not in ("course", "checks") or (by == "checks" and kind == "course")
 
@@ -731,17 +770,7 @@ class _Watcher:
         else:
             self.seen.note(name)
 
-    def _kind(self, code) -> str:
-        kind = self.kinds[code] = _classify(code)
-        return kind
-
-    # -- torch's function mode (and, where gradients are the exercise, dispatch mode): calls by what they are
-    def torch_function(self, func, types, args, kwargs):
-        name = getattr(func, "_opname", None) or getattr(func, "__name__", "")
-        if name in self.rules.kernels or (self.rules.autograd and name in ("backward", "grad")):
-            self.seen.note(_builtin_name(func))
-        return func(*args, **(kwargs or {}))
-
+    # -- torch's dispatch mode, where gradients are the exercise: every aten op that runs, however it was reached
     def torch_dispatch(self, func, types, args, kwargs):
         if "backward" in func._opname:  # a gradient kernel: only autograd (or a call to it by name) runs one
             self.seen.note(_builtin_name(func))
@@ -770,6 +799,8 @@ def _kernel_builtins(torch, op: str) -> list:
         found = [getattr(space, op) for space in (torch._C._VariableFunctions, torch._C._nn) if hasattr(space, op)]
         try:
             packet = getattr(torch.ops.aten, op)
+            found.append(packet._op)  # torch.ops.aten.op(...) without an overload
+            _KERNEL_NAMES[packet._op] = f"torch.ops.aten.{op}"
             for overload in packet.overloads():
                 found.append(getattr(packet, overload)._op)
                 _KERNEL_NAMES[found[-1]] = f"torch.ops.aten.{op}.{overload}"
@@ -804,6 +835,8 @@ def _classify(code) -> str:
             rest = path[len(torch_dir) + 1 :].split(os.sep)
             if (rest[0] in _AUTOGRAD_DIRS and rest[-1] not in _AUTOGRAD_SPARED) or code is _TENSOR_BACKWARD[0]:
                 kind = "autograd"
+            elif rest[0] in _OPAQUE_DIRS:
+                kind = "opaque"
     _KINDS[code] = kind
     return kind
 
@@ -860,13 +893,11 @@ def observing(rules: Rules, handed_in=()):
     modes = contextlib.ExitStack()
     if torch is not None and _TENSOR_BACKWARD[0] is None:
         _TENSOR_BACKWARD[0] = torch.Tensor.backward.__code__
-    if torch is not None and (rules.kernels or rules.autograd):
-        watcher.modes[0] = modes.enter_context(_mode_class("function")(watcher))
-        if rules.autograd:
-            watcher.modes[1] = modes.enter_context(_mode_class("dispatch")(watcher))
+    if torch is not None and rules.autograd:  # gradient kernels, whatever started them
+        watcher.modes[1] = modes.enter_context(_dispatch_mode()(watcher))
     depth = _mode_depths(torch)
     previous, previous_threads = _getprofile(), _thread_getprofile()
-    hook = watcher.profile  # one bound method: the hook verified on exit is this very object
+    hook = watcher.hook()  # the hook verified on exit is this very object
     _OBSERVING.append(seen)
     _thread_setprofile(hook)
     _setprofile(hook)
@@ -898,37 +929,29 @@ def _mode_depths(torch) -> tuple:
     return torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
 
 
-_MODES: dict = {}
+_MODES: list = []
 
 
-def _mode_class(kind: str):
-    """torch's function mode or dispatch mode that hands every call to a watcher (classes made once)."""
-    if kind not in _MODES:
-        if kind == "function":
-            from torch.overrides import TorchFunctionMode as Base
+def _dispatch_mode():
+    """torch's dispatch mode that hands every aten op to a watcher (the class made once)."""
+    if not _MODES:
+        from torch.utils._python_dispatch import TorchDispatchMode
 
-            method = "__torch_function__"
-        else:
-            from torch.utils._python_dispatch import TorchDispatchMode as Base
+        class Watching(TorchDispatchMode):
+            def __init__(self, watcher):
+                super().__init__()
+                self.watcher = watcher
 
-            method = "__torch_dispatch__"
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return self.watcher.torch_dispatch(func, types, args, kwargs)
 
-        def __init__(self, watcher):
-            super(cls, self).__init__()
-            self.watcher = watcher
-
-        def handle(self, func, types, args=(), kwargs=None):
-            watcher = self.watcher
-            return (watcher.torch_function if kind == "function" else watcher.torch_dispatch)(func, types, args, kwargs)
-
-        cls = type(f"Watching{kind.title()}s", (Base,), {"__init__": __init__, method: handle})
-        _MODES[kind] = cls
-    return _MODES[kind]
+        _MODES.append(Watching)
+    return _MODES[0]
 
 
 _GUARDED_AT_IMPORT = _GUARDED
 for _name in ("observing", "refusing", "course_code_in", "tampered", "uses_forbidden", "_refused", "_classify"):
     guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
-for _name in ("profile", "torch_function", "torch_dispatch", "_entry"):
+for _name in ("hook", "_called", "_c_called", "_type_kind", "torch_dispatch", "_entry"):
     guard(_Watcher, _name, f"{__name__}._Watcher.{_name}")
 guard(Rules, "of", f"{__name__}.Rules.of")
