@@ -726,3 +726,180 @@ def test_the_solution_decoder_makes_its_tensors_on_the_states_device():
     logits, weights = namespace["decode"](model, states, lengths, torch.zeros(3, 4, dtype=torch.long, device="meta"))
     assert logits.device.type == weights.device.type == "meta"
     assert logits.shape == (3, 4, 9) and weights.shape == (3, 4, 5)
+
+
+# ---------------------------------------------------------------- refused by what runs (the observer)
+
+
+def test_the_checks_own_functions_are_refused_in_every_exercise_whatever_the_name():
+    """check_double forbids nothing, yet the check's own helpers (course_lib.checks) may not answer it."""
+    from course_lib.checks import protocol
+
+    by_alias = _from_source(
+        "def double(x):\n    return float(helper([x])[0] * 2)\n", "double", {"helper": protocol.as_array}
+    )
+    r = check_double(by_alias, quiet=True)
+    assert r.status == FAILED and HINT.format("course_lib.checks.protocol.as_array") in r.message, r
+    assert check_double(lambda x: 2 * x, quiet=True).status == PASSED  # the check's own steps are not refused
+    r = check_double(protocol.as_array, quiet=True)  # the student's function IS the check's code
+    assert r.status == FAILED and "course_lib.checks.protocol.as_array" in r.message, r
+
+
+def test_gradient_routes_that_no_name_list_covers_are_refused():
+    ex = _grad_exercise()
+    routes = {
+        "torch.func.grad": "def grad_cube(x):\n    return torch.func.grad(lambda y: (y**3).sum())(x)\n",
+        "torch.func.jvp": "def grad_cube(x):\n    return torch.func.jvp(lambda y: y**3, (x,), (torch.ones_like(x),))[1]\n",
+        "the engine": (
+            "def grad_cube(x):\n    y = x.clone().requires_grad_(True)\n    s = (y**3).sum()\n"
+            "    return torch.autograd.Variable._execution_engine.run_backward(\n"
+            "        (s,), (torch.ones_like(s),), False, False, (y,), False)[0]\n"
+        ),
+        # right values (3 x^2 (1 - 0^2)), but computed by a gradient kernel
+        "an aten backward kernel": "def grad_cube(x):\n    return torch.ops.aten.tanh_backward(3 * x**2, 0 * x)\n",
+    }
+    for what, source in routes.items():
+        r = ex.check(_from_source(source, "grad_cube"), quiet=True)
+        assert r.status == FAILED and "write it yourself: your function may not call `torch." in r.message, (what, r)
+    assert ex.check(lambda x: 3 * x**2, quiet=True).status == PASSED
+    x = torch.ones(2, requires_grad=True)
+    (x * 2).sum().backward()  # autograd works again afterwards
+    assert torch.equal(x.grad, torch.full((2,), 2.0))
+
+
+def test_a_fused_kernel_is_refused_by_whatever_name_reached_it():
+    ex = _attention_exercise()
+    for source, called in (
+        (
+            "def attend(q, k, v):\n    return torch.ops.aten.scaled_dot_product_attention.default(q, k, v)\n",
+            "torch.ops.aten.scaled_dot_product_attention",
+        ),
+        (
+            "def attend(q, k, v):\n    o = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(\n"
+            "        q[None, None], k[None, None], v[None, None])\n    return o[0][0, 0]\n",
+            "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu",
+        ),
+    ):
+        r = ex.check(_from_source(source, "attend"), quiet=True)
+        assert r.status == FAILED and f"may not call `{called}" in r.message, (source, r)
+
+
+def test_a_method_taken_from_a_course_lib_class_is_refused():
+    ex = _balanced_exercise()
+    from course_lib import rnn
+
+    class Borrowing(torch.nn.Module):  # any method, not only __init__ and forward, taken before the check runs
+        input_projection = rnn.LSTMCell.input_projection
+
+    assert "course_lib" in borrowed_course_code(Borrowing, ex)
+    r = ex.check(Borrowing, quiet=True)
+    assert r.status == FAILED and "course_lib.rnn_cells.LSTMCell.input_projection" in r.message, r
+
+
+def borrowed_course_code(fn, ex):
+    from course_lib.checks.borrowed import course_code_in
+
+    return course_code_in(fn, ex.rules)
+
+
+def test_a_handed_in_course_lib_object_and_an_allowed_helper_may_be_called_but_nothing_else():
+    from course_lib import parentheses
+
+    def draw(seed):
+        return [[[0, 3, 1, 2]], [[0, 1]]]
+
+    def body(cases, records):
+        for (seq,), r in zip(cases, records):
+            if r["returned"] != [parentheses.is_balanced(seq, 4), 2]:
+                raise Mistake("wrong")
+
+    ex = Exercise(
+        "9.6",
+        "handed in",
+        "f",
+        ("seq",),
+        draw,
+        body,
+        materialise=lambda args: [args[0], parentheses.is_balanced],  # the check hands the student a function
+        observe=lambda args, live: args,
+        forbidden=("torch.autograd.grad",),
+        allowed=("course_lib.corpora.Vocab",),
+    )
+    ok = _from_source(
+        "def f(seq, balanced):\n    return [balanced(seq, 4), len(Vocab([['a', 'b']])) - 1]\n",
+        "f",
+        {"Vocab": __import__("course_lib.corpora", fromlist=["Vocab"]).Vocab},
+    )
+    assert ex.check(ok, quiet=True).status == PASSED
+    other = _from_source("def f(seq, balanced):\n    return [balanced(seq, 4), len(symbols(4))]\n", "f")
+    other.__globals__["symbols"] = parentheses.transposition_pairs
+    r = ex.check(other, quiet=True)
+    assert r.status == FAILED and "may not call `course_lib.parentheses_generators.transposition_pairs`" in r.message
+
+
+def test_switching_the_observer_off_is_refused():
+    ex = _grad_exercise()
+    for source, called in (
+        ("def grad_cube(x):\n    __import__('sys').setprofile(None)\n    return 3 * x**2\n", "sys.setprofile"),
+        (
+            "def grad_cube(x):\n    __import__('threading').setprofile(None)\n    return 3 * x**2\n",
+            "threading.setprofile",
+        ),
+        ("def grad_cube(x):\n    torch._C._pop_torch_dispatch_stack()\n    return 3 * x**2\n", "torch._C._pop_torch_"),
+        (
+            "def grad_cube(x):\n    from torch.utils._python_dispatch import _pop_mode\n    _pop_mode()\n    return 3 * x**2\n",
+            "torch._C._pop_torch_dispatch_stack",
+        ),
+    ):
+        r = ex.check(_from_source(source, "grad_cube"), quiet=True)
+        assert r.status == FAILED and f"may not call `{called}" in r.message, (source, r)
+    assert ex.check(lambda x: 3 * x**2, quiet=True).status == PASSED  # and everything is back in place
+
+
+def test_replacing_the_checks_code_or_editing_an_exercise_is_refused():
+    from course_lib.checks import protocol
+
+    ex = _grad_exercise()
+    original = protocol.call
+
+    def patching(x):
+        protocol.call = lambda *a, **k: {"returned": 3 * a[1][0] ** 2, "type": "Tensor", "inputs": a[1]}
+        return 3 * x**2
+
+    try:
+        r = ex.check(patching, quiet=True)
+        assert r.status == FAILED and "may not call `course_lib.checks.protocol.call`" in r.message, r
+    finally:
+        protocol.call = original
+    original_run = Exercise.run
+    try:  # replaced before the check runs (in an earlier cell of the notebook)
+        Exercise.run = lambda self, fn, cases: [
+            {"returned": 3 * c[0] ** 2, "type": "Tensor", "inputs": c} for c in cases
+        ]
+        r = ex.check(lambda x: torch.autograd.grad((x**3).sum(), x)[0], quiet=True)
+        assert r.status == FAILED and "course_lib.checks.protocol.Exercise.run" in r.message, r
+    finally:
+        Exercise.run = original_run
+    forbidden = ex.forbidden
+    try:
+        object.__setattr__(ex, "forbidden", ())
+        r = ex.check(lambda x: 3 * x**2, quiet=True)
+        assert r.status == FAILED and "course_lib.checks.protocol.Exercise.forbidden" in r.message, r
+    finally:
+        object.__setattr__(ex, "forbidden", forbidden)
+    assert ex.check(lambda x: 3 * x**2, quiet=True).status == PASSED
+
+
+def test_every_record_carries_the_observation_as_plain_data_and_the_judge_reads_it():
+    ex = _grad_exercise()
+    cases = ex.draw(3)
+    records = ex.run(lambda x: 3 * x**2, checks.from_plain(checks.to_plain(cases)))
+    assert [r["observed"] for r in records] == [{"refused": [], "intact": True, "tampered": ""}] * len(cases)
+    records = checks.from_plain(json.loads(json.dumps(checks.to_plain(records))))
+    assert ex.judge(cases, records)[0] == PASSED
+    # an observation that saw a refused call fails the answer even if the record's own verdict was rewritten
+    forged = [{**r, "observed": {"refused": ["torch.func.grad"], "intact": True}} for r in records]
+    status, hint = ex.judge(cases, forged)
+    assert status == FAILED and HINT.format("torch.func.grad") in hint
+    off = [{**r, "observed": {"refused": [], "intact": False}} for r in records]
+    assert ex.judge(cases, off)[0] == FAILED

@@ -1,30 +1,59 @@
-"""Borrowed answers: while a check runs the student's function, the names its exercise forbids raise.
+"""Borrowed answers: a check refuses an answer that calls what the exercise asks the student to write.
 
-An exercise declares ``forbidden=("torch.autograd.grad", "torch.nn.LSTM", ...)``: dotted names of
-what would answer it without the student writing it (course_lib's own version, autograd, torch's
-ready-made module). Two complementary looks catch a borrowed answer:
+The decision rests on what runs, not on names. While a check runs the student's code (``Exercise.run``
+-> :func:`course_lib.checks.protocol.call`), :func:`observing` watches every call made:
 
-- **at run time** (:func:`refusing`), for the duration of the student's call only, each name is
-  replaced by a stand-in that records the call and raises :class:`Borrowed`:
+- a **profile hook** (``sys.setprofile``, and ``threading.setprofile`` for threads the code starts) sees
+  each Python call (its code object, so an alias or a method taken into a class body changes nothing)
+  and each C call (the builtin object itself);
+- where gradients are the exercise, torch's **dispatch mode** (``TorchDispatchMode``) also sees every aten op
+  that runs, however it was reached, so a gradient kernel (``*_backward``) started by any route is seen.
 
-  - a Python function (``course_lib.parentheses.is_balanced``, ``torch.autograd.grad``,
-    ``torch.Tensor.backward``) gets the stand-in's ``__code__``, so every alias of it (``from ...
-    import is_balanced as ib`` at import time, a bound method ``loss.backward``, torch's own helpers
-    that call it) refuses too;
-  - a class (``torch.nn.LSTM``) refuses construction (``__init__``) and its ``forward``, so an
-    instance built before the call refuses too;
-  - anything else (a builtin such as ``torch.nn.functional.scaled_dot_product_attention``) is
-    replaced in every loaded module that holds it and in the student's globals.
+What is refused (:class:`Rules`, derived from the exercise's ``forbidden`` and ``allowed`` declarations):
 
-  Everything is put back afterwards, also when the student's code raises. The record lists the
-  name even when the student's code swallowed the exception.
-- **in the source** (:func:`uses_forbidden`): the names and attribute chains of the student's
-  function (and of their own helpers and classes it reaches), resolved in its globals, its default
-  arguments and its closure, compared by identity with the forbidden objects.
+- **course_lib**: a call into course_lib from outside it (the student's code, torch, or a check calling an
+  object the student handed it), unless it is an object the check handed in or a helper the exercise
+  ``allowed``. ``course_lib.checks`` is refused in every exercise; the rest of course_lib in build exercises
+  (those that declare ``forbidden``). No solution calls a course_lib helper today, so ``allowed`` is empty in
+  every lesson: an exercise that lets students use one (a vocabulary, ``get_device``) names it there.
+  A student's function or class that *is* course_lib code (``check(course_fn)``, ``forward =
+  course_lib.buildup.Head.forward`` in a class body, a subclass) is refused before it runs
+  (:func:`course_code_in`), since the check itself would be the caller;
+- **autograd** where the exercise forbids ``torch.Tensor.backward`` / ``torch.autograd.grad``: any code of
+  ``torch.autograd`` (but ``no_grad`` and the profiler), ``torch.func`` / ``torch._functorch``, forward-mode
+  autograd, the engine (``Variable._execution_engine.run_backward``), and gradient kernels;
+- **fused kernels** that compute the answer, for each ready-made torch name the exercise forbids
+  (:data:`KERNELS`: ``torch.nn.LSTM`` -> ``lstm``, ``lstm_cell``, ...; attention -> the
+  ``scaled_dot_product_attention`` family, ``_native_multi_head_attention``, ...), by the identity of every
+  builtin that runs one (``torch.lstm_cell`` = ``torch._VF.lstm_cell``, each ``torch.ops.aten`` overload);
+  and compilers that would run code out of sight (``torch.jit``, ``torch.compile``), called by the student;
+- **switching the observer off**: calling ``sys.setprofile``/``sys.getprofile``/``threading.setprofile``,
+  disabling torch's modes (``DisableTorchFunction``, ``_DisableTorchDispatch``, the dispatch-key switches),
+  or leaving our mode popped; and replacing a guarded function of the checks (:func:`guard`: the protocol's
+  steps, ``Exercise.run``/``check``/``judge``, this module's observer) or editing an Exercise's ``forbidden``
+  or ``allowed`` since import (:func:`tampered`). An answer that does so is refused, naming the call.
 
-Everything that runs during the student's call is covered, including objects the check hands
-in: an exercise that forbids a name must not give the student inputs that use it. The check's
-own reference computation runs in ``judge``, outside the call, and is never refused.
+Nothing is raised by the observer (an exception in a profile hook would switch it off): the student's code
+runs on, and the record says what was refused. Two older, cheaper layers stay in front: :func:`refusing`
+replaces each forbidden dotted name with a stand-in that raises for the duration of the call, and
+:func:`uses_forbidden` reads the student's source (:func:`notebook_uses_forbidden`: the grader's reading of
+the notebook's text). A forbidden name that was called leads the hint; else the first refused call.
+
+The observation as plain data (for the grader)
+----------------------------------------------
+Every record ``Exercise.run`` returns carries ``"observed": {"refused": [names], "intact": bool,
+"tampered": name}``: the dotted names of the refused calls in call order (at most 20; ``"torch.ops.aten.
+lstm_cell.default"``, ``"course_lib.checks.lesson05.reference_decode"``, ``"sys.setprofile"``), and whether
+the observer stayed in place (``tampered`` names what switched it off). A refused call also makes the record
+``{"raised": "Borrowed", "message": name}``. ``Exercise.judge`` fails a record whose ``observed`` shows a
+refusal or ``intact: False`` with "Hint: write it yourself: your function may not call `NAME`, which this
+exercise asks you to replace." (a name from the kernel is echoed only when it is a plain dotted name).
+A grader running the answer cells in a fresh process should, there: call ``tampered()`` before and after
+``exercise.run(fn, cases)`` (a non-empty name is a refusal), send the records to its own process, and there
+require every record to carry ``observed`` (a record without it did not come from the observer) before
+``judge``. In-process observation is defence in depth, not a sandbox: code that rewrites Python objects
+without calling anything (a closure's cell, a list's items) is beyond it, which is why the grader decides
+from plain data in its own process and also reads the source.
 """
 
 from __future__ import annotations
@@ -33,10 +62,14 @@ import ast
 import builtins
 import contextlib
 import importlib
+import importlib.util
 import inspect
+import os
 import sys
 import textwrap
+import threading
 import types
+from dataclasses import dataclass, field
 
 
 class Borrowed(Exception):
@@ -51,10 +84,15 @@ _ACTIVE: list[list[str]] = []  # the names called so far, one list per active re
 
 
 def _refused(name: str):
-    """What every stand-in does: note the call, then raise."""
+    """What every stand-in does: note the call (also in the observation under way, in call order), then raise."""
     if _ACTIVE:
         _ACTIVE[-1].append(name)
+    if _OBSERVING:
+        _OBSERVING[-1].note(name)
     raise Borrowed(name)
+
+
+_OBSERVING: list = []  # the observations under way (see observing), innermost last
 
 
 def resolve(dotted: str):
@@ -411,3 +449,509 @@ def notebook_uses_forbidden(sources: list[str], function: str, forbidden) -> str
                 if found:
                     return found
     return ""
+
+
+# ---------------------------------------------------------------- the look at what runs: the observer
+
+_HERE = os.path.abspath(__file__)  # as code objects name their file
+_COURSE_DIR = os.path.dirname(os.path.dirname(_HERE))  # course_lib/
+# what a hook on calls must keep for itself, taken when course_lib is imported (before any student code runs)
+_setprofile, _getprofile = sys.setprofile, sys.getprofile
+_thread_setprofile, _thread_getprofile = threading.setprofile, threading.getprofile
+
+# autograd: the exercise asks for a gradient written by hand. Refused: every torch.Tensor.backward /
+# torch.autograd / torch.func / forward-mode route, and the engine itself. torch.no_grad and friends
+# (grad_mode), the profiler (optimizer.step wraps itself in it) and anomaly mode compute no gradient: allowed.
+AUTOGRAD_NAMES = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
+_AUTOGRAD_DIRS = ("autograd", "_functorch", "func")
+# compilers run what they compiled out of the observer's sight (TorchScript, dynamo): refused where a torch
+# route is refused, when the student's code (not torch's own) calls them
+_OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
+_AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
+
+# fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
+# computes an exercise's answer in one call, by the ready-made torch name an exercise forbids
+_RNN = ("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell")
+_LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
+_GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
+_ATTENTION = (
+    "scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_fused_attention_overrideable",
+    "_fused_sdp_choice",
+    "_native_multi_head_attention",
+    "multi_head_attention_forward",
+)
+_TRANSFORMER = (*_ATTENTION, "_transformer_encoder_layer_fwd")
+KERNELS = {
+    "torch.nn.RNN": _RNN,
+    "torch.nn.RNNCell": _RNN,
+    "torch.nn.LSTM": _LSTM,
+    "torch.nn.LSTMCell": _LSTM,
+    "torch.lstm_cell": _LSTM,
+    "torch.nn.GRU": _GRU,
+    "torch.nn.GRUCell": _GRU,
+    "torch.gru_cell": _GRU,
+    "torch.nn.functional.scaled_dot_product_attention": _ATTENTION,
+    "torch.nn.MultiheadAttention": _ATTENTION,
+    "torch.nn.TransformerEncoderLayer": _TRANSFORMER,
+    "torch.nn.TransformerDecoderLayer": _TRANSFORMER,
+    "torch.nn.TransformerEncoder": _TRANSFORMER,
+    "torch.nn.TransformerDecoder": _TRANSFORMER,
+    "torch.nn.Transformer": _TRANSFORMER,
+}
+
+# what would switch the observer off: the hooks themselves, and torch's switches for its function and dispatch
+# modes (popping or pushing a mode, disabling them, excluding the Python dispatch keys)
+_TAMPER_C = (
+    "_set_dispatch_mode",
+    "_unset_dispatch_mode",
+    "_dispatch_tls_set_dispatch_key_excluded",
+    "_dispatch_tls_set_dispatch_key_included",
+)
+_TAMPER_TYPES = ("DisableTorchFunction", "_DisableTorchDispatch")
+# Popping a mode is not refused as it happens (torch pops modes itself, and so does a mode the student pushed,
+# ``with torch.device(...)``, as it ends): the kernels are refused by identity in the profile hook too, and the
+# modes are verified to be in place when the call ends.
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What an exercise refuses at run time, whatever name reaches it (see the module docstring)."""
+
+    course: bool = False  # any entry into course_lib beyond ``allowed`` (the checks are refused for every exercise)
+    autograd: bool = False  # torch's autograd engine and function transforms
+    kernels: frozenset = frozenset()  # torch function names (aten op names) of fused kernels
+    allowed: tuple[str, ...] = ()  # dotted course_lib names a student may call in this exercise
+
+    @classmethod
+    def of(cls, forbidden, allowed=()) -> Rules:
+        """The rules an exercise's ``forbidden`` declaration implies: a build exercise (it forbids something)
+        refuses course_lib; one that forbids autograd refuses every gradient route; a ready-made torch module
+        or function forbidden refuses its kernels."""
+        forbidden = tuple(forbidden)
+        kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
+        return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed))
+
+
+@dataclass(eq=False)  # one observation is itself, not any other with the same record
+class Observation:
+    """What the observer saw during one call of the student's code: plain data for the grader.
+
+    ``refused``: the dotted names of the refused calls, in call order (the first decides the hint);
+    ``intact``: False when the observer was switched off or the check's code replaced (``tampered`` says
+    what: the call or the replaced name, which also leads ``refused``).
+    """
+
+    refused: list = field(default_factory=list)
+    intact: bool = True
+    tampered: str = ""
+
+    def to_plain(self) -> dict:
+        return {"refused": list(self.refused[:20]), "intact": self.intact, "tampered": self.tampered}
+
+    def note(self, name: str) -> None:
+        if len(self.refused) < 100:
+            self.refused.append(name)
+
+    def tamper(self, name: str) -> None:
+        if self.intact:
+            self.intact, self.tampered = False, name
+        self.note(name)
+
+
+# the check's own functions, by identity as imported: replacing one (a patched protocol, an Exercise whose
+# ``forbidden`` was edited) is a way of switching the observer off. protocol.py registers its own.
+_GUARDED: list = []
+_GUARDED_COUNT = [0]
+
+
+def guard(owner, attr: str, dotted: str) -> None:
+    """Remember ``owner.attr`` as it is now: :func:`tampered` names it once it is something else."""
+    _GUARDED.append((owner, attr, inspect.getattr_static(owner, attr), dotted))
+    _GUARDED_COUNT[0] += 1
+
+
+def tampered() -> str:
+    """The dotted name of the first guarded function or setting that was replaced since import; ""."""
+    if _GUARDED is not _GUARDED_AT_IMPORT or len(_GUARDED) != _GUARDED_COUNT[0]:
+        return "course_lib.checks.borrowed.guard"
+    for owner, attr, original, dotted in _GUARDED:
+        try:
+            now = inspect.getattr_static(owner, attr)
+        except AttributeError:
+            return dotted
+        if now is not original and now != original:
+            return dotted
+    return ""
+
+
+def _code_name(code, module=None) -> str:
+    """``course_lib.module.Qual.name`` (or ``torch....``) of a code object, from its file and qualified name
+    (elsewhere, from ``module``: the name of the module whose globals it runs in)."""
+    path = code.co_filename
+    for root, package in ((_COURSE_DIR, "course_lib"), (_torch_dir(), "torch")):
+        if root and path.startswith(root + os.sep):
+            parts = path[len(root) + 1 :].removesuffix(".py").split(os.sep)
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            return ".".join([package, *parts, code.co_qualname])
+    return f"{module}.{code.co_qualname}" if isinstance(module, str) else code.co_qualname
+
+
+_TORCH_DIR: list = []
+
+
+def _torch_dir() -> str:
+    if not _TORCH_DIR:
+        spec = importlib.util.find_spec("torch")
+        _TORCH_DIR.append(os.path.dirname(spec.origin) if spec and spec.origin else "")
+    return _TORCH_DIR[0]
+
+
+def _codes_of(obj, depth: int = 0) -> set:
+    """The code objects of what the check hands in (its functions, the course_lib classes of its objects):
+    the student may call those."""
+    found = set()
+    if depth > 3:
+        return found
+    if isinstance(obj, (list, tuple)):
+        for item in obj[:64]:
+            found |= _codes_of(item, depth + 1)
+        for value in getattr(obj, "__dict__", {}).values():  # a case's recipe riding on the arguments
+            found |= _codes_of(value, depth + 1)
+        return found
+    if isinstance(obj, dict):
+        for item in list(obj.values())[:64]:
+            found |= _codes_of(item, depth + 1)
+        return found
+    fn = getattr(obj, "__func__", obj)
+    if inspect.isfunction(fn):
+        found.add(fn.__code__)  # only itself: what it calls in course_lib is course_lib calling its own pieces
+        return found
+    objects = [obj]
+    modules = getattr(obj, "modules", None)
+    if callable(modules) and type(obj).__module__.startswith(("torch", "course_lib")):
+        objects = list(modules())[:256]  # an nn.Module: its submodules too
+    for o in objects:
+        for klass in type(o).__mro__:
+            if klass.__module__.startswith("course_lib"):
+                for f in _functions_of(klass):
+                    found.add(f.__code__)
+    return found
+
+
+class _Watcher:
+    """The profile hook and torch modes of one observation (see :func:`observing`)."""
+
+    def __init__(self, rules: Rules, seen: Observation, handed_in: set):
+        self.rules, self.seen = rules, seen
+        self.allowed = set(handed_in)
+        for name in rules.allowed:
+            obj = resolve(name)[2]
+            self.allowed |= {f.__code__ for f in (_functions_of(obj) if inspect.isclass(obj) else [obj])}
+        self.c_kinds: dict = {_setprofile: "tamper", _getprofile: "tamper"}
+        self.kernel_codes: set = set()
+        self.tamper_types: tuple = ()
+        self.engine = None
+        self.modes: list = [None, None]  # a function mode (none today) and the dispatch mode installed, once entered
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            for name in _TAMPER_C:
+                if hasattr(torch._C, name):
+                    self.c_kinds[getattr(torch._C, name)] = "tamper"
+            self.tamper_types = tuple(getattr(torch._C, n) for n in _TAMPER_TYPES if hasattr(torch._C, n))
+            self.engine = type(torch.autograd.Variable._execution_engine)
+            if rules.autograd:
+                for name in ("_make_dual", "_unpack_dual", "_enter_dual_level", "_exit_dual_level"):
+                    if hasattr(torch._C, name):
+                        self.c_kinds[getattr(torch._C, name)] = "autograd"
+            for op in rules.kernels:
+                for builtin in _kernel_builtins(torch, op):
+                    self.c_kinds[builtin] = "kernel"
+                python = getattr(torch.nn.functional, op, None)  # a kernel written in Python (the MHA forward)
+                if inspect.isfunction(python):
+                    self.kernel_codes.add(python.__code__)
+        self.torch = torch
+
+    # -- the profile hook: never raises (an exception here would switch the hook off). It runs on every call and
+    # return of the student's code, so its common paths are a dict look-up each (see benchmarks/bench_checks.py).
+    def hook(self):
+        kinds, classify, c_kinds, type_kinds = _KINDS, _classify, self.c_kinds, {}
+        called, c_called, type_kind, kernel_codes = self._called, self._c_called, self._type_kind, self.kernel_codes
+
+        def profile(frame, event, arg):
+            if event == "call":
+                code = frame.f_code
+                kind = kinds.get(code) or classify(code)
+                if kind != "ok" or code in kernel_codes:
+                    called(frame, code, "kernel" if code in kernel_codes else kind)
+            elif event == "c_call":
+                owner = getattr(arg, "__self__", None)
+                how = type_kinds.get(type(owner))
+                if how is None:
+                    how = type_kinds[type(owner)] = type_kind(type(owner))
+                if how == "lookup":  # a module's builtin, a torch.ops overload's: the same object on every call
+                    how = c_kinds.get(arg)
+                if how:
+                    c_called(frame, arg, how)
+
+        return profile
+
+    def _type_kind(self, owner_type) -> str:
+        """What a C call bound to an object of this type may be: "lookup" (by the builtin's identity), "tamper",
+        "autograd" (the engine), or "" (nothing refused: a list's append, a tensor's method)."""
+        if owner_type is type(None) or owner_type is types.ModuleType or owner_type.__module__ == "pybind11_builtins":
+            return "lookup"
+        if self.tamper_types and issubclass(owner_type, self.tamper_types):
+            return "tamper"
+        if self.engine is not None and issubclass(owner_type, self.engine):
+            return "autograd"
+        return ""
+
+    def _called(self, frame, code, kind) -> None:
+        try:
+            if kind in ("course", "checks"):
+                if code in self.allowed or not self._entry(kind, frame.f_back):
+                    return
+                if kind == "course" and not self.rules.course:
+                    return
+            elif kind == "autograd" and (not self.rules.autograd or _importing(frame)):
+                return
+            elif kind == "opaque":
+                caller = frame.f_back
+                torch_dir = _torch_dir()
+                if (
+                    not (self.rules.autograd or self.rules.kernels)
+                    or (caller is not None and caller.f_code.co_filename.startswith(torch_dir + os.sep))
+                    or _importing(frame)
+                ):
+                    return
+            self._refuse(_code_name(code, frame.f_globals.get("__name__")), kind)
+        except Exception:  # noqa: BLE001, S110 - the hook must never raise: nothing is refused for it
+            pass
+
+    def _c_called(self, frame, arg, kind) -> None:
+        try:
+            if kind == "autograd" and not self.rules.autograd:
+                return
+            if frame.f_code.co_filename == _HERE:
+                return  # the observer's own calls (putting the hooks back)
+            if kind == "autograd" and _importing(frame):
+                return
+            self._refuse(_builtin_name(arg), kind)
+        except Exception:  # noqa: BLE001, S110 - the hook must never raise: nothing is refused for it
+            pass
+
+    def _entry(self, kind: str, caller) -> bool:
+        """Is this call into course_lib an entry from outside (the student's code, torch, or a check calling
+        what the student handed it), rather than course_lib calling its own pieces?"""
+        if caller is None:
+            return True
+        by = _KINDS.get(caller.f_code) or _classify(caller.f_code)
+        # a check's frame calls the student's objects: lesson code reached from it was chosen by the student
+        return by not in ("course", "checks") or (by == "checks" and kind == "course")
+
+    def _ours_on_top(self, which: int) -> bool:
+        mode = self.modes[which]
+        if mode is None:
+            return False
+        C = self.torch._C
+        depth = C._len_torch_function_stack() if which == 0 else C._len_torch_dispatch_stack()
+        top = (C._get_function_stack_at if which == 0 else C._get_dispatch_stack_at)(depth - 1) if depth else None
+        return top is mode
+
+    def _refuse(self, name: str, kind: str) -> None:
+        if kind == "tamper":
+            self.seen.tamper(name)
+        else:
+            self.seen.note(name)
+
+    # -- torch's dispatch mode, where gradients are the exercise: every aten op that runs, however it was reached
+    def torch_dispatch(self, func, types, args, kwargs):
+        if "backward" in func._opname:  # a gradient kernel: only autograd (or a call to it by name) runs one
+            self.seen.note(_builtin_name(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _importing(frame) -> bool:
+    """Is a module of torch being imported (its classes defined: autograd.Function subclasses run autograd's
+    metaclass), rather than called? Looked at only before a refusal, so the walk up the stack is rare."""
+    torch_dir = _torch_dir()
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_code.co_filename.startswith(torch_dir):
+            return True
+        frame = frame.f_back
+    return False
+
+
+_KERNEL_BUILTINS: dict = {}
+_KERNEL_NAMES: dict = {}  # what a torch.ops overload calls (a nameless builtin) -> torch.ops.aten.op.overload
+
+
+def _kernel_builtins(torch, op: str) -> list:
+    """Every builtin that runs the aten op ``op``: torch.op, torch.nn.functional's, and each torch.ops.aten
+    overload's (what ``torch.ops.aten.op.default(...)`` calls)."""
+    if op not in _KERNEL_BUILTINS:
+        found = [getattr(space, op) for space in (torch._C._VariableFunctions, torch._C._nn) if hasattr(space, op)]
+        try:
+            packet = getattr(torch.ops.aten, op)
+            found.append(packet._op)  # torch.ops.aten.op(...) without an overload
+            _KERNEL_NAMES[packet._op] = f"torch.ops.aten.{op}"
+            for overload in packet.overloads():
+                found.append(getattr(packet, overload)._op)
+                _KERNEL_NAMES[found[-1]] = f"torch.ops.aten.{op}.{overload}"
+        except (AttributeError, RuntimeError):
+            pass
+        _KERNEL_BUILTINS[op] = found
+    return _KERNEL_BUILTINS[op]
+
+
+_KINDS: dict = {}  # code object -> its kind, for every observation (a code object's file never changes)
+
+
+def _classify(code) -> str:
+    """ "course" (course_lib's lessons), "checks" (the checks), "autograd", "tamper" or "ok"."""
+    kind = _KINDS.get(code)
+    if kind is not None:
+        return kind
+    path = code.co_filename
+    kind = "ok"
+    if code.co_name == "<module>" or code.co_qualname == "__getattr__" or path == _HERE:  # importing, or a
+        # module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
+        kind = "ok"  # the observer itself and the stand-ins: they refuse, they answer nothing
+    elif path.startswith(_CHECKS_DIR):
+        kind = "checks"
+    elif path.startswith(_COURSE_DIR + os.sep):
+        kind = "course"
+    elif code is threading.setprofile.__code__:
+        kind = "tamper"
+    else:
+        torch_dir = _torch_dir()
+        if torch_dir and path.startswith(torch_dir + os.sep):
+            rest = path[len(torch_dir) + 1 :].split(os.sep)
+            if (rest[0] in _AUTOGRAD_DIRS and rest[-1] not in _AUTOGRAD_SPARED) or code is _TENSOR_BACKWARD[0]:
+                kind = "autograd"
+            elif rest[0] in _OPAQUE_DIRS:
+                kind = "opaque"
+    _KINDS[code] = kind
+    return kind
+
+
+_CHECKS_DIR = os.path.join(_COURSE_DIR, "checks") + os.sep
+_TENSOR_BACKWARD: list = [None]
+
+
+def _builtin_name(func) -> str:
+    """A torch function or builtin's dotted name as a student would write it (``torch.ops.aten.lstm.input``,
+    ``torch.nn.functional.scaled_dot_product_attention``, ``sys.setprofile``)."""
+    if type(func).__name__ == "OpOverload":
+        return f"torch.ops.{func.namespace}.{func.__name__}"
+    owner = getattr(func, "__self__", None)
+    name = getattr(func, "__name__", "") or "?"
+    if type(owner).__module__ == "pybind11_builtins":  # what a torch.ops overload calls
+        return _KERNEL_NAMES.get(func) or f"torch.ops.aten.{name}"
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        return f"{type(owner).__module__}.{type(owner).__qualname__}.{name}"
+    module = getattr(func, "__module__", None) or getattr(owner, "__name__", "") or "?"
+    module = {"torch._C._nn": "torch.nn.functional", "torch._VF": "torch"}.get(module, module)
+    return f"{module}.{name}"
+
+
+def course_code_in(fn, rules: Rules) -> str:
+    """The dotted name of course_lib code that the student's function or class *is* (``check(course_fn)``, a
+    subclass of a course_lib class, ``forward = SomeCourseModule.forward`` in its body); "". The check calls
+    these itself, so the observer would see course_lib called by course_lib: this look names them first."""
+    codes = []
+    if inspect.isclass(fn):
+        for klass in fn.__mro__:
+            codes += [f.__code__ for f in _functions_of(klass)]
+    else:
+        codes = [f.__code__ for f in _functions_of(fn)]
+    allowed = _Watcher(rules, Observation(), set()).allowed if rules.allowed else set()
+    for code in codes:
+        kind = _classify(code)
+        if code not in allowed and (kind == "checks" or (kind == "course" and rules.course)):
+            return _code_name(code)
+    return ""
+
+
+@contextlib.contextmanager
+def observing(rules: Rules, handed_in=()):
+    """Within the block, every call the code makes is observed, and those ``rules`` refuse are recorded.
+
+    Yields an :class:`Observation`. The student's code runs on: nothing is raised (raising from the hook would
+    switch it off); the check reads the observation afterwards. On exit the hooks and modes installed here are
+    verified to be still in place, and the guarded check functions still the originals.
+    """
+    seen = Observation()
+    watcher = _Watcher(rules, seen, _codes_of(list(handed_in)))
+    torch = watcher.torch
+    modes = contextlib.ExitStack()
+    if torch is not None and _TENSOR_BACKWARD[0] is None:
+        _TENSOR_BACKWARD[0] = torch.Tensor.backward.__code__
+    if torch is not None and rules.autograd:  # gradient kernels, whatever started them
+        watcher.modes[1] = modes.enter_context(_dispatch_mode()(watcher))
+    depth = _mode_depths(torch)
+    previous, previous_threads = _getprofile(), _thread_getprofile()
+    hook = watcher.hook()  # the hook verified on exit is this very object
+    _OBSERVING.append(seen)
+    _thread_setprofile(hook)
+    _setprofile(hook)
+    try:
+        yield seen
+    finally:
+        installed = _getprofile()
+        _setprofile(previous)
+        _thread_setprofile(previous_threads)
+        _OBSERVING[:] = [o for o in _OBSERVING if o is not seen]
+        if installed is not hook:
+            seen.tamper("sys.setprofile")
+        now = _mode_depths(torch)
+        for i, mode in enumerate(watcher.modes):
+            if mode is not None and (now[i] != depth[i] or not watcher._ours_on_top(i)):
+                seen.tamper(f"torch._C._pop_torch_{('function', 'dispatch')[i]}_stack")
+        try:
+            modes.close()
+        except Exception:  # noqa: BLE001 - a mode the student's code popped cannot be exited again
+            seen.tamper("torch._C._pop_torch_function_stack")
+        after = tampered()
+        if after:
+            seen.tamper(after)
+
+
+def _mode_depths(torch) -> tuple:
+    if torch is None:
+        return ()
+    return torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
+
+
+_MODES: list = []
+
+
+def _dispatch_mode():
+    """torch's dispatch mode that hands every aten op to a watcher (the class made once)."""
+    if not _MODES:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Watching(TorchDispatchMode):
+            def __init__(self, watcher):
+                super().__init__()
+                self.watcher = watcher
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return self.watcher.torch_dispatch(func, types, args, kwargs)
+
+        _MODES.append(Watching)
+    return _MODES[0]
+
+
+_GUARDED_AT_IMPORT = _GUARDED
+for _name in ("observing", "refusing", "course_code_in", "tampered", "uses_forbidden", "_refused", "_classify"):
+    guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
+for _name in ("hook", "_called", "_c_called", "_type_kind", "torch_dispatch", "_entry"):
+    guard(_Watcher, _name, f"{__name__}._Watcher.{_name}")
+guard(Rules, "of", f"{__name__}.Rules.of")

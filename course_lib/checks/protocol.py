@@ -27,7 +27,9 @@ import copy
 import math
 import os
 import random
+import re
 import secrets
+import sys
 import sysconfig
 import traceback
 from collections.abc import Callable
@@ -37,7 +39,17 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
-from course_lib.checks.borrowed import Borrowed, notebook_uses_forbidden, refusing, uses_forbidden
+from course_lib.checks.borrowed import (
+    Borrowed,
+    Rules,
+    course_code_in,
+    guard,
+    notebook_uses_forbidden,
+    observing,
+    refusing,
+    tampered,
+    uses_forbidden,
+)
 from course_lib.checks.plain import _is_tensor, from_plain, same, to_plain
 from course_lib.checks.probes import crash_mistake
 
@@ -152,26 +164,37 @@ def call(
     observe: Callable | None = None,
     describe: Callable | None = None,
     forbidden: tuple[str, ...] = (),
+    rules: Rules | None = None,
 ) -> dict:
     """One call of the student's function on a fresh copy of ``args``: the record of what happened.
 
     While the student's function (and ``describe``, which may run the object it returned) runs, the
-    ``forbidden`` names raise (:func:`course_lib.checks.borrowed.refusing`); a call to one is recorded
-    as ``{"raised": "Borrowed", "message": name}``, even when the student's code caught the exception.
+    ``forbidden`` names raise (:func:`course_lib.checks.borrowed.refusing`) and every call made is observed
+    (:func:`course_lib.checks.borrowed.observing`, with ``rules``, by default those ``forbidden`` implies).
+    A refused call is recorded as ``{"raised": "Borrowed", "message": name}``, even when the student's code
+    caught the exception. Every record carries ``"observed"``: the observation as plain data.
     """
+    rules = Rules.of(forbidden) if rules is None else rules
     args = copy.deepcopy(args)
     live = materialise(copy.deepcopy(args)) if materialise else args
-    with refusing(forbidden, fn) as called:
+    own = course_code_in(fn, rules)  # the student's function is course_lib's own code: the check would call it
+    if own:
+        return {"raised": BORROWED, "message": own, "where": "", "observed": {"refused": [own], "intact": True}}
+    with refusing(forbidden, fn) as called, observing(rules, live) as seen:
         rec = _call(fn, live, describe)
-    if called:
-        return {"raised": BORROWED, "message": called[0], "where": ""}
+    observed = seen.to_plain()
+    # the observer switched off; else the first forbidden name called (the names the exercise declares, which the
+    # look at the source reports too); else the first call the observer refused
+    name = seen.tampered or (called[0] if called else "") or (seen.refused[0] if seen.refused else "")
+    if name:
+        return {"raised": BORROWED, "message": name, "where": "", "observed": observed}
     if "raised" in rec:
-        return rec
+        return {**rec, "observed": observed}
     try:
         inputs = _plainify(observe(args, live) if observe else live)
     except TypeError:
         inputs = None
-    return {**rec, "inputs": inputs}
+    return {**rec, "inputs": inputs, "observed": observed}
 
 
 def _call(fn, live, describe) -> dict:
@@ -211,22 +234,40 @@ class Exercise:
     # what the student's function may not call: dotted names such as "course_lib.parentheses.is_balanced",
     # "torch.Tensor.backward", "torch.autograd.grad", "torch.nn.LSTM" (the answer borrowed instead of written)
     forbidden: tuple[str, ...] = ()
+    # the course_lib helpers this exercise lets the student call (dotted names): the observer refuses the rest
+    allowed: tuple[str, ...] = ()
 
     def __post_init__(self):
-        if not isinstance(self.forbidden, tuple) or not all(isinstance(n, str) and "." in n for n in self.forbidden):
-            raise ValueError(
-                f"Exercise {self.id}: forbidden must be a tuple of dotted names such as ('torch.autograd.grad',), "
-                f"got {self.forbidden!r}"
-            )
+        for what in ("forbidden", "allowed"):
+            names = getattr(self, what)
+            if not isinstance(names, tuple) or not all(isinstance(n, str) and "." in n for n in names):
+                raise ValueError(
+                    f"Exercise {self.id}: {what} must be a tuple of dotted names such as ('torch.autograd.grad',), "
+                    f"got {names!r}"
+                )
+        # what runs is refused by these rules; editing the exercise's declarations later is itself a refusal
+        guard(self, "forbidden", f"{__name__}.Exercise.forbidden")
+        guard(self, "allowed", f"{__name__}.Exercise.allowed")
+
+    @property
+    def rules(self) -> Rules:
+        return Rules.of(self.forbidden, self.allowed)
 
     def run(self, fn: Callable, cases: list) -> list:
         if self.forbidden:
             used = uses_forbidden(fn, self.forbidden)  # the look at the source: no need to run it
             if used:
-                return [{"raised": BORROWED, "message": used, "where": "source"} for _ in cases]
+                observed = {"refused": [used], "intact": True}
+                return [{"raised": BORROWED, "message": used, "where": "source", "observed": observed} for _ in cases]
+        switched_off = tampered()  # a check function replaced (or a declaration edited) before this check ran
+        if switched_off:
+            observed = {"refused": [switched_off], "intact": False}
+            return [{"raised": BORROWED, "message": switched_off, "where": "", "observed": observed} for _ in cases]
+        rules = self.rules
         with global_random_state_kept():
             return [
-                call(fn, list(case), self.materialise, self.observe, self.describe, self.forbidden) for case in cases
+                call(fn, list(case), self.materialise, self.observe, self.describe, self.forbidden, rules)
+                for case in cases
             ]
 
     def judge(self, cases: list, records: list) -> tuple[str, str]:
@@ -235,6 +276,11 @@ class Exercise:
         for r in records:
             if r.get("raised") == BORROWED:
                 return FAILED, self._borrowed_hint(r)
+            observed = r.get("observed")
+            if isinstance(observed, dict) and (observed.get("refused") or observed.get("intact") is False):
+                refused = observed.get("refused")
+                first = refused[0] if isinstance(refused, list) and refused else ""
+                return FAILED, self._borrowed_hint({"message": first})
         for r in records:
             if r.get("raised") == "NotImplementedError" and not r.get("message"):  # the stub (see is_stub)
                 return (
@@ -280,7 +326,9 @@ class Exercise:
 
     def _borrowed_hint(self, record: dict) -> str:
         name = record.get("message")
-        if name not in self.forbidden:  # the record crossed from the student's kernel: echo only our own names
+        # the record crossed from the student's kernel: echo only our own names, or a name the observer gives
+        # (a dotted name of torch, course_lib or the hooks, letters, digits and dots only)
+        if name not in self.forbidden and not (isinstance(name, str) and _OBSERVED_NAME.fullmatch(name)):
             return "Hint: write it yourself: your function may not call what this exercise asks you to replace."
         return f"Hint: write it yourself: your function may not call `{name}`, which this exercise asks you to replace."
 
@@ -297,6 +345,9 @@ class Exercise:
             cases = self.draw(seed)
             sent = from_plain(_json_round_trip(to_plain(cases)))
             records = self.run(student_fn, sent)
+            switched_off = tampered()  # run itself replaced: its records are not the observer's
+            if switched_off:
+                records = [{"raised": BORROWED, "message": switched_off, "where": ""} for _ in cases]
             try:
                 back = from_plain(_json_round_trip(to_plain(records)))
             except TypeError as exc:
@@ -309,6 +360,14 @@ class Exercise:
         return result
 
     __call__ = check
+
+
+_OBSERVED_NAME = re.compile(r"(torch|course_lib|sys|threading)(\.[A-Za-z_][A-Za-z0-9_]*){1,8}")
+# the check's own steps, as imported: a student's code that replaces one has switched the check off
+for _name in ("call", "_call", "crash_record", "global_random_state_kept"):
+    guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
+for _name in ("run", "judge", "check", "__call__", "_borrowed_hint", "judge_source", "rules"):
+    guard(Exercise, _name, f"{__name__}.Exercise.{_name}")
 
 
 def _json_round_trip(data):

@@ -237,6 +237,92 @@ BORROWED = [
         "        loss = float(loss)",
         "torch.Tensor.backward",
     ),
+    # refused by what runs, whatever name reached it: routes that no list of forbidden names covers
+    (  # torch.func.jacrev (refused where it calls torch.autograd.grad)
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "return torch.func.jacrev(lambda v: torch.softmax(v, 0))(z)",
+        "torch.autograd.grad",
+    ),
+    (  # forward mode: torch.func.jvp, one column at a time
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "return torch.stack([torch.func.jvp(lambda v: torch.softmax(v, 0), (z,), (e,))[1] for e in torch.eye(len(z), dtype=z.dtype)], 1)",
+        "torch._functorch.eager_transforms.jvp",
+    ),
+    (  # torch.func.vjp, one row at a time (refused where it calls torch.autograd.grad)
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "_, pull = torch.func.vjp(lambda v: torch.softmax(v, 0), z)\n    return torch.stack([pull(e)[0] for e in torch.eye(len(z), dtype=z.dtype)])",
+        "torch.autograd.grad",
+    ),
+    (  # forward-mode autograd by hand (torch.autograd.forward_ad)
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "import torch.autograd.forward_ad as fwAD\n    cols = []\n    for e in torch.eye(len(z), dtype=z.dtype):\n        with fwAD.dual_level():\n            cols.append(fwAD.unpack_dual(torch.softmax(fwAD.make_dual(z, e), 0)).tangent)\n    return torch.stack(cols, 1)",
+        "torch.autograd.forward_ad.dual_level.__enter__",
+    ),
+    (  # the aten kernel of softmax's backward
+        "softmax_jacobian",
+        "return torch.diag(y) - torch.outer(y, y)",
+        "out = torch.softmax(z, 0)\n    return torch.ops.aten._softmax_backward_data(torch.eye(len(z), dtype=z.dtype), out[None].expand(len(z), -1), 1, z.dtype)",
+        "torch.ops.aten._softmax_backward_data.default",
+    ),
+    (  # the check's own gradients, not the loss_and_grads it is given (not forbidden by name here)
+        "train_sgd",
+        "loss, grads = loss_and_grads(params, contexts, targets)",
+        "from course_lib.checks.lesson02 import hand_loss_and_grads\n\n"
+        "        loss, grads = hand_loss_and_grads(params, contexts, targets)",
+        "course_lib.checks.lesson02.hand_loss_and_grads",
+    ),
+    (  # autograd's engine, called directly
+        "fflm_loss_and_grads",
+        'E, W, b, U, c = (params[k] for k in ("E", "W", "b", "U", "c"))',
+        "leaves = {k: v.detach().clone().requires_grad_() for k, v in params.items()}\n    B = contexts.shape[0]\n    h = torch.tanh(leaves['E'][contexts].reshape(B, -1) @ leaves['W'].T + leaves['b'])\n    loss = torch.nn.functional.cross_entropy(h @ leaves['U'].T + leaves['c'], targets)\n    grads = torch.autograd.Variable._execution_engine.run_backward(\n        (loss,), (torch.ones_like(loss),), False, False, tuple(leaves.values()), False)\n    return float(loss), dict(zip(leaves, grads))",
+        "torch._C._EngineBase.run_backward",
+    ),
+    (  # torch.func.grad_and_value (refused where it calls torch.autograd.grad)
+        "fflm_loss_and_grads",
+        'E, W, b, U, c = (params[k] for k in ("E", "W", "b", "U", "c"))',
+        "def loss_of(p):\n        B = contexts.shape[0]\n        h = torch.tanh(p['E'][contexts].reshape(B, -1) @ p['W'].T + p['b'])\n        return torch.nn.functional.cross_entropy(h @ p['U'].T + p['c'], targets)\n    grads, loss = torch.func.grad_and_value(loss_of)(dict(params))\n    return float(loss), grads",
+        "torch.autograd.grad",
+    ),
+    (  # the aten kernel of tanh's backward
+        "bptt_step",
+        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
+        "da = __import__('torch').ops.aten.tanh_backward(dh, h)",
+        "torch.ops.aten.tanh_backward.default",
+    ),
+    (  # the observer switched off
+        "bptt_step",
+        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
+        "__import__('sys').setprofile(None)\n    da = dh * (1 - h**2)",
+        "sys.setprofile",
+    ),
+    (  # torch's dispatch mode popped (by torch._C)
+        "bptt_step",
+        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
+        "__import__('torch')._C._pop_torch_dispatch_stack()\n    da = dh * (1 - h**2)",
+        "torch._C._pop_torch_dispatch_stack",
+    ),
+    (  # torch's dispatch mode popped
+        "bptt_step",
+        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
+        "from torch.utils._python_dispatch import _pop_mode\n    _pop_mode()\n    da = dh * (1 - h**2)",
+        "torch._C._pop_torch_dispatch_stack",
+    ),
+    (  # the observer of new threads switched off
+        "bptt_step",
+        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
+        "import threading\n    threading.setprofile(None)\n    da = dh * (1 - h**2)",
+        "threading.setprofile",
+    ),
+    (  # the engine, in the training loop
+        "train_sgd",
+        "loss, grads = loss_and_grads(params, contexts, targets)",
+        "leaves = {k: v.detach().requires_grad_() for k, v in params.items()}\n        B = contexts.shape[0]\n        h = (leaves['E'][contexts].reshape(B, -1) @ leaves['W'].T + leaves['b']).tanh()\n        loss = (h @ leaves['U'].T + leaves['c']).log_softmax(1)[range(B), targets].mean().neg()\n        grads = dict(zip(leaves, __import__('torch').autograd.Variable._execution_engine.run_backward(\n            (loss,), (loss.new_ones(()),), False, False, tuple(leaves.values()), False)))\n        loss = float(loss)",
+        "torch._C._EngineBase.run_backward",
+    ),
 ]
 
 ALTERNATIVES = [

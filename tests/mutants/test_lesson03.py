@@ -275,6 +275,19 @@ BORROWED = [
         "    return fit(model, P.batch_loss, optimizer, lambda: batches, progress=False).loss\n",
         "course_lib.train.fit",
     ),
+    # refused by what runs, whatever name reached it: routes that no list of forbidden names covers
+    (  # a method of a forbidden class taken in the class body (the check replaces the class's, not this alias)
+        "ElmanRNN",
+        "    def forward(self, x, h0=None):",
+        "    forward = __import__('course_lib.rnn', fromlist=['ElmanRNN']).ElmanRNN.forward\n\n    def _unused(self, x, h0=None):",
+        "course_lib.rnn.unroll",
+    ),
+    (  # the aten kernel, reached through torch.ops
+        "ElmanRNN",
+        "        T, B, _ = x.shape\n",
+        "        zero = torch.zeros_like(self.b_h)\n        h = x.new_zeros(1, x.shape[1], self.hidden_size) if h0 is None else h0[None]\n        out, h_n = torch.ops.aten.rnn_relu.input(x, h, [self.W_xh, self.W_hh, self.b_h, zero], True, 1, 0.0, False, False, False)\n        return out, h_n[0]\n",
+        "torch.ops.aten.rnn_relu.input",
+    ),
 ]
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, borrowed answers, random state) here.

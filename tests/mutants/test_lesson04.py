@@ -225,6 +225,25 @@ BORROWED = [
         "    from course_lib import memory\n\n    return memory.set_forget_bias(lstm, value)\n    H = lstm.hidden_size\n",
         "course_lib.memory.set_forget_bias",
     ),
+    # refused by what runs, whatever name reached it: routes that no list of forbidden names covers
+    (  # the aten kernel, reached through torch.ops
+        "LSTMCell",
+        "        h_prev, c_prev = state\n",
+        "        return tuple(torch.ops.aten.lstm_cell.default(x, list(state), self.W_xh, self.W_hh, self.b_xh, self.b_hh))\n",
+        "torch.ops.aten.lstm_cell.default",
+    ),
+    (  # a method other than forward taken from a course_lib class
+        "LSTMCell",
+        "    def forward(self, x, state=None):",
+        "    input_projection = __import__('course_lib.rnn', fromlist=['LSTMCell']).LSTMCell.input_projection\n\n    def forward(self, x, state=None):",
+        "course_lib.rnn_cells.LSTMCell.input_projection",
+    ),
+    (  # the aten kernel, reached through torch.ops
+        "gru_step",
+        "    x_r, x_z, x_n = (x @ W_xh.T + b_xh).chunk(3, dim=-1)\n",
+        "    return torch.ops.aten.gru_cell.default(x, h, W_xh, W_hh, b_xh, b_hh)\n",
+        "torch.ops.aten.gru_cell.default",
+    ),
 ]
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, borrowed answers, random state) here.

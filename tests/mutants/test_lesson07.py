@@ -342,6 +342,19 @@ BORROWED = [
         " d_model=self.lm_head.in_features))\n        return g(idx, targets)\n        ### BEGIN SOLUTION",
         "course_lib.transformer.GPT",
     ),
+    # refused by what runs, whatever name reached it: routes that no list of forbidden names covers
+    (  # forward taken from course_lib's Head in the class body
+        "Head",
+        "    def forward(self, x):\n        ### BEGIN SOLUTION",
+        "    forward = __import__('course_lib.buildup', fromlist=['Head']).Head.forward\n\n    def _unused(self, x):\n        ### BEGIN SOLUTION",
+        "course_lib.buildup.Head.forward",
+    ),
+    (  # a lower-level fused attention kernel
+        "Head",
+        "        B, T, C = x.shape\n",
+        "        q, k, v = self.query(x), self.key(x), self.value(x)\n        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q[:, None], k[:, None], v[:, None], is_causal=True)[0][:, 0]\n",
+        "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu",
+    ),
 ]
 
 MUTANT_REPEATS = 4 * STRESS  # MUTANT_STRESS multiplies the draws here too, as in lesson_suite
@@ -413,7 +426,8 @@ def test_every_build_exercise_has_a_borrowed_answer_and_forbids_torchs_attention
 
 @pytest.mark.parametrize("name,old,new,called", BORROWED, ids=[b[0] for b in BORROWED])
 def test_borrowed_answer_is_refused(name, old, new, called):
-    assert called in EXERCISES[name].forbidden
+    # a forbidden name, or what the observer saw run (the same code by another name, a kernel)
+    assert called in EXERCISES[name].forbidden or called.startswith(("torch.", "course_lib."))
     for with_source in (True, False):  # the look at the source, then the run alone
         borrowed = edited(name, old, new, with_source=with_source)[name]
         result = EXERCISES[name](borrowed, quiet=True)
