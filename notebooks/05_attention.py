@@ -244,7 +244,7 @@ print(f"uniform weight over the {example_len.item()} source positions: {uniform:
 # Compare the largest weight of "dot" and "scaled" (over the five initialisations, min to max):
 # this is the evidence for scaling. The plain dot product of two 128-dimensional states puts far
 # more weight on its favourite position before any training (the softmax is closer to
-# saturated), while the scaled one, the same scores divided by $\sqrt{128} \approx 11.3$, stays
+# saturated), while the scaled one, the same scores divided by $\sqrt{128}$, stays
 # much nearer the uniform weight (printed last) over all five initialisations. Section 7 measures why: the spread of $q \cdot k$ grows with the
 # dimension.
 #
@@ -422,8 +422,9 @@ viz.show(
 # The Penn lecture's claims (Bahdanau et al.'s results), against these two checkpoints (one
 # model each; the numbers are in the table above and printed below):
 #
-# * without attention, accuracy falls with the length of the input: the single vector
-#   $h_n^e$ carries one date well, not two or three;
+# * without attention, accuracy falls with the length of the input: this model's single vector
+#   $h_n^e$ carries one date well, not two or three (whether a wider $h_n^e$ would carry more is
+#   not measured here: see "What to try");
 # * with attention it falls much less, and here it is better than without attention at every
 #   length beyond a single date, with no more training examples.
 #

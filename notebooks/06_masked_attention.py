@@ -134,8 +134,9 @@ print("weights alpha:\n", alpha.numpy().round(3))
 #
 # The lecture's quiz (UKP Lab): the matrix below holds the scaled scores
 # $e_{i,j} = \mathbf{q}_i \cdot \mathbf{k}_j / \sqrt{d_k}$ for $1 \le i, j \le n$ with $n = 4$.
-# What is $\alpha_{2,2}$ in masked attention? **Answer in the widget before you read on.**
-# Every option, right or wrong, explains itself. Without widgets (plain Python), answer with
+# What is $\alpha_{2,2}$ in masked attention? **Answer in the widget before you read on**, and
+# before you read the code of the cell: it holds every option's feedback. Every option, right or
+# wrong, explains itself. Without widgets (plain Python), answer with
 # `lecture_quiz.check("A")`, with your letter in place of A.
 
 # %%
@@ -178,7 +179,7 @@ lecture_quiz.show()
 #
 # Row $i = 2$ of the matrix, masked: the keys $j \le 2$ keep their scores, the keys $j > 2$
 # get $-\infty$; then the softmax. The cell computes $\alpha_{2,2}$ from the matrix, finds
-# the option it equals, and checks the claim of option C's feedback (C is the unmasked answer).
+# the option it equals, and checks what the options' feedback claims.
 # It prints the answer, and draws the weights, only once you have answered the quiz above (run it
 # again after answering); the checks run either way.
 
@@ -503,7 +504,8 @@ practice.show()
 # What the generator produces, checked on 100 variants: weights in $[0, 1]$, exactly 0 for
 # $j > i$, and how many questions have $j > i$, beside how many are expected ($3/4 \cdot 1/5$
 # of them). Then, on a hand-made matrix rather than the variants: tied allowed scores share
-# the weight equally.
+# the weight equally. Last, it prints one variant with its answer: answer the practice
+# questions above before you run it.
 
 # %%
 rng = random.Random(1)
@@ -526,7 +528,8 @@ print("answer:", round(example.answer, 4), "|", example.explanation)
 # ## 6. Explore: one row at a time
 #
 # Pick a query $i$ and see its scores, which of them the mask removes, and the weights that
-# come out, with and without the mask. Matrix 0 is the lecture's; the others are random.
+# come out, with and without the mask. Matrix 0 is the lecture's (its row 2 is the quiz's
+# answer: answer the quiz first); the others are random.
 
 
 # %%

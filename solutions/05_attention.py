@@ -269,9 +269,10 @@ else:
     print("Exercises 5.2 and 5.3 do not pass yet: no model to read.")
 
 # %% [markdown]
-# **Your answer** (replace the text below, in two or three sentences, from your heatmap): does
-# the French day look at the English day although it stands elsewhere in the sentence (does
-# the alignment **cross**)? Where do the weekday's letters look? Try another test sentence
+# **Your answer** (replace the text below, in two or three sentences, from your heatmap): section 6
+# of the lesson read the course's checkpoint; does your own model read the sentence the same way?
+# Does its French day look at the English day although it stands elsewhere in the sentence (does
+# the alignment **cross**)? Where do its weekday's letters look? Try another test sentence
 # (`test_pairs[k]`) before you answer.
 #
 # ### BEGIN SOLUTION

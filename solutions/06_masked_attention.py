@@ -113,8 +113,8 @@ assert result.passed, result
 # scaled score $e_{i,j}$ of sentence $b$), `values` shape `(B, T, d_v)`, and `lengths` shape
 # `(B,)`: sentence $b$ holds `lengths[b]` real tokens, then padding (a sentence may be empty,
 # `lengths[b] = 0`: its queries see no key at all; give them weights 0 and output 0, not NaN, as
-# `F.scaled_dot_product_attention` does in the torch pinned here (older releases gave NaN; section 3
-# of the lesson shows both and why). Build the two masks
+# `F.scaled_dot_product_attention` does in the torch pinned here; older releases gave NaN, and
+# section 3 of the lesson shows why a plain softmax does). Build the two masks
 # (True = may attend): the causal one, `(T, T)`, true where $j \le i$, and the padding one,
 # `(B, T)`, true at the real keys; combine them into one `(B, T, T)` mask (broadcasting: which
 # axis does the padding mask belong on?); give the masked scores $-\infty$; take the softmax
@@ -156,9 +156,9 @@ assert result_6_3.passed, result_6_3
 # ### Your code against your hand computation (and the quiz)
 #
 # The quiz's matrix as a batch of one sentence of length 3, through your `masked_attention`;
-# then the four weights you computed by hand, side by side. The lecture's own answer,
-# $\alpha_{2,2} = 0.5$, must come out of both: padding a *later* token changes nothing for
-# query 2.
+# then the four weights you computed by hand, side by side. The quiz's answer, $\alpha_{2,2}$
+# (lesson 06, section 2; the lecture notes give the question, not its answer), must come out of
+# both: padding a *later* token changes nothing for query 2.
 
 # %%
 import math
