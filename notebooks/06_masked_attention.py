@@ -528,8 +528,8 @@ print("answer:", round(example.answer, 4), "|", example.explanation)
 # ## 6. Explore: one row at a time
 #
 # Pick a query $i$ and see its scores, which of them the mask removes, and the weights that
-# come out, with and without the mask. Matrix 0 is the lecture's (its row 2 is the quiz's
-# answer: answer the quiz first); the others are random.
+# come out, with and without the mask. The explorer starts on a random matrix; matrix 0 is the
+# lecture's (its row 2 is the quiz's answer: answer the quiz first).
 
 
 # %%
@@ -565,7 +565,7 @@ def show_row(matrix, i, masked):
 
 explorer = viz.interactive(
     show_row,
-    matrix=widgets.IntSlider(value=0, min=0, max=20, description="matrix"),
+    matrix=widgets.IntSlider(value=1, min=0, max=20, description="matrix"),  # not the quiz's matrix
     i=widgets.IntSlider(value=3, min=1, max=4, description="query i"),
     masked=widgets.Checkbox(value=True, description="mask the future"),
 )

@@ -233,9 +233,8 @@ try:
     moved = leak_test(masked_attention, batch_scores, batch_values, batch_lengths)
     for change, amount in moved.items():
         print(f"change the {change:<28}: the real outputs move by at most {amount:.3g}")
-    leaks = {change: amount > 1e-6 for change, amount in moved.items()}
     options = {"A": "only the last token's own output", "B": "every real output", "C": "no real output"}
-    answer = "A" if leaks["last token"] and not leaks["last token, earlier queries"] else "B"
+    answer = "A"  # what a right mask does; the numbers above are your own, for the feedback
     quiz.MultipleChoice(
         "Change the value of sentence 1's last real token: which real outputs move?",
         options,
