@@ -217,8 +217,9 @@ except NotImplementedError:
 # %% [markdown]
 # ## Exercise 1.4: perplexity from log-probabilities
 #
-# The lecture defines perplexity as $2^J$ with $J = -\frac{1}{n}\sum_i \log_2 P(w_i \mid h_i)$
-# in bits. PyTorch and NumPy give **natural** logarithms (nats). Given the natural log of
+# The lecture defines perplexity as $2^J$ with $J = -\frac{1}{n}\sum_i \log P(w_i \mid h_i)$ (it
+# does not write the base; for $2^J$ the log is $\log_2$, $J$ in bits, as in the lesson). PyTorch
+# and NumPy give **natural** logarithms (nats). Given the natural log of
 # the probability of each predicted token, return the perplexity.
 
 # %%
