@@ -296,7 +296,7 @@ except ImportError:
 # Smoothing moves a little probability from seen n-grams to unseen ones.
 #
 # * **Add-k** (Laplace for $k = 1$): $P(w \mid h) = \dfrac{c(h\,w) + k}{c(h) + kV}$, with $V$
-#   the vocabulary size. Simple, but with $V$ in the thousands (the `|V|` printed in section 3)
+#   the vocabulary size. Simple, but with $V$ this large (the `|V|` printed in section 3)
 #   every context hands out $kV$ pseudo-counts, far too much mass for unseen words when $k = 1$.
 # * **Interpolation** (Jelinek-Mercer): mix the estimates of every order,
 #   $P(w \mid h) = \sum_{j=1}^{n} \lambda_j P_j(w \mid h_j)$ with $h_j$ the last $j-1$ words and

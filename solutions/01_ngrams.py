@@ -35,9 +35,10 @@ course_lib.setup(seed=0)
 # ## Exercise 1.1: the n-grams of the standard count (warm-up)
 #
 # An n-gram model predicts each token from the $n-1$ tokens before it. The standard count
-# (Jurafsky & Martin ch. 3, SRILM, KenLM) pads each sentence with $n-1$ start symbols `<s>`
-# on the left, which are context only and never predicted, and **one** end symbol `</s>` on
-# the right, which is predicted. Every word and the `</s>` is then the last token of one
+# (Jurafsky & Martin ch. 3; SRILM and KenLM score the same tokens, though they write a single
+# `<s>`, as the lesson says) pads each sentence with $n-1$ start symbols `<s>` on the left, which
+# are context only and never predicted, and **one** end symbol `</s>` on the right, which is
+# predicted. Every word and the `</s>` is then the last token of one
 # n-gram: a sentence of $L$ words gives $L + 1$ n-grams, whatever $n$ is.
 #
 # Leave `sentence` unchanged (pad a copy). `count_ngrams(["the", "union"], 3)` gives
