@@ -153,8 +153,9 @@ for mix in (0.0, 0.01, 0.1, 0.5):
 # How good is a model on text it has not seen? The Penn lecture starts from the Shannon Game
 # (guess the next word of "I always order pizza with cheese and ..."): a good model gives the
 # word that actually occurs a high probability. Its measure is the cross-entropy $J$
-# of the model on a test set of $N$ predicted tokens (the NLL above, on test text, in bits),
-# and the **perplexity** $2^J$:
+# of the model on a test set of $N$ predicted tokens (the NLL above, on test text), and the
+# **perplexity** $2^J$. The lecture writes $\log$ without a base; $2^J$ is the perplexity only
+# when $J$ is in bits, so we write $\log_2$:
 #
 # $$J = -\frac{1}{N} \sum_{i=1}^{N} \log_2 P(w_i \mid h_i), \qquad \mathrm{PP} = 2^{J} = P(w_1 \dots w_N)^{-1/N}$$
 #
@@ -295,7 +296,7 @@ except ImportError:
 # Smoothing moves a little probability from seen n-grams to unseen ones.
 #
 # * **Add-k** (Laplace for $k = 1$): $P(w \mid h) = \dfrac{c(h\,w) + k}{c(h) + kV}$, with $V$
-#   the vocabulary size. Simple, but with $V$ in the thousands (the `|V|` printed in section 3)
+#   the vocabulary size. Simple, but with $V$ this large (the `|V|` printed in section 3)
 #   every context hands out $kV$ pseudo-counts, far too much mass for unseen words when $k = 1$.
 # * **Interpolation** (Jelinek-Mercer): mix the estimates of every order,
 #   $P(w \mid h) = \sum_{j=1}^{n} \lambda_j P_j(w \mid h_j)$ with $h_j$ the last $j-1$ words and
@@ -449,8 +450,8 @@ assert abs(ratio_ours - ratio_wsj) > 1  # ... and the ratios do not carry over
 # each model inside a task (a spelling corrector, a speech recogniser, a translation system), runs
 # the task and compares accuracies: the best comparison, but slow. **Intrinsic** evaluation scores
 # the model alone, and its usual measure is perplexity: quick, but, in the lecture's words, a bad
-# approximation unless the test data looks just like the training data, useful in pilot
-# experiments as long as extrinsic evaluation is also done.
+# approximation unless the test data looks just like the training data and generally only useful
+# in pilot experiments, though helpful to think about as long as extrinsic evaluation is also done.
 #
 # A real extrinsic evaluation needs a system (a recogniser, a translator) that this course does not
 # build. A small task in its spirit, the kind a grammar checker faces: **word order**. Take a test

@@ -538,7 +538,7 @@ print(
 # * Replace `tanh` by `relu` or `sigmoid` in the feedforward LM (`activation="relu"`): rerun the
 #   gradient check, then the training. Which learns fastest in 150 steps (in this run; try three
 #   seeds before you conclude)?
-# * Train with plain SGD instead of Adam: `for k in model.params: model.params[k] -= lr * grads[k]`.
+# * Train with plain SGD instead of Adam (after exercise 2.3, where you write that update yourself).
 #   What learning rate works, and how far does the loss get in the same number of steps?
 # * From the course folder, run `python scripts/train_fflm.py --minutes 60 --out notebooks/my_fflm.safetensors`
 #   (or with a larger `--hidden`; without `--out` the script stops rather than overwrite the course's

@@ -35,9 +35,10 @@ course_lib.setup(seed=0)
 # ## Exercise 1.1: the n-grams of the standard count (warm-up)
 #
 # An n-gram model predicts each token from the $n-1$ tokens before it. The standard count
-# (Jurafsky & Martin ch. 3, SRILM, KenLM) pads each sentence with $n-1$ start symbols `<s>`
-# on the left, which are context only and never predicted, and **one** end symbol `</s>` on
-# the right, which is predicted. Every word and the `</s>` is then the last token of one
+# (Jurafsky & Martin ch. 3; SRILM and KenLM score the same tokens, though they write a single
+# `<s>`, as the lesson says) pads each sentence with $n-1$ start symbols `<s>` on the left, which
+# are context only and never predicted, and **one** end symbol `</s>` on the right, which is
+# predicted. Every word and the `</s>` is then the last token of one
 # n-gram: a sentence of $L$ words gives $L + 1$ n-grams, whatever $n$ is.
 #
 # Leave `sentence` unchanged (pad a copy). `count_ngrams(["the", "union"], 3)` gives
@@ -217,8 +218,9 @@ except NotImplementedError:
 # %% [markdown]
 # ## Exercise 1.4: perplexity from log-probabilities
 #
-# The lecture defines perplexity as $2^J$ with $J = -\frac{1}{n}\sum_i \log_2 P(w_i \mid h_i)$
-# in bits. PyTorch and NumPy give **natural** logarithms (nats). Given the natural log of
+# The lecture defines perplexity as $2^J$ with $J = -\frac{1}{n}\sum_i \log P(w_i \mid h_i)$ (it
+# does not write the base; for $2^J$ the log is $\log_2$, $J$ in bits, as in the lesson). PyTorch
+# and NumPy give **natural** logarithms (nats). Given the natural log of
 # the probability of each predicted token, return the perplexity.
 
 # %%

@@ -279,7 +279,8 @@ if done:
 # 1. At `LR = 0.5`, read the printed differences: how large is the gap between your curve and
 #    autograd's, and is it exactly zero? Where does a nonzero gap come from (think of float32 and
 #    the order in which sums are added)?
-# 2. The loss starts near $\ln V$. Why is that what an untrained model should give?
+# 2. The loss starts near $\ln V$, which the lesson labels "a uniform guess". Why does a uniform
+#    guess cost exactly $\ln V$ nats, and why is an untrained model's guess close to uniform?
 # 3. Rerun with `LR = 5.0` and then `LR = 0.05`. For each, read the mean loss of the last 20 steps
 #    (against `LR = 0.5`), the largest gap between your run and autograd's, and the gap between the
 #    two autograd runs (the nudged start). Does a large gap at `LR = 5.0` mean that your gradients
@@ -287,25 +288,27 @@ if done:
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# A good answer reads the printed numbers rather than expectations; the values below are from one run
-# of the solution on a 2-core CPU, and the last digits of such numbers change with the machine and the
-# number of threads. (1) At 0.5 the gap stays at about 1e-6 nats over the 400 steps (1.4e-6 at most in
-# that run), the size of float32 rounding: not zero, because the hand-written backward pass and autograd
-# add the same terms in a different order (autograd's kernels also fuse steps), and each order rounds
-# differently. The nudged autograd run stays as close (1.9e-6 at most), so at this learning rate
-# differences of a few roundings do not grow. (2) Before training the logits are close to equal, so softmax is close to
-# uniform, 1/V for every word, and the cross-entropy is -ln(1/V) = ln V. (3) At 0.05 the loss falls
-# slowly (5.52 over the last 20 steps against 4.79 at 0.5) and the curves coincide (gap about 1e-6).
-# At 5.0 the loss falls faster and ends lower (4.64), so 5.0 is not a bad choice for these 400 steps;
-# but after a couple of hundred steps the two curves drift apart (gap 5.9e-2 at most, weights 0.4 apart
-# at the end). That does not show a wrong gradient: the first steps still agree to rounding, all three runs
-# end at the same loss to within 0.02, and autograd against itself from a start nudged by 1e-6 drifts
-# even further apart (0.24). With large steps, training amplifies any small difference in the weights, rounding
-# included, step after step (roughly: a difference d becomes (I - lr H) d after one step, with H the
-# curvature of the loss, and a large lr makes that factor larger than 1 in some directions). So two
-# long runs at a large learning rate cannot be compared step by step; gradients are checked on one step
-# (as the checks of 2.2 and 2.3 do) or at a small learning rate, and training runs are compared by their
-# loss statistics.
+# A good answer reads the printed numbers rather than expectations (the cell prints the run at
+# `LR = 0.5`; the statements about 5.0 and 0.05 below describe one rerun of the solution on a 2-core CPU,
+# and the last digits of such numbers change with the machine and the number of threads). (1) At 0.5
+# the gap (printed, and the dots of the right panel) stays at the size of float32 rounding over the
+# whole run: not zero, because the hand-written backward pass and autograd add the same terms in a
+# different order (autograd's kernels also fuse steps), and each order rounds differently. The nudged
+# autograd run (the crosses) stays as close, so at this learning rate differences of a few roundings do
+# not grow. (2) A uniform guess gives every word 1/V, so its cross-entropy is -ln(1/V) = ln V. Before
+# training the logits are close to equal (`c` is zero and `U` is drawn at scale $1/\sqrt{H}$), so softmax
+# is close to uniform and the first loss is close to ln V (typically a little above: the logits are not all equal). (3)
+# At 0.05 the loss falls more slowly than at 0.5 and the curves still coincide to rounding. At 5.0, in
+# that rerun, the loss fell faster and ended lower than at 0.5, so 5.0 is not a bad choice for these
+# 400 steps; but after a couple of hundred steps the two curves drifted apart, far beyond rounding. That
+# does not show a wrong gradient: the first steps still agree to rounding (the printed "first 10 steps"),
+# the three runs end at nearly the same loss (the printed means of the last 20 steps), and autograd
+# against itself from the nudged start drifts apart as much or more. With large steps, training
+# amplifies any small difference in the weights, rounding included, step after step (roughly: a
+# difference d becomes (I - lr H) d after one step, with H the curvature of the loss, and a large lr
+# makes that factor larger than 1 in some directions). So two long runs at a large learning rate cannot
+# be compared step by step; gradients are checked on one step (as the checks of 2.2 and 2.3 do) or at a
+# small learning rate, and training runs are compared by their loss statistics.
 # ### END SOLUTION
 
 # ## Exercise 2.4: one step of backpropagation through time
@@ -460,20 +463,21 @@ except NotImplementedError:
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# A good answer reads the printout (one run of the solution gave the numbers quoted; they are
-# deterministic for these seeds). For $\rho = 0.5, 0.9, 1.0$ the gradient from the last step vanishes
-# long before step 1: what reaches it is 6e-28, 7e-15 and 2e-12 of what left step 60 (each step
-# multiplies the norm by at most $\rho$, and the slopes $\tanh' \le 1$ shrink it further, as 02b shows).
-# Only $\rho = 1.5$ keeps a visible share at step 1 (5e-4): $W_{hh}$ stretches by 1.5 at each step,
-# which the slopes only partly undo, and the curve falls far more slowly. Truncation at
-# $k = 20$ removes the paths that reach back past step 40; for $\rho \le 1$ those paths carried almost
-# nothing, so $dW_{hh}$ changes by 1e-9 to 1e-4 of its norm, and for $\rho = 1.5$ by 7%. So where the
-# gradient vanishes, truncation (used to save memory and time) costs almost nothing: a word more than
-# $k$ steps back gets almost no gradient signal with it, and hardly more without it; in these runs a
-# dependency like the Penn lecture's "tickets" (about 35 steps back) gets well under 1e-4 of the signal
-# for $\rho \le 1$ either way. Where the gradient does reach far back (larger $\rho$), truncation throws that
-# signal away. Learning longer dependencies needs a path that does not shrink at every step (the
-# gated cells of lesson 04) or no recurrence at all (attention, lessons 05 to 07).
+# A good answer reads the printout (deterministic for these seeds). For $\rho = 0.5, 0.9, 1.0$ the
+# gradient from the last step vanishes long before step 1: the printed ratios are many orders of
+# magnitude below 1, smaller the smaller $\rho$ (each step multiplies the norm by at most $\rho$, and the
+# slopes $\tanh' \le 1$ shrink it further, as 02b shows). Only $\rho = 1.5$ keeps a visible share at step
+# 1: $W_{hh}$ stretches by 1.5 at each step, which the slopes only partly undo, and the curve falls far
+# more slowly. Truncation at $k = 20$ removes the paths that reach back past the grey line; for
+# $\rho \le 1$ those paths carried almost nothing, so the printed change of $dW_{hh}$ is a tiny fraction of
+# its norm, and for $\rho = 1.5$ it is a few percent. So where the gradient vanishes, truncation (used to
+# save memory and time) costs almost nothing: a word more than $k$ steps back gets almost no gradient
+# signal with it, and hardly more without it; a dependency like the Penn lecture's "tickets" (02b counts
+# how many steps back it is, and prints the share of the gradient that reaches it for $\rho = 0.9$ and
+# $1.0$) gets almost none of the signal either way. Where the gradient does reach far back (larger
+# $\rho$), truncation throws that signal away. Learning longer dependencies needs a path that does not
+# shrink at every step (the gated cells of lesson 04) or no recurrence at all (attention, lessons 05 to
+# 07).
 # ### END SOLUTION
 
 # %% [markdown]
