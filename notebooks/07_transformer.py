@@ -561,8 +561,9 @@ for n in names:
 # context but meet more contexts never seen in training; the perplexity falls with the order until
 # that second effect wins. `scripts/ngram_orders.py` fitted every order from 1 to 10 (the highest
 # an `NGramLM` of this vocabulary allows) on the training sentences and scored each on the whole
-# validation split; together they take more CPU time than this notebook's budget allows (the
-# file's last column), so we read its file and refit order 3 here to check it.
+# validation split; together they take more CPU time than this notebook's time budget can spare
+# beside its training (the file's last column, summed under the table), so we read its file and
+# refit order 3 here to check it.
 
 # %%
 print(corpus.summary())
