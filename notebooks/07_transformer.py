@@ -540,8 +540,8 @@ for n in names:
 #   previous character rests on millions of training characters (printed above): it must use
 #   more context than that one character.
 #
-# The budget is short: most steps still fall between the two measurements (the arrows point
-# from the first to the last), so the
+# The budget is short: the loss of most steps is still falling between the two measurements
+# (the arrows point from the first to the last; read their lengths in the figure), so the
 # table ranks what each step learns in this many steps, not what it could reach. The exercises
 # train the same steps with your modules on a smaller budget: compare your ranking with this one.
 # %% [markdown]
@@ -561,8 +561,9 @@ for n in names:
 # context but meet more contexts never seen in training; the perplexity falls with the order until
 # that second effect wins. `scripts/ngram_orders.py` fitted every order from 1 to 10 (the highest
 # an `NGramLM` of this vocabulary allows) on the training sentences and scored each on the whole
-# validation split; together they take more CPU time than this notebook's budget allows (the
-# file's last column), so we read its file and refit order 3 here to check it.
+# validation split; together they take more CPU time than this notebook's time budget can spare
+# beside its training (the file's last column, summed under the table), so we read its file and
+# refit order 3 here to check it.
 
 # %%
 print(corpus.summary())
@@ -600,7 +601,10 @@ print(
 
 # %% [markdown]
 # Now a small GPT, trained live for a fixed time budget (`max_seconds` keeps the notebook in its
-# budget on a slow machine): 2 layers, 4 heads, $C = 64$, context 64 characters.
+# budget on a slow machine): 2 layers, 4 heads, $C = 64$, context 64 characters. The plot shows
+# the training loss as a running mean over the last 25 steps: it lags behind the loss of the step
+# itself, and the bend where the window fills (at step 25) comes from the smoothing, not from the
+# training.
 
 # %%
 torch.manual_seed(0)
@@ -1037,7 +1041,8 @@ assert "".join(tokens).replace("</w>", "") == "".join(words_of(sentence))  # not
 # characters (so no input is ever unknown) with a vocabulary of 50,257 (Radford et al. 2019).
 # **WordPiece** (BERT, a vocabulary of 30,000, Devlin et al. 2019) builds its vocabulary the same
 # way, merge by merge, but picks the merge that most raises the likelihood of the training data
-# rather than the most frequent pair; a word's later pieces are written with `##` (`play ##ing`).
+# rather than the most frequent pair (Schuster and Nakajima 2012; Wu et al. 2016, whose WordPiece
+# BERT uses); a word's later pieces are written with `##` (`play ##ing`).
 # The course stays with characters, so that every model fits a CPU and the n-gram comparison is
 # over the same symbols; a GPT on BPE tokens has a larger embedding table and shorter sequences,
 # and its loss per token is not comparable with a loss per character.

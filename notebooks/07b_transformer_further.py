@@ -23,7 +23,8 @@
 # 4. tell an encoder (BERT: masked LM with 80/10/10, next-sentence prediction), a decoder (GPT)
 #    and an encoder-decoder (T5: span corruption; cross-attention) apart, and read cross-attention;
 # 5. say what pretraining then fine-tuning means, and show contextual against static vectors;
-#    name what the lectures list as beyond them (RLHF, LoRA, mixture of experts, Mamba, ViT).
+#    name what the lectures list as beyond them (RLHF, LoRA, mixture of experts, Mamba) or only
+#    mention (vision transformers).
 #
 # It follows lesson 07 (read it first). Measured findings come from `scripts/train_buildup.py`
 # (3 seeds; the files beside the course's weights), so they are shown with their spread; what
@@ -510,7 +511,8 @@ masking = viz.interactive(
 # **contextual**. A word2vec-style
 # embedding is **static**: one vector per token (the UKP slide: "Embedding(bank)"), the same in
 # "river bank" and "national bank"; Galerne's example is "I **can** buy a **can** of fish". A
-# transformer's vector of a token after its layers depends on the whole context. With lesson 07's
+# transformer's vector of a token after its layers depends on its context: in an encoder (BERT)
+# the whole text, in a decoder (GPT) the tokens before it. With lesson 07's
 # pretrained GPT (characters, so we take the vector at the last character of the word, after every
 # block and the final layer norm):
 
@@ -628,7 +630,8 @@ print(
 # ## 6. What the lectures name and this course leaves out
 #
 # Galerne's slides end with a list of "what we didn't discuss" (besides masking, which lessons 06
-# and 07 teach), and Fitzgibbon names RLHF. This course leaves them out too; where to read:
+# and 07 teach) and a last slide that names vision transformers in one line; Fitzgibbon names
+# RLHF. This course leaves them out too; where to read:
 #
 # * **RLHF**, reinforcement learning from human feedback (alignment tuning): Ouyang et al.
 #   (2022), "Training language models to follow instructions with human feedback" (InstructGPT).
