@@ -120,7 +120,7 @@ def test_site_page_is_accessible_and_whole(served_site, browser, name, scheme, t
             "[...document.querySelectorAll('main img')].map(i => ({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0}))"
         )
         if name == "06_masked_attention.html":
-            assert len(images) >= 3, images
+            assert len(images) >= 2, images  # the quiz heatmaps wait for an answer (lesson 06, section 2)
             assert page.locator(".MathJax, .MathJax_Display").count() >= 1, f"{name}: no equation was typeset"
         broken = [i["src"] for i in images if not i["ok"]]
         assert not broken, f"{name}: broken images {broken}"
