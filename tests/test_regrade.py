@@ -132,9 +132,7 @@ def test_the_same_submissions_graded_twice_get_the_same_points(twice):
     [
         "random",
         "loud",
-        # exit() in a last cell ends the kernel before the grader runs the checks: graded the same twice (above),
-        # but without the points its answers earn; running answer cells apart from the checks is issue 33's
-        pytest.param("exits", marks=pytest.mark.xfail(strict=True, reason="exit() ends the kernel (issue 33)")),
+        "exits",  # exit() in a last cell: the grade comes from the answer cells, in their own process (issue 33)
     ],
 )
 def test_a_fully_solved_submission_gets_every_point_whatever_else_it_does(twice, student):
