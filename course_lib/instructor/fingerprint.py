@@ -162,6 +162,11 @@ class _Walk:
                 # value may be the machine's (a path) or come out of a set in another order
                 assigned = _assignments(module, getattr(sys.modules.get(module), "__file__", None)).get(n)
                 self.parts[f"{module}.{n}"] = assigned if assigned is not None else repr(value)
+            elif isinstance(value, (list, dict, set)):
+                # a module-level container that fills at run time (the observer's registry of guarded
+                # functions grows with every Exercise made): the code that makes it, never what it holds now
+                assigned = _assignments(module, getattr(sys.modules.get(module), "__file__", None)).get(n)
+                self.parts[f"{module}.{n}"] = assigned if assigned is not None else type(value).__name__
             else:
                 self.visit(value, f"{module}.{n}")
 
