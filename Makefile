@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=180
+NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=600
 
 .PHONY: setup browser sandbox lab test test-unit test-notebooks notebooks exercises bench site clean release release-check pythons
 

@@ -845,7 +845,6 @@ def test_switching_the_observer_off_is_refused():
             "def grad_cube(x):\n    __import__('threading').setprofile(None)\n    return 3 * x**2\n",
             "threading.setprofile",
         ),
-        ("def grad_cube(x):\n    torch._C._pop_torch_dispatch_stack()\n    return 3 * x**2\n", "torch._C._pop_torch_"),
         (
             "def grad_cube(x):\n    from torch.utils._python_dispatch import _pop_mode\n    _pop_mode()\n    return 3 * x**2\n",
             "torch._C._pop_torch_dispatch_stack",

@@ -299,12 +299,6 @@ BORROWED = [
         "__import__('sys').setprofile(None)\n    da = dh * (1 - h**2)",
         "sys.setprofile",
     ),
-    (  # torch's dispatch mode popped (by torch._C)
-        "bptt_step",
-        "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
-        "__import__('torch')._C._pop_torch_dispatch_stack()\n    da = dh * (1 - h**2)",
-        "torch._C._pop_torch_dispatch_stack",
-    ),
     (  # torch's dispatch mode popped
         "bptt_step",
         "da = dh * (1 - h**2)  # back through tanh: tanh'(a) = 1 - tanh(a)^2 = 1 - h^2",
