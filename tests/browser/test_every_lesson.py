@@ -31,15 +31,6 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ["02b_bptt.ipynb"]  # cheap, with a dropdown and a slider; lesson 06 runs in test_lesson06_quiz.py
 EXERCISES = ["06_masked_attention.ipynb"]
-# One explorer per kind of control the lessons use (grep widgets\.[A-Z] notebooks/*.py).
-CONTROL_KINDS = {
-    "Dropdown": "widgets.Dropdown(options=[('one', 1), ('two', 2)], value=1)",
-    "IntSlider": "widgets.IntSlider(value=2, min=0, max=9)",
-    "FloatSlider": "widgets.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.1)",
-    "FloatLogSlider": "widgets.FloatLogSlider(value=1.0, base=10, min=-2, max=2)",
-    "Text": "widgets.Text(value='the state')",
-    "Checkbox": "widgets.Checkbox(value=False, description='on')",
-}
 
 
 @pytest.fixture(autouse=True)
