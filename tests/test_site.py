@@ -543,5 +543,16 @@ def test_the_cache_key_follows_the_notebook_and_the_package(tmp_path):
     module.write_text("a = 2")
     assert site.fingerprint(nb, root) != key
     module.write_text("a = 1")
+    assert site.fingerprint(nb, root) == key
+    weights = root / "course_lib" / "weights" / "m.pt"
+    weights.write_bytes(b"1" * 100)
+    with_weights = site.fingerprint(nb, root)
+    assert with_weights != key
+    weights.write_bytes(b"2" * 101)
+    assert site.fingerprint(nb, root) != with_weights
+    (root / "constraints.txt").write_text("torch==2.13.0\n")
+    assert site.fingerprint(nb, root) not in (key, with_weights)
+    weights.unlink()
+    (root / "constraints.txt").unlink()
     nb.write_text('{"cells": []}')
     assert site.fingerprint(nb, root) != key

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import hashlib
 import io
 import json
@@ -171,9 +172,12 @@ def fingerprint(source: Path, root: Path = ROOT) -> str:
 
     digest = hashlib.sha256(source.read_bytes())
     package = root / "course_lib"
-    for path in sorted([*package.rglob("*.py"), *(package / "weights").glob("*")]):
+    for path in sorted(package.rglob("*.py")):
         if "instructor" not in path.relative_to(package).parts:  # building tools do not change outputs
             digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    for path in sorted((package / "weights").glob("*")):
+        stat = path.stat()
+        digest.update(path.name.encode() + b"\0" + _file_digest(path, stat.st_size, stat.st_mtime_ns, stat.st_ino))
     constraints = root / "constraints.txt"
     digest.update(constraints.read_bytes() if constraints.exists() else b"no constraints")
     try:
@@ -182,6 +186,13 @@ def fingerprint(source: Path, root: Path = ROOT) -> str:
         torch = "none"
     digest.update(f"python {platform.python_version()} torch {torch}".encode())
     return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(path: Path, size: int, mtime_ns: int, inode: int) -> bytes:
+    """A weights file's hash, once per version of the file on disk: a run fingerprints all 23 notebooks, and the
+    weights are megabytes (the sources, small, are read every time)."""
+    return hashlib.sha256(path.read_bytes()).digest()
 
 
 def cached_path(source: Path, cache: Path) -> Path:
