@@ -17,13 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_grading import solved_copy  # noqa: E402
+from bench_grading import write_class  # noqa: E402
 
 from course_lib.instructor import grading  # noqa: E402
 
@@ -43,10 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-dask-grading-"))
     try:
-        (work / "subs").mkdir()
-        nb = solved_copy(args.lesson)
-        for i in range(args.copies):
-            nbformat.write(nb, work / "subs" / f"student{i:03d}.ipynb")
+        write_class(work / "subs", args.lesson, args.copies)
         runs = {
             "local grader, --jobs 2": dict(jobs=2),
             "Dask local cluster, 1 worker": dict(jobs=1, scheduler="local"),

@@ -34,6 +34,14 @@ def solved_copy(lesson: str) -> nbformat.NotebookNode:
     return release
 
 
+def write_class(subs: Path, lesson: str, copies: int) -> None:
+    """``copies`` identical solved submissions of ``lesson`` in a new folder ``subs``."""
+    subs.mkdir()
+    nb = solved_copy(lesson)
+    for i in range(copies):
+        nbformat.write(nb, subs / f"student{i:03d}.ipynb")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lesson", default="01")
@@ -42,10 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
-        (work / "subs").mkdir()
-        nb = solved_copy(args.lesson)
-        for i in range(args.copies):
-            nbformat.write(nb, work / "subs" / f"student{i:03d}.ipynb")
+        write_class(work / "subs", args.lesson, args.copies)
         start = time.perf_counter()
         grading.grade([work / "subs"], args.lesson, work / "g.csv", root=ROOT, jobs=args.jobs, progress=None)
         seconds = time.perf_counter() - start
