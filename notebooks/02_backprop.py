@@ -479,7 +479,8 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 # trained for well under an hour on a shared CPU, with Adam, no weight decay, one setting
 # and one seed; Bengio et al. ran SGD with weight decay until it appeared to converge (10 to 20
 # passes over Brown, with early stopping), 5 passes over AP News in about three weeks on 40
-# CPUs, and reported ten networks on Brown, from which validation data picked one. Data: the State of
+# CPUs, and reported ten models on Brown (networks alone and the same networks mixed with the
+# trigram), from which validation data picked one. Data: the State of
 # the Union addresses, not Brown or AP News, with another vocabulary. Size is not the obvious
 # difference: their Brown networks had 50 or 100 hidden units (or none) and 30 or 60 features
 # per word, ours the $H$ and $d$ printed above. Why mixing can help: Bengio et al. only say that

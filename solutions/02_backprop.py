@@ -403,7 +403,10 @@ assert result.passed, result
 # orthogonal), a loss at the **last step only**. For each $\rho$ the cell runs the forward pass, then
 # your `bptt_backward` twice: in full, and truncated at $k = 20$ (the length after which the Penn notes
 # say BPTT is truncated in practice). It plots $\|\partial L / \partial h_t\|$ of the full run and prints,
-# for each $\rho$, how much of it reaches step 1 and how much truncation changes $dW_{hh}$.
+# for each $\rho$, how much of it reaches step 1 and how much truncation changes $dW_{hh}$. The inputs,
+# weights and seeds are 02b's, so the full-BPTT curves must be the tanh panel of 02b's first figure
+# (and the ratios its printed $\|\partial L / \partial h_1\|$, there with $\|\partial L / \partial h_T\| = 1$):
+# if they are not, your loop is wrong. What 02b does not show is what truncation does to $dW_{hh}$ here.
 
 # %%
 import math
@@ -455,11 +458,11 @@ except NotImplementedError:
     print("Exercise 2.5 is not implemented yet: do it first, then run this cell again.")
 
 # %% [markdown]
-# **Explain** (write your answers in the cell below): for which $\rho$ does the gradient from the last
-# step still reach the first steps, and for which does it vanish (read the printed ratios and the
-# curves)? Truncation at $k = 20$ drops every path longer than 20 steps: for which $\rho$ does that
-# change $dW_{hh}$ a lot and for which hardly at all, and why? What does this say about what a tanh RNN
-# trained with truncated BPTT can learn about words more than $k$ steps back?
+# **Explain** (write your answers in the cell below): truncation at $k = 20$ drops every path longer
+# than 20 steps. For which $\rho$ does that change $dW_{hh}$ a lot and for which hardly at all (read the
+# printed changes), and why (use how far back the gradient reaches, in your curves and in 02b)? What
+# does this say about what a tanh RNN trained with truncated BPTT can learn about words more than $k$
+# steps back?
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -475,9 +478,9 @@ except NotImplementedError:
 # signal with it, and hardly more without it; a dependency like the Penn lecture's "tickets" (02b counts
 # how many steps back it is, and prints the share of the gradient that reaches it for $\rho = 0.9$ and
 # $1.0$) gets almost none of the signal either way. Where the gradient does reach far back (larger
-# $\rho$), truncation throws that signal away. Learning longer dependencies needs a path that does not
-# shrink at every step (the gated cells of lesson 04) or no recurrence at all (attention, lessons 05 to
-# 07).
+# $\rho$), truncation throws that signal away. Learning longer dependencies needs a path along which
+# each step multiplies the gradient by a gate that can stay close to 1 rather than by $W_{hh}$ and the
+# slopes (the gated cells of lesson 04), or no recurrence at all (attention, lessons 05 to 07).
 # ### END SOLUTION
 
 # %% [markdown]
