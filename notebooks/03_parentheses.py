@@ -403,20 +403,25 @@ print("settings of the LSTM run:", settings["lstm", "with_transpositions"])
 assert all(s["steps"] == 12_000 and s["n_train"] == 200_000 for s in settings.values())
 
 # Parameters per model (hidden size H = 64, I = 10 one-hot inputs, 2 classes): Elman has one
-# H-block (W_xh, W_hh, b_h), the gated RNN 2, the GRU 3 and the LSTM 4 (the GRU and the LSTM with
-# torch's two biases per block, b_ih and b_hh); every model adds the read-out W_hy, b_y.
+# H-block (W_xh, W_hh, b_h) and the gated RNN two; the GRU and the LSTM are checked against torch's own
+# nn.GRU and nn.LSTM of the same sizes (their count in I, H and layers is exercise 4.3 of lesson 04);
+# every model adds the read-out W_hy, b_y.
 H, I = 64, 10
-blocks_formula = {"elman": H * I + H * H + H, "gated": 2 * (H * I + H * H + H), "gru": 3 * (H * I + H * H + 2 * H)}
-blocks_formula["lstm"] = 4 * (H * I + H * H + 2 * H)
+recurrent_params = {
+    "elman": H * I + H * H + H,
+    "gated": 2 * (H * I + H * H + H),
+    "gru": sum(p.numel() for p in nn.GRU(I, H).parameters()),
+    "lstm": sum(p.numel() for p in nn.LSTM(I, H).parameters()),
+}
 n_params = {n: sum(p.numel() for p in trained[n, "with_transpositions"].parameters()) for n in MODELS}
 print(
     viz.table(
-        [[MODELS[n], n_params[n], blocks_formula[n] + 2 * H + 2] for n in MODELS],
-        header=["model", "parameters (counted)", "formula"],
+        [[MODELS[n], n_params[n], recurrent_params[n] + 2 * H + 2] for n in MODELS],
+        header=["model", "parameters (counted)", "expected (blocks, or torch's module) + read-out"],
         floatfmt="{:,}",
     )
 )
-assert all(n_params[n] == blocks_formula[n] + 2 * H + 2 for n in MODELS)
+assert all(n_params[n] == recurrent_params[n] + 2 * H + 2 for n in MODELS)
 
 results = {key: P.accuracies(model, held_out) for key, model in tqdm(trained.items(), desc="evaluating")}
 drift = max(abs(acc[k] - histories[key].evals[-1][k]) for key, acc in results.items() for k in acc)
@@ -536,6 +541,8 @@ print(
     )
 )
 eval_every = histories["lstm", with_t].evals[1]["step"] - histories["lstm", with_t].evals[0]["step"]
+# the text says "every 500 steps", of every checkpoint
+assert all(h.evals[1]["step"] - h.evals[0]["step"] == eval_every == 500 for h in histories.values())
 print(
     f"(steps: one run per network, evaluated every {eval_every} steps; ms per step: the run's training time, "
     "its evaluations included, over its steps, on the machine that trained them)"
@@ -836,7 +843,7 @@ explorer = viz.interactive(
 # * **many-to-many**, aligned (sequence labeling, language modeling): one answer per input step.
 #   Reading $W_{hy} h_t + b_y$ at **every** step gives the prediction for each prefix (the widget
 #   above draws these); a language model does the same to predict the next token at every step
-#   (lesson 02b, section 3, trains one with teacher forcing; lesson 04, section 10, another).
+#   (lesson 02b, section 3, trains one with teacher forcing; lesson 04, section 9, another).
 # * **one-to-many** (in Karpathy's figure; the notes' text does not name it): one input, a
 #   sequence out: feed each output back in as the next input (generation; lesson 07 samples text this
 #   way). The encoder-decoder (many in, many out, not aligned: translation) is lesson 05's.
@@ -887,7 +894,7 @@ assert n_stacked - n_one == 16 * 16 + 16 * 16 + 16  # the second layer: W_xh (H,
 
 # %% [markdown]
 # > **Left out here: bidirectional RNNs.** A second network reads the sequence backwards, and the two
-# > states of each step are concatenated. Lesson 04 (section 9) computes one and checks it against
+# > states of each step are concatenated. Lesson 04 (section 8) computes one and checks it against
 # > `torch.nn.LSTM(bidirectional=True)`. It is left out of this lesson because our classifier reads
 # > only at the last step, where the backward network's state has read one symbol: using it well
 # > means reading the backward state at the first step instead, a change to the read-out that this

@@ -347,10 +347,11 @@ print(
 )
 
 # %%
-# One training run per seed at each point, and nothing measured between the T values: markers for the runs,
-# the mean with its sd as an error bar.
+# One training run per seed at each point, and nothing measured between the T values: the mean with its sd
+# as an error bar, and each run as a small hollow marker just right of its mean (drawn on top, so a run
+# near the mean is not hidden behind it).
 fig, ax = plt.subplots(figsize=(6.5, 4))
-for (k, marker), offset in zip(zip(KINDS, "osD"), (-0.6, 0, 0.6)):
+for (k, marker), offset in zip(zip(KINDS, "osD"), (-0.9, 0, 0.9)):
     xs = [T + offset for T in T_VALUES]
     ax.errorbar(
         xs,
@@ -363,7 +364,8 @@ for (k, marker), offset in zip(zip(KINDS, "osD"), (-0.6, 0, 0.6)):
         label=f"{KINDS[k]} (mean ± sd)",
     )
     for x, T in zip(xs, T_VALUES):
-        ax.plot([x] * len(SEEDS), acc[k, T], marker=marker, ls="none", ms=3, color="grey", alpha=0.7)
+        ax.plot([x + 0.4] * len(SEEDS), acc[k, T], marker=marker, ls="none", ms=4, color="black", mfc="white", zorder=5)
+ax.plot([], [], marker="o", ls="none", ms=4, color="black", mfc="white", label="one run (seed), right of its mean")
 ax.set(xlabel="distance T", ylabel="test accuracy", xticks=T_VALUES, ylim=(0, 1.02))
 ax.set_title(f"Recall the first symbol after T distractors ({STEPS} steps, {len(SEEDS)} seeds per point)")
 ax.grid(alpha=0.3)
@@ -371,7 +373,7 @@ ax.axhline(0.25, color="grey", ls="--", label="chance")
 ax.legend(fontsize=8)
 viz.show(
     f"Test accuracy against the distance T for Elman, GRU and LSTM, mean and sd over {len(SEEDS)} seeds with each "
-    "run as a small grey marker: "
+    "run as a small hollow marker beside its mean: "
     + "; ".join(f"T = {T}: " + ", ".join(f"{KINDS[k]} {stats[k, T][0]:.2f}" for k in KINDS) for T in T_VALUES)
 )
 
@@ -429,6 +431,9 @@ ax = viz.line_plot(
 for line, marker, style in zip(ax.get_lines(), "osD^", ["-", "--", "-.", ":"]):
     line.set_marker(marker)  # told apart by marker and dash, not by colour alone
     line.set_linestyle(style)
+for line, (name, v) in zip(ax.get_lines(), series.items()):
+    if v[-1] == 0:  # a log axis cannot draw 0: say so on the figure, not only in the printout
+        line.set_label(f"{name} (0 at T = {T_GRAD[-1]}: not drawn)")
 ax.legend()
 viz.show(
     "The norm of the gradient reaching the first input against the distance T, log scale, at initialisation: "
@@ -699,13 +704,26 @@ for need, (median, q1, _, slower) in speed.items():
             else f"no consistent cost in this run: sliced slower in only {slower} of {SPEED_REPEATS} repeats"
         )
     )
+writes_show = speed["grad"][0] > speed["no grad"][0] and speed["grad"][1] > speed["no grad"][2]
+print(
+    f"median ratio with the input's gradient {speed['grad'][0]:.2f}x, without {speed['no grad'][0]:.2f}x: "
+    + (
+        "the gradient writes show in this run (the lower quartile with the gradient is above the upper one without)"
+        if writes_show
+        else "in this run the gradient writes do not stand out from the noise (the two rows' quartiles overlap, "
+        "or the row with the gradient is the lower)"
+    )
+)
 
 # %% [markdown]
 # Read the two rows apart, and only as this run's: where the input needs no gradient, the sliced loop
 # pays only for the $T$ small products instead of one; where it needs its gradient, for those and for
-# the $T$ full-size gradient writes, so the gap between the two rows' ratios is roughly what the writes
-# add. Whether slicing costs anything measurable, and how much, depends on the sizes and the machine
-# (try `SPEED_T` = 400, or `SPEED_H` = 128); `benchmarks/RESULTS.md` records a careful run at other sizes.
+# the $T$ full-size gradient writes. So where the writes cost something measurable, the row with the
+# gradient has the higher ratio, by roughly what the writes add; the last line of the printout says
+# whether this run shows that, or whether the two rows are within each other's noise (a shared machine
+# can hide the writes, or even reverse the rows). Whether slicing costs anything measurable, and how
+# much, depends on the sizes and the machine (try `SPEED_T` = 400, or `SPEED_H` = 128);
+# `benchmarks/RESULTS.md` records a careful run at other sizes.
 #
 # ## 7. Jozefowicz et al. (2015), held against our numbers
 #
@@ -1070,7 +1088,10 @@ print(
 )
 print(
     f"truncated BPTT (windows of {WINDOW}) on the toy text: loss "
-    f"{np.mean([b for b, _ in tbptt]):.3f} -> {np.mean(after):.3f} (mean of {len(SEEDS)} seeds); runs that diverged "
+    f"{np.mean([b for b, _ in tbptt]):.3f} -> {np.mean(after):.3f} (mean of {len(SEEDS)} seeds)"
+)
+print(
+    f"gradient clipping (Elman, W_hh x {W_HH_SCALE:g}, T = {T_CLIP}, {SGD_STEPS} SGD steps): runs that diverged "
     f"(of {len(SEEDS)} seeds): {diverged[None]} without clipping, {diverged[CLIP_TO]} with; clipped final losses "
     f"minus ln 4: " + ", ".join(f"{v - np.log(4):+.3f}" for v in clipped_after)
 )

@@ -186,6 +186,14 @@ print(f"test sources: {min(source_lengths)} to {max(source_lengths)} characters"
 # come from the same sequence: **self-attention** (lesson 07b comes back to cross-attention, in a
 # transformer encoder-decoder).
 #
+# CS224N names the bottleneck as the first of three issues of recurrent models. The other two:
+# **linear interaction distance** (two positions $n$ steps apart meet only through $n$ applications of
+# the recurrence, so distant dependencies are hard to learn: lessons 02b and 04 measure how the gradient
+# fades over those steps) and the **lack of parallelizability** (step $t$ waits for step $t - 1$;
+# lesson 07b counts and times it against a transformer). Attention as here shortens the path from each
+# decoding step to every encoder state to one step; the encoder's own states are still computed one
+# after another. Removing the recurrence as well is what self-attention does (lessons 06 and 07).
+#
 # `course_lib.seq2seq.Seq2Seq` is this model, and its parts carry the equations' names:
 # `encoder` (an `nn.GRU`, giving every $h_j^e$), `tgt_embed` (the embedding of $y_{i-1}$),
 # `decoder` (an `nn.GRUCell` whose input is $[y_{i-1}; c_i]$) and `out` ($W_{out}$ on
