@@ -134,12 +134,13 @@ print("weights alpha:\n", alpha.numpy().round(3))
 #
 # The lecture's quiz (UKP Lab): the matrix below holds the scaled scores
 # $e_{i,j} = \mathbf{q}_i \cdot \mathbf{k}_j / \sqrt{d_k}$ for $1 \le i, j \le n$ with $n = 4$.
-# What is $\alpha_{2,2}$ in masked attention? **Answer in the widget before you read on**, and
-# before you read the code of the cell: it holds every option's feedback. Every option, right or
+# What is $\alpha_{2,2}$ in masked attention? **Answer in the widget before you read on.** The
+# quiz cell's code is collapsed (in JupyterLab, the bar or the dots at its left open it): it holds
+# every option's feedback, so open it only after you have answered. Every option, right or
 # wrong, explains itself. Without widgets (plain Python), answer with
 # `lecture_quiz.check("A")`, with your letter in place of A.
 
-# %%
+# %% jupyter={"source_hidden": true}
 E = torch.tensor(
     [[1, 0, -1, -1], [1, 1, -1, 0], [0, 1, 1, -1], [-1, -1, 2, 1]], dtype=torch.float64
 )  # the lecture's matrix, E[i-1, j-1] = e_ij

@@ -41,6 +41,7 @@
 import json
 import math
 import re
+import time
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -293,10 +294,11 @@ assert leak == 0.0
 # self-attention"; CS224N's problem 2, non-linearities). Hold the attention weights fixed: a layer's output is $A\,X W^V$, linear in
 # the input $X$. Two such layers give $A_2 (A_1 X W_1) W_2 = (A_2 A_1)\,X\,(W_1 W_2)$: one layer
 # again, with the weights $A_2 A_1$ and the value matrix $W_1 W_2$. Stacking only re-averages. The
-# cell checks the identity, and that the FFN is not linear: a linear map (or a linear map plus a
-# bias) sends the average of two inputs to the average of their outputs, the FFN does not.
-# (Doubling the input would not show it: $\mathrm{ReLU}(2z) = 2\,\mathrm{ReLU}(z)$, so without its
-# biases the FFN does double its output, and with them any bias alone breaks the doubling.)
+# cell checks the identity, and that an FFN is not linear (the course's, with GELU, below; you write
+# the lecture's, with ReLU, in exercise 7.5): a linear map (or a linear map plus a bias) sends the
+# average of two inputs to the average of their outputs, the FFN does not. (Doubling the input
+# would not show it for the lecture's FFN: $\mathrm{ReLU}(2z) = 2\,\mathrm{ReLU}(z)$, so without its
+# biases it does double its output, and with them any bias alone breaks the doubling.)
 
 # %%
 g = torch.Generator().manual_seed(0)
@@ -310,7 +312,7 @@ print(
     f"two attention layers vs one with A2 A1 and W1 W2: largest difference {(two_layers - one_layer).abs().max():.1e}"
 )
 assert torch.allclose(two_layers, one_layer, atol=1e-4)
-ffn = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 8))
+ffn = SelfAttentionBlock(d_model=8, n_heads=2).feed_forward  # the course's FFN: W_2 GELU(W_1 x + b_1) + b_2
 Y = torch.randn(6, 8, generator=g)  # a second input
 with torch.no_grad():
     attn_gap = (A1 @ ((X + Y) / 2) @ W1 - (A1 @ X @ W1 + A1 @ Y @ W1) / 2).abs().max().item()
@@ -506,7 +508,7 @@ ax.plot([], [], "D", color="black", label=f"mean at step {budget['steps']} (grey
 ax.set_yticks(range(len(names)), names)
 ax.invert_yaxis()
 ax.set(xlabel="validation loss (nats/char), lower is better", title="Each build-up step, same budget, 3 seeds")
-ax.legend(fontsize=8, loc="lower left")
+ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside the axes: it hides no row
 viz.show(
     "Dot chart, one row per build-up step: the mean validation loss at the first measurement (hollow) and at the end "
     "(filled), each seed as a grey dot, with the counted unigram and bigram as vertical lines: "
@@ -681,8 +683,9 @@ more = fit(
 # %% [markdown]
 # ### The course-wide table
 #
-# Every model on the same validation text. Evaluating a transformer on the whole validation
-# split (over a million characters, counted above) takes minutes on a CPU, so the live
+# Every model on the same validation text. Evaluating the checkpoint on the whole validation
+# split (over a million characters, counted above) takes minutes on a CPU (the cell times the
+# first sentences and scales up, for the machine it runs on: its first line), so the live
 # comparison uses the first validation sentences (about 20,000 characters), scored by every
 # model on exactly the same predicted characters.
 #
@@ -702,6 +705,15 @@ head_sentences = buildup.val_head(corpus.val)  # the first sentences reaching 20
 stride = 64  # a window of block_size characters every 64: past the first, each sees >= block_size - 64 before it
 head_stream = encode_stream(head_sentences, vocab)
 n_head_tokens = len(head_stream) - 1
+start = time.perf_counter()
+blocks_loss = evaluate_lm(gpt, head_stream)  # consecutive windows of block_size, as the training script
+blocks_seconds = time.perf_counter() - start
+scale = (len(val_stream) - 1) / n_head_tokens
+print(
+    f"in this run, the checkpoint scored these {n_head_tokens:,} characters in consecutive windows in "
+    f"{blocks_seconds:.1f} s; the whole validation split is {scale:.0f} times as long: about "
+    f"{blocks_seconds * scale / 60:.1f} minutes, twice that with windows every {stride} characters"
+)
 best_ngram_name = f"Kneser-Ney {best_order}-gram (lesson 01), each sentence on its own"
 alone_name, stream_name = "GPT checkpoint, each sentence on its own", "GPT checkpoint, one stream"
 blocks_name = "GPT checkpoint, one stream, consecutive windows of 128"
@@ -709,7 +721,7 @@ rows = {
     best_ngram_name: (math.log(ngram_head[best_order]), math.log(ngram_val[best_order])),
     alone_name: (buildup.per_sentence_loss(gpt, head_sentences, vocab, gpt.config.block_size, stride), math.nan),
     stream_name: (evaluate_lm(gpt, head_stream, stride=stride), math.nan),
-    blocks_name: (evaluate_lm(gpt, head_stream), ckpt.info["val_loss"]),  # consecutive windows, as the script
+    blocks_name: (blocks_loss, ckpt.info["val_loss"]),  # consecutive windows, as the script
     "GPT, trained live, one stream": (evaluate_lm(live, head_stream), math.nan),
     "character LSTM (lessons 03/04), trained live, one stream": (
         evaluate_lm(char_lstm, head_stream, block_size=64),
@@ -719,7 +731,7 @@ rows = {
 table = [
     [name, head, math.exp(head), math.exp(full) if not math.isnan(full) else "-"] for name, (head, full) in rows.items()
 ]
-print(f"first {len(head_sentences)} validation sentences = {n_head_tokens:,} predicted characters\n")
+print(f"\nfirst {len(head_sentences)} validation sentences = {n_head_tokens:,} predicted characters\n")
 print(
     viz.table(
         table, header=["model", "loss (nats/char)", "perplexity", "perplexity, whole val split"], floatfmt="{:.3f}"
@@ -866,9 +878,10 @@ for k, T in enumerate(temperatures):
     p_T = torch.softmax(next_logits / T, -1)
     entropies.append(-(p_T * p_T.clamp_min(1e-12).log()).sum().item())
     ax.bar(np.arange(12) + k * width, p_T[shown], width, label=f"T = {T}")
-ax.set_xticks(np.arange(12) + 0.4 - width / 2, [repr(decode_ids([i])) for i in shown.tolist()])
+labels = ["⏎" if vocab.itos[i] == "\n" else repr(vocab.itos[i]) for i in shown.tolist()]  # ⏎: the newline
+ax.set_xticks(np.arange(12) + 0.4 - width / 2, labels)
 ax.set(
-    xlabel="next character (the 12 most likely); in each group, bars left to right: T = "
+    xlabel="next character (the 12 most likely; ⏎ ends the sentence); in each group, bars left to right: T = "
     + ", ".join(map(str, temperatures)),
     ylabel="probability",
     title="softmax(logits / T)",

@@ -258,8 +258,38 @@ for name in (FUSED, EAGER):
 # The UKP lecture lists it as a con: "self-attention is an unordered function of its input".
 # In the 2017 design position enters only once, added to the embeddings at the bottom; every layer
 # must keep it in the residual stream and learn to read relative offsets from absolute vectors. Many recent
-# models put the position into every attention score instead (8 of the 14 in Galerne's LLM
-# table: relative positions, RoPE or ALiBi; 5 keep learned vectors). Two of these, computed:
+# models put the position into every attention score instead: relative positions, RoPE or ALiBi.
+# The cell copies three columns of Galerne's LLM table ("-" where the table gives none) and counts
+# them (section 4 reads the same table):
+
+# %%
+llm_table = {  # model: (normalization, positions, activation), as Galerne's slide lists them
+    "GPT3": ("Pre Layer Norm", "Learned", "GeLU"),
+    "PanGU-α": ("Pre Layer Norm", "Learned", "GeLU"),
+    "OPT": ("Pre Layer Norm", "Learned", "ReLU"),
+    "PaLM": ("Pre Layer Norm", "RoPE", "SwiGLU"),
+    "BLOOM": ("Pre Layer Norm", "ALiBi", "GeLU"),
+    "MT-NLG": ("-", "-", "-"),
+    "Gopher": ("Pre RMS Norm", "Relative", "-"),
+    "Chinchilla": ("Pre RMS Norm", "Relative", "-"),
+    "Galactica": ("Pre Layer Norm", "Learned", "GeLU"),
+    "LaMDA": ("-", "Relative", "GeGLU"),
+    "Jurassic-1": ("Pre Layer Norm", "Learned", "GeLU"),
+    "LLaMA": ("Pre RMS Norm", "RoPE", "SwiGLU"),
+    "GLM-130B": ("Post Deep Norm", "RoPE", "GeGLU"),
+    "T5": ("Pre RMS Norm", "Relative", "ReLU"),
+}
+in_scores = [m for m, (_, pe, _) in llm_table.items() if pe in ("Relative", "RoPE", "ALiBi")]
+learned = [m for m, (_, pe, _) in llm_table.items() if pe == "Learned"]
+print(f"{len(llm_table)} models; position in every attention score (relative, RoPE or ALiBi): {len(in_scores)}; "
+      f"learned vectors added to the input: {len(learned)}; not given: {len(llm_table) - len(in_scores) - len(learned)}")  # fmt: skip
+for change, column, value in (("RoPE", 1, "RoPE"), ("ALiBi", 1, "ALiBi"), ("RMSNorm", 0, "Pre RMS Norm"),
+                              ("SwiGLU", 2, "SwiGLU")):  # fmt: skip
+    models = [m for m, row in llm_table.items() if row[column] == value]
+    print(f"{change}: {len(models)} of them ({', '.join(models)})")
+
+# %% [markdown]
+# Two of these, computed:
 #
 # * **RoPE** (rotary position embedding, Su et al. 2021; PaLM, LLaMA): rotate each pair of
 #   query and key features by an angle $m\theta_i$ that grows with the position $m$. A rotation
@@ -316,7 +346,8 @@ print(
 # ## 4. What current LLMs changed
 #
 # Galerne's slides list the architecture of recent LLMs; four changes from the 2017 design stand out
-# (three recur in the table, ALiBi appears once). What each replaces and where it appears (from that table):
+# (three recur in the table, ALiBi appears once: counted in section 3's cell). What each replaces and where it
+# appears (from that table):
 #
 # | change | replaces | in (Galerne's table) |
 # | --- | --- | --- |

@@ -189,7 +189,8 @@ except NotImplementedError:
 # * `'last token, earlier queries'`: the same change; the largest change of the outputs of
 #   sentence 1's earlier real tokens (positions before `lengths[0] - 1`).
 #
-# Then answer the question below from your numbers.
+# Then answer the question below from your numbers: a quiz (its cell's code is collapsed, since it
+# holds the feedback of every option: open it only after you have answered), then in words.
 
 # %%
 # Exercise 6.4: what leaks
@@ -223,7 +224,7 @@ result_6_4 = checks.check_leak_test(leak_test)
 assert result_6_4.passed, result_6_4
 ### END HIDDEN TESTS
 
-# %%
+# %% jupyter={"source_hidden": true}
 from course_lib.notebook import quiz
 
 g = torch.Generator().manual_seed(0)
