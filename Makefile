@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=600
 
-.PHONY: setup browser sandbox lab test test-unit test-notebooks notebooks exercises bench site clean release release-check pythons
+.PHONY: setup browser sandbox lab test test-more test-unit test-notebooks notebooks exercises bench site clean release release-check pythons
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,16 +34,25 @@ sandbox: $(SANDBOX_STAMP)
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
-# Everything CI runs: the build check, then ONE pytest on both cores: unit/property/mutant/browser/grading tests
-# and every notebook under nbval (conftest.py keeps each notebook, the browser and the grader on one worker).
-# JOBS=1 runs it on one core; PYTEST_ARGS adds options (e.g. PYTEST_ARGS="--lf" reruns what failed last time).
+# Two tiers, both run by CI (.ci/run: `make test`, then `make test-more`).
+# `make test` checks the course's correctness: the build check, then ONE pytest on both cores: the unit, property,
+# mutant, grading and site tests, every lesson executed once by tests/test_headless.py (a plain nbclient: any
+# error or failed assert fails it, as under nbval, and a stalled reply too), and every solutions and exercises
+# notebook under nbval (conftest.py keeps each notebook, the grader and the lessons' unit on one worker).
+# `make test-more` re-checks the same course in other settings: every lesson again under nbval (the executor CI
+# has always used), JupyterLab in a real browser (tests/browser/), and fresh Colab-like and Binder environments
+# (tests/test_launch_envs.py). JOBS=1 runs on one core; PYTEST_ARGS adds options (e.g. PYTEST_ARGS="--lf").
 JOBS   ?= 2
 XDIST  := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
-test: $(STAMP) $(BROWSER_STAMP) $(SANDBOX_STAMP)
+MORE   := tests/browser tests/test_launch_envs.py
+test: $(STAMP) $(SANDBOX_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m course_lib.instructor.build build --check
-	$(PY) -m pytest $(XDIST) $(NBVAL) tests notebooks solutions exercises $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(NBVAL) tests solutions exercises $(addprefix --ignore=,$(MORE)) $(PYTEST_ARGS)
+
+test-more: $(STAMP) $(BROWSER_STAMP) $(SANDBOX_STAMP)
+	$(PY) -m pytest $(XDIST) $(NBVAL) notebooks $(MORE) $(PYTEST_ARGS)
 
 test-unit: $(STAMP) $(SANDBOX_STAMP)
 	$(PY) -m pytest $(XDIST) tests $(PYTEST_ARGS)

@@ -7,8 +7,9 @@ widget's value instead. Here every lesson with an explorer runs under a PLAIN nb
 a process spinning on the CPU (the race shows under load), and any idle wait between two cells longer than
 STALL seconds fails: a stall costs the whole per-cell timeout, far above any honest gap (under a second).
 
-Each lesson's executed copy is kept where the site build looks for it (course_lib.instructor.site), so the
-site's tests reuse this execution instead of running the lesson again (issue 32).
+This is the one execution of each lesson in `make test` (nbval runs the lessons again in `make test-more`): a
+cell that raises fails it as it fails nbval. Each lesson's executed copy is kept where the site build looks for
+it (course_lib.instructor.site), so the site's tests reuse this execution instead of running the lesson again.
 """
 
 import multiprocessing
@@ -58,6 +59,16 @@ def test_idle_gaps_are_measured_between_a_reply_and_the_next_cell():
     nb.cells[1].metadata.execution["iopub.execute_input"] = "2030-01-01T00:00:40.000000Z"
     nb.cells[0].metadata.execution["shell.execute_reply"] = "2030-01-01T00:00:00.000000Z"
     assert idle_gaps(nb)[0] == (0, 40.0)
+
+
+def test_a_failed_assert_fails_the_run_as_under_nbval(tmp_path):
+    """make test executes each lesson once, here (nbval runs them again in make test-more): a cell that raises
+    must fail the lesson's test exactly as it fails nbval --nbval-lax."""
+    cells = [nbformat.v4.new_code_cell(s) for s in ("x = 1", "assert x == 2, 'the lesson says otherwise'", "y = 3")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    with pytest.raises(nbclient.exceptions.CellExecutionError, match="the lesson says otherwise"):
+        run_plain(nb, tmp_path, timeout=60)
+    assert "outputs" in nb.cells[1] and not nb.cells[2].get("execution_count")  # it stopped there
 
 
 def test_many_explorers_under_load_never_leave_a_reply_unread(tmp_path):
