@@ -96,21 +96,27 @@ _failed_notebooks: set[str] = set()
 
 
 def _notebook_of(item) -> str | None:
+    """The execution an item stands for: 'PATH' for nbval's cells, 'PATH (FILE)' for a test marked
+    notebook_run(PATH) in FILE (another executor: its record is its own, so it never stands in for nbval's)."""
     path = item.nodeid.split("::")[0]
     if path.endswith(".ipynb"):
         return path
     marker = item.get_closest_marker("notebook_run")
-    return marker.args[0] if marker else None
+    return f"{marker.args[0]} ({Path(path).stem})" if marker else None
 
 
-def _record(rootpath, notebook: str) -> Path | None:
+def _record(rootpath, execution: str) -> Path | None:
     from course_lib.instructor import site
 
-    source = Path(rootpath) / notebook
+    source = Path(rootpath) / execution.split(" ")[0]
     if not source.exists():
         return None
     key = site.fingerprint(source, Path(rootpath))
-    return Path(rootpath) / ".pytest_cache" / "course-notebooks" / f"{notebook.replace('/', '-')}-{key}"
+    return Path(rootpath) / ".pytest_cache" / "course-notebooks" / f"{_record_name(execution)}-{key}"
+
+
+def _record_name(execution: str) -> str:
+    return execution.replace("/", "-").replace(" (", "@").rstrip(")")
 
 
 def _reuse_passed_notebooks(config, items) -> None:
@@ -161,7 +167,7 @@ def pytest_sessionfinish(session, exitstatus):
             return
         if record:
             record.parent.mkdir(parents=True, exist_ok=True)
-            for old in record.parent.glob(f"{notebook.replace('/', '-')}-*"):
+            for old in record.parent.glob(f"{_record_name(notebook)}-*"):
                 old.unlink()
             record.touch()
 
