@@ -7,8 +7,8 @@ Makefile says why). Both use pytest-xdist (`-n 2`). The scheduler below
 sends out work in units; items that must stay together form one unit, which one worker runs in order:
 - a notebook's cells under nbval (one kernel, cells in order);
 - the browser tests (one JupyterLab and one Chromium per worker would double the memory and the start-up);
-- the grading tests (each grade starts sandboxed kernels: one grader at a time keeps the run at two busy
-  processes on two cores);
+- the grading tests, in two units (each grade starts sandboxed kernels; two units, not one per file, keep the
+  run at about one grader per core);
 - the lesson executions of tests/test_headless.py and the site tests that reuse them (the executed lesson
   is kept where the site looks for it, so it must exist before the site is built).
 Units go out longest first (the order below), then one at a time to whichever worker is free, so the last
@@ -32,14 +32,17 @@ GROUPS = {  # test file or folder (relative to the repository), by prefix -> the
     "tests/browser/test_site.py": "lessons",
     "tests/browser/": "browser",
     "tests/test_launch_envs.py": "launch",  # fresh virtual environments, pip: mostly waiting on the disk
-    "tests/test_grading": "grading",  # test_grading.py, test_grading_safety.py, ...
+    # the grader, in two units of about the same length (one alone was the whole run's longest path)
+    "tests/test_grading.py": "grading",
+    "tests/test_grading_stall.py": "grading",
     "tests/test_sandbox.py": "grading",
-    "tests/test_nbgrader_agreement.py": "grading",
-    "tests/test_distributed.py": "grading",
     "tests/test_gradebook.py": "grading",
-    "tests/test_regrade.py": "grading",
+    "tests/test_grading": "grading-more",  # test_grading_answers.py, test_grading_safety.py
+    "tests/test_nbgrader_agreement.py": "grading-more",
+    "tests/test_distributed.py": "grading-more",
+    "tests/test_regrade.py": "grading-more",
 }
-FIRST = ("lessons", "grading", "launch", "browser")  # the longest groups, sent out first
+FIRST = ("grading", "grading-more", "lessons", "launch", "browser")  # the longest units, sent out first
 
 _notebook_seconds: dict[str, float] = defaultdict(float)
 _item_seconds: dict[str, float] = defaultdict(float)
