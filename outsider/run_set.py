@@ -152,6 +152,18 @@ def report(raw: Path, grades: Path, out: Path) -> None:
             got = g["row"].get(f"points {ex}", "")
             grade = f"{g['row'].get(f'ex {ex}', '')[:90]} ({got or '?'} pts)".replace("|", "/")
             g["points"] = got not in ("", "0", "0.0")
+            fb = HERE / "grade_feedback" / f"entry{r['index']:03d}.md"
+            if fb.exists():  # the grader's line for this exercise (markdown escapes removed)
+                line = next(
+                    (
+                        x
+                        for x in fb.read_text().splitlines()
+                        if x.startswith(f"- Exercise {ex.replace('.', chr(92) + '.')} ")
+                    ),
+                    "",
+                )
+                said = line.replace("\\", "").split("): ", 1)[-1]
+                grade += f": {said[:160]}".replace("|", "/")
         name = NAMES.get(r["index"], "")
         rows.append((r, caught, refused, hint, name, grade))
         L = per_lesson.setdefault(r["lesson"], {"m": 0, "m5": 0, "named": 0, "b": 0, "bref": 0, "bg": 0, "bgref": 0})
