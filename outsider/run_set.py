@@ -123,6 +123,22 @@ def main() -> None:
                 print(index, entry["exercise"], entry["kind"], statuses, first, res["answer_error"] or "", flush=True)
 
 
+NOTES = [
+    "- Draws: the 5 draws of an entry are 5 calls of the check cell in one process; the mistakes of one exercise",
+    "  share a process (a fresh namespace each), so draws are not independent across entries of one exercise.",
+    "- `names?` counts only entries caught on every draw; 'partly' is not counted as naming the mistake.",
+    "- The dtype escapes (#35, #46, #53) are debatable for 3.3 and 4.1 (their texts say nothing of dtype); #35 is",
+    "  not: 2.5's experiment passes float64 and the answer silently returns float32 gradients.",
+    "- Grader: every borrowed answer got 0 points, but for several reasons: a refusal naming the call (as in the",
+    "  notebook), a refusal naming only the observer's own hook (`course_lib.checks.borrowed._refused`, for",
+    "  .backward, torch.autograd.grad, course_lib.bptt.bptt_step, course_lib.seq2seq.attend,",
+    "  course_lib.attention.masked_softmax), `NameError: name 'checks' is not defined` (the grading process has no",
+    "  `checks`: refused by accident, with no word of borrowing), or the load rule (an assignment in a class",
+    "  body, `forward = Library.forward`, or `m = importlib.import_module(...)` at top level: 'code that runs when",
+    "  the cell is loaded'). When 7.3's cell is not loaded, 7.4-7.7 fail with NameError: nn (the stubs anyway).",
+]
+
+
 REFUSAL_WORDS = ("write it yourself", "may not call", "borrowed", "may not use")
 
 
@@ -220,6 +236,7 @@ def report(raw: Path, grades: Path, out: Path) -> None:
         f"{tot['bgref']} / {tot['bg']} |"
     )
     lines += ["", "## Escapes", ""] + (escapes or ["(none)"])
+    lines += ["", "## Notes", ""] + NOTES
     lines += [
         "",
         "## Every entry",
