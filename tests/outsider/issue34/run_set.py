@@ -5,8 +5,8 @@ exercises notebook's setup cell, the right answers of the earlier exercises the 
 cell, then the exercise's check cell exactly as the notebook has it, DRAWS times (the checks draw their sizes
 anew at each call). One process at a time, each under a timeout.
 
-    .venv/bin/python outsider/run_set.py            # all entries -> outsider/raw_results.jsonl, results.md
-    .venv/bin/python outsider/run_set.py --only 7.3 # the entries of one exercise
+    .venv/bin/python tests/outsider/issue34/run_set.py            # all entries -> tests/outsider/issue34/raw_results.jsonl, results.md
+    .venv/bin/python tests/outsider/issue34/run_set.py --only 7.3 # the entries of one exercise
 """
 
 from __future__ import annotations

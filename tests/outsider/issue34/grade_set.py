@@ -4,7 +4,7 @@ Each entry becomes one "student": a copy of the lesson's exercises notebook with
 answer cell (and the right answers of the earlier exercises it needs; every other exercise left as the stub).
 One folder per lesson, one `course-lib grade` run per lesson (--jobs 1), then the CSV rows are read back.
 
-    .venv/bin/python outsider/grade_set.py --entries 120,121 --work /tmp/outsider34_grade
+    .venv/bin/python tests/outsider/issue34/grade_set.py --entries 120,121 --work /tmp/outsider34_grade
 """
 
 from __future__ import annotations
