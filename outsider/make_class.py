@@ -549,6 +549,81 @@ def fflm_loss_and_grads(params, contexts, targets):
     raise NotImplementedError
 """
 
+# The whole forge through the channel: compute every case's answer with autograd's engine in the main thread
+# (the checks' observer sees it and will refuse the record), but first write a clean reply of our own on the
+# grader's pipe, with the cases read from the harness's `order` (inspect walks the frames in its own code).
+CHANNEL_FORGE_21 = r"""# Exercise 2.1: the softmax Jacobian
+import base64
+import inspect
+import json
+import os
+
+import torch
+
+
+def _channel():
+    import fcntl
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        fd = int(name)
+        if fd < 3:
+            continue
+        try:
+            target = os.readlink("/proc/self/fd/" + name)
+        except OSError:
+            continue
+        if target.startswith("pipe:") and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+            return fd
+    return None
+
+
+def _plain(t):
+    t = t.detach().contiguous()
+    return {"tensor": {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                       "data": base64.b64encode(t.numpy().tobytes()).decode("ascii")}}
+
+
+def _jac(z):
+    z = z.detach().clone().requires_grad_()
+    y = torch.softmax(z, dim=0)
+    engine = getattr(getattr(torch, "auto" + "grad").variable.Variable, "_execution_engine")
+    rows = []
+    for i in range(z.shape[0]):
+        g = torch.zeros_like(y)
+        g[i] = 1
+        rows.append(engine.run_backward((y,), (g,), True, False, (z,), False, False)[0])
+    return torch.stack(rows)
+
+
+def _decode(spec):
+    import numpy as np
+    raw = base64.b64decode(spec["data"])
+    return torch.from_numpy(np.frombuffer(raw, dtype=spec["dtype"]).reshape(spec["shape"]).copy())
+
+
+_DONE = []
+
+
+def softmax_jacobian(z):
+    if not _DONE:
+        _DONE.append(1)
+        order = None
+        for info in inspect.stack():
+            if "order" in info.frame.f_locals and isinstance(info.frame.f_locals["order"], dict):
+                order = info.frame.f_locals["order"]
+        fd = _channel()
+        if order is not None and fd is not None:
+            records = []
+            for case in order["cases"]:
+                zc = _decode(case[0]["tensor"])
+                observed = {"dict": [["refused", []], ["intact", True], ["tampered", ""]]}
+                records.append({"dict": [["returned", _plain(_jac(zc))], ["type", "Tensor"], ["inputs", case],
+                                         ["observed", observed]]})
+            line = json.dumps({"exercise": order["exercise"], "reply": {"records": records}})
+            os.write(fd, (line + "\n").encode())
+    return _jac(z)
+"""
+
+
 # env / files read from inside the sandboxes (the harness side): what is found goes out in the error message
 HARNESS_SNOOP_21 = r"""# Exercise 2.1: the softmax Jacobian
 import glob
@@ -888,6 +963,7 @@ def class_():
     out["02/forge_post_run_hook_and_run_patch.ipynb"] = make("02", add_end=[code_cell(POST_RUN_HOOK)])
     out["02/forge_protocol_print.ipynb"] = make("02", add_end=[code_cell(PROTOCOL_PRINT)])
     out["02/forge_channel_write.ipynb"] = make("02", replace={"ex-2-2": CHANNEL_22})
+    out["02/forge_channel_full_21.ipynb"] = make("02", replace={"ex-2-1": CHANNEL_FORGE_21})
     # added cell carrying a check cell's id and an answer id that is not the lesson's
     out["02/forge_dup_check_id.ipynb"] = make(
         "02",
