@@ -1,7 +1,7 @@
 """Reproduce quickly, without the sandbox: run a notebook's answer cells through the grader's harness and judge
 them as the grader does (``submission._verdict``). Run from the worktree:
 
-    .venv/bin/python outsider/drive_harness.py NOTEBOOK 02_backprop.ipynb
+    .venv/bin/python tests/outsider/issue33/drive_harness.py NOTEBOOK 02_backprop.ipynb
 """
 
 import secrets

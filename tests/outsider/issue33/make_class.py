@@ -1,12 +1,12 @@
 # ruff: noqa: E501  (the submissions are text: long lines inside them are theirs)
 """A fresh hostile class for issue 33, written from the grader's code and docs only (never its tests).
 
-    .venv/bin/python outsider/make_class.py /tmp/outsider_class
+    .venv/bin/python tests/outsider/issue33/make_class.py /tmp/outsider_class
 
 writes one folder per lesson (02/, 07/, 01/, 03/, 05/), each holding submissions named after what they try.
 Each submission starts from the released exercises notebook (exercises/NN_*.ipynb); answer cells are
 replaced (by nbgrader grade id) and cells added. The honest controls take their answers from solutions/.
-See outsider/results.md for what each one tries and what the grader did.
+See tests/outsider/issue33/results.md for what each one tries and what the grader did.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Summarise a graded outsider class: one line per CSV row with its score, statuses and feedback excerpt.
 
-.venv/bin/python outsider/collect.py /tmp/neutral/g02/grades.csv [more.csv ...]
+.venv/bin/python tests/outsider/issue33/collect.py /tmp/neutral/g02/grades.csv [more.csv ...]
 """
 
 from __future__ import annotations
