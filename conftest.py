@@ -207,6 +207,12 @@ def pytest_terminal_summary(terminalreporter):
     whole.update({k: v for k, v in _item_seconds.items() if not k.split("::")[0].endswith(".ipynb")})
     for nodeid, seconds in sorted(whole.items(), key=lambda kv: -kv[1])[:10]:
         terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")
+    by_file: dict[str, float] = defaultdict(float)
+    for nodeid, seconds in _item_seconds.items():
+        by_file[nodeid.split("::")[0]] += seconds
+    terminalreporter.write_line("the ten costliest files (where the test time goes):")
+    for path, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:10]:
+        terminalreporter.write_line(f"{seconds:7.1f} s  {path}")
 
 
 def pytest_configure(config):
