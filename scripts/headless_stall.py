@@ -35,6 +35,15 @@ def spin(stop_at: float, niceness: int = 0) -> None:
         pass
 
 
+def spinning(n: int, niceness: int = 0, seconds: float = 900) -> list:
+    """``n`` started processes that each spin on a core for ``seconds`` (terminate them when done)."""
+    stop_at = time.monotonic() + seconds
+    load = [multiprocessing.Process(target=spin, args=(stop_at, niceness), daemon=True) for _ in range(n)]
+    for p in load:
+        p.start()
+    return load
+
+
 def _stamp(value) -> float:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
 
@@ -102,9 +111,7 @@ def main(argv=None) -> int:
     records = []
     for path in args.notebooks:
         for i in range(args.runs):
-            load = [multiprocessing.Process(target=spin, args=(time.monotonic() + 3600,)) for _ in range(args.load)]
-            for p in load:
-                p.start()
+            load = spinning(args.load, seconds=3600)
             try:
                 seconds, gaps, failed = run(path.resolve(), args.timeout)
             finally:

@@ -12,9 +12,7 @@ cell that raises fails it as it fails nbval. Each lesson's executed copy is kept
 it (course_lib.instructor.site), so the site's tests reuse this execution instead of running the lesson again.
 """
 
-import multiprocessing
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from headless_stall import idle_gaps, spin  # noqa: E402
+from headless_stall import idle_gaps, spinning  # noqa: E402
 
 from course_lib.instructor import site  # noqa: E402
 
@@ -31,14 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb") if "viz.interactive(" in p.read_text())
 STALL = 30.0  # seconds; the client's timeout per cell is TIMEOUT, so a stall shows as a gap of about TIMEOUT
 TIMEOUT = 180  # a lesson's whole budget; no cell of a lesson takes that long
-
-
-def spinning(n: int, niceness: int = 0):
-    stop_at = time.monotonic() + 900
-    load = [multiprocessing.Process(target=spin, args=(stop_at, niceness), daemon=True) for _ in range(n)]
-    for p in load:
-        p.start()
-    return load
 
 
 def run_plain(nb, path: Path, timeout: float) -> list[tuple[int, float]]:
