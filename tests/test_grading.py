@@ -1,4 +1,8 @@
-"""Grading a folder of good, partial, broken and hostile submissions (lesson 01)."""
+"""Grading a folder of good, partial, broken and hostile submissions.
+
+The class is of lesson 06, the cheapest lesson to grade (about half of lesson 01's time per submission):
+what it checks (one row each, limits, forgery, sabotage) does not depend on the lesson; every lesson's own
+grading is checked by test_every_lesson_is_graded_outside_the_kernel below."""
 
 import csv
 import hashlib
@@ -13,8 +17,12 @@ from course_lib import checks
 from course_lib.instructor import cli, grading, sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASE = ROOT / "exercises" / "01_ngrams.ipynb"
-SOLUTION = ROOT / "solutions" / "01_ngrams.ipynb"
+LESSON = "06"
+RELEASE = ROOT / "exercises" / "06_masked_attention.ipynb"
+SOLUTION = ROOT / "solutions" / "06_masked_attention.ipynb"
+RELEASE_01 = ROOT / "exercises" / "01_ngrams.ipynb"  # the unit tests below that need no grading
+SOLUTION_01 = ROOT / "solutions" / "01_ngrams.ipynb"
+EXERCISES = ["6.1", "6.2", "6.3", "6.4"]
 
 
 def exercise_cell(nb, exercise):
@@ -32,11 +40,11 @@ def solved(nb, *exercises):
 
 
 def lesson_exercises():
-    """Every exercise of lesson 01: the grader decides each verdict itself (draw / run / judge)."""
-    return set(checks.exercises("01"))
+    """Every exercise of the lesson: the grader decides each verdict itself (draw / run / judge)."""
+    return set(checks.exercises(LESSON))
 
 
-# Each attack from issue 16 is a submission that solves exercise 1.1 honestly (so its row shows that its
+# Each attack from issue 16 is a submission that solves exercise 6.1 honestly (so its row shows that its
 # own work still counts) and tries its trick on the others; comments say what it tries.
 ATTACKS = {
     # forgery: rebind the checks' machinery so every check says "passed"
@@ -61,7 +69,7 @@ def _forge():
     path = os.environ.get("COURSE_LIB_RESULTS")
     if path:
         with open(path, "a") as f:
-            for e in ("1.2", "1.3", "1.4", "1.5"):
+            for e in EXERCISES[1:]:
                 f.write(json.dumps({"exercise": e, "title": "", "status": "passed", "message": ""}) + "\\n")
 _forge()
 atexit.register(_forge)
@@ -80,11 +88,11 @@ threading.Thread(target=_overwrite, daemon=True).start()
     # forgery: copy the answers from the grader's solutions/ folder (by path, or via /proc/<pid>/cwd)
     "solution_reader": """
 import glob, json
-for _path in [SOLUTIONS] + glob.glob("/proc/*/cwd/solutions/01_ngrams.ipynb"):
+for _path in [SOLUTIONS] + glob.glob("/proc/*/cwd/solutions/06_masked_attention.ipynb"):
     try:
         for _cell in json.load(open(_path))["cells"]:
             _src = "".join(_cell["source"])
-            if "def mle_prob" in _src or "def laplace_prob" in _src:
+            if "def by_hand" in _src or "def masked_attention" in _src:
                 exec(_src.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""))
     except Exception:
         pass
@@ -95,7 +103,7 @@ import glob, json
 for _path in glob.glob(SUBMISSIONS + "/*.ipynb"):
     try:
         for _cell in json.load(open(_path))["cells"]:
-            if "def mle_prob" in "".join(_cell["source"]) and "NotImplementedError" not in "".join(_cell["source"]):
+            if "def masked_attention" in "".join(_cell["source"]) and "NotImplementedError" not in "".join(_cell["source"]):
                 exec("".join(_cell["source"]))
     except Exception:
         pass
@@ -155,27 +163,27 @@ def graded(tmp_path_factory):
     grades = tmp_path_factory.mktemp("grades")
     release = lambda: nbformat.read(RELEASE, as_version=4)  # noqa: E731
 
-    nbformat.write(solved(release(), "1.1", "1.2", "1.3", "1.4", "1.5"), subs / "good.ipynb")
+    nbformat.write(solved(release(), *EXERCISES), subs / "good.ipynb")
     nbformat.write(release(), subs / "untouched.ipynb")
-    nbformat.write(solved(release(), "1.1", "1.3"), subs / "partial.ipynb")
+    nbformat.write(solved(release(), "6.1", "6.3"), subs / "partial.ipynb")
 
-    nb = solved(release(), "1.1")
-    exercise_cell(nb, "1.2").source = "def mle_prob(counts, context, word)\n    return 0"  # syntax error
+    nb = solved(release(), "6.1")
+    exercise_cell(nb, "6.2").source = "def by_hand()\n    return 0"  # syntax error
     nbformat.write(nb, subs / "broken.ipynb")
 
-    nb = solved(release(), "1.1", "1.2")
-    exercise_cell(nb, "1.3").source = "while True:\n    pass"
+    nb = solved(release(), "6.1", "6.2")
+    exercise_cell(nb, "6.3").source = "while True:\n    pass"
     nbformat.write(nb, subs / "loops.ipynb")
 
-    nb = solved(release(), "1.4")
-    exercise_cell(nb, "1.5").source += "\nfor _ in range(50):\n    print('spam ' * 20_000)"
+    nb = solved(release(), "6.3")
+    exercise_cell(nb, "6.4").source += "\nfor _ in range(50):\n    print('spam ' * 20_000)"
     nbformat.write(nb, subs / "spammer.ipynb")
 
-    nb = solved(release(), "1.1", "1.2")  # one print bigger than the grader reads in one message
-    exercise_cell(nb, "1.3").source = "print('x' * 100_000_000)\n1 / 0"
+    nb = solved(release(), "6.1", "6.2")  # one print bigger than the grader reads in one message
+    exercise_cell(nb, "6.3").source = "print('x' * 100_000_000)\n1 / 0"
     nbformat.write(nb, subs / "shouter.ipynb")
 
-    nb = solved(release(), "1.1", "1.2", "1.3", "1.4", "1.5")
+    nb = solved(release(), *EXERCISES)
     checks_cells = [c for c in nb.cells if (c.metadata.get("nbgrader") or {}).get("grade_id", "").startswith("check-")]
     checks_cells[0].source = "result = 'passed'  # I promise"  # an edited check
     nb.cells.remove(checks_cells[1])  # a deleted check
@@ -183,21 +191,21 @@ def graded(tmp_path_factory):
     nb.cells[0].metadata["nbgrader"] = None  # metadata that says null
     nbformat.write(nb, subs / "tamperer.ipynb")
 
-    nb = solved(release(), "1.1", "1.2")
-    i, j = nb.cells.index(exercise_cell(nb, "1.1")), nb.cells.index(exercise_cell(nb, "1.2"))
+    nb = solved(release(), "6.1", "6.2")
+    i, j = nb.cells.index(exercise_cell(nb, "6.1")), nb.cells.index(exercise_cell(nb, "6.2"))
     nb.cells[i], nb.cells[j] = nb.cells[j], nb.cells[i]
     nbformat.write(nb, subs / "reordered.ipynb")
 
-    nb = solved(release(), "1.2")  # a notebook that tries to overwrite itself on disk
+    nb = solved(release(), "6.2")  # a notebook that tries to overwrite itself on disk
     nb.cells.insert(1, nbformat.v4.new_code_cell("open('self.ipynb', 'w').write('gone')"))
     nbformat.write(nb, subs / "selfwriter.ipynb")
 
     where = f"SOLUTIONS = {str(SOLUTION)!r}\nSUBMISSIONS = {str(subs)!r}\nGRADES = {str(grades)!r}\n"
     for name, attack in ATTACKS.items():
-        nb = solved(release(), "1.1")
-        exercise_cell(nb, "1.2").source = where + attack
+        nb = solved(release(), "6.1")
+        exercise_cell(nb, "6.2").source = where + attack
         nbformat.write(nb, subs / f"{name}.ipynb")
-    nbformat.write(solved(release(), "1.1", "1.2"), subs / "=1+2.ipynb")  # a name that is a formula
+    nbformat.write(solved(release(), "6.1", "6.2"), subs / "=1+2.ipynb")  # a name that is a formula
 
     (subs / "notes.ipynb").write_text("these are my notes, not a notebook", encoding="utf-8")
     (subs / "empty.ipynb").write_bytes(b"")
@@ -206,8 +214,8 @@ def graded(tmp_path_factory):
 
     hashes = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in subs.iterdir() if p.is_file()}
     out = grades / "grades.csv"
-    code = cli.main(  # a 40 s cell timeout: the honest cells finish well within it beside the other grading unit
-        ["grade", str(subs), "--lesson", "01", "--out", str(out), "--timeout", "40", "--budget", "150"]
+    code = cli.main(  # a 20 s cell timeout: lesson 06's cells take a second or two, even beside the other unit
+        ["grade", str(subs), "--lesson", LESSON, "--out", str(out), "--timeout", "20", "--budget", "150"]
         + ["--jobs", "2", "--memory", "1500", "--root", str(ROOT)]
     )
     assert code == 0
@@ -217,7 +225,7 @@ def graded(tmp_path_factory):
 
 
 def statuses(row):
-    return [row[f"ex 1.{i}"] for i in range(1, 6)]
+    return [row[f"ex {e}"] for e in EXERCISES]
 
 
 def test_one_row_per_student_and_a_feedback_file_each(graded):
@@ -228,26 +236,23 @@ def test_one_row_per_student_and_a_feedback_file_each(graded):
 
 def test_good_and_untouched(graded):
     _, _, rows, feedback = graded
-    assert rows["good"]["score"] == "5" and statuses(rows["good"]) == ["passed"] * 5 and rows["good"]["problems"] == ""
-    assert statuses(rows["untouched"]) == ["not implemented yet"] * 5 and rows["untouched"]["score"] == "0"
-    assert "Score: 5 of 5" in feedback["good"]
+    n = len(EXERCISES)
+    assert (
+        rows["good"]["score"] == str(n) and statuses(rows["good"]) == ["passed"] * n and rows["good"]["problems"] == ""
+    )
+    assert statuses(rows["untouched"]) == ["not implemented yet"] * n and rows["untouched"]["score"] == "0"
+    assert f"Score: {n} of {n}" in feedback["good"]
 
 
 def test_partial(graded):
     _, _, rows, _ = graded
-    assert statuses(rows["partial"]) == [
-        "passed",
-        "not implemented yet",
-        "passed",
-        "not implemented yet",
-        "not implemented yet",
-    ]
+    assert statuses(rows["partial"]) == ["passed", "not implemented yet", "passed", "not implemented yet"]
 
 
 def test_broken_cell_is_reported_and_the_rest_still_graded(graded):
     _, _, rows, feedback = graded
     row = rows["broken"]
-    assert row["ex 1.1"] == "passed" and row["ex 1.2"] != "passed" and "SyntaxError" in row["problems"]
+    assert row["ex 6.1"] == "passed" and row["ex 6.2"] != "passed" and "SyntaxError" in row["problems"]
     assert "SyntaxError" in feedback["broken"]
 
 
@@ -255,26 +260,26 @@ def test_infinite_loop_is_interrupted_and_grading_goes_on(graded):
     _, _, rows, _ = graded
     row = rows["loops"]
     assert "time limit" in row["problems"]
-    assert row["ex 1.1"] == "passed" and row["ex 1.2"] == "passed" and row["ex 1.4"] == "not implemented yet"
+    assert row["ex 6.1"] == "passed" and row["ex 6.2"] == "passed" and row["ex 6.4"] == "not implemented yet"
 
 
 def test_megabytes_of_output_are_reported(graded):
     _, _, rows, _ = graded
-    assert "MB of output" in rows["spammer"]["problems"] and rows["spammer"]["ex 1.4"] == "passed"
+    assert "MB of output" in rows["spammer"]["problems"] and rows["spammer"]["ex 6.3"] == "passed"
 
 
 def test_an_output_too_big_for_one_message_is_reported_and_the_rest_still_graded(graded):
     _, _, rows, _ = graded
     row = rows["shouter"]
     assert "never reached the grader" in row["problems"] and "over 64 MB" in row["problems"]
-    assert row["ex 1.1"] == row["ex 1.2"] == "passed" and row["ex 1.3"] == "failed"
+    assert row["ex 6.1"] == row["ex 6.2"] == "passed" and row["ex 6.3"] == "failed"
 
 
 def test_edited_and_deleted_checks_are_restored(graded):
     _, _, rows, feedback = graded
     row = rows["tamperer"]
-    assert statuses(row) == ["passed"] * 5  # every check ran as released, after the released setup cell
-    assert "check-1-1 was edited" in row["problems"] and "was deleted" in row["problems"]
+    assert statuses(row) == ["passed"] * len(EXERCISES)  # every check ran as released, after the released setup cell
+    assert "check-6-1 was edited" in row["problems"] and "was deleted" in row["problems"]
     assert "setup cell was changed or deleted" in row["problems"]
     assert "was deleted; put back" in feedback["tamperer"]
 
@@ -287,18 +292,18 @@ def test_reordered_cells_are_reported(graded):
 def test_not_a_notebook(graded):
     _, _, rows, _ = graded
     assert "not a notebook" in rows["notes"]["problems"] and "not a notebook" in rows["empty"]["problems"]
-    assert statuses(rows["notes"]) == ["not run"] * 5
+    assert statuses(rows["notes"]) == ["not run"] * len(EXERCISES)
 
 
 def test_submissions_are_never_modified(graded):
     subs, hashes, rows, _ = graded
     files = [p for p in subs.iterdir() if p.is_file()]
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files} == hashes
-    assert rows["selfwriter"]["ex 1.2"] == "passed"  # it wrote into the grader's scratch copy, not here
+    assert rows["selfwriter"]["ex 6.2"] == "passed"  # it wrote into the grader's scratch copy, not here
 
 
 def test_restore_checks_without_any_metadata_appends_checks_at_the_end():
-    release = nbformat.read(RELEASE, as_version=4)
+    release = nbformat.read(RELEASE_01, as_version=4)
     bare = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
     restored, notes = grading.restore_checks(bare, release)
     assert "import course_lib" in restored.cells[0].source and restored.cells[1].source == "x = 1"
@@ -319,7 +324,7 @@ def test_release_copies_and_never_overwrites(tmp_path, capsys):
     copied = tmp_path / "01_ngrams.ipynb"
     released = json.loads(copied.read_text())
     stamp = released["metadata"]["course_lib"].pop("release")  # the checks' fingerprints (test_fingerprint.py)
-    assert released == json.loads(RELEASE.read_text()) and set(stamp) == {"version", "versions", "checks"}
+    assert released == json.loads(RELEASE_01.read_text()) and set(stamp) == {"version", "versions", "checks"}
     copied.write_text("{}")  # a student's work in progress
     assert cli.main(["release", "01", str(tmp_path), "--root", str(ROOT)]) == 2
     assert "not overwriting" in capsys.readouterr().err and copied.read_text() == "{}"
@@ -346,23 +351,23 @@ def test_a_file_name_cannot_become_an_option(tmp_path, capsys):
 
 
 def honest_part_only(row):
-    """The row of an attack that solved 1.1 itself: 1.1 passed, none of what it tried to steal or forge."""
-    return row["ex 1.1"] == "passed" and all(row[f"ex 1.{i}"] != "passed" for i in range(2, 6))
+    """The row of an attack that solved 6.1 itself: 6.1 passed, none of what it tried to steal or forge."""
+    return row["ex 6.1"] == "passed" and all(row[f"ex {e}"] != "passed" for e in EXERCISES[1:])
 
 
 def test_forging_through_the_results_channel_gets_nothing(graded):
     _, _, rows, _ = graded
-    row = rows["channel_writer"]  # its thread may also overwrite the records of its own honest 1.1
-    assert all(row[f"ex 1.{i}"] != "passed" for i in range(2, 6)) and row["score"] in ("0", "1")
+    row = rows["channel_writer"]  # its thread may also overwrite the records of its own honest 6.1
+    assert all(row[f"ex {e}"] != "passed" for e in EXERCISES[1:]) and row["score"] in ("0", "1")
 
 
 def test_forging_by_monkeypatching_the_checks(graded):
     _, _, rows, _ = graded
     row = rows["monkeypatcher"]
-    # it rebound the kernel's own run machinery, so even its honest 1.1 comes back malformed: what it earned
-    forged = [e for e in lesson_exercises() if e != "1.1"]
+    # it rebound the kernel's own run machinery, so even its honest 6.1 comes back malformed: what it earned
+    forged = [e for e in lesson_exercises() if e != "6.1"]
     if not forged:
-        pytest.xfail("no lesson 01 check is split into draw / run / judge yet: the kernel still judges")
+        pytest.xfail("no check of the lesson is split into draw / run / judge yet: the kernel still judges")
     assert all(row[f"ex {e}"] != "passed" for e in forged)
 
 
@@ -376,7 +381,7 @@ def test_reading_the_solutions_or_another_submission_finds_nothing(graded):
 def test_sabotage_reaches_no_other_row_and_no_file(graded):
     subs, hashes, rows, _ = graded
     assert honest_part_only(rows["saboteur"])
-    assert rows["good"]["score"] == "5" and statuses(rows["good"]) == ["passed"] * 5  # the victims keep their grade
+    assert statuses(rows["good"]) == ["passed"] * len(EXERCISES)  # the victims keep their grade
     assert all(hashlib.sha256((subs / n).read_bytes()).hexdigest() == h for n, h in hashes.items())
     assert len(rows) == len(list(subs.iterdir()))  # the CSV was not rewritten
 
@@ -384,11 +389,11 @@ def test_sabotage_reaches_no_other_row_and_no_file(graded):
 def test_fork_bomb_memory_bomb_and_killers_cost_only_their_own_rows(graded):
     _, _, rows, _ = graded
     for name in ("fork_bomb", "memory_bomb", "parent_killer", "sigint_ignorer"):
-        assert rows[name]["ex 1.1"] in ("passed", "not run"), name  # the kernel may die before the grader asks
-        assert all(rows[name][f"ex 1.{i}"] != "passed" for i in range(2, 6)), name
+        assert rows[name]["ex 6.1"] in ("passed", "not run"), name  # the kernel may die before the grader asks
+        assert all(rows[name][f"ex {e}"] != "passed" for e in EXERCISES[1:]), name
     assert "kernel" in rows["memory_bomb"]["problems"]  # it died: out of memory
     assert "ignored the interrupt" in rows["sigint_ignorer"]["problems"]
-    assert rows["good"]["score"] == "5" and rows["partial"]["score"] == "2"
+    assert rows["good"]["score"] == str(len(EXERCISES)) and rows["partial"]["score"] == "2"
 
 
 def test_no_process_outlives_its_submission(graded):
@@ -421,7 +426,7 @@ def test_no_kernel_is_the_instructors_error(tmp_path, monkeypatch, capsys):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipykernel" else real(name, *a))
-    nbformat.write(nbformat.read(RELEASE, as_version=4), tmp_path / "alice.ipynb")
+    nbformat.write(nbformat.read(RELEASE_01, as_version=4), tmp_path / "alice.ipynb")
     out = tmp_path / "g.csv"
     assert cli.main(["grade", str(tmp_path / "alice.ipynb"), "--lesson", "01", "--out", str(out)]) == 2
     assert "no Jupyter kernel" in capsys.readouterr().err
@@ -508,7 +513,7 @@ def test_a_malformed_reply_from_the_kernel_fails_that_exercise_and_nothing_else(
 def solved_function(exercise):
     """The solution's function for an exercise of lesson 01, defined from its answer cell."""
     namespace = {}
-    exec(exercise_cell(nbformat.read(SOLUTION, as_version=4), exercise).source, namespace)
+    exec(exercise_cell(nbformat.read(SOLUTION_01, as_version=4), exercise).source, namespace)
     return namespace[checks.exercises("01")[exercise].function]
 
 
