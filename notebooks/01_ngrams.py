@@ -314,6 +314,12 @@ except ImportError:
 # $$P_{KN}(w \mid h) = \frac{\max(c(h\,w) - d, 0)}{c(h)} + \frac{d\, N_{1+}(h\,\bullet)}{c(h)}\, P_{KN}(w \mid h')$$
 #
 # where $h'$ is $h$ without its first word and $N_{1+}(h\,\bullet)$ counts the distinct words seen after $h$.
+# Written with raw counts $c$, this is the model's highest order only. In $P_{KN}(w \mid h')$ and
+# every order below it ($h$ now standing for the shorter context), $c(h\,w)$ becomes the
+# continuation count $N_{1+}(\bullet\, h\,w)$, the number of distinct words seen just before
+# $h\,w$, and $c(h)$ the sum of those over $w$. The recursion ends at the uniform $1/|V|$, and a
+# context never seen in training passes all its mass down: $P_{KN}(w \mid h) = P_{KN}(w \mid h')$
+# (the docstring of `smoothing.kneser_ney`).
 #
 # Each smoothing is one short function of `course_lib.smoothing`, with its formula in its
 # docstring; `NGramLM(n, smoothing="interpolated")` calls this one:

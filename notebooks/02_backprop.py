@@ -483,12 +483,15 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 # trigram), from which validation data picked one. Data: the State of
 # the Union addresses, not Brown or AP News, with another vocabulary. Size is not the obvious
 # difference: their Brown networks had 50 or 100 hidden units (or none) and 30 or 60 features
-# per word, ours the $H$ and $d$ printed above. Why mixing can help: Bengio et al. only say that
-# the two make their errors in different places; a plausible reading (ours, not measured here)
-# is that the network generalises between similar words through its embeddings while the n-gram
-# model remembers exact phrases. The printout says whether the mixture is below both of its
-# parts here. Whether the network alone catches up with more size
-# and training time is not shown here; "What to try" below has the command to find out.
+# per word, ours the $H$ and $d$ printed above. The design differs in two ways: most of their
+# networks also had direct connections from the word features to the output layer, which ours
+# lacks (a network with no hidden units predicts through those connections alone), and their
+# networks read 2 or 4 previous words (orders $n$ = 3 and 5 in their Table 1), ours 3. Why
+# mixing can help: Bengio et al. only say that the two make their errors in different places; a
+# plausible reading (ours, not measured here) is that the network generalises between similar
+# words through its embeddings while the n-gram model remembers exact phrases. The printout says
+# whether the mixture is below both of its parts here. Whether the network alone catches up with
+# more size and training time is not shown here; "What to try" below has the command to find out.
 #
 # ### What the feedforward model fixes, and what it leaves (the Penn lecture's list)
 #
@@ -533,9 +536,10 @@ print(
 #
 # ## What to try
 #
-# * In section 1, set $x = 0$: what is the gradient, and why? Then, with $x \neq 0$ again: which
-#   row of the gradient has the opposite sign to $x$, and what does a gradient step do to that
-#   row of $W$?
+# * In section 1, set $x = 0$: what is the gradient, and why? Then, with $x \neq 0$ again, take one
+#   gradient step $W \leftarrow W - \eta\, \partial L / \partial W$ by hand: by how much does each
+#   logit $z_i = W_i x$ change (in terms of $\hat{y}_i - y_i$, $\eta$ and $x$), and why does that
+#   lower the loss for a small $\eta$?
 # * Replace `tanh` by `relu` or `sigmoid` in the feedforward LM (`activation="relu"`): rerun the
 #   gradient check, then the training. Which learns fastest in 150 steps (in this run; try three
 #   seeds before you conclude)?
