@@ -231,8 +231,9 @@ else:
 # %% [markdown]
 # ## 3. Masking done right, and done wrong
 #
-# Six ways to hide the future, applied to the quiz's whole matrix; the table shows row 3 (row 2 is the
-# quiz's answer). Only some of them give a distribution over the allowed keys:
+# Six ways to hide the future, applied to a new $4 \times 4$ matrix of scores `S` (not the quiz's: its
+# rows 2 and 3 are what you work out by hand in exercise 6.2); the table shows row 3, whose future key
+# has the row's largest score. Only some of the ways give a distribution over the allowed keys:
 #
 # 1. **$-\infty$ before the softmax** (the way of the UKP Lab lecture and CS224N);
 # 2. **zero the future after the softmax**, and stop there;
@@ -243,15 +244,16 @@ else:
 #    $j \ge i$ allowed instead of $j \le i$).
 
 # %%
+S = torch.tensor([[2, -1, 0, 1], [0, 2, 1, -1], [1, -2, 0, 2], [-1, 1, 2, 0]], dtype=torch.float64)  # S[i-1, j-1]
 allowed = causal_mask(n)
-unmasked = torch.softmax(E, dim=-1)
+unmasked = torch.softmax(S, dim=-1)
 ways = {
-    "1. -inf before the softmax": torch.softmax(E.masked_fill(~allowed, float("-inf")), dim=-1),
+    "1. -inf before the softmax": torch.softmax(S.masked_fill(~allowed, float("-inf")), dim=-1),
     "2. zero after, no renormalising": unmasked * allowed,
     "3. zero after, renormalised": (unmasked * allowed) / (unmasked * allowed).sum(-1, keepdim=True),
-    "4. score 0 instead of -inf": torch.softmax(E.masked_fill(~allowed, 0.0), dim=-1),
-    "5. -1e9 instead of -inf": torch.softmax(E.masked_fill(~allowed, -1e9), dim=-1),
-    "6. transposed mask": torch.softmax(E.masked_fill(~allowed.T, float("-inf")), dim=-1),
+    "4. score 0 instead of -inf": torch.softmax(S.masked_fill(~allowed, 0.0), dim=-1),
+    "5. -1e9 instead of -inf": torch.softmax(S.masked_fill(~allowed, -1e9), dim=-1),
+    "6. transposed mask": torch.softmax(S.masked_fill(~allowed.T, float("-inf")), dim=-1),
 }
 right = ways["1. -inf before the softmax"]
 rows = [
@@ -260,11 +262,7 @@ rows = [
     + [f"{weights[2].sum().item():.3f}", "yes" if torch.allclose(weights, right) else "NO"]
     for name, weights in ways.items()
 ]
-print(
-    viz.table(
-        rows, header=["row 3 of the quiz", "α(3,1)", "α(3,2)", "α(3,3)", "α(3,4)", "sum", "right?  (whole matrix)"]
-    )
-)
+print(viz.table(rows, header=["row 3 of S", "α(3,1)", "α(3,2)", "α(3,3)", "α(3,4)", "sum", "right?  (whole matrix)"]))
 kept = ways["2. zero after, no renormalising"].sum(-1)  # way 2: the mass each row keeps
 print("way 2, mass kept by rows 1 to 4:", [round(m, 3) for m in kept.tolist()])
 assert torch.all(kept[:-1] < 1) and math.isclose(kept[-1].item(), 1.0)  # only the last row has no future
@@ -272,7 +270,7 @@ assert torch.all(kept[:-1] < 1) and math.isclose(kept[-1].item(), 1.0)  # only t
 assert torch.allclose(ways["3. zero after, renormalised"], right)  # the same: softmax restricted to the kept keys
 assert torch.allclose(ways["5. -1e9 instead of -inf"], right)  # the same here (e^-1e9 underflows to 0)
 assert not torch.allclose(
-    ways["2. zero after, no renormalising"].sum(-1), torch.ones(n, dtype=E.dtype)
+    ways["2. zero after, no renormalising"].sum(-1), torch.ones(n, dtype=S.dtype)
 )  # rows no longer sum to 1
 assert not torch.allclose(ways["4. score 0 instead of -inf"], right)  # the future still gets weight e^0 / Z
 assert torch.all(ways["4. score 0 instead of -inf"][~allowed] > 0)  # ... so it leaks
@@ -286,7 +284,7 @@ assert torch.equal(transposed[0], unmasked[0]) and transposed[-1, -1] == 1.0  # 
 # * Way 2 is a **bug**: the weights are the right ones times the mass the row kept,
 #   $\sum_{j \le i} e^{e_{i,j}} / Z$, below 1 in every row but the last (which has no future),
 #   so $\mathbf{h}_i$ shrinks by that factor. Early positions have the most future keys, so
-#   they usually lose the most, but how much depends on their scores: the quiz's rows keep
+#   they usually lose the most, but how much depends on their scores: the rows of `S` keep
 #   the fractions printed above.
 # * Way 4 is a **bug that leaks the future**: a score of 0 is not "nothing", $e^0 = 1$.
 # * Way 5 avoids $-\infty$ in the code. With scores of ordinary size, as here, it differs from
