@@ -494,6 +494,19 @@ at lengths 22-40 {min(trans_with_long.values()):.3f} to {max(trans_with_long.val
 * training with transpositions raised the 22-40 transposition accuracy of \
 {sum(trans_with_long[n] > R[n, no_t]["transposition_long"] for n in MODELS)} of the {len(MODELS)} networks.""")
 
+# The lecture's two questions, put to these runs: differences on the transposition sets (2-20 / 22-40)
+for regime in REGIMES:
+    gating = [R["gated", regime][k] - R["elman", regime][k] for k in ("transposition", "transposition_long")]
+    best_other = {
+        k: max(R[n, regime][k] for n in MODELS if n != "lstm") for k in ("transposition", "transposition_long")
+    }
+    lstm_gain = [R["lstm", regime][k] - best_other[k] for k in best_other]
+    print(
+        f"{regime.replace('_', ' ')}: 'benefit with gating?' gated RNN minus Elman "
+        f"{gating[0]:+.3f} / {gating[1]:+.3f}; 'benefit with LSTM?' LSTM minus the best of the other three "
+        f"{lstm_gain[0]:+.3f} / {lstm_gain[1]:+.3f}"
+    )
+
 # %% [markdown]
 # Read the printout with the two regimes side by side. **Without** transposition negatives in
 # training, no negative was built to penalise a wrong order of the colours, so whatever a network does on
@@ -503,9 +516,12 @@ at lengths 22-40 {min(trans_with_long.values()):.3f} to {max(trans_with_long.val
 # less well beyond the depths and lengths they saw: it is not the exact stack algorithm, which would
 # be right at every length.
 #
+# The last two lines put the lecture's questions, "is there a benefit with gating?" and "is there a
+# benefit with LSTM?", to these runs, as differences on the transposition sets (lengths 2-20 / 22-40).
 # These are single runs, one per network and regime: a difference of a point or two between two
-# networks is not a finding (exercise 4.5 of lesson 04 measures how much a change of seed moves
-# a network's accuracy, on that lesson's memory task). The lecture compares its models in result
+# networks is not a finding, and a larger one says how this run of a network did, not how every run of
+# its kind would (exercise 4.5 of lesson 04 measures how much a change of seed moves a network's
+# accuracy, on that lesson's memory task). The lecture compares its models in result
 # plots (the figures are not in our transcribed notes). Galerne's slides train them one sequence per
 # update, for `nb_train` updates (the slides leave the number out; dataflowr's notebook for this
 # lecture, `Module11/11_RNN.ipynb`, sets `nb_train = 40000` and draws random-symbol negatives),
@@ -747,13 +763,15 @@ print(
     f"{probe_results['lstm', no_t]['colour below the top'][0]:.3f}, from the Elman network "
     f"{probe_results['elman', with_t]['colour below the top'][0]:.3f}"
 )
+# a probe that knew the depth and nothing else: right on "none" (depth 0 or 1), 1 in 5 on a colour
+print(f"colour below the top from the depth alone: {below_chance + (1 - below_chance) / 5:.3f}")
 
 # %% [markdown]
 # Read the table against the chance row, with one caution for the colour **below** the top. Its most
 # frequent value (the chance row) is "none", at depth 0 or 1, and the colours are uniform, so a probe that
-# knew the depth and nothing else would already score about chance + (1 - chance) / 5 there. Only a
-# read-out above that level means the network keeps more than the top of the stack: the colour it will
-# need once the top is closed. Compare the three networks on it, and on depth, which is all a counter
+# knew the depth and nothing else would already score about chance + (1 - chance) / 5 there (the last
+# line printed above). Only a read-out above that level means the network keeps more than the top of the
+# stack: the colour it will need once the top is closed. Compare the three networks on it, and on depth, which is all a counter
 # needs. These are one network of each kind (one training run): the probe says what that network
 # represents, not what every network of its kind would.
 #
