@@ -1,6 +1,6 @@
 """Points in the CSV of a graded class, and grades that do not drift: the same class graded twice (once with
 checks the instructor accepted as changed) gets the same points, also for submissions that call exit(), use
-randomness, or print past the output cap while fully solved (lesson 01)."""
+randomness, or print past the output cap while fully solved (lesson 06, the cheapest lesson to grade)."""
 
 import csv
 from pathlib import Path
@@ -13,8 +13,9 @@ from course_lib.instructor import fingerprint, grading, sandbox
 from course_lib.instructor.points import exercise_points
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / "01_ngrams.ipynb"
-EXERCISES = list(checks.exercises("01"))
+LESSON, NAME = "06", "06_masked_attention"
+SOLUTION = ROOT / "solutions" / f"{NAME}.ipynb"
+EXERCISES = list(checks.exercises(LESSON))
 
 pytestmark = pytest.mark.skipif(not sandbox.detect().bwrap, reason="no bubblewrap sandbox on this machine")
 
@@ -37,7 +38,7 @@ def _solved(release: Path, *exercises, extra: str = "", at_end: bool = True):
 
 def _grade(subs: Path, out: Path, release: Path, accept: bool = False, course=None) -> dict:
     grading.grade(
-        [subs], "01", out, release=release, jobs=2, cell_timeout=60, budget=300,
+        [subs], LESSON, out, release=release, jobs=2, cell_timeout=60, budget=300,
         limits=sandbox.Limits(memory_mb=1500), progress=None, accept_changed_checks=accept,
         nbgrader_course=course, assignment="ps1" if course else None,
     )  # fmt: skip
@@ -45,15 +46,15 @@ def _grade(subs: Path, out: Path, release: Path, accept: bool = False, course=No
 
 
 def _small_release(folder: Path) -> Path:
-    """Lesson 01's exercise notebook as `course-lib release` hands it out (stamped), kept to its setup, answer
-    and check cells so that grading stays cheap (the lesson's counting and tuning cells are left out)."""
-    nb = nbformat.read(ROOT / "exercises" / "01_ngrams.ipynb", as_version=4)
+    """Lesson 06's exercise notebook as `course-lib release` hands it out (stamped), kept to its setup, answer
+    and check cells so that grading stays cheap (the lesson's other cells are left out)."""
+    nb = nbformat.read(ROOT / "exercises" / f"{NAME}.ipynb", as_version=4)
     setup = next(c for c in nb.cells if c.cell_type == "code")
     nb.cells = [c for c in nb.cells if c is setup or (c.metadata.get("nbgrader") or {}).get("grade_id")]
-    fingerprint.stamp(nb, "01")
+    fingerprint.stamp(nb, LESSON)
     folder.mkdir(parents=True)
-    nbformat.write(nb, folder / "01_ngrams.ipynb")
-    return folder / "01_ngrams.ipynb"
+    nbformat.write(nb, folder / f"{NAME}.ipynb")
+    return folder / f"{NAME}.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,7 @@ def twice(tmp_path_factory):
     everything = EXERCISES
     class_ = {
         "solved": _solved(release, *everything),
-        "partial": _solved(release, "1.1", "1.3"),
+        "partial": _solved(release, "6.1", "6.3"),
         "exits": _solved(release, *everything, extra="exit()"),
         "random": _solved(
             release,
@@ -83,7 +84,7 @@ def twice(tmp_path_factory):
     changed = tmp / "changed" / release.name
     changed.parent.mkdir()
     nb = nbformat.read(release, as_version=4)
-    nb.metadata["course_lib"]["release"]["checks"]["1.2"] = "0" * 16
+    nb.metadata["course_lib"]["release"]["checks"]["6.2"] = "0" * 16
     nbformat.write(nb, changed)
     second = _grade(subs, tmp / "second.csv", changed, accept=True)
     worth = exercise_points(nbformat.read(release, as_version=4), EXERCISES)
@@ -97,14 +98,14 @@ def test_the_class_lands_in_nbgraders_gradebook_with_the_csvs_points(twice):
     course = tmp / "course"
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student, row in first.items():
-            notebook = gb.find_submission_notebook("01_ngrams", "ps1", student)
+            notebook = gb.find_submission_notebook(NAME, "ps1", student)
             checks_score = sum(g.auto_score for g in notebook.grades if g.name.startswith("check-"))
             assert checks_score == float(row["points"]), student
-            assert notebook.needs_manual_grade  # lesson 01's written answer, for formgrader
+            assert notebook.needs_manual_grade  # the lesson's written answer (6.4), for formgrader
     for student in first:  # formgrader's copy is the submission, byte for byte; the feedback page is there
-        copy = course / "autograded" / student / "ps1" / "01_ngrams.ipynb"
+        copy = course / "autograded" / student / "ps1" / f"{NAME}.ipynb"
         assert copy.read_bytes() == (tmp / "subs" / f"{student}.ipynb").read_bytes()
-        assert (course / "feedback" / student / "ps1" / "01_ngrams.html").read_text().startswith("<!DOCTYPE html>")
+        assert (course / "feedback" / student / "ps1" / f"{NAME}.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_rows_carry_points_per_exercise_the_total_and_the_maximum(twice):
@@ -116,7 +117,7 @@ def test_rows_carry_points_per_exercise_the_total_and_the_maximum(twice):
             worth[e] if row[f"ex {e}"] == "passed" else 0 for e in EXERCISES
         ]
     assert float(first["solved"]["points"]) == maximum and first["solved"]["problems"] == ""
-    assert float(first["partial"]["points"]) == worth["1.1"] + worth["1.3"]  # partial credit, by the release
+    assert float(first["partial"]["points"]) == worth["6.1"] + worth["6.3"]  # partial credit, by the release
 
 
 def test_the_same_submissions_graded_twice_get_the_same_points(twice):
@@ -143,4 +144,4 @@ def test_a_fully_solved_submission_gets_every_point_whatever_else_it_does(twice,
 def test_each_row_says_whether_the_checks_were_those_released(twice):
     first, second, _, _ = twice
     assert {r["checks"] for r in first.values()} == {fingerprint.AS_RELEASED}
-    assert {r["checks"] for r in second.values()} == {"changed since release: 1.2 (accepted)"}
+    assert {r["checks"] for r in second.values()} == {"changed since release: 6.2 (accepted)"}
