@@ -790,7 +790,7 @@ print(compare("the GPT", gpt_run["val_loss"], "the LSTM", lstm_run["val_loss"]))
 #
 # * **greedy**: the most likely one (temperature 0); the same text every time, and over long
 #   outputs prone to loops that repeat a phrase (Holtzman et al. 2020 measured this for greedy and
-#   beam search; the 80 characters below are too short to show it);
+#   beam search);
 # * **temperature** $T$: sample from $\mathrm{softmax}(\text{logits}/T)$; low $T$ plays safe, high $T$ takes risks;
 # * **top-k**: sample only among the $k$ most likely;
 # * **beam search** (Fitzgibbon): keep the $k$ best partial sequences by total log-probability.
