@@ -58,14 +58,17 @@ from course_lib.notebook import quiz, viz
 device = course_lib.setup(seed=0)  # (this lesson's matrices are tiny: it runs on the CPU)
 
 
-def weight_map(weights, mask=None, ax=None, title="", keys=None, queries=None, annotate=True):
+def weight_map(weights, mask=None, ax=None, title="", keys=None, queries=None, annotate=True, rows=None):
     """An attention heatmap on the same colour scale as every other in this lesson, 0 to 1. Masked
-    cells (grey) are labelled 0, the weight they get: -inf was their score, not their weight."""
+    cells (grey) are labelled 0, the weight they get: -inf was their score, not their weight.
+    `rows` (Python indices) limits the labels to those rows, all of them by default."""
     ax = viz.attention_heatmap(weights, keys=keys, queries=queries, mask=mask, ax=ax, title=title, annotate=False)
     ax.images[0].set_clim(0.0, 1.0)  # one scale for all maps (the colour bar follows)
     if annotate:
         w = np.asarray(weights, dtype=float)
         for (i, j), value in np.ndenumerate(w):
+            if rows is not None and i not in rows:
+                continue
             masked = mask is not None and not bool(mask[i, j])
             color = "#555555" if masked else ("white" if value < 0.6 else "black")
             ax.text(j, i, "0" if masked else f"{value:.2f}", ha="center", va="center", fontsize=8, color=color)
@@ -200,23 +203,23 @@ assert sum(math.isclose(alpha_22, v) for v in option_values.values()) == 1  # ex
 assert math.isclose(unmasked_weights[1, 1].item(), option_values["C"])  # C is alpha_22 without the mask
 assert masked_weights[0, 0].item() == 1.0  # D is alpha_11, the first token's weight on itself
 assert masked_weights[1, 2].item() == 0.0  # A is a masked weight
-# Counting from 0 by mistake would ask for Python's [2, 2]: a number that is none of the options.
+# Counting from 0 by mistake would ask for Python's [2, 2], alpha_{3,3}: a number that is none of the options
+# (not printed: exercise 6.2 asks you for alpha_{3,3} by hand).
 zero_based = masked_weights[2, 2].item()
 if answered:
-    print(f"with 0-based indices by mistake: {zero_based:.4f} (e / (1 + 2e) = {e_ / (1 + 2 * e_):.4f}), no option")
-assert math.isclose(zero_based, e_ / (1 + 2 * e_)) and not any(
-    math.isclose(zero_based, v) for v in option_values.values()
-)
+    print("with 0-based indices by mistake: Python's [2, 2] is alpha_33, which is none of the options")
+assert not any(math.isclose(zero_based, v) for v in option_values.values())
 
 # %% [markdown]
 # The whole matrix of weights, without and with the mask, on one colour scale (0 to 1). Masked
 # cells are grey: their score was $-\infty$ before the softmax, so their weight is exactly 0.
+# The masked map labels only rows 1 and 2: exercise 6.2 asks for weights of rows 3 and 4 by hand.
 
 # %%
 if answered:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     weight_map(unmasked_weights, ax=axes[0], title="without the mask (option C's mistake)")
-    weight_map(masked_weights, mask=causal_mask(n), ax=axes[1], title="masked self-attention")
+    weight_map(masked_weights, mask=causal_mask(n), ax=axes[1], title="masked self-attention", rows=[0, 1])
     plt.tight_layout()
     viz.show(
         "Two 4 by 4 heatmaps of the quiz's attention weights on one colour scale from 0 to 1, rows are queries i, "
@@ -528,7 +531,8 @@ print("answer:", round(example.answer, 4), "|", example.explanation)
 #
 # Pick a query $i$ and see its scores, which of them the mask removes, and the weights that
 # come out, with and without the mask. The explorer starts on a random matrix; matrix 0 is the
-# lecture's (its row 2 is the quiz's answer: answer the quiz first).
+# lecture's (its row 2 is the quiz's answer and its row 3 holds one of exercise 6.2's: answer the quiz
+# and do the exercise first).
 
 
 # %%

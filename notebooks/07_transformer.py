@@ -742,10 +742,14 @@ print(
     f"same conditions (each sentence on its own), in this run: checkpoint GPT {alone_ppl:.3f} vs best n-gram "
     f"{ngram_ppl:.3f}: {'the checkpoint is lower' if alone_ppl < ngram_ppl else 'the n-gram is lower'}"
 )
+across = stream_ppl / alone_ppl - 1  # the relative change from reading across sentences
 print(
     f"reading across sentences changes the checkpoint's perplexity from {alone_ppl:.3f} to {stream_ppl:.3f} "
-    f"({'lower' if stream_ppl < alone_ppl else 'higher'}: the earlier sentences "
-    f"{'help' if stream_ppl < alone_ppl else 'do not help'} it here)"
+    + (
+        f"({across:+.1%}: too small a change to read as help or harm from one checkpoint on one text)"
+        if abs(across) < 0.01
+        else f"({across:+.1%}: the earlier sentences {'help' if across < 0 else 'do not help'} it, in this run)"
+    )
 )
 print(
     f"whole split, not the same conditions: best n-gram {ngram_val[best_order]:.3f}, checkpoint "
@@ -784,7 +788,9 @@ print(compare("the GPT", gpt_run["val_loss"], "the LSTM", lstm_run["val_loss"]))
 #
 # Generation is autoregressive: predict, append, repeat. How to pick the next token:
 #
-# * **greedy**: the most likely one (temperature 0); repetitive;
+# * **greedy**: the most likely one (temperature 0); the same text every time, and over long
+#   outputs prone to loops that repeat a phrase (Holtzman et al. 2020 measured this for greedy and
+#   beam search);
 # * **temperature** $T$: sample from $\mathrm{softmax}(\text{logits}/T)$; low $T$ plays safe, high $T$ takes risks;
 # * **top-k**: sample only among the $k$ most likely;
 # * **beam search** (Fitzgibbon): keep the $k$ best partial sequences by total log-probability.

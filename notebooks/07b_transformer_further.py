@@ -662,7 +662,9 @@ print(
 #
 # Galerne's slides end with a list of "what we didn't discuss" (besides masking, which lessons 06
 # and 07 teach) and a last slide that names vision transformers in one line; Fitzgibbon names
-# RLHF. This course leaves them out too; where to read:
+# RLHF, and the scale of the data: models "trained on hundreds of billions of words (e.g.,
+# Wikipedia, 'The Pile' dataset)", far more than lesson 07's checkpoint saw (its count of training
+# characters is printed there). This course leaves them out too; where to read:
 #
 # * **RLHF**, reinforcement learning from human feedback (alignment tuning): Ouyang et al.
 #   (2022), "Training language models to follow instructions with human feedback" (InstructGPT).
@@ -675,7 +677,8 @@ print(
 # * **Vision transformers**, images cut into patches that are embedded like tokens: Dosovitskiy et
 #   al. (2021), "An image is worth 16x16 words".
 # * **The training details of LLMs** (data, schedules, scale): the survey Galerne links, Zhao et
-#   al. (2023), "A Survey of Large Language Models".
+#   al. (2023), "A Survey of Large Language Models"; for the Pile, Gao et al. (2020), "The Pile: an
+#   800GB dataset of diverse text for language modeling".
 # * **Evaluating large models** on benchmark tasks (which models can overfit) and by people
 #   comparing their answers: the Chatbot Arena leaderboard Galerne links (Chiang et al. 2024).
 #
