@@ -62,6 +62,10 @@ torch.set_default_dtype(torch.float64)  # float64 for gradient checks; the langu
 #
 # $$\frac{\partial L}{\partial W} = \frac{\partial L}{\partial \hat{y}} \cdot \frac{\partial \hat{y}}{\partial z} \cdot \frac{\partial z}{\partial W}$$
 #
+# (The lecture's slide labels this product "by chain rule of probability". It is the chain rule
+# of calculus, for the derivative of composed functions, not lesson 01's chain rule of probability,
+# which factorises the probability of a sequence into next-word predictions.)
+#
 # * `dL_dyhat` $= \left[-\frac{y_1}{\hat{y}_1}\ \ -\frac{y_2}{\hat{y}_2}\ \ -\frac{y_3}{\hat{y}_3}\right]$, a $1 \times 3$ row;
 # * `dyhat_dz`: $\hat{y}_i(1 - \hat{y}_i)$ on the diagonal and $-\hat{y}_i \hat{y}_j$ off it ($3 \times 3$);
 # * `dz_dW`: $3 \times 6$, with $W$ flattened row by row ($W_{11}, W_{12}, W_{21}, \dots$), so row $j$
@@ -381,7 +385,9 @@ print(
 )
 
 # %% [markdown]
-# This short run (the time is printed above) is far from enough. `scripts/train_fflm.py` trains
+# This short run (the time is printed above) is far from enough: the next cell puts its validation
+# perplexity next to that of a longer-trained checkpoint of the same model, on the same 20,000
+# validation windows. `scripts/train_fflm.py` trains
 # the same model with the same code (the same `loss_and_grads`, the same `Adam`, there with a
 # learning rate that decays along a cosine; still no autograd) for longer and saves the
 # parameters with the best validation perplexity with `course_lib.checkpoint` (float16
@@ -416,6 +422,12 @@ trained, ckpt = checkpoint.load(
     vocab=kn4.vocab,
 )
 print("loaded", ckpt.path.name, trained, "\nrecorded by scripts/train_fflm.py:", ckpt.info)
+ckpt_val = trained.perplexity(windows["val"][:20_000])
+print(
+    f"validation perplexity on the first 20,000 validation windows: this checkpoint {ckpt_val:.0f}, "
+    f"the {train_seconds:.0f} s run above {live_val:.0f}"
+)
+assert ckpt_val < live_val
 p_ff_test = trained.log_probs(windows["test"], progress=lambda it: tqdm(it, desc="FF LM on the test set")).exp()
 ff_test = math.exp(-float(p_ff_test.log().double().mean()))
 

@@ -153,13 +153,15 @@ def cache_bytes(steps, batch=32, hidden=512, inputs=512):
     return sum(t.numel() * t.element_size() for t in (c.xs, c.a, c.hs))  # what grows with the steps
 
 
-per_step = cache_bytes(200) / 200
-assert cache_bytes(200) == 10 * cache_bytes(20)  # linear in the number of steps
+cache_20, cache_200 = cache_bytes(20), cache_bytes(200)
+per_step = cache_200 / 200
+assert cache_200 == 10 * cache_20  # linear in the number of steps
 corpus = load_sotu(level="word")
 n_train_tokens = sum(len(s) + 1 for s in corpus.train)  # words plus one </s> per sentence
 corpus_steps = n_train_tokens // 32  # every training token once, 32 streams side by side
 print(
-    f"cache for 20 steps: {cache_bytes(20) / 2**20:.1f} MiB;  for lesson 01's whole training text "
+    f"cache for 20 steps: {cache_20 / 2**20:.1f} MiB, for 200 steps: {cache_200 / 2**20:.1f} MiB;  "
+    f"for lesson 01's whole training text "
     f"({corpus_steps:,} steps): {per_step * corpus_steps / 2**30:,.0f} GiB"
 )
 assert corpus_steps / 20 > 1000  # more than a thousand times the memory of a 20-step chunk
