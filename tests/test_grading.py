@@ -15,6 +15,7 @@ import pytest
 
 from course_lib import checks
 from course_lib.instructor import cli, grading, sandbox
+from course_lib.instructor.release import lesson_of
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = "06"
@@ -32,8 +33,9 @@ def exercise_cell(nb, exercise):
 
 
 def solved(nb, *exercises):
-    """The released notebook with the given exercises' cells replaced by the solutions'."""
-    solution = nbformat.read(SOLUTION, as_version=4)
+    """The released notebook with the given exercises' cells replaced by the solutions' (of its own lesson)."""
+    name = grading.release_notebook(lesson_of(nb), ROOT).name
+    solution = nbformat.read(ROOT / "solutions" / name, as_version=4)
     for e in exercises:
         exercise_cell(nb, e).source = exercise_cell(solution, e).source
     return nb

@@ -23,7 +23,8 @@ from course_lib.instructor import cli, grading, sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_grading import RELEASE, exercise_cell, solved  # noqa: E402
+from test_grading import RELEASE_01 as RELEASE  # noqa: E402
+from test_grading import exercise_cell, solved  # noqa: E402
 
 needs_sandbox = pytest.mark.skipif(not sandbox.detect().bwrap, reason="no working bubblewrap sandbox here")
 

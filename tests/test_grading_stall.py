@@ -17,7 +17,8 @@ from course_lib.instructor import grading, kernel, sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_grading import RELEASE, exercise_cell, solved  # noqa: E402
+from test_grading import RELEASE_01 as RELEASE  # noqa: E402
+from test_grading import exercise_cell, solved  # noqa: E402
 
 STALLING = (Path(__file__).parent / "kernels" / "stalling_kernel.py").read_text()
 pytestmark = pytest.mark.skipif(not sandbox.detect().bwrap, reason="no working bubblewrap sandbox here")
