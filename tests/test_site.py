@@ -425,7 +425,7 @@ DOCS = ["students", "instructors", "contributing", "threat-model", "architecture
 
 def page_text(path: Path) -> str:
     """The page's text with Sphinx's typography undone (curly quotes, ellipses, dashes: its smartquotes)."""
-    text = " ".join(" ".join(parse(path).text).split())
+    text = " ".join("".join(parse(path).text).split())
     for typeset, typed in (("’", "'"), ("‘", "'"), ("“", '"'), ("”", '"'), ("…", "..."), ("—", "---"), ("–", "--")):
         text = text.replace(typeset, typed)
     return text
