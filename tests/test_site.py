@@ -609,7 +609,12 @@ def test_exercises_never_go_out_and_solutions_only_with_the_flag(tmp_path, monke
 
     executed.clear()
     site.build(
-        tmp_path / "instructor", lessons=["06"], solutions=True, cache=tmp_path / "cache", log=lambda *_: None, docs=False
+        tmp_path / "instructor",
+        lessons=["06"],
+        solutions=True,
+        cache=tmp_path / "cache",
+        log=lambda *_: None,
+        docs=False,
     )
     assert executed == ["notebooks/06_masked_attention.ipynb", "solutions/06_masked_attention.ipynb"]
     page = tmp_path / "instructor" / "solutions" / "06_masked_attention.html"

@@ -81,9 +81,9 @@ def test_the_api_reference_is_read_from_the_source_without_importing_it(tmp_path
     (package / "__init__.py").write_text('"""The package."""\n')
     (package / "notebook" / "shown.py").write_text(
         '"""Shown."""\nraise SystemExit("imported")\n\n'
-        "def plot(x: int, *, alt: str = 'a') -> None:\n    \"\"\"Plot ``x``.\"\"\"\n\n"
+        'def plot(x: int, *, alt: str = \'a\') -> None:\n    """Plot ``x``."""\n\n'
         "def _hidden():\n    pass\n\n"
-        "class Model:\n    \"\"\"A model.\"\"\"\n    def __init__(self, d_model=4):\n        pass\n"
+        'class Model:\n    """A model."""\n    def __init__(self, d_model=4):\n        pass\n'
         "    @property\n    def size(self) -> int:\n        return 1\n    def forward(self, x, /):\n        return x\n"
     )
     md = site_docs.api_reference(package)

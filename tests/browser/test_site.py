@@ -25,7 +25,9 @@ pytestmark = pytest.mark.browser
 
 PAGES = ["index.html", "06_masked_attention.html", "solutions/06_masked_attention.html", "search.html", "genindex.html"]
 # the documentation pages (course_lib.instructor.site_docs): the guides, ARCHITECTURE.md's two pages, the API reference
-PAGES += [f"docs/{name}.html" for name in ("students", "instructors", "contributing", "threat-model", "architecture", "api")]
+PAGES += [
+    f"docs/{name}.html" for name in ("students", "instructors", "contributing", "threat-model", "architecture", "api")
+]
 REPORTED = ("moderate", "serious", "critical")  # axe's impacts that fail the test
 ALSO_REPORTED = ("empty-table-header",)  # minor for axe, but a table whose header says nothing is hard to read aloud
 
