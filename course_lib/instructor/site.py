@@ -337,8 +337,8 @@ def index_md(
             if binder
             else []
         ),
-        "On your machine (Python 3.10 or newer; a GPU is used when there is one, a CPU is enough), from a clone "
-        "of the repository:\n",
+        "On your machine (Python 3.11 or newer for `make`; a GPU is used when there is one, a CPU is enough), from "
+        "a clone of the repository:\n",
         "```bash\nmake lab     # makes .venv, installs the course, opens the lessons in JupyterLab\n```\n",
         "Each lesson runs top to bottom in about three minutes on a laptop CPU. The exercises are in "
         "`exercises/`; each exercise is followed by a check that tells you what is wrong. In Colab or Binder, "
