@@ -14,11 +14,11 @@ set -u
 cd "$(dirname "$0")/.."
 LESSON=${LESSON:-06_masked_attention}
 UNIT=${UNIT:-tests}
-PYTEST_ARGS=${PYTEST_ARGS:--m "not slow and not browser" -q -x}
+PYTEST_ARGS=${PYTEST_ARGS:-'-m "not slow and not browser" -q -x'}  # quoted whole: eval splits it below
 TORCH_FROM_PYPI=${TORCH_FROM_PYPI:-0}
 status=0
 summary=()
-for minor in 10 11 12 13; do
+for minor in ${MINORS:-10 11 12 13}; do  # MINORS="10 12": only those
     py=""
     if command -v pyenv >/dev/null 2>&1; then
         v=$(pyenv versions --bare 2>/dev/null | grep -E "^3\.$minor\.[0-9]+$" | sort -V | tail -1)
@@ -61,6 +61,7 @@ sys.exit(0 if ok else 1)"; then
     fi
     installed=$(( $(date +%s) - start ))
     start=$(date +%s)
+    export REUSE=0  # run everything here, whatever passed in the clone's own venv (conftest.py)
     eval "\"$venv/bin/python\" -m pytest $UNIT $PYTEST_ARGS"; unit=$?
     unit_s=$(( $(date +%s) - start ))
     start=$(date +%s)
