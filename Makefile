@@ -72,7 +72,8 @@ bench: $(STAMP)
 
 # The course as a static website in build/site/ (open build/site/index.html). Executed notebooks are cached in
 # build/site-cache/, so a rebuild after a change executes only what changed.
-# SITE_ARGS: --lessons 01 06 (a subset), --solutions (adds the solutions, for instructors), --no-cache.
+# The guides (docs/), ARCHITECTURE.md and an API reference read from course_lib's source are pages of it too.
+# SITE_ARGS: --lessons 01 06 (a subset), --solutions (adds the solutions, for instructors), --no-cache, --no-docs.
 site: $(STAMP)
 	$(PY) -m course_lib.instructor.site $(SITE_ARGS)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -182,7 +182,20 @@ def pytest_runtest_logreport(report):
         _notebook_seconds[report.nodeid.split("::")[0]] += report.duration
 
 
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
 def pytest_terminal_summary(terminalreporter):
+    # what this machine could not run (no bubblewrap, no chromium, no apt on macOS or Fedora, ...), said once per
+    # reason instead of hidden in a count of skips
+    skipped = Counter(_skip_reason(r) for r in terminalreporter.stats.get("skipped", []))
+    if skipped:
+        terminalreporter.section("not run on this machine (skipped), by reason")
+        for reason, count in skipped.most_common():
+            terminalreporter.write_line(f"{count:5d}  {reason}")
     reused = getattr(terminalreporter.config, "_course_reused", [])
     if reused:
         terminalreporter.section("notebooks not executed again (passed before with the same inputs; REUSE=0 runs them)")

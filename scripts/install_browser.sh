@@ -7,14 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}  # where tests/browser/conftest.py looks for it
 
-if [ ! -x /usr/bin/chromium ] && ! command -v apt-get >/dev/null 2>&1; then
+if [ ! -x "$CHROMIUM" ] && ! command -v apt-get >/dev/null 2>&1; then
     # macOS, Fedora, ...: say what will not run instead of failing `make test` at its first step
     echo "no apt-get here: chromium and axe-core are not installed, so the real-browser tests (pytest -m browser)" >&2
-    echo "will be skipped. To run them: install chromium at /usr/bin/chromium and npm, then rm .venv/.browser" >&2
+    echo "will be skipped (make test-more lists them). To run them: install chromium at $CHROMIUM and npm, then" >&2
+    echo "rm .venv/.browser" >&2
     exit 0
 fi
-if [ ! -x /usr/bin/chromium ]; then
+if [ ! -x "$CHROMIUM" ]; then
     if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium

@@ -11,8 +11,9 @@ if ! command -v bwrap >/dev/null 2>&1; then
         $SUDO apt-get update
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y bubblewrap
     else
-        echo "no apt-get here: bubblewrap is not installed, so the tests that grade in the sandbox are skipped" >&2
-        echo "and \`course-lib grade\` refuses to run. Install bubblewrap with your package manager, then rm .venv/.sandbox" >&2
+        echo "no apt-get here: bubblewrap is not installed, so the tests that grade in the sandbox are skipped (the" >&2
+        echo "test run ends with what it skipped, by reason) and \`course-lib grade\` refuses to run. Install" >&2
+        echo "bubblewrap with your package manager (dnf install bubblewrap; none on macOS), then rm .venv/.sandbox" >&2
     fi
 fi
 echo "bubblewrap: $(bwrap --version 2>/dev/null || echo missing)"

