@@ -160,7 +160,12 @@ def answer_cells(nb, exercises) -> list[tuple[str, str, str]]:
 
 def _harness_env() -> dict:
     """The whole environment of the processes the grader starts for a submission (nothing of the instructor's)."""
-    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": sandbox.HOME}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": sandbox.HOME,
+        **({"HARNESS_DEBUG": "1"} if os.environ.get("HARNESS_DEBUG") else {}),
+    }
 
 
 def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap, limits, cell_timeout, budget):
