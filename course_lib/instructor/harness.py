@@ -312,12 +312,6 @@ class _Observer:
                 # whoever the student's code asked to do it (inspect.stack, traceback, importlib...): refused and
                 # stopped, so nothing of the harness is reached
                 detail = f" {args[1]}" if event.startswith("object.") else f" {str(args[0])[:80]}" if args else ""
-                if os.environ.get("HARNESS_DEBUG"):
-                    f, out = frame, []
-                    while f is not None and len(out) < 8:
-                        out.append(f"{f.f_code.co_filename[-40:]}:{f.f_code.co_name}")
-                        f = f.f_back
-                    detail += " " + " < ".join(out)
                 self.refuse(f"{event}{detail}")
                 raise PermissionError(f"grading does not allow {event} here")
             if frame.f_code.co_filename.startswith("<answer "):  # the student's own line (torch does some inside)
@@ -668,7 +662,7 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
     observer.snapshot = _snapshot()
-    _close_doors()
+    _close_doors(observer)
     sys.addaudithook(observer.audit)  # before any student code; Python offers no way to remove it
     observer.exercise = exercise.id if exercise is not None else "loading"
     threading.settrace(observer.trace)
@@ -716,13 +710,15 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
 ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations kept as text, never evaluated
 
 
-def _close_doors() -> None:
+def _close_doors(observer) -> None:
     """No thread and no signal handler from here on in this child: a thread escapes the hooks and torch's
-    modes (both per thread), a handler is handed the harness's frame. The originals are dropped, not kept."""
+    modes (both per thread), a handler is handed the harness's frame. Trying is refused; the originals are
+    dropped, not kept."""
     import _thread
     import signal
 
     def refused(*args, **kwargs):
+        observer.refuse("a new thread or signal handler (_thread.start_new_thread, signal.signal)")
         raise PermissionError("grading does not allow starting a thread or a signal handler")
 
     for module, names in (

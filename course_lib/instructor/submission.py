@@ -160,12 +160,7 @@ def answer_cells(nb, exercises) -> list[tuple[str, str, str]]:
 
 def _harness_env() -> dict:
     """The whole environment of the processes the grader starts for a submission (nothing of the instructor's)."""
-    return {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "HOME": sandbox.HOME,
-        **({"HARNESS_DEBUG": "1"} if os.environ.get("HARNESS_DEBUG") else {}),
-    }
+    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": sandbox.HOME}
 
 
 def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap, limits, cell_timeout, budget):
@@ -203,7 +198,8 @@ def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap
                 parent, cwd = str(sandbox._package_dir().parent), str(private)
             argv = sandbox.kernel_command(harness.command(parent), box, limits, cgroup)
             answers = harness.Answers(argv, _harness_env(), cwd, MAX_RECORD_BYTES)
-            answers.send({"lesson": lesson[:2], "setup": setup.source if setup is not None else "", "cells": cells})
+            setup_source = setup.source if setup is not None else ""
+            answers.send({"lesson": lesson[:2], "setup": setup_source, "cells": cells, "max_line": MAX_RECORD_BYTES})
             said = answers.receive(min(deadline, time.monotonic() + max(cell_timeout, 60)))
             if not isinstance(said, dict) or not isinstance(said.get("loaded"), dict):
                 why = _ended(answers, cgroup, limits, "loading the answer cells")
