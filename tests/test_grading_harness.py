@@ -250,7 +250,7 @@ class ElmanRNN(nn.Module):
 
 @pytest.fixture(scope="module")
 def copied(tmp_path_factory):
-    text = "import torch\n" + inspect.getsource(reference_is_balanced)
+    text = "from __future__ import annotations\n" + inspect.getsource(reference_is_balanced)
     cells = dict(COPIES, **{"3.1": COPIES["3.1"].format(text=text)})
     cells["3.5"] = """
 def accuracy_over_epochs(model, optimizer, batches, test_sets, epochs, train_epoch):

@@ -254,6 +254,8 @@ class _Observer:
         self.answers: set = set()  # every code object compiled from the answer cells (what is the student's)
         self.seen: dict = {}  # code object -> "" or why calling it is refused (each judged once)
         self.snapshot: list = []  # course_lib's functions and classes as they were before any student code
+        # the harness's own helpers, taken now: the student's code can replace the module's names, not these
+        self.changed, self.fingerprint = _changed, _fingerprint
         self.busy = False
 
     def course_code(self, filename: str) -> bool:
@@ -360,7 +362,7 @@ class _Observer:
             return ""
         if code.co_filename.startswith("<answer "):
             return f"code made at run time under an answer cell's name ({code.co_qualname})"
-        name = self.prints.get(_fingerprint(code))
+        name = self.prints.get(self.fingerprint(code))
         return f"a copy of {name}" if name else ""
         return ""
 
@@ -375,7 +377,7 @@ class _Observer:
             # the student's code entered from outside it (the check's call, torch's): is course_lib as it was?
             caller = frame.f_back
             if caller is not None and caller.f_code not in self.answers:
-                changed = _changed(self.snapshot)
+                changed = self.changed(self.snapshot)
                 if changed:
                     self.refuse(f"{changed} (replaced by the student's code)")
             return
@@ -400,24 +402,22 @@ class _Observer:
             self.prints.pop(_fingerprint(code), None)
 
 
-def _snapshot() -> list:
-    """Every function, class and module that course_lib's modules and classes hold, as (where, live, then)."""
+def _snapshot(forbidden=()) -> list:
+    """Every function, class and module that course_lib's modules and classes (and json's, which encodes the
+    reply) hold, as (where, live, then). ``forbidden``: what the check's run path itself replaces by stand-ins
+    during the call (the exercise's forbidden names), left out."""
     kinds = (type, staticmethod, classmethod, property, type(sys), type(_fingerprint))
+    skip = {id(obj) for obj in forbidden}
     found = []
     for name, module in list(sys.modules.items()):
-        if name.startswith("course_lib") and module is not None:
+        if (name.startswith("course_lib") or name in ("json", "json.encoder")) and module is not None:
             space = vars(module)
-            found.append((name, space, {k: v for k, v in space.items() if isinstance(v, kinds)}))
+            found.append((name, space, {k: v for k, v in space.items() if isinstance(v, kinds) and id(v) not in skip}))
             for value in list(space.values()):
-                if isinstance(value, type) and value.__module__ == name:
+                if isinstance(value, type) and value.__module__ == name and id(value) not in skip:
                     attrs = vars(value)
-                    found.append(
-                        (
-                            f"{name}.{value.__qualname__}",
-                            attrs,
-                            {k: v for k, v in attrs.items() if isinstance(v, kinds)},
-                        )
-                    )
+                    kept = {k: v for k, v in attrs.items() if isinstance(v, kinds) and id(v) not in skip}
+                    found.append((f"{name}.{value.__qualname__}", attrs, kept))
     return found
 
 
@@ -429,6 +429,19 @@ def _changed(snapshot) -> str:
             if live.get(key, missing) is not value:
                 return f"{where}.{key}"
     return ""
+
+
+def _resolved(names) -> list:
+    """The objects the forbidden dotted names are (the check's stand-ins replace them during the call)."""
+    from course_lib.checks.borrowed import resolve
+
+    found = []
+    for name in names:
+        try:
+            found.append(resolve(name)[2])
+        except Exception:
+            continue
+    return found
 
 
 def _fingerprint(code) -> tuple:
@@ -643,8 +656,10 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
     """In the forked child: the released setup, then (observed from here on) the answer cells, then one call."""
     import linecache
 
-    def say(message: dict) -> None:
-        _write_all(out, (json.dumps(message) + "\n").encode())
+    def say(message: dict, dumps=json.dumps, write=os.write) -> None:  # nothing looked up when it runs
+        data = (dumps(message) + "\n").encode()
+        while data:
+            data = data[write(out, data) :]
 
     linecache.clearcache()  # no course source text kept in memory
     setup_ns: dict = {"__name__": "__main__"}
@@ -661,11 +676,11 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
         observer.arm(exercise)
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
-    observer.snapshot = _snapshot()
+    observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
+    gettrace = sys.gettrace
     _close_doors(observer)
     sys.addaudithook(observer.audit)  # before any student code; Python offers no way to remove it
     observer.exercise = exercise.id if exercise is not None else "loading"
-    threading.settrace(observer.trace)
     sys.settrace(observer.trace)
     ns: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     loaded: dict[str, str] = {}
@@ -692,14 +707,14 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
             reply = {"error": f"NameError: {exercise.function} is not defined in the answer cells"}
         else:
             records = run(fn, cases)
-            changed = _changed(observer.snapshot)  # before the records are read: the check's code as it was?
+            changed = observer.changed(observer.snapshot)  # before the records are read: the check's as it was?
             reply = {"records": to_plain(records)}
-            changed = changed or _changed(observer.snapshot)
+            changed = changed or observer.changed(observer.snapshot)
             if changed:
                 observer.refuse(f"{changed} (replaced by the student's code)")
     except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
         reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-    intact = sys.gettrace() == observer.trace
+    intact = gettrace() == observer.trace
     sys.settrace(None)
     if not intact:
         observer.refuse("sys.settrace (the observer was switched off)")
@@ -711,20 +726,23 @@ ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations 
 
 
 def _close_doors(observer) -> None:
-    """No thread and no signal handler from here on in this child: a thread escapes the hooks and torch's
-    modes (both per thread), a handler is handed the harness's frame. Trying is refused; the originals are
-    dropped, not kept."""
+    """No thread, no signal handler and no look at the hooks from here on in this child: a thread escapes the
+    hooks and torch's modes (both per thread), a handler is handed the harness's frame, ``sys.gettrace()`` is
+    the observer itself. Trying is refused; the originals are dropped, not kept (the checks took theirs)."""
     import _thread
     import signal
 
     def refused(*args, **kwargs):
-        observer.refuse("a new thread or signal handler (_thread.start_new_thread, signal.signal)")
-        raise PermissionError("grading does not allow starting a thread or a signal handler")
+        observer.refuse(
+            "a new thread, a signal handler or the hooks (_thread.start_new_thread, signal.signal, sys.gettrace)"
+        )
+        raise PermissionError("grading does not allow threads, signal handlers or looking at the hooks")
 
     for module, names in (
         (_thread, ("start_new_thread", "start_new")),
         (threading, ("_start_new_thread",)),
         (signal, ("signal", "setitimer", "alarm")),
+        (sys, ("gettrace", "getprofile")),  # the hooks themselves: the way to the observers without a frame
         (sys.modules.get("_signal"), ("signal", "setitimer", "alarm")),
     ):
         for name in names:
