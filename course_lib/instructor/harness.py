@@ -5,20 +5,24 @@ The grader never calls the student's functions in the kernel that ran the notebo
 replace the checks, register hooks or rewrite files). For the grade it starts a fresh sandboxed Python
 (:func:`command`: ``python -I``, its own ``sys.path``, a minimal environment) that runs :func:`main`:
 
-1. before any student code, it installs an audit hook (which can never be removed) and imports the
-   lesson's checks;
-2. it loads only the released setup cell (in a namespace of its own) and the student's answer cells (the
+1. the harness's own process imports the lesson's checks and holds the channel to the grader; it never loads
+   or calls student code. For the load and for each call it forks a child that closes that channel,
+   installs the observer (an audit hook, which can never be removed, and a trace hook), replaces thread and
+   signal-handler creation and ``sys.gettrace`` by a refusal, and only then loads the student's code;
+2. the child loads the released setup cell (in a namespace of its own) and the student's answer cells (the
    cells whose nbgrader id is ``ex-N-M``), each after :func:`refusal` accepted it: at top level an answer
    cell may only import (not ``course_lib``), define functions and classes, and bind names to constants,
-   so nothing in it runs before the grader's call;
-3. only then does the grader send each exercise's cases (drawn with a seed the process never sees); the
-   harness calls the check's own run path (``Exercise.run``, so the checks' run-time observer is used)
-   while its observer watches: a call from the student's code (directly, or through torch or Python) into
-   a function of ``course_lib`` (the lesson's module, the checks' references), and any attempt to reach
-   around the observer (profile or trace hooks, frames, code objects, ``gc``, ``ctypes``, importing
-   ``course_lib``) is written to the grader at once, as it happens;
-4. it answers with the records, as plain data; :mod:`course_lib.instructor.submission` judges them in the
-   grader's process, and any refusal, malformed line or missing answer fails the exercise.
+   with no decorator, class hook or annotation that would run code, so nothing in it runs before the call;
+3. the grader sends each exercise's cases (drawn with a seed the process never sees); the child calls the
+   check's own run path (``Exercise.run``, so the checks' run-time observer is used) while its observer
+   watches: a call from the student's code (directly, or through torch or Python) into a function of
+   ``course_lib`` (the lesson's module, the checks' references) or into a copy of one, a replaced function of
+   ``course_lib``, and any attempt to reach around the observer (frames, ``gc``, hooks, ``ctypes``, threads,
+   the course's files, the process's pipes) is refused at once; the ways to the harness are also stopped;
+4. the child answers with the records, as plain data, on a pipe of that call only and ends; the harness
+   forwards each refusal, exactly one reply (any other line is a refusal), stamped with the exercise;
+   :mod:`course_lib.instructor.submission` judges them in the grader's process, and any refusal, malformed
+   line or missing answer fails the exercise.
 """
 
 from __future__ import annotations
