@@ -136,7 +136,13 @@ ATTACKS = {
     # 1. reaching the harness's frames (where its observer, reply path and the drawn cases are) at call time
     "3.1": SOLUTION_31.replace(
         "    stack = []",
-        "    import inspect\n    try:\n        inspect.stack()\n    except Exception:\n        pass\n    stack = []",
+        "    import inspect, sys\n"
+        "    for look in (inspect.stack, sys.gettrace):\n"
+        "        try:\n"
+        "            look()\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    stack = []",
     ),
     # 2. the reference called from a thread the student's code starts (outside the hooks and torch's modes)
     "3.2": """
@@ -152,6 +158,24 @@ def transpose_closers(seq, rng, n_symbols=10):
     _thread.start_new_thread(work, ())
     lock.acquire()
     return box[0]
+""",
+    # 1. an added answer cell whose class statement would run the student's code while the cells load
+    "3.3": """
+class _Base:
+    def __init_subclass__(cls, **kw):
+        import sys
+        sys.modules["course_lib.checks"].to_plain = lambda *a, **k: []
+
+class ElmanRNN(_Base):
+    pass
+""",
+    # 1. a signal handler (it would be handed the harness's frame) installed while the call runs
+    "3.4": """
+import signal
+
+def train_epoch(model, batches, optimizer):
+    signal.signal(signal.SIGALRM, lambda number, frame: None)
+    return [0.0]
 """,
     # 1. the checks' machinery replaced while the call runs, so that what the harness sends is forged
     "3.5": """
@@ -178,6 +202,21 @@ def test_frames_reached_at_call_time_are_refused(attacked):
     status, message, refused = attacked["3.1"]
     assert status == submission.FAILED
     assert any("sys._getframe" in r for r in refused), refused
+
+
+def test_the_observer_itself_cannot_be_looked_up(attacked):
+    assert any("sys.gettrace" in r for r in attacked["3.1"][2]), attacked["3.1"]
+
+
+def test_an_added_cell_with_load_time_code_is_not_loaded(attacked):
+    status, message, refused = attacked["3.3"]
+    assert status == submission.FAILED and "was not loaded" in message and "__init_subclass__" in message, message
+
+
+def test_a_signal_handler_installed_while_a_check_runs_is_refused(attacked):
+    status, message, refused = attacked["3.4"]
+    assert status == submission.FAILED
+    assert any("signal handler" in r for r in refused), (message, refused)
 
 
 def test_a_thread_started_while_a_check_runs_is_refused(attacked):
