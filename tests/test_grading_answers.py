@@ -272,13 +272,15 @@ def test_every_submission_in_either_layout_gets_exactly_one_row(tmp_path):
     (top / "alice.ipynb").symlink_to("/etc/passwd")
     (top / "alice#").mkdir()  # a name that looks like a renamed one
     (top / "alice#" / "n.ipynb").write_text("{}")
+    (top / "frank.ipynb").mkdir()  # a folder named like a notebook, nothing in it
     entries, warnings = collect([top, top / "submitted"])
     entries = unique_names(entries)
     students = [e.student for e in entries]
     assert len(students) == len(set(students))
-    assert {"alice", "bob", "carol", "dave", "erin", "alice#"} <= set(students), students
+    assert {"alice", "bob", "carol", "dave", "erin", "alice#", "frank"} <= set(students), students
     by = {e.student: e for e in entries}
     assert "2 notebooks for one student" in by["dave"].problem
+    assert "a folder named like a notebook" in by["frank"].problem
     with pytest.raises(ValueError, match="symbolic link"):
         grading.read_regular(by["bob"].path, 100)
     if os.geteuid() != 0:  # root reads any folder

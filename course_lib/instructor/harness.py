@@ -5,20 +5,24 @@ The grader never calls the student's functions in the kernel that ran the notebo
 replace the checks, register hooks or rewrite files). For the grade it starts a fresh sandboxed Python
 (:func:`command`: ``python -I``, its own ``sys.path``, a minimal environment) that runs :func:`main`:
 
-1. before any student code, it installs an audit hook (which can never be removed) and imports the
-   lesson's checks;
-2. it loads only the released setup cell (in a namespace of its own) and the student's answer cells (the
+1. the harness's own process imports the lesson's checks and holds the channel to the grader; it never loads
+   or calls student code. For the load and for each call it forks a child that closes that channel,
+   installs the observer (an audit hook, which can never be removed, and a trace hook), replaces thread and
+   signal-handler creation and ``sys.gettrace`` by a refusal, and only then loads the student's code;
+2. the child loads the released setup cell (in a namespace of its own) and the student's answer cells (the
    cells whose nbgrader id is ``ex-N-M``), each after :func:`refusal` accepted it: at top level an answer
    cell may only import (not ``course_lib``), define functions and classes, and bind names to constants,
-   so nothing in it runs before the grader's call;
-3. only then does the grader send each exercise's cases (drawn with a seed the process never sees); the
-   harness calls the check's own run path (``Exercise.run``, so the checks' run-time observer is used)
-   while its observer watches: a call from the student's code (directly, or through torch or Python) into
-   a function of ``course_lib`` (the lesson's module, the checks' references), and any attempt to reach
-   around the observer (profile or trace hooks, frames, code objects, ``gc``, ``ctypes``, importing
-   ``course_lib``) is written to the grader at once, as it happens;
-4. it answers with the records, as plain data; :mod:`course_lib.instructor.submission` judges them in the
-   grader's process, and any refusal, malformed line or missing answer fails the exercise.
+   with no decorator, class hook or annotation that would run code, so nothing in it runs before the call;
+3. the grader sends each exercise's cases (drawn with a seed the process never sees); the child calls the
+   check's own run path (``Exercise.run``, so the checks' run-time observer is used) while its observer
+   watches: a call from the student's code (directly, or through torch or Python) into a function of
+   ``course_lib`` (the lesson's module, the checks' references) or into a copy of one, a replaced function of
+   ``course_lib``, and any attempt to reach around the observer (frames, ``gc``, hooks, ``ctypes``, threads,
+   the course's files, the process's pipes) is refused at once; the ways to the harness are also stopped;
+4. the child answers with the records, as plain data, on a pipe of that call only and ends; the harness
+   forwards each refusal, exactly one reply (any other line is a refusal), stamped with the exercise;
+   :mod:`course_lib.instructor.submission` judges them in the grader's process, and any refusal, malformed
+   line or missing answer fails the exercise.
 """
 
 from __future__ import annotations
@@ -54,6 +58,27 @@ SENSITIVE_EVENTS = {
     "os.fork",
 }
 DECORATORS = {"staticmethod", "classmethod", "property"}
+# methods Python calls while a class statement runs (a subclass made, a base that is no class, a subscript):
+# code of the student's at load time, so an answer cell may not define them
+CLASS_HOOKS = {"__init_subclass__", "__set_name__", "__class_getitem__", "__mro_entries__", "__prepare__"}
+# modules whose (re)import hands the student a way around the observer: a thread, a signal handler (it gets the
+# harness's frame), an interpreter of its own, raw memory
+DOORS = {"_thread", "_signal", "signal", "_xxsubinterpreters", "_xxinterpchannels", "_testcapi", "_testinternalcapi"}
+# what the observer refuses AND stops (the audit hook raises) whoever the student's code asked to do it: the
+# ways to a frame (and from there to the harness), to every object, to the hooks
+DENIED_EVENTS = {
+    "sys._getframe",
+    "sys._current_frames",
+    "sys._current_exceptions",
+    "sys.setprofile",
+    "sys.settrace",
+    "sys.addaudithook",
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+}
+FRAME_TOOLS = {"inspect", "traceback", "logging", "pdb", "bdb", "cgitb", "code", "ctypes", "gc", "dis"}
+FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
 
 
 # --------------------------------------------------------------------------- what an answer cell may do
@@ -63,9 +88,13 @@ def refusal(source: str) -> str:
     """ "" when an answer cell may be loaded; else why not (one short sentence with the line).
 
     At top level (and in a class body) only: imports (absolute, no ``*``), ``def`` and ``class``
-    (decorators ``staticmethod``/``classmethod``/``property``/``x.setter``, defaults and class constants
-    that are literals, bases that are names), names bound to literals, docstrings and ``pass``. Nothing
-    else runs when the cell is loaded. (What the functions call is the observer's to judge, when they run.)"""
+    (decorators ``staticmethod``/``classmethod``/``property`` and ``x.setter``/``getter``/``deleter`` of a
+    property ``x`` defined just above in the same class, defaults and class constants that are literals,
+    bases that are names), names bound to literals, docstrings and ``pass``; no name may shadow those
+    decorators and no class may define a hook Python calls while a class statement runs
+    (``__init_subclass__``, ...). Annotations are never evaluated (the cells are compiled as with
+    ``from __future__ import annotations``). Nothing else runs when the cell is loaded. (What the functions
+    call is the observer's to judge, when they run.)"""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -78,9 +107,27 @@ def refusal(source: str) -> str:
                 why = _import_refusal(node)
                 if why:
                     return why
+            bound = _bound_names(node)
+            if bound & DECORATORS:
+                return f"line {node.lineno}: it binds the name `{sorted(bound & DECORATORS)[0]}`"
         return _body_refusal(tree.body, top=True)
     except RecursionError:
         return "it is nested too deeply to be checked"
+
+
+def _bound_names(node) -> set:
+    """The names a statement binds (a def, a class, an import, an assignment target, a loop variable...)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        return {node.id}
+    if isinstance(node, ast.arg):
+        return {node.arg}
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return set(node.names)
+    return set()
 
 
 def _import_refusal(node) -> str:
@@ -120,20 +167,32 @@ def _annotation_ok(node) -> bool:
     return False
 
 
-def _decorator_ok(node) -> bool:
+def _decorator_ok(node, properties: set) -> bool:
+    """``staticmethod``, ``classmethod``, ``property``, or ``x.setter`` (getter, deleter) where ``x`` is a
+    property the same class body defined just above (any other ``x.setter`` is a call of the student's)."""
     if isinstance(node, ast.Name):
         return node.id in DECORATORS
-    return isinstance(node, ast.Attribute) and node.attr in ("setter", "getter", "deleter") and _simple_name(node)
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr in ("setter", "getter", "deleter")
+        and isinstance(node.value, ast.Name)
+        and node.value.id in properties
+    )
 
 
-def _def_refusal(node) -> str:
+def _def_refusal(node, properties: set = frozenset()) -> str:
     where = f"line {node.lineno}"
-    if not all(_decorator_ok(d) for d in node.decorator_list):
-        return f"{where}: a decorator other than staticmethod, classmethod or property runs code when loaded"
+    if not all(_decorator_ok(d, properties) for d in node.decorator_list):
+        return (
+            f"{where}: a decorator other than staticmethod, classmethod, property (or the setter of a property "
+            "defined just above) runs code when loaded"
+        )
     if isinstance(node, ast.ClassDef):
         if node.keywords or not all(_simple_name(b) for b in node.bases):
             return f"{where}: a class whose bases are not plain names"
         return _body_refusal(node.body, top=False)
+    if node.name in CLASS_HOOKS:
+        return f"{where}: `{node.name}` runs code when a class statement is loaded"
     args = node.args
     defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
     if not all(_literal(d) for d in defaults):
@@ -145,14 +204,23 @@ def _def_refusal(node) -> str:
 
 
 def _body_refusal(body, top: bool) -> str:
+    properties: set = set()  # in a class body: names bound, so far, to a property (what x.setter may decorate)
     for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
+            properties -= _bound_names(node)
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            why = _def_refusal(node)
+            why = _def_refusal(node, properties if not top else set())
             if why:
                 return why
+            # `@property` or (already checked) `@x.setter`: the name is now bound to a property
+            is_property = not isinstance(node, ast.ClassDef) and any(
+                isinstance(d, ast.Attribute) or d.id == "property" for d in node.decorator_list
+            )
+            (properties.add if is_property and not top else properties.discard)(node.name)
             continue
+        for target in ast.walk(node):
+            properties -= _bound_names(target)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring, or a bare constant
         if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
@@ -173,18 +241,25 @@ def _body_refusal(body, top: bool) -> str:
 
 
 class _Observer:
-    """What the student's code reaches while it runs: a trace hook (calls into course_lib) and an audit hook
-    (installed before any student code loads; Python cannot remove it). Each refusal goes to the grader at
-    once, on the results channel, so code that runs later cannot take it back."""
+    """What the student's code reaches while it loads and runs: a trace hook (calls into course_lib, copies of
+    it) and an audit hook (installed before any student code loads; Python cannot remove it). Each refusal
+    goes out at once, so code that runs later cannot take it back; the ways to the harness's own objects
+    (frames, every object, the hooks, new threads, the results pipe reopened) are refused and stopped."""
 
     def __init__(self, package_dir: str, say):
         self.package = package_dir.rstrip(os.sep) + os.sep
         self.say = say
-        self.exercise = ""  # set while the grader's call runs
+        self.exercise = ""  # set while the answer cells load and while the grader's call runs
         self.refs: set = set()  # every course_lib function: refused in a build exercise (one that forbids)
         self.checks: set = set()  # the checks' own (references, machinery): refused in every exercise
+        self.prints: dict = {}  # fingerprint of each of those -> its name (a copy under another name is refused)
         self.build = False
         self.given: set = set()  # course_lib functions the check hands the student's function as inputs
+        self.answers: set = set()  # every code object compiled from the answer cells (what is the student's)
+        self.seen: dict = {}  # code object -> "" or why calling it is refused (each judged once)
+        self.snapshot: list = []  # course_lib's functions and classes as they were before any student code
+        # the harness's own helpers, taken now: the student's code can replace the module's names, not these
+        self.changed, self.fingerprint = _changed, _fingerprint
         self.busy = False
 
     def course_code(self, filename: str) -> bool:
@@ -192,7 +267,7 @@ class _Observer:
 
     def collect(self) -> None:
         """Every function and method defined at module level in course_lib (the lesson's module, the checks'
-        references, the checks' machinery): the student's code may not call one of them directly."""
+        references, the checks' machinery): the student's code may not call one of them, nor a copy."""
         import types
 
         here = os.path.abspath(__file__)
@@ -208,7 +283,7 @@ class _Observer:
 
     def refuse(self, what: str) -> None:
         if self.exercise:
-            self.say({"exercise": self.exercise, "refused": what[:200]})
+            self.say({"refused": what[:200]})
 
     def by_student(self, frame) -> bool:
         """Is the innermost frame that is the student's or course_lib's the student's?"""
@@ -224,31 +299,167 @@ class _Observer:
     def audit(self, event: str, args) -> None:
         if self.busy or not self.exercise:
             return
-        if event not in SENSITIVE_EVENTS and not event.startswith("ctypes."):
+        denied = (
+            event in DENIED_EVENTS
+            or event.startswith("ctypes.")
+            or (event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES)
+            or (event == "open" and self.hidden(args[0] if args else None))
+            or (event == "import" and args and str(args[0]).split(".")[0] in DOORS)
+        )
+        if not denied and event not in SENSITIVE_EVENTS:
             return
         self.busy = True
         try:
-            # done by the student's own line (torch and Python do some of these inside, legitimately);
-            # switching the observer off counts whoever the student's code asked to do it
             frame = sys._getframe(1)
-            hooks = event in ("sys.setprofile", "sys.settrace", "sys.addaudithook")
+            hooks = event in ("sys.setprofile", "sys.settrace")
             if hooks and frame.f_code.co_filename == threading.__file__:  # a new thread taking on our hook
                 return
-            if frame.f_code.co_filename.startswith("<answer ") or (hooks and self.by_student(frame)):
+            if denied and self.by_student(frame) and (event.startswith(("open", "import")) or self.near(frame)):
+                # whoever the student's code asked to do it (inspect.stack, traceback, importlib...): refused and
+                # stopped, so nothing of the harness is reached
+                detail = f" {args[1]}" if event.startswith("object.") else f" {str(args[0])[:80]}" if args else ""
+                self.refuse(f"{event}{detail}")
+                raise PermissionError(f"grading does not allow {event} here")
+            if frame.f_code.co_filename.startswith("<answer "):  # the student's own line (torch does some inside)
                 detail = f" {args[1]}" if event.startswith("object.") and len(args) > 1 else ""
                 self.refuse(f"{event}{detail}")
         finally:
             self.busy = False
 
+    def near(self, frame) -> bool:
+        """Asked for by the student's code itself: its own line, a function it called directly, or the tools
+        that hand out frames (inspect, traceback, ...) it called directly. Python, torch and their libraries
+        use frames inside (typing and sympy name their caller) without handing them to the student."""
+        for _ in range(8):
+            if frame is None:
+                return False
+            back = frame.f_back
+            if frame.f_code.co_filename.startswith("<answer ") or (
+                back is not None and back.f_code.co_filename.startswith("<answer ")
+            ):
+                return True
+            if frame.f_globals.get("__name__", "").split(".")[0] not in FRAME_TOOLS:
+                return False
+            frame = back
+        return False
+
+    def hidden(self, path) -> bool:
+        """Files the student's code may not open: the course's own (the references' text) and the ways back to
+        the harness's pipes and memory (/proc/*/fd, /dev/fd, /proc/*/mem)."""
+        if isinstance(path, int) or path is None:
+            return False
+        try:
+            name = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError, OSError):
+            return True
+        parts = name.split(os.sep)
+        return (
+            (name + os.sep).startswith(self.package)
+            or name.startswith("/dev/fd")
+            or (len(parts) > 2 and parts[1] == "proc" and ({"fd", "fdinfo", "mem", "map_files"} & set(parts)))
+        )
+
+    def verdict(self, code) -> str:
+        """Why calling ``code`` is refused whatever calls it ("" if not): compiled under an answer cell's name
+        but not from one, or a copy (same bytecode and names) of a course_lib function under another name."""
+        if code in self.answers or code in self.refs:
+            return ""
+        if code.co_filename.startswith("<answer "):
+            return f"code made at run time under an answer cell's name ({code.co_qualname})"
+        name = self.prints.get(self.fingerprint(code))
+        return f"a copy of {name}" if name else ""
+        return ""
+
     def trace(self, frame, event, arg):
         """A global trace function: Python calls only (C calls cost nothing), no line events (returns None)."""
         # called by the student's code, directly or through torch or Python (vmap, map, a thread): refused;
         # called by course_lib's own code (the check's machinery, a helper the check gave) it is the check's
+        if event != "call":
+            return
         code = frame.f_code
-        if event != "call" or code not in (self.refs if self.build else self.checks) or code in self.given:
+        if code in self.answers:
+            # the student's code entered from outside it (the check's call, torch's): is course_lib as it was?
+            caller = frame.f_back
+            if caller is not None and caller.f_code not in self.answers:
+                changed = self.changed(self.snapshot)
+                if changed:
+                    self.refuse(f"{changed} (replaced by the student's code)")
+            return
+        why = self.seen.get(code)
+        if why is None:
+            why = self.seen[code] = self.verdict(code)
+        if why:
+            self.refuse(why)
+            return
+        if code not in (self.refs if self.build else self.checks) or code in self.given:
             return
         if self.by_student(frame.f_back):
             self.refuse(f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}")
+
+    def arm(self, exercise) -> None:
+        """What the check refuses for this exercise; fingerprints of the functions it refuses."""
+        self.build = bool(exercise.forbidden)
+        for code in self.refs if self.build else self.checks:
+            if len(code.co_code) > 24:  # a one-line helper may be anyone's
+                self.prints.setdefault(_fingerprint(code), code.co_qualname)
+        for code in self.given:  # a copy of what the check hands in is no borrowing
+            self.prints.pop(_fingerprint(code), None)
+
+
+def _snapshot(forbidden=()) -> list:
+    """Every function, class and module that course_lib's modules and classes (and json's, which encodes the
+    reply) hold, as (where, live, then). ``forbidden``: what the check's run path itself replaces by stand-ins
+    during the call (the exercise's forbidden names), left out."""
+    kinds = (type, staticmethod, classmethod, property, type(sys), type(_fingerprint))
+    skip = {id(obj) for obj in forbidden}
+    found = []
+    for name, module in list(sys.modules.items()):
+        if (name.startswith("course_lib") or name in ("json", "json.encoder")) and module is not None:
+            space = vars(module)
+            found.append((name, space, {k: v for k, v in space.items() if isinstance(v, kinds) and id(v) not in skip}))
+            for value in list(space.values()):
+                if isinstance(value, type) and value.__module__ == name and id(value) not in skip:
+                    attrs = vars(value)
+                    kept = {k: v for k, v in attrs.items() if isinstance(v, kinds) and id(v) not in skip}
+                    found.append((f"{name}.{value.__qualname__}", attrs, kept))
+    return found
+
+
+def _changed(snapshot) -> str:
+    """The first function or class of course_lib that is no longer what it was ("" if none)."""
+    missing = object()
+    for where, live, then in snapshot:
+        for key, value in then.items():
+            if live.get(key, missing) is not value:
+                return f"{where}.{key}"
+    return ""
+
+
+def _resolved(names) -> list:
+    """The objects the forbidden dotted names are (the check's stand-ins replace them during the call)."""
+    from course_lib.checks.borrowed import resolve
+
+    found = []
+    for name in names:
+        try:
+            found.append(resolve(name)[2])
+        except Exception:
+            continue
+    return found
+
+
+def _fingerprint(code) -> tuple:
+    """What a copy of a function keeps whatever its file name, line numbers and local names."""
+    return code.co_code, code.co_names
+
+
+def _code_objects(code) -> set:
+    """A code object and every code object nested in it (functions, classes, comprehensions)."""
+    found = {code}
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            found |= _code_objects(const)
+    return found
 
 
 def _import_forbidden(exercises) -> None:
@@ -301,81 +512,249 @@ def _functions(value, depth: int = 0):
 
 def main() -> None:
     """Run in the sandbox: one JSON line in (the job), then exercises one by one (see the module docstring)."""
-    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    channel = os.dup(1)
     commands = os.fdopen(os.dup(0), "r", encoding="utf-8")
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # what the student's code prints goes nowhere
         os.dup2(devnull, fd)
+    os.close(devnull)
 
     def say(message: dict) -> None:
-        channel.write(json.dumps(message) + "\n")
-        channel.flush()
+        _write_all(channel, (json.dumps(message) + "\n").encode())
 
     try:
-        _serve(commands, say)
-    except BaseException:  # ours, or the student's code reaching around the harness: the grader logs it
+        _serve(commands, say, channel)
+    except BaseException:  # the harness's own failure: the grader logs it
         import traceback
 
         say({"crash": traceback.format_exc()[-4000:]})
         raise
 
 
-def _serve(commands, say) -> None:
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _serve(commands, say, channel: int) -> None:
+    """The harness's own process: it never loads or calls the student's code. Each load and each call runs in
+    a child forked for it, which cannot reach the grader's channel (closed there) nor outlive its call; the
+    child's messages come back on a pipe of that call only, and this process stamps them with the exercise."""
     from pathlib import Path
 
-    import course_lib
+    import torch
 
-    job = json.loads(commands.readline())
-    observer = _Observer(str(Path(course_lib.__file__).resolve().parent), say)
-    sys.addaudithook(observer.audit)  # before any student code; Python offers no way to remove it
+    import course_lib
     from course_lib import checks
 
+    torch.set_num_threads(1)  # as in the sandbox: no thread pool in this process, so forking it is safe
+    job = json.loads(commands.readline())
     exercises = checks.exercises(job["lesson"])
     _import_forbidden(exercises.values())  # now, not under the observer during the first call (nltk is slow)
-    setup_ns: dict = {"__name__": "__main__"}
-    try:
-        exec(compile(job["setup"], "<setup>", "exec"), setup_ns)
-    except Exception:
-        pass  # the released setup cell; its effects (seed, threads) are conveniences, not the grade's
-    observer.collect()
-    ns: dict = {"__name__": "__main__", "__builtins__": __builtins__}
-    loaded: dict[str, str] = {}
-    for exercise, grade_id, source in job["cells"]:
-        why = refusal(source)
-        if not why:
-            try:
-                exec(compile(source, ANSWER_FILE.format(grade_id), "exec"), ns)
-            except BaseException as exc:  # SystemExit too: the cell failed to load, the rest still loads
-                why = f"loading it raised {type(exc).__name__}: {str(exc)[:200]}"
-        if why and not loaded.get(exercise):
-            loaded[exercise] = f"answer cell {grade_id} was not loaded: {why}"
-        loaded.setdefault(exercise, "")
-    functions = {e: ns.get(ex.function) for e, ex in exercises.items()}  # bound now, before any call
+    package = str(Path(course_lib.__file__).resolve().parent)
+    # taken now: whatever a child's student code replaces in the checks, this process never runs it
+    tools = {"from_plain": checks.from_plain, "to_plain": checks.to_plain}
+    max_line = int(job.get("max_line", 50_000_000))
+    closed = (channel, commands.fileno())
+
+    refused, reply, status = _in_child(lambda out: _child(job, exercises, tools, package, None, out), closed, max_line)
+    loaded = reply if isinstance(reply, dict) and "loaded" in reply else {}
+    loaded = {e: str(why)[:300] for e, why in dict(loaded.get("loaded") or {}).items() if e in exercises}
+    for exercise in exercises:
+        if refused or reply is None:
+            # the answer cells reached around the grader (or their process ended) while they loaded
+            why = refused[0] if refused else f"their process ended while they loaded ({_status(status)})"
+            loaded[exercise] = f"the answer cells were not loaded: {why}"
     say({"loaded": loaded})
+    warmed: set = set()
     for line in commands:
         order = json.loads(line)
         exercise = exercises[order["exercise"]]
-        fn = functions.get(exercise.id)
-        cases = checks.from_plain(order["cases"])
-        observer.given = _given(exercise, cases)
-        observer.build = bool(exercise.forbidden)
-        observer.exercise = exercise.id
-        threading.settrace(observer.trace)
-        sys.settrace(observer.trace)
+        if exercise.id not in warmed:
+            # the check's run path once here, on a stand-in answer: what it imports on its first call (torch's
+            # dispatch machinery pulls in sympy: seconds) is then imported once, not again in every child
+            warmed.add(exercise.id)
+            try:
+                exercise.run(_warm, checks.from_plain(order["cases"]))
+            except BaseException:
+                pass
+        refused, reply, status = _in_child(
+            lambda out: _child(job, exercises, tools, package, order, out),
+            closed,
+            max_line,
+            lambda what: say({"exercise": exercise.id, "refused": what}),
+        )
+        if reply is None or "reply" not in reply:
+            if status is not None and os.WIFSIGNALED(status):
+                os._exit(1)  # killed (a limit of the cgroup, most likely): the grader says which
+            reply = {"reply": {"error": f"SystemExit: your function ended the process that ran it ({_status(status)})"}}
+        say({"exercise": exercise.id, "reply": reply["reply"]})
+
+
+def _warm(*args, **kwargs):
+    """A stand-in answer for the warm-up: one small torch op with a gradient, as most answers make."""
+    import torch
+
+    (torch.ones(2, requires_grad=True) * 2).sum()
+
+
+def _status(status) -> str:
+    if status is None:
+        return "no status"
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}, e.g. os._exit or exit()"
+
+
+def _in_child(run, closed, max_line: int, forward=None):
+    """Fork; the child runs ``run(out_fd)`` and ends. Returns (refusals, its one reply or None, wait status).
+
+    Every refusal is forwarded as it comes (``forward``); a second reply, or a line that is not one of the
+    harness's messages, means something else wrote on the child's pipe: refused."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
         try:
-            if not callable(fn):
-                reply = {"error": f"NameError: {exercise.function} is not defined in the answer cells"}
+            os.close(read_end)
+            for fd in closed:
+                os.close(fd)
+            run(write_end)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    refused: list = []
+    reply = None
+    buffer = b""
+
+    def note(what: str) -> None:
+        refused.append(what)
+        if forward:
+            forward(what)
+
+    while True:
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        buffer += chunk
+        if len(buffer) > max_line and b"\n" not in buffer:
+            note("a line longer than the grader reads on its channel")
+            os.kill(pid, 9)
+            break
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            try:
+                message = json.loads(line.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                message = None
+            if isinstance(message, dict) and set(message) == {"refused"}:
+                note(str(message["refused"])[:200])
+            elif (
+                isinstance(message, dict) and len(message) == 1 and reply is None and set(message) & {"reply", "loaded"}
+            ):
+                reply = message
             else:
-                reply = {"records": checks.to_plain(exercise.run(fn, cases))}
-        except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
-            reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        intact = sys.gettrace() == observer.trace
+                note("something other than the grader wrote on its results pipe")
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    return refused, reply, status
+
+
+def _child(job, exercises, tools, package: str, order, out: int) -> None:
+    """In the forked child: the released setup, then (observed from here on) the answer cells, then one call."""
+    import linecache
+
+    def say(message: dict, dumps=json.dumps, write=os.write) -> None:  # nothing looked up when it runs
+        data = (dumps(message) + "\n").encode()
+        while data:
+            data = data[write(out, data) :]
+
+    linecache.clearcache()  # no course source text kept in memory
+    setup_ns: dict = {"__name__": "__main__"}
+    try:
+        exec(compile(job["setup"], "<setup>", "exec", dont_inherit=True), setup_ns)
+    except Exception:
+        pass  # the released setup cell; its effects (seed, threads) are conveniences, not the grade's
+    exercise = exercises[order["exercise"]] if order else None
+    cases = tools["from_plain"](order["cases"]) if order else None
+    observer = _Observer(package, say)
+    observer.collect()
+    if exercise is not None:
+        observer.given = _given(exercise, cases)
+        observer.arm(exercise)
+    run = exercise.run if exercise is not None else None
+    to_plain = tools["to_plain"]
+    observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
+    gettrace = sys.gettrace
+    _close_doors(observer)
+    sys.addaudithook(observer.audit)  # before any student code; Python offers no way to remove it
+    observer.exercise = exercise.id if exercise is not None else "loading"
+    sys.settrace(observer.trace)
+    ns: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+    loaded: dict[str, str] = {}
+    for exercise_id, grade_id, source in job["cells"]:
+        why = refusal(source)
+        if not why:
+            try:
+                code = compile(source, ANSWER_FILE.format(grade_id), "exec", ANNOTATIONS, dont_inherit=True)
+                observer.answers |= _code_objects(code)
+                exec(code, ns)
+            except BaseException as exc:  # SystemExit too: the cell failed to load, the rest still loads
+                why = f"loading it raised {type(exc).__name__}: {str(exc)[:200]}"
+        if why and not loaded.get(exercise_id):
+            loaded[exercise_id] = f"answer cell {grade_id} was not loaded: {why}"
+        loaded.setdefault(exercise_id, "")
+    if exercise is None:
         sys.settrace(None)
-        threading.settrace(None)
         observer.exercise = ""
-        if not intact:
-            say({"exercise": exercise.id, "refused": "sys.settrace (the observer was switched off)"})
-        say({"exercise": exercise.id, "reply": reply})
+        say({"loaded": loaded})
+        return
+    fn = ns.get(exercise.function)
+    try:
+        if not callable(fn):
+            reply = {"error": f"NameError: {exercise.function} is not defined in the answer cells"}
+        else:
+            records = run(fn, cases)
+            changed = observer.changed(observer.snapshot)  # before the records are read: the check's as it was?
+            reply = {"records": to_plain(records)}
+            changed = changed or observer.changed(observer.snapshot)
+            if changed:
+                observer.refuse(f"{changed} (replaced by the student's code)")
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
+        reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    intact = gettrace() == observer.trace
+    sys.settrace(None)
+    if not intact:
+        observer.refuse("sys.settrace (the observer was switched off)")
+    observer.exercise = ""
+    say({"reply": reply})
+
+
+ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations kept as text, never evaluated
+
+
+def _close_doors(observer) -> None:
+    """No thread, no signal handler and no look at the hooks from here on in this child: a thread escapes the
+    hooks and torch's modes (both per thread), a handler is handed the harness's frame, ``sys.gettrace()`` is
+    the observer itself. Trying is refused; the originals are dropped, not kept (the checks took theirs)."""
+    import _thread
+    import signal
+
+    def refused(*args, **kwargs):
+        observer.refuse(
+            "a new thread, a signal handler or the hooks (_thread.start_new_thread, signal.signal, sys.gettrace)"
+        )
+        raise PermissionError("grading does not allow threads, signal handlers or looking at the hooks")
+
+    for module, names in (
+        (_thread, ("start_new_thread", "start_new")),
+        (threading, ("_start_new_thread",)),
+        (signal, ("signal", "setitimer", "alarm")),
+        (sys, ("gettrace", "getprofile")),  # the hooks themselves: the way to the observers without a frame
+        (sys.modules.get("_signal"), ("signal", "setitimer", "alarm")),
+    ):
+        for name in names:
+            if module is not None and hasattr(module, name):
+                setattr(module, name, refused)
 
 
 if __name__ == "__main__":

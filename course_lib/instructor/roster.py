@@ -49,6 +49,9 @@ def collect(submissions) -> tuple[list[Entry], list[str]]:
                 entries.append(Entry(shown(child.stem), child))
             elif kind == "folder":  # nbgrader: one folder per student
                 entries_here, warnings_here = _student_folder(child)
+                if not entries_here and child.suffix == ".ipynb":  # a folder named like a notebook: a row says so
+                    why = "not graded: a folder named like a notebook, with no notebook in it"
+                    entries_here = [Entry(shown(child.stem), child, why)]
                 entries += entries_here
                 warnings += warnings_here
             elif kind == "link":

@@ -198,7 +198,8 @@ def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap
                 parent, cwd = str(sandbox._package_dir().parent), str(private)
             argv = sandbox.kernel_command(harness.command(parent), box, limits, cgroup)
             answers = harness.Answers(argv, _harness_env(), cwd, MAX_RECORD_BYTES)
-            answers.send({"lesson": lesson[:2], "setup": setup.source if setup is not None else "", "cells": cells})
+            setup_source = setup.source if setup is not None else ""
+            answers.send({"lesson": lesson[:2], "setup": setup_source, "cells": cells, "max_line": MAX_RECORD_BYTES})
             said = answers.receive(min(deadline, time.monotonic() + max(cell_timeout, 60)))
             if not isinstance(said, dict) or not isinstance(said.get("loaded"), dict):
                 why = _ended(answers, cgroup, limits, "loading the answer cells")

@@ -1,0 +1,336 @@
+"""Issue 33, second hostile class: the harness that calls the answer cells must not trust anything the student's
+code can reach. Each attack is a set of answer cells, run through the grader's harness (its real process and
+protocol, without the sandbox: seconds, not a graded notebook) and judged as the grader judges
+(``submission._verdict``). The four routes that broke the grader last time, each as a class:
+
+1. code that runs while the answer cells load (a class hook, a decorator, an annotation) reaching the harness;
+2. a thread the student's code starts while a check runs (outside the hooks and torch's modes);
+3. the course's reference copied at run time under another file name (read from disk, or its text embedded);
+4. lines written on the results channel (a forged reply, a reply for the next exercise).
+
+Lesson 03 is used: its first checks cost little, and its reference (``is_balanced``) is pure Python.
+"""
+
+import inspect
+import secrets
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib import checks
+from course_lib.instructor import harness, sandbox, submission
+from course_lib.instructor.release import _setup_cell
+from course_lib.parentheses_symbols import is_balanced as reference_is_balanced
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION_31 = """
+def is_balanced(seq, n_symbols=10):
+    stack = []
+    for s in seq:
+        if s < n_symbols // 2:
+            stack.append(s)
+        elif not stack or stack.pop() != n_symbols - 1 - s:
+            return False
+    return not stack
+"""
+
+
+def run_harness(lesson: str, cells: dict, tmp_path) -> dict:
+    """{exercise: (status, message, refusals)} for the given answer cells (exercise -> source), in order."""
+    release = nbformat.read(next((ROOT / "exercises").glob(f"{lesson}_*.ipynb")), as_version=4)
+    exercises = submission.protocol(lesson)
+    job = [(e, f"ex-{e.replace('.', '-')}-1", source) for e, source in cells.items()]
+    argv = harness.command(str(sandbox._package_dir().parent))
+    answers = harness.Answers(argv, submission._harness_env(), str(tmp_path), 5_000_000)
+    verdicts = {}
+    try:
+        answers.send({"lesson": lesson, "setup": _setup_cell(release).source, "cells": job})
+        loaded = answers.receive(time.monotonic() + 180)["loaded"]
+        for exercise in cells:
+            drawn = exercises[exercise].draw(secrets.randbits(63))
+            answers.send({"exercise": exercise, "cases": checks.to_plain(drawn)})
+            refused, reply = [], None
+            while reply is None:
+                message = answers.receive(time.monotonic() + 180)
+                assert message is not None and message.get("exercise") == exercise, message
+                if "refused" in message:
+                    refused.append(message["refused"])
+                else:
+                    reply = message["reply"]
+            outcome = (reply, refused, "")
+            verdict = submission._verdict(
+                exercises[exercise], drawn, outcome, loaded.get(exercise), list(cells.values())
+            )
+            verdicts[exercise] = (verdict["status"], verdict["message"], refused)
+    finally:
+        answers.kill()
+    return verdicts
+
+
+# --------------------------------------------------------------------------- 1. code that runs at load time
+
+LOAD_TIME = {
+    "init_subclass": """
+class _Base:
+    def __init_subclass__(cls, **kw):
+        import sys
+        sys._getframe()
+class _Trigger(_Base):
+    pass
+""",
+    "setter_of_a_plain_class": """
+class _Deco:
+    def setter(f):
+        return f
+class _Holder:
+    @_Deco.setter
+    def x(self):
+        pass
+""",
+    "class_getitem": """
+class _Ann:
+    def __class_getitem__(cls, item):
+        return cls
+""",
+    "shadowed_property": """
+def property(f):
+    return f
+""",
+    "imported_as_staticmethod": "from functools import partial as staticmethod\n",
+    "mro_entries": """
+class _Fake:
+    def __mro_entries__(self, bases):
+        return ()
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOAD_TIME))
+def test_code_that_would_run_while_the_cells_load_is_refused(name):
+    assert harness.refusal(LOAD_TIME[name] + SOLUTION_31)
+
+
+def test_a_property_and_its_setter_still_load():
+    source = """
+class Box:
+    @property
+    def size(self):
+        return self._size
+
+    @size.setter
+    def size(self, value):
+        self._size = value
+"""
+    assert harness.refusal(source) == ""
+    # a setter whose name was bound to something else in between is not a property's
+    assert harness.refusal(source.replace("    @size.setter", "    size = 3\n\n    @size.setter"))
+
+
+# --------------------------------------------------------------------------- the class, through the harness
+
+# lesson 03's exercises, each answer an attack; run in ONE harness process
+ATTACKS = {
+    # 1. reaching the harness's frames (where its observer, reply path and the drawn cases are) at call time
+    "3.1": SOLUTION_31.replace(
+        "    stack = []",
+        "    import inspect, sys\n"
+        "    for look in (inspect.stack, sys.gettrace):\n"
+        "        try:\n"
+        "            look()\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    stack = []",
+    ),
+    # 2. the reference called from a thread the student's code starts (outside the hooks and torch's modes)
+    "3.2": """
+import _thread
+
+def transpose_closers(seq, rng, n_symbols=10):
+    box = []
+    lock = _thread.allocate_lock()
+    lock.acquire()
+    def work():
+        box.append(list(seq))
+        lock.release()
+    _thread.start_new_thread(work, ())
+    lock.acquire()
+    return box[0]
+""",
+    # 1. an added answer cell whose class statement would run the student's code while the cells load
+    "3.3": """
+class _Base:
+    def __init_subclass__(cls, **kw):
+        import sys
+        sys.modules["course_lib.checks"].to_plain = lambda *a, **k: []
+
+class ElmanRNN(_Base):
+    pass
+""",
+    # 1. a signal handler (it would be handed the harness's frame) installed while the call runs
+    "3.4": """
+import signal
+
+def train_epoch(model, batches, optimizer):
+    signal.signal(signal.SIGALRM, lambda number, frame: None)
+    return [0.0]
+""",
+    # 1. the checks' machinery replaced while the call runs, so that what the harness sends is forged
+    "3.5": """
+import sys
+
+def accuracy_over_epochs(model, optimizer, batches, test_sets, epochs, train_epoch):
+    plain = sys.modules["course_lib.checks.plain"]
+    for name in dir(plain):
+        if callable(getattr(plain, name)) and not name.startswith("__"):
+            setattr(plain, name, lambda *a, **k: [])
+    checks = sys.modules["course_lib.checks"]
+    checks.to_plain = lambda *a, **k: []
+    return {name: [1.0] * epochs for name in test_sets}
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    return run_harness("03", ATTACKS, tmp_path_factory.mktemp("attacks"))
+
+
+def test_frames_reached_at_call_time_are_refused(attacked):
+    status, message, refused = attacked["3.1"]
+    assert status == submission.FAILED
+    assert any("sys._getframe" in r for r in refused), refused
+
+
+def test_the_observer_itself_cannot_be_looked_up(attacked):
+    assert any("sys.gettrace" in r for r in attacked["3.1"][2]), attacked["3.1"]
+
+
+def test_an_added_cell_with_load_time_code_is_not_loaded(attacked):
+    status, message, refused = attacked["3.3"]
+    assert status == submission.FAILED and "was not loaded" in message and "__init_subclass__" in message, message
+
+
+def test_a_signal_handler_installed_while_a_check_runs_is_refused(attacked):
+    status, message, refused = attacked["3.4"]
+    assert status == submission.FAILED
+    assert any("signal handler" in r for r in refused), (message, refused)
+
+
+def test_a_thread_started_while_a_check_runs_is_refused(attacked):
+    status, message, refused = attacked["3.2"]
+    assert status == submission.FAILED
+    assert any("new thread" in r for r in refused), (message, refused)
+
+
+def test_replacing_the_checks_machinery_at_call_time_is_refused(attacked):
+    status, message, refused = attacked["3.5"]
+    assert status == submission.FAILED
+    assert any("replaced by the student's code" in r for r in refused), refused
+
+
+# 3. the reference copied: its file read at run time, or its text (taken here) loaded under another name
+COPIES = {
+    "3.1": """
+import importlib.abc
+import importlib.util
+
+TEXT = {text!r}
+
+class _Loader(importlib.abc.SourceLoader):
+    def get_filename(self, fullname):
+        return "/nonexistent/" + fullname + ".py"
+
+    def get_data(self, path):
+        return TEXT.encode()
+
+def is_balanced(seq, n_symbols=10):
+    spec = importlib.util.spec_from_loader("mine", _Loader())
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.is_balanced(seq, n_symbols)
+""",
+    "3.2": """
+import sys
+
+def transpose_closers(seq, rng, n_symbols=10):
+    path = sys.modules["course_lib.parentheses_generators"].__file__
+    text = open(path).read()
+    return list(seq)
+""",
+    # 4. forged lines on every descriptor the process has, during 3.4's call: for 3.4 and for 3.5 (next)
+    "3.4": """
+import json
+import os
+
+def train_epoch(model, batches, optimizer):
+    for exercise in ("3.4", "3.5"):
+        line = (json.dumps({"exercise": exercise, "reply": {"records": []}}) + "\\n").encode()
+        for fd in range(3, 64):
+            try:
+                os.write(fd, line)
+            except OSError:
+                pass
+    return [0.0]
+""",
+    # the function ends its own process
+    "3.3": """
+import os
+import torch.nn as nn
+
+class ElmanRNN(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        os._exit(0)
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def copied(tmp_path_factory):
+    text = "from __future__ import annotations\n" + inspect.getsource(reference_is_balanced)
+    cells = dict(COPIES, **{"3.1": COPIES["3.1"].format(text=text)})
+    cells["3.5"] = """
+def accuracy_over_epochs(model, optimizer, batches, test_sets, epochs, train_epoch):
+    return {}
+"""
+    return run_harness("03", cells, tmp_path_factory.mktemp("copies"))
+
+
+def test_a_copy_of_the_reference_under_another_file_name_is_refused(copied):
+    status, message, refused = copied["3.1"]
+    assert status == submission.FAILED
+    assert any("a copy of" in r and "is_balanced" in r for r in refused), refused
+
+
+def test_the_course_files_cannot_be_read_by_the_answers(copied):
+    status, message, refused = copied["3.2"]
+    assert status == submission.FAILED
+    assert any(r.startswith("open ") for r in refused), refused
+
+
+def test_lines_written_on_the_results_channel_are_refused_and_reach_no_other_exercise(copied):
+    status, message, refused = copied["3.4"]
+    assert status == submission.FAILED
+    assert any("something other than the grader wrote" in r for r in refused), refused
+    # 3.5's reply is its own call's: a plain wrong answer, judged as such, no forged line in it
+    status, message, refused = copied["3.5"]
+    assert status == submission.FAILED and not refused, (message, refused)
+
+
+def test_a_function_that_ends_its_process_gets_a_clear_reason(copied):
+    status, message, refused = copied["3.3"]
+    assert status == submission.FAILED
+    assert "ended the process" in message and "exit code 0" in message, message
+
+
+def test_an_honest_answer_with_annotations_passes(tmp_path):
+    # annotations are never evaluated (this one would raise if it were); the honest answer is not refused
+    cell = SOLUTION_31.replace("def is_balanced(seq, n_symbols=10):", "def is_balanced(seq: _Nope[1], n_symbols=10):")
+    verdicts = run_harness("03", {"3.1": "class _Nope:\n    pass\n" + cell}, tmp_path)
+    assert verdicts["3.1"][0] == submission.PASSED, verdicts
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))
