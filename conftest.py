@@ -37,10 +37,11 @@ GROUPS = {  # test file or folder (relative to the repository), by prefix -> the
     "tests/test_grading_stall.py": "grading",
     "tests/test_sandbox.py": "grading",
     "tests/test_gradebook.py": "grading",
+    "tests/test_grading_harness.py": "grading",
+    "tests/test_regrade.py": "grading",
     "tests/test_grading": "grading-more",  # test_grading_answers.py, test_grading_safety.py
     "tests/test_nbgrader_agreement.py": "grading-more",
     "tests/test_distributed.py": "grading-more",
-    "tests/test_regrade.py": "grading-more",
 }
 FIRST = ("grading", "grading-more", "lessons", "launch", "browser")  # the longest units, sent out first
 
