@@ -115,8 +115,9 @@ assert len(counts) == 14 and max(counts.values()) < 1.25 * 7000 / 14
 
 # %% [markdown]
 # Training data uses lengths 2 to 20. Held-out sets never share a sequence with training
-# data: a fixed hash of the symbols puts one sequence in five in the **test split**
-# (`P.is_held_out`), and training sets are drawn only from the other four. There is one
+# data: a fixed hash of the symbols sends each sequence to one of five buckets and puts one
+# bucket, about one sequence in five (the share is measured below), in the **test split**
+# (`P.is_held_out`); training sets are drawn only from the other four. There is one
 # held-out set per negative kind, each mixed 50/50 with positives, at lengths 2 to 20 and
 # at lengths 22 to 40 (never seen in training: **length generalisation**).
 
@@ -128,6 +129,12 @@ held_out = {**test_short, **{f"{k}_long": s for k, s in test_long.items()}}  # a
 for s in held_out.values():
     assert all(P.is_held_out(x) for x in s.seqs) and sum(s.labels) == N_TEST // 2
 print({name: len(s) for name, s in held_out.items()})
+# "about one in five": the hash's share on uniform random sequences of the training lengths
+share_rng = np.random.default_rng(7)
+draws = [share_rng.integers(0, 10, size=int(share_rng.choice(P.SHORT_LENGTHS))).tolist() for _ in range(20_000)]
+held_share = np.mean([P.is_held_out(x) for x in draws])
+print(f"share of {len(draws):,} random sequences (lengths 2 to 20) in the test split: {held_share:.3f}")
+assert abs(held_share - 1 / 5) < 0.02
 
 # %% [markdown]
 # ### Baselines: two rules without a stack
