@@ -99,7 +99,14 @@ def _pe_errors(case, record):
 
 
 check_positional_encoding = Exercise(
-    "7.1", "sinusoidal position encodings", "positional_encoding", ("T", "d"), _draw_pe, _judge_pe, errors=_pe_errors
+    "7.1",
+    "sinusoidal position encodings",
+    "positional_encoding",
+    ("T", "d"),
+    _draw_pe,
+    _judge_pe,
+    errors=_pe_errors,
+    forbidden=("course_lib.transformer.sinusoidal_positions",),  # and with it, in a build exercise, all course_lib
 )
 
 
@@ -164,7 +171,14 @@ def _heads_errors(case, record):
 
 
 check_split_heads = Exercise(
-    "7.2", "splitting the heads", "split_heads", ("x", "n_head"), _draw_heads, _judge_heads, errors=_heads_errors
+    "7.2",
+    "splitting the heads",
+    "split_heads",
+    ("x", "n_head"),
+    _draw_heads,
+    _judge_heads,
+    errors=_heads_errors,
+    forbidden=("course_lib.attention.MultiHeadAttention",),  # whose forward splits the heads
 )
 
 
@@ -1031,5 +1045,11 @@ def _judge_top_k(cases, records):
 
 
 check_top_k_probs = Exercise(
-    "7.9", "top-k sampling", "top_k_probs", ("logits", "k", "temperature"), _draw_top_k, _judge_top_k
+    "7.9",
+    "top-k sampling",
+    "top_k_probs",
+    ("logits", "k", "temperature"),
+    _draw_top_k,
+    _judge_top_k,
+    forbidden=("course_lib.lm.sample_next",),  # whose top-k rule this is
 )
