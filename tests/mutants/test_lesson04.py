@@ -15,6 +15,13 @@ EXERCISES = {
 
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
+    # issue 34: the zero state in x's dtype (the check also runs the cell in float64)
+    (
+        "LSTMCell",
+        "zeros = x.new_zeros(x.shape[0], self.hidden_size)",
+        "zeros = torch.zeros(x.shape[0], self.hidden_size)",
+        "dtype: with the module in float64",
+    ),
     # 4.1: gate order, forget gate as 1 - f, concatenation order, sigmoid/tanh swapped, a bias left out,
     # no tanh on c, (c, h) returned, the given state ignored, the state detached, W_hh not transposed
     ("LSTMCell", "i, f, g, o = gates.chunk(4, dim=1)", "i, f, o, g = gates.chunk(4, dim=1)", "gate order"),
