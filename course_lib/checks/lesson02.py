@@ -278,10 +278,10 @@ def _judge_ninja(cases, records):
     expected_loss, expected = [], {k: [] for k in FF_NAMES}
     wrong = {k: {h: [] for h in hints.values()} for k, hints in NINJA_HINTS.items()}
     outputs = [_ninja_outputs(r, p) for (p, _, _), r in zip(cases, records)]
-    # the properties first (a shifted copy of case 1 overflows a naive softmax; float32 results), then the values
+    # the property first (a shifted copy of case 1 overflows a naive softmax), then the values. The results' dtype
+    # is not judged here: the text asks for new tensors in the parameters' dtype, and computing in float32 is allowed
     finite = [_all_finite(loss, *grads.values()) for loss, grads in outputs]
     hint = probes.overflow_mistake(all(finite[:-1]), finite[-1], f"on case {len(cases)} (case 1)")
-    hint = hint or next(filter(None, (probes.dtype_mistake(g, str(D64)) for _, g in outputs)), "")
     if hint:
         raise Mistake(hint)
     for (params, contexts, targets), (loss, grads) in zip(cases, outputs):

@@ -16,6 +16,19 @@ EXERCISES = {
     "bptt_backward": checks.check_bptt_loop,
 }
 
+# the 2.5 solution between its first accumulator and the first update (one edit can change both)
+LOOP_START = """
+    dW_hh = torch.zeros(H, H, dtype=hs.dtype)
+    db_h = torch.zeros(H, dtype=hs.dtype)
+    dh_total = torch.zeros_like(hs)
+    carry = torch.zeros_like(h0)  # the gradient step t+1 sends back to h_t
+    for t in reversed(range(T)):
+        dh = dhs[t] + carry
+        dh_total[t] = dh
+        h_prev = hs[t - 1] if t > 0 else h0
+        da = dh * (1 - hs[t] ** 2)  # back through the tanh
+"""
+
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
     # BPTT over a sequence (2.5): the carry, the cut, h0, the shared weights
@@ -40,8 +53,13 @@ MUTANTS = [
         "the cut is in the wrong place",
     ),
     # float32 accumulators, added to in place: every gradient silently rounded (the dtype property names it)
-    ("bptt_backward", "dW_xh = torch.zeros(H, D, dtype=hs.dtype)", "dW_xh = torch.zeros(H, D)", "dtype: your dW_xh"),
-    ("bptt_backward", "dW_xh = dW_xh + da.T @ xs[t]", "dW_xh += da.T @ xs[t]", "dtype"),
+    # (out of place, dW_xh + ... would promote to float64 and be right: the edit spans both)
+    (
+        "bptt_backward",
+        "dW_xh = torch.zeros(H, D, dtype=hs.dtype)" + LOOP_START + "        dW_xh = dW_xh + da.T @ xs[t]",
+        "dW_xh = torch.zeros(H, D)" + LOOP_START + "        dW_xh += da.T @ xs[t]",
+        "dtype: your dW_xh is torch.float32",
+    ),
     (
         "softmax_jacobian",
         "torch.diag(y) - torch.outer(y, y)",
