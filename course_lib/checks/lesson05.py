@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 
 import numpy as np
 import torch
 
-from course_lib.checks import Mistake
+from course_lib.checks import Mistake, probes
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, expect_answers, seeded, size_error
 from course_lib.seq2seq import Seq2Seq, Seq2SeqConfig
@@ -90,7 +91,41 @@ def _judge_additive(cases, records):
             ],
         ):
             wrong[h].append(x)
-    expect_answers(got, expected, wrong, [f"the scores for keys {tuple(k.shape)}" for _, k, *_ in cases])
+    try:
+        expect_answers(got, expected, wrong, [f"the scores for keys {tuple(k.shape)}" for _, k, *_ in cases])
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        factor = probes.constant_factor(got, expected)  # a property: right up to one scale factor per case
+        if factor is not None:
+            raise Mistake(
+                f"your scores are the right ones times {factor:.4g} (case 1): additive attention is not scaled, "
+                "e_j = v^T tanh(W_q s + W_k h_j) (the 1/sqrt(d) belongs to dot-product attention)"
+            ) from None
+        raise
+
+
+def _additive_errors(case, record):
+    """A crash of a matrix product or a broadcast, named by the layout the text gives."""
+    query, keys, W_q, W_k, _ = case
+    message = record.get("message") if isinstance(record.get("message"), str) else ""
+    shapes = [tuple(int(n) for n in m) for m in re.findall(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", message)]
+    B, T, d_k = keys.shape
+    for left, right in ((m[:2], m[2:]) for m in shapes):  # torch names the two matrices' shapes
+        for x, rows, name, W in (("query", (B, query.shape[1]), "W_q", W_q), ("keys", (B * T, d_k), "W_k", W_k)):
+            if left == rows and right == tuple(W.shape):
+                return f"{name} is (a, d) with one row per attention feature: {x} @ {name}.T, not {x} @ {name}"
+    if "must match the size of tensor" in message:
+        return (
+            "the query's projection (B, a) is added to every one of the T keys' (B, T, a): put the new axis in the "
+            "middle, q[:, None, :] (B, 1, a), not q[None] (1, B, a)"
+        )
+    if size_error(record):
+        return (
+            f"a shape mismatch with d_q = {query.shape[1]} and d_k = {keys.shape[2]}: W_q (a, d_q) projects the "
+            "query s, W_k (a, d_k) the keys h_j"
+        )
+    return ""
 
 
 check_additive_scores = Exercise(
@@ -100,12 +135,7 @@ check_additive_scores = Exercise(
     ("query", "keys", "W_q", "W_k", "v"),
     _draw_additive,
     _judge_additive,
-    errors=lambda case, record: (
-        f"a shape mismatch with d_q = {case[0].shape[1]} and d_k = {case[1].shape[2]}: W_q (a, d_q) projects the "
-        "query s, W_k (a, d_k) the keys h_j"
-        if size_error(record)
-        else ""
-    ),
+    errors=_additive_errors,
     forbidden=("course_lib.seq2seq.AdditiveScore",),
 )
 

@@ -286,3 +286,22 @@ def memory_mistake(cls: str, got, reference, *, time_axis: int = 1) -> str:
             "change when only x at step 0 changed: step t must read h_{t-1}, the state the step before computed"
         )
     return ""
+
+
+def constant_factor(got: list, expected: list) -> float | None:
+    """``scale``: every answer is its expected value times one constant (per case, not 1): case 1's constant, else
+    None. Names a scale that should not be there (or is missing) whatever the formula that made it."""
+    import numpy as np
+
+    from course_lib.checks.protocol import as_array, matches
+
+    factors = []
+    for g, e in zip(got, expected):
+        g, e = as_array(g), as_array(e)
+        if g is None or e is None or g.shape != e.shape or not np.all(np.isfinite(g)) or np.abs(e).max() == 0:
+            return None
+        c = float((g * e).sum() / (e * e).sum())  # the least-squares factor
+        if not matches(g, c * e) or abs(c - 1) < 1e-3:
+            return None
+        factors.append(c)
+    return factors[0] if factors else None
