@@ -366,7 +366,12 @@ def _judge_decode_all(cases, records):
                 wrong[hint].append(weights)
                 wrong_logits[hint].append(logits)
     what = [f"the weights alpha for a batch of lengths {c[2].tolist()}" for c in cases]
-    expect_answers(got, expected, wrong, what, atol=1e-5)
+    try:
+        expect_answers(got, expected, wrong, what, atol=1e-5)
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        raise Mistake(_decode_property(cases, got) or str(mistake)) from None
     # Right weights, wrong logits: a mistake the weights cannot show on this draw (e.g. the padded start
     # state, when every padded sentence has length 1 and so weight 1 on its one word whatever the query)
     # is still named by its logits.
@@ -389,6 +394,38 @@ def _judge_decode_all(cases, records):
         (grad,) = torch.autograd.grad(_probe(logits), live)
         if r["returned"]["grad"] is None or not _matches(r["returned"]["grad"], grad):
             raise Mistake(DETACHED)
+
+
+def _decode_property(cases, got) -> str:
+    """The properties of the weights, named whatever code broke them: the padding (keys j < lengths[b] are real,
+    the rest get 0), then the start state (step 0's query is h_0^d: which encoder state gives your alpha_0)."""
+    for (_, states, lengths, _), weights in zip(cases, got):
+        weights = weights.detach().double()
+        for b, L in enumerate(lengths.tolist()):
+            if L < states.shape[1] and float(weights[b, :, L:].abs().max()) > 1e-6:
+                return (
+                    f"padding: for a sentence of length {L}, key j = {L} gets weight {float(weights[b, 0, L]):.3g}: "
+                    "the real keys are j < lengths[b], the others get weight 0"
+                )
+            if float(weights[b, :, L - 1].min()) <= 1e-12:
+                return (
+                    f"the mask's edge: for a sentence of length {L} the last real key j = {L - 1} gets weight 0: "
+                    "lengths[b] already counts the end marker, so the real keys are j < lengths[b]"
+                )
+    for (_, states, lengths, _), weights in zip(cases, got):
+        states, H = states.detach().double(), states.shape[2]
+        for b, L in enumerate(lengths.tolist()):
+            first = weights[b, 0].detach().double()
+            for j in range(states.shape[1]):  # which start state h_0^d explains alpha_0?
+                alpha = torch.softmax(states[b, :L] @ states[b, j] / math.sqrt(H), dim=0)
+                if j != L - 1 and torch.allclose(first[:L], alpha, atol=1e-5) and not torch.allclose(
+                    alpha, torch.softmax(states[b, :L] @ states[b, L - 1] / math.sqrt(H), dim=0), atol=1e-5
+                ):
+                    return (
+                        f"the start state: for a sentence of length {L} your decoder starts from states[b, {j}]: "
+                        f"h_0^d is the last real encoder state, states[b, lengths[b] - 1] = states[b, {L - 1}]"
+                    )
+    return ""
 
 
 def _matches(got, expected):
