@@ -13,8 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from course_lib.checks import Mistake
-from course_lib.checks import probes
+from course_lib.checks import Mistake, probes
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, as_array, expect_answers, size_error
 

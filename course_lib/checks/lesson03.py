@@ -540,7 +540,9 @@ def _judge_elman(cases, records):
             raise Mistake(init_hint(d["init_wide"], H, I))
         hint = (
             probes.init_mistake("ElmanRNN", *d.get("init", [{}, {}]))
-            or probes.init_range_mistake("ElmanRNN", d.get("init_all", {}), H**-0.5, "uniform in (-1/sqrt(H), 1/sqrt(H))")
+            or probes.init_range_mistake(
+                "ElmanRNN", d.get("init_all", {}), H**-0.5, "uniform in (-1/sqrt(H), 1/sqrt(H))"
+            )
             or _elman_property(d, ("dtype", "again"))
             or probes.float64_mistake("ElmanRNN", d.get("float64"), "x")
         )
@@ -567,10 +569,14 @@ def _judge_elman(cases, records):
             [f"output for {s}" for s in sizes],
         )
     except Mistake as mistake:  # a difference no known mistake explains: name the property it breaks, if any
-        found = [] if " should be " not in str(mistake) else [
-            _elman_property(r["returned"], ("batch", "causal")) or _elman_memory(r["returned"], rc, I, H)
-            for r, (I, H, rc) in zip(records[: len(outputs)], cases)
-        ]
+        found = (
+            []
+            if " should be " not in str(mistake)
+            else [
+                _elman_property(r["returned"], ("batch", "causal")) or _elman_memory(r["returned"], rc, I, H)
+                for r, (I, H, rc) in zip(records[: len(outputs)], cases)
+            ]
+        )
         raise Mistake(next((h for h in found if h), str(mistake))) from None
     expect_answers(
         states,

@@ -418,8 +418,12 @@ def _decode_property(cases, got) -> str:
             first = weights[b, 0].detach().double()
             for j in range(states.shape[1]):  # which start state h_0^d explains alpha_0?
                 alpha = torch.softmax(states[b, :L] @ states[b, j] / math.sqrt(H), dim=0)
-                if j != L - 1 and torch.allclose(first[:L], alpha, atol=1e-5) and not torch.allclose(
-                    alpha, torch.softmax(states[b, :L] @ states[b, L - 1] / math.sqrt(H), dim=0), atol=1e-5
+                if (
+                    j != L - 1
+                    and torch.allclose(first[:L], alpha, atol=1e-5)
+                    and not torch.allclose(
+                        alpha, torch.softmax(states[b, :L] @ states[b, L - 1] / math.sqrt(H), dim=0), atol=1e-5
+                    )
                 ):
                     return (
                         f"the start state: for a sentence of length {L} your decoder starts from states[b, {j}]: "

@@ -977,7 +977,26 @@ def _judge_gpt(cases, records):
         rtol=1e-3,
         atol=1e-4,
     )
-    expect_answers(loss_got, loss_want, wrong_loss, [f"the loss for idx of shape {tuple(c[5].shape)}" for c in cases])
+    try:
+        expect_answers(
+            loss_got, loss_want, wrong_loss, [f"the loss for idx of shape {tuple(c[5].shape)}" for c in cases]
+        )
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        # the property: your logits are right, so your loss must be their mean cross-entropy against targets
+        for c, logits, loss in zip(cases, logits_got, loss_got):
+            idx, targets = c[5], c[6]
+            pairs = torch.nn.functional.cross_entropy(
+                logits.double().reshape(-1, logits.shape[-1]), targets.reshape(-1)
+            )
+            if not matches(loss, pairs):
+                B, T = idx.shape
+                raise Mistake(
+                    f"your logits are right but your loss is not their cross-entropy against targets (idx {B} x "
+                    f"{T}): pair logits[b, t] with targets[b, t], flattening both the same way (.view(B * T, ...))"
+                ) from None
+        raise
 
 
 check_gpt = _module_check(

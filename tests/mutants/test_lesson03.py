@@ -108,7 +108,12 @@ MUTANTS = [
         "self.b_h = nn.Parameter(torch.zeros(hidden_size))",
         "b_h starts all zero",
     ),
-    ("ElmanRNN", "x.new_zeros(B, self.hidden_size)", "torch.zeros(B, self.hidden_size)", "dtype: with the module in float64"),
+    (
+        "ElmanRNN",
+        "x.new_zeros(B, self.hidden_size)",
+        "torch.zeros(B, self.hidden_size)",
+        "dtype: with the module in float64",
+    ),
     # the state not carried: every step reads h0 (the state the loop started from), not h_{t-1}
     (
         "ElmanRNN",
