@@ -82,10 +82,12 @@ assert result.passed, result
 # (keep what the backward pass needs), then go back from the loss to `E`, one layer at a time,
 # and return `(loss, grads)` with `grads = {"E": dE, "W": dW, "b": db, "U": dU, "c": dc}`, each of
 # the shape of its parameter. Everything you need is in the lesson's section 2: the fused
-# softmax + cross-entropy, the linear layer, tanh, the embedding lookup. Mind three things:
+# softmax + cross-entropy, the linear layer, tanh, the embedding lookup. Mind four things:
 # the loss is a **mean** over the batch; a word used twice (in one context or in two) gets the
-# **sum** of its gradients; and `e` is the n embeddings side by side, so `de` splits back into
-# n pieces of size d, one per context position.
+# **sum** of its gradients; `e` is the n embeddings side by side, so `de` splits back into
+# n pieces of size d, one per context position; and the softmax must be stable for large logits
+# (subtract each row's largest logit before `exp`, as `torch.log_softmax` does: one of the check's
+# cases has logits above 1000).
 #
 # The check compares your loss and every gradient with autograd's, in the order the backward
 # pass computes them (dU, dc, dW, db, dE), and names the first one that differs.
@@ -358,7 +360,9 @@ assert result.passed, result
 # `truncate` is `None` (full BPTT) or an integer $k$: **truncated BPTT** cuts the sequence into chunks
 # of $k$ steps, $[0, k), [k, 2k), \dots$, and no gradient flows from a chunk into the one before it
 # (what `h = h.detach()` before steps $k, 2k, \dots$ does with autograd): the carry leaving step
-# $t$ for step $t-1$ is zero when $t > 0$ and $t$ is a multiple of $k$. Leave the inputs unchanged.
+# $t$ for step $t-1$ is zero when $t > 0$ and $t$ is a multiple of $k$ (the last chunk may be shorter).
+# The inputs are float64 tensors in the check: make every new tensor in their dtype
+# (`torch.zeros_like(hs)`, or `dtype=hs.dtype`). Leave the inputs unchanged.
 
 
 # %%

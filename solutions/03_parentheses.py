@@ -157,7 +157,8 @@ except NotImplementedError:
 # * `__init__(self, input_size, hidden_size)`: store `self.input_size` and `self.hidden_size`, and
 #   three `nn.Parameter`s named as in the lecture: `W_xh` $(H, I)$, `W_hh` $(H, H)$, `b_h` $(H,)$,
 #   initialised uniformly in $(-1/\sqrt{H}, 1/\sqrt{H})$ as torch does (`torch.empty(...).uniform_(-k, k)`).
-# * `forward(self, x, h0=None)`: start from `h0` (`(B, H)`, zeros when it is `None`), loop over
+# * `forward(self, x, h0=None)`: start from `h0` (`(B, H)`; when it is `None`, zeros in x's dtype and
+#   device, `x.new_zeros(B, H)`: the check also runs your module in float64), loop over
 #   the time steps, and return `(output, h_T)`: `output` of shape `(T, B, H)` holds $h_1, \dots, h_T$
 #   (`torch.stack` a list), `h_T` of shape `(B, H)` is the last state. Keep the graph: gradients
 #   must flow back through every step (backpropagation through time).

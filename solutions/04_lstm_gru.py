@@ -34,7 +34,8 @@ course_lib.setup(seed=0, threads=1)
 #   `nn.Parameter`s with the four gate blocks stacked in the order **i, f, g, o**: `W_xh` $(4H, I)$,
 #   `W_hh` $(4H, H)$, `b_xh` and `b_hh` $(4H,)$, uniform in $(-1/\sqrt{H}, 1/\sqrt{H})$ as torch does.
 # * `forward(self, x, state=None)`: `x` is `(B, I)` (one example per row, so $W x$ is `x @ W.T`),
-#   `state` is `(h_{t-1}, c_{t-1})`, each `(B, H)`, zeros when `None`. Compute the four gates (one product
+#   `state` is `(h_{t-1}, c_{t-1})`, each `(B, H)`; when it is `None`, zeros in x's dtype and device
+#   (`x.new_zeros(B, H)`: the check also runs your cell in float64). Compute the four gates (one product
 #   gives all four: `chunk(4, dim=1)` cuts them apart), then return the pair `(h_t, c_t)`.
 #
 # colah writes one matrix on the concatenation, $W \cdot [h_{t-1}, x_t]$; with torch's two matrices that is

@@ -298,7 +298,8 @@ assert result.passed, result
 # * `self.token_embedding = nn.Embedding(vocab_size, d_model)`,
 #   `self.position_embedding = nn.Embedding(block_size, d_model)`;
 # * `self.blocks`: `n_layers` of your `Block` in an `nn.Sequential` (or `nn.ModuleList`);
-# * `self.ln_f = nn.LayerNorm(d_model)`, `self.lm_head = nn.Linear(d_model, vocab_size)`.
+# * `self.ln_f = nn.LayerNorm(d_model)`, `self.lm_head = nn.Linear(d_model, vocab_size)` (its bias is
+#   your choice: nanoGPT's has none, `bias=False`; either passes).
 #
 # `forward(idx, targets=None)` takes token ids `idx` of shape `(B, T)`, `T <= block_size`, and
 # returns `(logits, loss)`: logits `(B, T, vocab_size)`, and the mean cross-entropy of the

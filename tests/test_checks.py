@@ -902,3 +902,61 @@ def test_every_record_carries_the_observation_as_plain_data_and_the_judge_reads_
     assert status == FAILED and HINT.format("torch.func.grad") in hint
     off = [{**r, "observed": {"refused": [], "intact": False}} for r in records]
     assert ex.judge(cases, off)[0] == FAILED
+
+
+# ---------------------------------------------------------------- every build exercise refuses course_lib
+
+EXPERIMENTS = {"1.3", "3.5", "4.5", "5.3"}  # their texts hand in or name course_lib helpers (P.accuracies, ...)
+
+
+def _every_exercise():
+    return [ex for lesson in ("01", "02", "03", "04", "05", "06", "07") for ex in checks.exercises(lesson).values()]
+
+
+def test_every_build_exercise_declares_what_it_refuses():
+    """A build exercise that declares nothing would let course_lib's own answer through (7.1 did)."""
+    undeclared = {ex.id for ex in _every_exercise() if not ex.forbidden}
+    assert undeclared == EXPERIMENTS
+
+
+@pytest.mark.parametrize("ex", [e for e in _every_exercise() if e.forbidden], ids=lambda e: e.id)
+def test_any_course_lib_call_is_refused_whatever_the_name(ex):
+    """A call into course_lib reached by getattr on names built at run time (no name list can hold it)."""
+    source = (
+        "import importlib\n"
+        "def answer(*args):\n"
+        "    getattr(importlib.import_module('course_lib.' + 'corpora'), 'split' + '_of')(0)\n"
+        "    raise ValueError('not reached in a refusal')\n"
+    )
+    cases = ex.draw(1)[:1]  # one case shows it (3.2 draws 754)
+    status, hint = ex.judge(cases, ex.run(_from_source(source, "answer"), cases))
+    assert status == FAILED and HINT.format("course_lib.corpora.split_of") in hint, hint
+
+
+def test_course_lib_s_own_positional_encoding_is_refused_through_getattr():
+    from course_lib.checks import lesson07
+
+    source = (
+        "import importlib\n"
+        "def positional_encoding(T, d):\n"
+        "    m = importlib.import_module('course_lib.transformer')\n"
+        "    return getattr(m, 'sinusoidal_' + 'positions')(T, d, dtype=torch.float64)\n"
+    )
+    for seed in range(3):
+        r = lesson07.check_positional_encoding(_from_source(source, "positional_encoding"), quiet=True, seed=seed)
+        assert r.status == FAILED and "write it yourself" in r.message and "sinusoidal_positions" in r.message, r
+
+
+def test_a_stand_in_is_course_lib_code_so_an_observer_by_file_names_the_forbidden_call():
+    """The grader tells the student's frames from course_lib's by file: a stand-in compiled under another name
+    made it report the stand-in's call of `_refused` instead of the forbidden name."""
+    from course_lib.checks import borrowed
+
+    code = borrowed._stand_in_code("torch.autograd.grad", (lambda: None).__code__)
+    assert code.co_filename == borrowed._HERE
+
+
+def test_calling_the_checks_module_where_it_is_not_defined_reads_as_a_refusal():
+    """In the grader's process there is no `checks`: the NameError of an answer that calls it is a refusal."""
+    r = check_double(_from_source("def double(x):\n    return checks.double(x)\n", "double"), quiet=True)
+    assert r.status == FAILED and r.message.count("\n") == 0 and "may not call the course's checks" in r.message, r

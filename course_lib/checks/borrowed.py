@@ -123,7 +123,9 @@ def _stand_in_code(name: str, original: types.CodeType) -> types.CodeType:
         inner += "        (" + ", ".join(free) + ",)\n"
     inner += f"        __import__('course_lib.checks.borrowed', fromlist=['_refused'])._refused({name!r})\n"
     namespace: dict = {}
-    exec(compile(f"def _outer():\n{inner}    return refused\n", f"<forbidden {name}>", "exec"), namespace)
+    # compiled as this file's code: an observer that tells the student's frames from course_lib's by file (the
+    # grader's) then sees the student call the forbidden name, not the student call this module's _refused
+    exec(compile(f"def _outer():\n{inner}    return refused\n", _HERE, "exec"), namespace)
     code = namespace["_outer"]().__code__
     assert len(code.co_freevars) == len(free)
     return code

@@ -411,6 +411,7 @@ check_perplexity = Exercise(
     _draw_perplexity,
     _judge_perplexity,
     errors=_perplexity_errors,
+    forbidden=("course_lib.train.perplexity",),  # and with it, in a build exercise, all of course_lib
 )
 
 
@@ -510,6 +511,7 @@ check_sample_next = Exercise(
     ("probs", "temperature", "u"),
     _draw_sample,
     _judge_sample,
+    forbidden=("course_lib.lm.sample_next",),
 )
 
 __all__ = [

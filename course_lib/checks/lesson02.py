@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from course_lib.checks import Mistake
+from course_lib.checks import Mistake, probes
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, as_array, expect_answers, size_error
 
@@ -37,6 +37,11 @@ def _outputs(record, names):
         if not _is_tensor(v):
             raise Mistake(f"return {name} as a torch tensor, got {type(v).__name__}")
     return list(value)
+
+
+def _all_finite(*values) -> bool:
+    arrays = [as_array(v) for v in values]
+    return all(a is not None and bool(np.all(np.isfinite(a))) for a in arrays)
 
 
 def _expect_shape(got, shape, name, hint=""):
@@ -159,11 +164,16 @@ def _ff_batch(rng, V, n, B):
     return contexts, torch.tensor(rng.integers(0, V, size=B))
 
 
+SHIFT = 1000.0  # the last case is the first with every logit shifted by this (c + SHIFT): the same softmax
+
+
 def _draw_ninja(seed):
     rng = np.random.default_rng(seed)
     cases = []
     for V, n, d, H, B in _ff_sizes(rng, 3):
         cases.append([_ff_params(rng, V, n, d, H), *_ff_batch(rng, V, n, B)])
+    params, contexts, targets = cases[0]
+    cases.append([{**params, "c": params["c"] + SHIFT}, contexts.clone(), targets.clone()])
     return cases
 
 
@@ -266,8 +276,14 @@ def _judge_ninja(cases, records):
     losses, got = [], {k: [] for k in FF_NAMES}
     expected_loss, expected = [], {k: [] for k in FF_NAMES}
     wrong = {k: {h: [] for h in hints.values()} for k, hints in NINJA_HINTS.items()}
-    for (params, contexts, targets), r in zip(cases, records):
-        loss, grads = _ninja_outputs(r, params)
+    outputs = [_ninja_outputs(r, p) for (p, _, _), r in zip(cases, records)]
+    # the property first (a shifted copy of case 1 overflows a naive softmax), then the values. The results' dtype
+    # is not judged here: the text asks for new tensors in the parameters' dtype, and computing in float32 is allowed
+    finite = [_all_finite(loss, *grads.values()) for loss, grads in outputs]
+    hint = probes.overflow_mistake(all(finite[:-1]), finite[-1], f"on case {len(cases)} (case 1)")
+    if hint:
+        raise Mistake(hint)
+    for (params, contexts, targets), (loss, grads) in zip(cases, outputs):
         ref_loss, ref = _autograd_loss_and_grads(params, contexts, targets)  # autograd is the referee
         losses.append(loss)
         expected_loss.append(ref_loss)
@@ -535,7 +551,10 @@ LOOP_NAMES = ("dW_xh", "dW_hh", "db_h", "dh_total")
 LOOP_HINTS = {  # mistake -> hint; each is computed by _loop_variant on every case
     "no_carry": "the gradient from step t+1 is missing: dL/dh_t = dL_t/dh_t + (da_{t+1} W_hh), sent back each step",
     "ignore_truncate": "truncate is ignored: with truncate=k, no gradient flows from step k, 2k, ... back to the step before",
-    "cut_late": "the cut is one step off: chunks are steps [0, k), [k, 2k), ...; zero the carry after step t with t % k == 0",
+    "cut_late": "the cut is in the wrong place, one step off: chunks are steps [0, k), [k, 2k), ... from step 0; "
+    "zero the carry leaving step t when t > 0 and t % k == 0",
+    "from_end": "the cut is in the wrong place, counted from the end: chunks are steps [0, k), [k, 2k), ... from "
+    "step 0 (the last one may be shorter); zero the carry leaving step t when t > 0 and t % k == 0",
     "wrap_h0": "at t = 0 the previous state is h0 (hs[t - 1] would wrap around to hs[-1], the last state)",
     "carry_dh": "go back through the tanh before W_hh: the carry is da W_hh with da = dh * (1 - h^2), not dh W_hh",
     "carry_T": "W_hh is transposed in the carry: the forward pass is h_prev W_hh^T, so the carry is da W_hh",
@@ -560,7 +579,7 @@ def _loop_variant(dhs, xs, hs, h0, W_hh, truncate, mistake=None):
         else:
             dW_xh, dW_hh, db_h = dW_xh + da.T @ xs[t], dW_hh + da.T @ h_prev, db_h + da.sum(0)
         carry = {"carry_dh": dh @ W_hh, "carry_T": da @ W_hh.T}.get(mistake, da @ W_hh)
-        cut_at = t + 1 if mistake == "cut_late" else t
+        cut_at = {"cut_late": t + 1, "from_end": T - t}.get(mistake, t)
         if truncate and mistake != "ignore_truncate" and t > 0 and cut_at % truncate == 0:
             carry = torch.zeros_like(carry)
     return {"dW_xh": dW_xh, "dW_hh": dW_hh, "db_h": db_h, "dh_total": dh_total}
@@ -586,6 +605,8 @@ def _draw_loop(seed):
     cases = []
     for truncate in (None, int(rng.integers(2, 4)), int(rng.integers(2, 4)), None):
         T, B, D, H = int(rng.integers(5, 9)), int(rng.integers(1, 4)), int(rng.integers(2, 5)), int(rng.integers(2, 6))
+        if truncate and T % truncate == 0:  # a last chunk shorter than k: chunks counted from the end then differ
+            T += 1
         xs, h0 = _randn(rng, T, B, D), torch.tanh(_randn(rng, B, H))
         W_xh, W_hh, b_h = _randn(rng, H, D) * 0.7, _randn(rng, H, H) * 0.7, _randn(rng, H) * 0.1
         h, hs = h0, []
@@ -607,6 +628,9 @@ def _judge_loop(cases, records):
     for (dhs, xs, hs, h0, W_hh, truncate, W_xh, b_h), r in zip(cases, records):
         T, B, H = hs.shape
         out = _outputs(r, LOOP_NAMES)
+        hint = probes.dtype_mistake(dict(zip(LOOP_NAMES, out)), str(hs.dtype))
+        if hint:
+            raise Mistake(hint)
         for k, value, shape in zip(LOOP_NAMES, out, [(H, xs.shape[2]), (H, H), (H,), (T, B, H)]):
             _expect_shape(value, shape, k, "It has the shape of the weight (for dh_total: of hs).")
         refs = _autograd_loop(dhs, xs, h0, W_xh, W_hh, b_h, truncate)

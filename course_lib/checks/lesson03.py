@@ -400,6 +400,8 @@ def _elman_describe(module, live):
     init_zero = [n for n in ("W_xh", "W_hh") if not bool(params[n].detach().abs().sum() > 0)]
     init_wide = init_too_wide(params, ELMAN_PARAMS, H)
     init = probes.init_ranges(module)
+    # the text states the range of all three, b_h included: their (min, max) as the constructor made them
+    init_all = {n: (float(params[n].detach().min()), float(params[n].detach().max())) for n in ELMAN_PARAMS}
     t = _elman_tensors(I, H, live.recipe)
     if any(shapes[n] != ELMAN_PARAMS[n](I, H) for n in ELMAN_PARAMS):
         return {"shapes": shapes}
@@ -422,6 +424,7 @@ def _elman_describe(module, live):
         out_h0 = module(x, h0)
         # time first: the batch on axis 1
         measured = probes.measure(module, [x], ELMAN_PROBES, batch_axis=1, time_axis=0)
+    float64 = probes.float64_run(module, lambda m: m(t["x"].double()))
     return {
         "output": output.detach(),
         "h_T": h_T.detach(),
@@ -432,6 +435,8 @@ def _elman_describe(module, live):
         "init_zero": init_zero,
         "init_wide": init_wide,
         "init": list(init),
+        "init_all": init_all,
+        "float64": float64,
         "probes": measured,
     }
 
@@ -533,7 +538,14 @@ def _judge_elman(cases, records):
             )
         if d.get("init_wide"):
             raise Mistake(init_hint(d["init_wide"], H, I))
-        hint = probes.init_mistake("ElmanRNN", *d.get("init", [{}, {}])) or _elman_property(d, ("dtype", "again"))
+        hint = (
+            probes.init_mistake("ElmanRNN", *d.get("init", [{}, {}]))
+            or probes.init_range_mistake(
+                "ElmanRNN", d.get("init_all", {}), H**-0.5, "uniform in (-1/sqrt(H), 1/sqrt(H))"
+            )
+            or _elman_property(d, ("dtype", "again"))
+            or probes.float64_mistake("ElmanRNN", d.get("float64"), "x")
+        )
         if hint:
             raise Mistake(hint)
         outputs.append(d["output"])
@@ -557,8 +569,14 @@ def _judge_elman(cases, records):
             [f"output for {s}" for s in sizes],
         )
     except Mistake as mistake:  # a difference no known mistake explains: name the property it breaks, if any
-        found = [] if " should be " not in str(mistake) else [_elman_property(r["returned"], ("batch", "causal"))
-                                                              for r in records[: len(outputs)]]  # fmt: skip
+        found = (
+            []
+            if " should be " not in str(mistake)
+            else [
+                _elman_property(r["returned"], ("batch", "causal")) or _elman_memory(r["returned"], rc, I, H)
+                for r, (I, H, rc) in zip(records[: len(outputs)], cases)
+            ]
+        )
         raise Mistake(next((h for h in found if h), str(mistake))) from None
     expect_answers(
         states,
@@ -591,7 +609,26 @@ def _judge_elman(cases, records):
         raise Mistake(crash)
 
 
-ELMAN_PROBES = ("again", "causal", "batch", "dtype")
+ELMAN_PROBES = ("again", "causal", "batch", "dtype", "memory")
+
+
+def _elman_memory(d, recipe, I, H):
+    """The ``memory`` property against the lecture's network on the probe's two inputs (x[:2, :1], then x[0] + 1)."""
+    measured = d.get("probes") if isinstance(d.get("probes"), dict) else {}
+    t = _elman_tensors(I, H, recipe)
+    W_xh, W_hh, b_h = (t[n].double() for n in ELMAN_PARAMS)
+    x = t["x"][:2, :1].double()
+    changed = x.clone()
+    changed[0] += 1
+
+    def run(xs):
+        h, out = torch.zeros(1, H, dtype=torch.float64), []
+        for x_t in xs:
+            h = torch.relu(x_t @ W_xh.T + h @ W_hh.T + b_h)
+            out.append(h)
+        return torch.stack(out)
+
+    return probes.memory_mistake("ElmanRNN", measured.get("memory"), [run(x), run(changed)], time_axis=0)
 
 
 def _elman_property(d, which):

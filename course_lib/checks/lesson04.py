@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from course_lib import rnn
-from course_lib.checks import Mistake
+from course_lib.checks import Mistake, probes
 from course_lib.checks.lesson03 import init_hint, init_too_wide
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import (
@@ -191,6 +191,7 @@ def _cell_describe(module, live):
         with torch.no_grad():
             from_none = module(t["x"][0].clone())
         from_none = torch.stack(from_none) if isinstance(from_none, tuple) else None
+        float64 = probes.float64_run(module, lambda m: m(t["x"][0].double()))
     except Exception as exc:  # the student's forward crashed: say where
         return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
     return {
@@ -203,6 +204,7 @@ def _cell_describe(module, live):
         "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
         "init_wide": init_wide,
         "init_top": init_top,
+        "float64": float64,
     }
 
 
@@ -294,6 +296,9 @@ def _judge_cell(cases, records):
                 f"initialise uniformly in (-1/sqrt(H), 1/sqrt(H)) as torch does, k = 1/sqrt(H) = {H**-0.5:.3g}: your "
                 f"parameters start no larger than {d['init_top']:.3g} (zeros, or k = 1/H, leave the units alike)"
             )
+        hint = probes.float64_mistake("LSTMCell", d.get("float64"), "x")
+        if hint:
+            raise Mistake(hint)
         got_states.append(d["states"])
         got_grads.append(d["grads"])
         got_none.append(d["from_none"])

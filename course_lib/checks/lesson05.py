@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 
 import numpy as np
 import torch
 
-from course_lib.checks import Mistake
+from course_lib.checks import Mistake, probes
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import Exercise, expect_answers, seeded, size_error
 from course_lib.seq2seq import Seq2Seq, Seq2SeqConfig
@@ -90,7 +91,41 @@ def _judge_additive(cases, records):
             ],
         ):
             wrong[h].append(x)
-    expect_answers(got, expected, wrong, [f"the scores for keys {tuple(k.shape)}" for _, k, *_ in cases])
+    try:
+        expect_answers(got, expected, wrong, [f"the scores for keys {tuple(k.shape)}" for _, k, *_ in cases])
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        factor = probes.constant_factor(got, expected)  # a property: right up to one scale factor per case
+        if factor is not None:
+            raise Mistake(
+                f"your scores are the right ones times {factor:.4g} (case 1): additive attention is not scaled, "
+                "e_j = v^T tanh(W_q s + W_k h_j) (the 1/sqrt(d) belongs to dot-product attention)"
+            ) from None
+        raise
+
+
+def _additive_errors(case, record):
+    """A crash of a matrix product or a broadcast, named by the layout the text gives."""
+    query, keys, W_q, W_k, _ = case
+    message = record.get("message") if isinstance(record.get("message"), str) else ""
+    shapes = [tuple(int(n) for n in m) for m in re.findall(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", message)]
+    B, T, d_k = keys.shape
+    for left, right in ((m[:2], m[2:]) for m in shapes):  # torch names the two matrices' shapes
+        for x, rows, name, W in (("query", (B, query.shape[1]), "W_q", W_q), ("keys", (B * T, d_k), "W_k", W_k)):
+            if left == rows and right == tuple(W.shape):
+                return f"{name} is (a, d) with one row per attention feature: {x} @ {name}.T, not {x} @ {name}"
+    if "must match the size of tensor" in message:
+        return (
+            "the query's projection (B, a) is added to every one of the T keys' (B, T, a): put the new axis in the "
+            "middle, q[:, None, :] (B, 1, a), not q[None] (1, B, a)"
+        )
+    if size_error(record):
+        return (
+            f"a shape mismatch with d_q = {query.shape[1]} and d_k = {keys.shape[2]}: W_q (a, d_q) projects the "
+            "query s, W_k (a, d_k) the keys h_j"
+        )
+    return ""
 
 
 check_additive_scores = Exercise(
@@ -100,12 +135,7 @@ check_additive_scores = Exercise(
     ("query", "keys", "W_q", "W_k", "v"),
     _draw_additive,
     _judge_additive,
-    errors=lambda case, record: (
-        f"a shape mismatch with d_q = {case[0].shape[1]} and d_k = {case[1].shape[2]}: W_q (a, d_q) projects the "
-        "query s, W_k (a, d_k) the keys h_j"
-        if size_error(record)
-        else ""
-    ),
+    errors=_additive_errors,
     forbidden=("course_lib.seq2seq.AdditiveScore",),
 )
 
@@ -336,7 +366,12 @@ def _judge_decode_all(cases, records):
                 wrong[hint].append(weights)
                 wrong_logits[hint].append(logits)
     what = [f"the weights alpha for a batch of lengths {c[2].tolist()}" for c in cases]
-    expect_answers(got, expected, wrong, what, atol=1e-5)
+    try:
+        expect_answers(got, expected, wrong, what, atol=1e-5)
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        raise Mistake(_decode_property(cases, got) or str(mistake)) from None
     # Right weights, wrong logits: a mistake the weights cannot show on this draw (e.g. the padded start
     # state, when every padded sentence has length 1 and so weight 1 on its one word whatever the query)
     # is still named by its logits.
@@ -359,6 +394,42 @@ def _judge_decode_all(cases, records):
         (grad,) = torch.autograd.grad(_probe(logits), live)
         if r["returned"]["grad"] is None or not _matches(r["returned"]["grad"], grad):
             raise Mistake(DETACHED)
+
+
+def _decode_property(cases, got) -> str:
+    """The properties of the weights, named whatever code broke them: the padding (keys j < lengths[b] are real,
+    the rest get 0), then the start state (step 0's query is h_0^d: which encoder state gives your alpha_0)."""
+    for (_, states, lengths, _), weights in zip(cases, got):
+        weights = weights.detach().double()
+        for b, L in enumerate(lengths.tolist()):
+            if L < states.shape[1] and float(weights[b, :, L:].abs().max()) > 1e-6:
+                return (
+                    f"padding: for a sentence of length {L}, key j = {L} gets weight {float(weights[b, 0, L]):.3g}: "
+                    "the real keys are j < lengths[b], the others get weight 0"
+                )
+            if float(weights[b, :, L - 1].min()) <= 1e-12:
+                return (
+                    f"the mask's edge: for a sentence of length {L} the last real key j = {L - 1} gets weight 0: "
+                    "lengths[b] already counts the end marker, so the real keys are j < lengths[b]"
+                )
+    for (_, states, lengths, _), weights in zip(cases, got):
+        states, H = states.detach().double(), states.shape[2]
+        for b, L in enumerate(lengths.tolist()):
+            first = weights[b, 0].detach().double()
+            for j in range(states.shape[1]):  # which start state h_0^d explains alpha_0?
+                alpha = torch.softmax(states[b, :L] @ states[b, j] / math.sqrt(H), dim=0)
+                if (
+                    j != L - 1
+                    and torch.allclose(first[:L], alpha, atol=1e-5)
+                    and not torch.allclose(
+                        alpha, torch.softmax(states[b, :L] @ states[b, L - 1] / math.sqrt(H), dim=0), atol=1e-5
+                    )
+                ):
+                    return (
+                        f"the start state: for a sentence of length {L} your decoder starts from states[b, {j}]: "
+                        f"h_0^d is the last real encoder state, states[b, lengths[b] - 1] = states[b, {L - 1}]"
+                    )
+    return ""
 
 
 def _matches(got, expected):

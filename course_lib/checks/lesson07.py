@@ -88,7 +88,36 @@ def _judge_pe(cases, records):
     short = [i for i, (T, d) in enumerate(cases) if T * d <= 20 and not matches(got[i], expected[i])]
     if short and all(matches(got[i], _pe(*cases[i], exponent="mul")) for i in short):
         raise Mistake(PE_MULTIPLY)
-    expect_answers(got, expected, wrong, [f"the encodings for T = {T}, d = {d}" for T, d in cases])
+    try:
+        expect_answers(got, expected, wrong, [f"the encodings for T = {T}, d = {d}" for T, d in cases])
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        raise Mistake(_pe_property(cases, got) or str(mistake)) from None
+
+
+def _pe_property(cases, got) -> str:
+    """The properties of the table, named on the smallest case that breaks one: position 0 is [0, 1, 0, 1, ...]
+    (sin 0, cos 0), and channel pair i turns at the frequency 1/10000^(2i/d) (read back from position 1)."""
+    for (T, d), table in sorted(zip(cases, got), key=lambda c: c[0][0] * c[0][1]):
+        pe = table.detach().double().numpy()
+        if not matches(pe[0], _pe(1, d)[0]):
+            return (
+                f"position 0 (the first row, for T = {T}, d = {d}) should be [0, 1, 0, 1, ...] (sin 0 and cos 0): "
+                f"got {np.round(pe[0, :4], 4).tolist()}: positions run 0, ..., T - 1"
+            )
+        if T < 2 or not np.allclose(pe[1, 0::2] ** 2 + pe[1, 1::2] ** 2, 1, atol=1e-3):
+            continue  # not a (sin, cos) pair per channel pair: left to the first difference
+        angle = np.arctan2(pe[1, 0::2], pe[1, 1::2])  # the angle of position 1 = the frequency of each pair
+        want = 10000.0 ** (-np.arange(0, d, 2) / d)
+        bad = [i for i in range(d // 2) if not np.isclose(angle[i], want[i], rtol=1e-3, atol=1e-6)]
+        if bad and angle[bad[0]] > 0:
+            i = bad[0]
+            return (
+                f"the frequency of channel pair i = {i} (channels {2 * i}, {2 * i + 1}; d = {d}) should be "
+                f"1/10000^(2i/d) = 1/10000^({2 * i}/{d}), got 1/10000^({-np.log(angle[i]) / np.log(10000) * d:.3g}/{d})"
+            )
+    return ""
 
 
 def _pe_errors(case, record):
@@ -99,7 +128,14 @@ def _pe_errors(case, record):
 
 
 check_positional_encoding = Exercise(
-    "7.1", "sinusoidal position encodings", "positional_encoding", ("T", "d"), _draw_pe, _judge_pe, errors=_pe_errors
+    "7.1",
+    "sinusoidal position encodings",
+    "positional_encoding",
+    ("T", "d"),
+    _draw_pe,
+    _judge_pe,
+    errors=_pe_errors,
+    forbidden=("course_lib.transformer.sinusoidal_positions",),  # and with it, in a build exercise, all course_lib
 )
 
 
@@ -164,7 +200,14 @@ def _heads_errors(case, record):
 
 
 check_split_heads = Exercise(
-    "7.2", "splitting the heads", "split_heads", ("x", "n_head"), _draw_heads, _judge_heads, errors=_heads_errors
+    "7.2",
+    "splitting the heads",
+    "split_heads",
+    ("x", "n_head"),
+    _draw_heads,
+    _judge_heads,
+    errors=_heads_errors,
+    forbidden=("course_lib.attention.MultiHeadAttention",),  # whose forward splits the heads
 )
 
 
@@ -934,7 +977,26 @@ def _judge_gpt(cases, records):
         rtol=1e-3,
         atol=1e-4,
     )
-    expect_answers(loss_got, loss_want, wrong_loss, [f"the loss for idx of shape {tuple(c[5].shape)}" for c in cases])
+    try:
+        expect_answers(
+            loss_got, loss_want, wrong_loss, [f"the loss for idx of shape {tuple(c[5].shape)}" for c in cases]
+        )
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        # the property: your logits are right, so your loss must be their mean cross-entropy against targets
+        for c, logits, loss in zip(cases, logits_got, loss_got):
+            idx, targets = c[5], c[6]
+            pairs = torch.nn.functional.cross_entropy(
+                logits.double().reshape(-1, logits.shape[-1]), targets.reshape(-1)
+            )
+            if not matches(loss, pairs):
+                B, T = idx.shape
+                raise Mistake(
+                    f"your logits are right but your loss is not their cross-entropy against targets (idx {B} x "
+                    f"{T}): pair logits[b, t] with targets[b, t], flattening both the same way (.view(B * T, ...))"
+                ) from None
+        raise
 
 
 check_gpt = _module_check(
@@ -1027,9 +1089,28 @@ def _judge_top_k(cases, records):
     untied = [i for i, (z, k, _) in enumerate(cases) if (expected[i] > 0).sum() == k]
     if exactly_k and all(exactly_k) and all(matches(got[i], expected[i]) for i in untied):
         raise Mistake(TIES)
-    expect_answers(got, expected, wrong, [f"the probabilities for k = {k}, temperature = {t}" for _, k, t in cases])
+    try:
+        expect_answers(got, expected, wrong, [f"the probabilities for k = {k}, temperature = {t}" for _, k, t in cases])
+    except Mistake as mistake:
+        if " should be " not in str(mistake):
+            raise
+        # the property: how many tokens keep a probability (whatever rule chose them), on the first case it fails
+        for (logits, k, _), g, e in zip(cases, got, expected):
+            kept, want = int((g.detach().double().numpy() > 0).sum()), int((e > 0).sum())
+            if kept != want:
+                raise Mistake(
+                    f"for k = {k} (V = {logits.shape[0]}) your distribution gives a probability to {kept} tokens, "
+                    f"not {want} (the k largest logits, ties included): every other token gets probability 0"
+                ) from None
+        raise
 
 
 check_top_k_probs = Exercise(
-    "7.9", "top-k sampling", "top_k_probs", ("logits", "k", "temperature"), _draw_top_k, _judge_top_k
+    "7.9",
+    "top-k sampling",
+    "top_k_probs",
+    ("logits", "k", "temperature"),
+    _draw_top_k,
+    _judge_top_k,
+    forbidden=("course_lib.lm.sample_next",),  # whose top-k rule this is
 )

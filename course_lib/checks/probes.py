@@ -8,9 +8,17 @@ declares which apply (``probes=("causal", "batch", ...)``):
   leaves out, a table with the wrong number of rows, a missing b^O);
 - ``again`` (state across calls): the same input twice gives the same output;
 - ``causal``: the output at position t does not change when only a later token changes;
+- ``memory`` (state across steps): the output at step 1 changes when only step 0's input changes, as the
+  reference's does (``memory_mistake``: judged against the reference on the same two inputs);
 - ``batch``: a sequence's output does not depend on the other sequences of the batch, nor on their order;
-- ``dtype``: the output keeps the input's dtype and device;
-- ``init``: the initial weights are random with both signs (not all zero, not all positive).
+- ``dtype``: the output keeps the input's dtype and device; ``float64_run``/``float64_mistake``: the module made
+  float64 (``module.double()``) with float64 inputs and no state given runs in float64 (a zero state made
+  float32 whatever x is meets the float64 weights);
+- ``init``: the initial weights are random with both signs (not all zero, not all positive), and in the range
+  the text states (``init_range_mistake``);
+- ``dtype`` of a function's results (``dtype_mistake``): what it returns keeps the dtype of its inputs;
+- ``shift`` (``overflow_mistake``): a softmax is unchanged when every logit moves by one constant, so an answer
+  that is finite for small logits and not for the same logits shifted by 1000 overflows.
 
 The measuring half (``measure``) runs in the student's kernel, on small inputs derived from the case, and
 returns plain data; the judging half (``property_mistake``, ``spec_mistake``, ``init_mistake``) runs where
@@ -48,7 +56,7 @@ def measure(forward, args: list, probes: tuple, *, x_at: int = 0, vocab: int | N
     x = args[x_at]
     B, T = x.shape[batch_axis], x.shape[time_axis]
 
-    def run(rows, steps=slice(None), last_changed=False):
+    def run(rows, steps=slice(None), last_changed=False, first_changed=False):
         def cut(a):
             if not _is_tensor(a) or a.dim() < 2 or a.shape[batch_axis] != B or a.shape[time_axis] != T:
                 return a
@@ -58,6 +66,9 @@ def measure(forward, args: list, probes: tuple, *, x_at: int = 0, vocab: int | N
         if last_changed:  # only the last position changes: the next token id, or every feature + 1
             last = _take(new_x, time_axis, slice(-1, None))
             last.copy_((last + 1) % vocab if vocab is not None else last + 1.0)
+        if first_changed:  # only the first position changes
+            first = _take(new_x, time_axis, slice(0, 1))
+            first.copy_((first + 1) % vocab if vocab is not None else first + 1.0)
         call = [new_x if i == x_at else cut(a) for i, a in enumerate(args)]
         out = _first_tensor(forward(*call))
         return None if out is None else out.detach().clone()
@@ -68,6 +79,8 @@ def measure(forward, args: list, probes: tuple, *, x_at: int = 0, vocab: int | N
         got["again"] = [run(every), run(every)]
     if "causal" in probes and T >= 2:  # the smallest input that can show it: one sequence of two steps
         got["causal"] = [run(slice(0, 1), slice(0, 2)), run(slice(0, 1), slice(0, 2), last_changed=True)]
+    if "memory" in probes and T >= 2:  # the same two steps, the first one changed
+        got["memory"] = [run(slice(0, 1), slice(0, 2)), run(slice(0, 1), slice(0, 2), first_changed=True)]
     if "batch" in probes and B >= 2:  # two sequences, the first alone, the two swapped
         got["batch"] = [run(slice(0, 2)), run(slice(0, 1)), run([1, 0])]
     if "dtype" in probes:
@@ -191,3 +204,104 @@ def crash_mistake(record: dict) -> str:
             "you are given (torch.zeros_like(E), or torch.zeros(..., dtype=E.dtype))"
         )
     return ""
+
+
+def dtype_mistake(outputs: dict, want: str) -> str:
+    """The results against the inputs' dtype: ``outputs`` is {name: tensor} of what the function returned, ``want``
+    the inputs' dtype (e.g. "torch.float64"). An accumulator made with torch.zeros(...) is float32, and adding into
+    it in place silently rounds every gradient to float32; "" when every result has ``want``."""
+    for name, value in outputs.items():
+        have = str(getattr(value, "dtype", want))
+        if have != want:
+            return (
+                f"dtype: your {name} is {have} while the inputs are {want}: make every new tensor in the inputs' "
+                "dtype (torch.zeros_like(...), or torch.zeros(..., dtype=x.dtype)); an in-place += into a "
+                f"{have} tensor rounds silently"
+            )
+    return ""
+
+
+def overflow_mistake(finite_before: bool, finite_shifted: bool, what: str) -> str:
+    """``shift``: right-sized logits gave finite results, the same logits + 1000 (same softmax) did not."""
+    if finite_before and not finite_shifted:
+        return (
+            f"stable for large inputs: {what} with every logit shifted up by 1000 (the softmax does not change) "
+            "your results are inf or NaN: exp(z) overflows, so subtract each row's max(z) before exp "
+            "(softmax(z - c) = softmax(z) for any constant c; torch.log_softmax does it)"
+        )
+    return ""
+
+
+def init_range_mistake(cls: str, ranges: dict, bound: float, how: str) -> str:
+    """Every parameter named in ``ranges`` ({name: (min, max)}, biases included) drawn from U(-bound, bound) as the
+    text states (``how``): one that starts all zero or reaches outside the range is named."""
+    for name, (low, high) in ranges.items():
+        if low == 0 and high == 0:
+            return f"{cls}: initial weights: {name} starts all zero; the text asks for {how}, biases included"
+        if low < -bound * (1 + 1e-6) or high > bound * (1 + 1e-6):
+            return f"{cls}: initial weights: {name} reaches {max(-low, high):.3g}, outside {how} (k = {bound:.3g})"
+    return ""
+
+
+def float64_run(module, forward) -> list:
+    """In the student's kernel: ``forward(copy)`` on a float64 copy of the module (``forward`` hands it float64
+    inputs and no state): ``[the output's dtype, ""]`` or ``["", the crash]``, plain data."""
+    import copy
+
+    import torch
+
+    try:
+        with torch.no_grad():
+            out = _first_tensor(forward(copy.deepcopy(module).double()))
+        return [str(out.dtype) if out is not None else "", ""]
+    except Exception as exc:  # noqa: BLE001 - judged: a crash where two dtypes meet names the property
+        return ["", f"{type(exc).__name__}: {str(exc)[:200]}"]
+
+
+def float64_mistake(cls: str, measured, what: str) -> str:
+    """The float64 run's record against the property: a float64 module on float64 ``what`` stays float64."""
+    if not (isinstance(measured, list) and len(measured) == 2 and all(isinstance(m, str) for m in measured)):
+        return ""
+    dtype, crash = measured
+    crashed = crash_mistake({"raised": crash.split(":")[0], "message": crash}) if crash else ""
+    if crashed or (dtype and dtype != "torch.float64"):
+        how = "raised torch's dtype error" if crashed else f"returned {dtype}"
+        return (
+            f"{cls}: dtype: with the module in float64 (module.double()) and {what} float64, state None, your "
+            f"forward {how}: make the zero state like x (x.new_zeros(B, H): x's dtype and device), not torch.zeros"
+        )
+    return ""
+
+
+def memory_mistake(cls: str, got, reference, *, time_axis: int = 1) -> str:
+    """``memory``: ``got`` is measure's pair (outputs for B = 1, T = 2, then with step 0's input changed),
+    ``reference`` the right answer's pair on the same inputs. Step 1 ignores step 0 when the reference's output
+    there moves and the answer's does not: the state is not carried from one step to the next."""
+    if not (isinstance(got, list) and len(got) == 2 and all(_is_tensor(g) for g in got)):
+        return ""
+    second = [_take(o, time_axis, slice(1, 2)) for o in (*got, *reference)]
+    if _differ(second[2], second[3]) and not _differ(second[0], second[1]):
+        return (
+            f"{cls}: state across steps: on x of 1 sequence of 2 steps (B = 1, T = 2), the output at step 1 did not "
+            "change when only x at step 0 changed: step t must read h_{t-1}, the state the step before computed"
+        )
+    return ""
+
+
+def constant_factor(got: list, expected: list) -> float | None:
+    """``scale``: every answer is its expected value times one constant (per case, not 1): case 1's constant, else
+    None. Names a scale that should not be there (or is missing) whatever the formula that made it."""
+    import numpy as np
+
+    from course_lib.checks.protocol import as_array, matches
+
+    factors = []
+    for g, e in zip(got, expected):
+        g, e = as_array(g), as_array(e)
+        if g is None or e is None or g.shape != e.shape or not np.all(np.isfinite(g)) or np.abs(e).max() == 0:
+            return None
+        c = float((g * e).sum() / (e * e).sum())  # the least-squares factor
+        if not matches(g, c * e) or abs(c - 1) < 1e-3:
+            return None
+        factors.append(c)
+    return factors[0] if factors else None

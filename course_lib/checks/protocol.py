@@ -276,6 +276,9 @@ class Exercise:
         for r in records:
             if r.get("raised") == BORROWED:
                 return FAILED, self._borrowed_hint(r)
+            if r.get("raised") == "NameError" and r.get("message") == "name 'checks' is not defined":
+                # the grader's process has no `checks`: only an answer that calls the checks' own code meets this
+                return FAILED, self._borrowed_hint({"message": "checks"})
             observed = r.get("observed")
             if isinstance(observed, dict) and (observed.get("refused") or observed.get("intact") is False):
                 refused = observed.get("refused")
@@ -328,6 +331,8 @@ class Exercise:
         name = record.get("message")
         # the record crossed from the student's kernel: echo only our own names, or a name the observer gives
         # (a dotted name of torch, course_lib or the hooks, letters, digits and dots only)
+        if name == "checks":
+            return "Hint: write it yourself: your function may not call the course's checks (`checks`)."
         if name not in self.forbidden and not (isinstance(name, str) and _OBSERVED_NAME.fullmatch(name)):
             return "Hint: write it yourself: your function may not call what this exercise asks you to replace."
         return f"Hint: write it yourself: your function may not call `{name}`, which this exercise asks you to replace."

@@ -143,6 +143,20 @@ ALTERNATIVES = [
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, random state) here.
 # (function, edit from, edit to, the forbidden name it calls): borrowed answers, refused
 BORROWED = [
+    # issue 34: course_lib's own answer, reached by names built at run time (the observer refuses it by what runs)
+    (
+        "perplexity",
+        "    return math.exp(J)",
+        "    import importlib\n\n    return getattr(importlib.import_module('course_lib.' + 'train'), 'perplexity')(J)",
+        "course_lib.train.perplexity",
+    ),
+    (
+        "sample_next",
+        "    return min(index, len(q) - 1)",
+        "    import importlib\n\n    getattr(importlib.import_module('course_lib.lm'), 'sample_' + 'next')\n"
+        "    return getattr(importlib.import_module('course_lib.' + 'lm'), 'sample_next')(None)",
+        "course_lib.lm.sample_next",
+    ),
     (
         "add_k_perplexity",
         "    vocab = {w for sentence in train",

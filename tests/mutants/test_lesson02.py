@@ -16,6 +16,19 @@ EXERCISES = {
     "bptt_backward": checks.check_bptt_loop,
 }
 
+# the 2.5 solution between its first accumulator and the first update (one edit can change both)
+LOOP_START = """
+    dW_hh = torch.zeros(H, H, dtype=hs.dtype)
+    db_h = torch.zeros(H, dtype=hs.dtype)
+    dh_total = torch.zeros_like(hs)
+    carry = torch.zeros_like(h0)  # the gradient step t+1 sends back to h_t
+    for t in reversed(range(T)):
+        dh = dhs[t] + carry
+        dh_total[t] = dh
+        h_prev = hs[t - 1] if t > 0 else h0
+        da = dh * (1 - hs[t] ** 2)  # back through the tanh
+"""
+
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
     # BPTT over a sequence (2.5): the carry, the cut, h0, the shared weights
@@ -32,6 +45,21 @@ MUTANTS = [
     ("bptt_backward", "carry = da @ W_hh", "carry = da @ W_hh.T", "transposed in the carry"),
     ("bptt_backward", "dW_hh = dW_hh + da.T @ h_prev", "dW_hh = da.T @ h_prev", "shared by every step"),
     ("bptt_backward", "for t in reversed(range(T)):", "for t in range(T):", "backward in time"),
+    # issue 34: chunks counted from the end (caught only when T is not a multiple of k: every truncated draw is so)
+    (
+        "bptt_backward",
+        "if truncate is not None and t > 0 and t % truncate == 0:",
+        "if truncate is not None and t > 0 and (T - t) % truncate == 0:",
+        "the cut is in the wrong place",
+    ),
+    # float32 accumulators, added to in place: every gradient silently rounded (the dtype property names it)
+    # (out of place, dW_xh + ... would promote to float64 and be right: the edit spans both)
+    (
+        "bptt_backward",
+        "dW_xh = torch.zeros(H, D, dtype=hs.dtype)" + LOOP_START + "        dW_xh = dW_xh + da.T @ xs[t]",
+        "dW_xh = torch.zeros(H, D)" + LOOP_START + "        dW_xh += da.T @ xs[t]",
+        "dtype: your dW_xh is torch.float32",
+    ),
     (
         "softmax_jacobian",
         "torch.diag(y) - torch.outer(y, y)",
@@ -102,6 +130,13 @@ MUTANTS = [
         "the loss differs",
     ),
     ("fflm_loss_and_grads", "d = E.shape[1]", "d = 4", "shape"),
+    # issue 34: a naive softmax, right for small logits: the shifted case (same softmax) names the property
+    (
+        "fflm_loss_and_grads",
+        "log_probs = torch.log_softmax(z, dim=1)",
+        "log_probs = torch.log(torch.exp(z) / torch.exp(z).sum(1, keepdim=True))",
+        "stable for large inputs",
+    ),
     # torch.zeros' default float32 against the check's float64 parameters: the dtype is named, not torch's error
     ("fflm_loss_and_grads", "dE = torch.zeros_like(E)", "dE = torch.zeros(E.shape[0], d)", "dtype"),
     ("fflm_loss_and_grads", "dz = log_probs.exp()  # y_hat", "dz = log_probs  # y_hat", "dU differs"),

@@ -101,6 +101,26 @@ MUTANTS = [
     ),
     ("ElmanRNN", "return torch.stack(outputs), h", "return torch.stack(outputs).double(), h.double()", "dtype"),
     ("ElmanRNN", " + self.b_h)", ")", "bias"),
+    # issue 34: the text states the range of b_h too; and the zero state in x's dtype (the float64 run)
+    (
+        "ElmanRNN",
+        "self.b_h = nn.Parameter(torch.empty(hidden_size).uniform_(-k, k))",
+        "self.b_h = nn.Parameter(torch.zeros(hidden_size))",
+        "b_h starts all zero",
+    ),
+    (
+        "ElmanRNN",
+        "x.new_zeros(B, self.hidden_size)",
+        "torch.zeros(B, self.hidden_size)",
+        "dtype: with the module in float64",
+    ),
+    # the state not carried: every step reads h0 (the state the loop started from), not h_{t-1}
+    (
+        "ElmanRNN",
+        "h = torch.relu(x[t] @ self.W_xh.T + h @ self.W_hh.T + self.b_h)",
+        "h = torch.relu(x[t] @ self.W_xh.T + (x.new_zeros(B, self.hidden_size) if h0 is None else h0) @ self.W_hh.T + self.b_h)",
+        "state across steps",
+    ),
     ("ElmanRNN", "h @ self.W_hh.T", "h @ self.W_hh", "transpose W_hh"),
     ("ElmanRNN", "outputs.append(h)", "outputs.append(h)\n            h = h.detach()", "detached"),
     (

@@ -14,7 +14,26 @@ EXERCISES = {
 }
 
 # (function, edit from, edit to, words the hint must contain)
+# the 4.1 solution between the zero state and the gates (one edit can change both)
+STATE_TO_GATES = """
+            state = (zeros, zeros)
+        h_prev, c_prev = state
+        W = torch.cat([self.W_xh, self.W_hh], dim=1)  # colah's W, acting on [x_t, h_{t-1}]
+"""
+
 MUTANTS = [
+    # issue 34: the zero state in x's dtype (the check also runs the cell in float64)
+    # (with the solution's torch.cat, a float32 state is promoted and harmless: the edit also writes two products)
+    (
+        "LSTMCell",
+        "zeros = x.new_zeros(x.shape[0], self.hidden_size)"
+        + STATE_TO_GATES
+        + "        gates = torch.cat([x, h_prev], dim=1) @ W.T",
+        "zeros = torch.zeros(x.shape[0], self.hidden_size)"
+        + STATE_TO_GATES
+        + "        gates = x @ self.W_xh.T + h_prev @ self.W_hh.T",
+        "dtype: with the module in float64",
+    ),
     # 4.1: gate order, forget gate as 1 - f, concatenation order, sigmoid/tanh swapped, a bias left out,
     # no tanh on c, (c, h) returned, the given state ignored, the state detached, W_hh not transposed
     ("LSTMCell", "i, f, g, o = gates.chunk(4, dim=1)", "i, f, o, g = gates.chunk(4, dim=1)", "gate order"),

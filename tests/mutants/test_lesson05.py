@@ -42,6 +42,19 @@ LUONG = (  # Luong's order: update with the previous context first, then attend 
 
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
+    # issue 34: the properties of the decoder's weights (the mask's edge, the start state), whatever the code
+    (
+        "decode",
+        "< lengths[:, None].to(device)  # (B, T_in): real positions",
+        "< lengths[:, None].to(device) - 1",
+        "the mask's edge",
+    ),
+    ("decode", "lengths - 1]  # h_0^d", "lengths.clamp(max=states.shape[1] - 1)]  # h_0^d", "the start state"),
+    # issue 34: the layout of W_q, the query's axis, a scale additive attention does not have
+    ("additive_scores", "projected_query = query @ W_q.T", "projected_query = query @ W_q", "query @ W_q.T, not"),
+    ("additive_scores", "projected_keys = keys @ W_k.T", "projected_keys = keys @ W_k", "keys @ W_k.T, not"),
+    ("additive_scores", "projected_query.unsqueeze(1)", "projected_query[None]", "q[:, None, :]"),
+    ("additive_scores", "projected_keys) @ v", "projected_keys) @ v / v.shape[0] ** 0.5", "not scaled"),
     (
         "additive_scores",
         "torch.tanh(projected_query.unsqueeze(1) + projected_keys) @ v",

@@ -75,6 +75,14 @@ PACKED_MASK = "s = s.masked_fill(~torch.tril(torch.ones(T, T, dtype=torch.bool))
 
 # (class or function, edit from, edit to, words the hint must contain)
 MUTANTS = [
+    # issue 34: properties named whatever the code (a pair's frequency, how many tokens are kept)
+    ("positional_encoding", "10000 ** (two_i / d)", "10000 ** (2 * two_i / d)", "the frequency of channel pair"),
+    (
+        "top_k_probs",
+        "kth = torch.topk(z, k).values[-1]",
+        "kth = torch.topk(z, min(k + 1, z.numel())).values[-1]",
+        "gives a probability to",
+    ),
     # found by the probes: the parameters against the text, the initial weights, dtype, state, batch, causality
     ("Head", "nn.Linear(d_model, head_size, bias=False)  # W^K", "nn.Linear(d_model, head_size)  # W^K", "bias=False"),
     (
