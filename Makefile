@@ -7,10 +7,12 @@ NBVAL  := --nbval-lax --nbval-current-env --nbval-cell-timeout=600
 
 .PHONY: setup browser sandbox lab test test-more test-unit test-notebooks notebooks exercises bench site clean release release-check pythons
 
+# --no-compile: byte-compiling every installed file (torch has thousands) was most of an install here; Python
+# compiles each module when it is first imported anyway.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
