@@ -87,9 +87,9 @@ assert math.isclose(alpha.sum().item(), 1.0, rel_tol=1e-6)
 assert words[int(alpha.argmax())] == "month"  # the best-matching key gets the largest weight
 
 # %% [markdown]
-# Softmax is a *differentiable argmax* (Galerne's lecture): multiply the scores by a growing factor
-# $\beta$ and the weights concentrate on the best key, so $c$ moves from the mean towards the
-# single best value. Move the slider.
+# Galerne's lecture calls softmax a differentiable **selection mechanism**: a soft argmax. Multiply
+# the scores by a growing factor $\beta$ and the weights concentrate on the best key, so $c$ moves
+# from the mean towards the single best value. Move the slider.
 
 
 # %%
