@@ -834,9 +834,15 @@ def show_prediction(sequence="{[()]}[()]", model_name="lstm", regime=with_t):
     )
 
 
+# the widget's models are the checkpoints: scripts/train_parentheses.py drew their training sequences with
+# lengths in P.SHORT_LENGTHS, as section 4 drew the live run's (whose lengths are counted here)
 train_lengths = {len(s) for s in train_set.seqs}
-print(f"training lengths: {sorted(train_lengths)}; any odd? {any(n % 2 for n in train_lengths)}")
-assert not any(n % 2 for n in train_lengths)  # no odd-length training sequence: no label or loss at an odd step
+print(
+    f"lengths the checkpoints were trained on (P.SHORT_LENGTHS): {list(P.SHORT_LENGTHS)}; "
+    f"found in the live run's training set: {sorted(train_lengths)}; any odd? "
+    f"{any(n % 2 for n in [*P.SHORT_LENGTHS, *train_lengths])}"
+)
+assert not any(n % 2 for n in [*P.SHORT_LENGTHS, *train_lengths])  # no odd length: no label or loss at an odd step
 
 explorer = viz.interactive(
     show_prediction,

@@ -921,11 +921,11 @@ assert torch.allclose(h, out_torch, atol=1e-5)
 # window are learned only through what the forward state happens to carry. Here with
 # `course_lib.rnn.RNNLanguageModel` (the Penn notes' RNN LM, $e_t = E x_t$, $h_t = \sigma(U h_{t-1} + W e_t)$,
 # $\hat y_t = \mathrm{softmax}(V h_t)$, with a GRU as its recurrent unit instead of the notes' Elman
-# step; lesson 07 compares it with a GPT) on a toy text: windows of `WINDOW` characters, one Adam step
-# per window, `PASSES` passes over the text (both set in the next cell), once per seed in `SEEDS`; the
-# loss is measured on the whole text (one forward pass from the zero state) before and after. That is
-# the training text itself: the numbers show how well truncated training fits it, not how well the
-# model would predict text it has not seen:
+# step; lesson 07 compares the same class, with an LSTM as its unit, with a GPT) on a toy text: windows
+# of `WINDOW` characters, one Adam step per window, `PASSES` passes over the text (both set in the next
+# cell), once per seed in `SEEDS`; the loss is measured on the whole text (one forward pass from the zero
+# state) before and after. That is the training text itself: the numbers show how well truncated
+# training fits it, not how well the model would predict text it has not seen:
 
 # %%
 text = "the cat sat on the mat. the dog sat on the log. " * 4
