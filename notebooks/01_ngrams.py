@@ -382,7 +382,7 @@ ax = viz.line_plot(
     xlabel="order n",
     ylabel="test perplexity (log scale)",
     logy=True,
-    title="Perplexity of n-gram models on held-out addresses (MLE, infinite, not drawn)",
+    title="Perplexity of n-gram models on held-out addresses (MLE, infinite from n = 2, not drawn)",
 )
 ax.set_xticks(ORDERS)
 viz.show(

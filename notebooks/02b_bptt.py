@@ -185,8 +185,12 @@ assert corpus_steps / 20 > 1000  # more than a thousand times the memory of a 20
 # vector by up to its largest singular value $\sigma_{max} \ge \rho$, and the bound that always
 # holds is $\|g_t\| \le \left(\sigma_{max} \max|\sigma'|\right)^{T-t} \|g_T\|$. For a linear RNN the
 # spectral radius says what happens in the long run ($\|W^k\|^{1/k} \to \rho$ as $k$ grows), not
-# step by step. Below: 60 steps, 32 hidden units, a
-# loss at the last step; scaled orthogonal matrices $\rho Q$ first, then a general one.
+# step by step. This is the argument of Pascanu, Mikolov and Bengio (2013), the paper the Penn notes
+# point to for more on vanishing and exploding gradients: with $\gamma$ the activation's largest
+# slope (1 for tanh, 1/4 for sigmoid), a largest singular value below $1/\gamma$ is enough for the
+# gradient to vanish, and one above $1/\gamma$ is needed (not enough) for it to explode. Below: 60
+# steps, 32 hidden units, a loss at the last step; scaled orthogonal matrices $\rho Q$ first, then a
+# general one.
 
 # %%
 T_long, H_long = 60, 32
