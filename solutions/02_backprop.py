@@ -176,7 +176,8 @@ assert result.passed, result
 # ### The experiment: your gradients against autograd's
 #
 # Now train the model on real text: a decade of State of the Union addresses (1990 to 2000),
-# the 1,000 most frequent words (the rest are `<UNK>`), 3 words of context, in float32. The same
+# a vocabulary of 1,000 entries (`<UNK>`, `<s>`, `</s>` and the 997 most frequent words; the rest are
+# `<UNK>`), 3 words of context, in float32. The same
 # loop runs twice from the same initial weights on the same batches: once with your
 # `fflm_loss_and_grads`, once with `autograd_loss_and_grads` below (autograd computes the
 # gradients of the same loss). A third run is a yardstick: autograd's gradients again, from the

@@ -295,7 +295,7 @@ assert result.passed, result
 # %% [markdown]
 # Now the real run: **your** Elman network (hidden size 32) on 3,000 training sequences of lengths
 # 2 to 20 with all four kinds of negatives (`P.MIXES["with_transpositions"]`), Adam, batches of 32
-# sequences of similar lengths, and the held-out sets of the lesson (never seen in training).
+# sequences of similar lengths, and held-out sets drawn as in the lesson (never seen in training).
 # How long it takes depends on your machine.
 
 # %%
