@@ -535,8 +535,9 @@ for n in names:
 #   vertical lines (the counted unigram and the counted bigram).
 # * **one head**, **multi-head** and **+ feed-forward**: at or near the unigram line (read the
 #   seeds: one multi-head seed sits on it, two are below). In this budget these models have
-#   learned how frequent each character is and little of the context attention gives them. Why
-#   the stacks without residual connections stay there is exercise 7.8's question.
+#   learned how frequent each character is and little of the context attention gives them. How
+#   much adding the residual path changes that, against the spread over seeds, is exercise 7.8's
+#   question.
 # * **+ residual** is the first step clearly below the unigram, just above the counted bigram;
 #   **+ LayerNorm** (the course's `GPT`) ends well below the counted bigram, whose table of the
 #   previous character rests on millions of training characters (printed above): it must use

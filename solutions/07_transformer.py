@@ -479,8 +479,8 @@ if live:
 # 2. In the reference, adding the feed-forward layer **without** residual connections: does it
 #    help or hurt, by more than the spread over seeds? Lesson 07 draws the unigram line (a model
 #    that ignores the context): where do the steps without residual connections end, against
-#    it? Why would an extra layer between the embeddings and the logits make training slower, and
-#    what do the residual connections change?
+#    it? Lesson 07 gives the reason residual connections help (the identity path, in its pre-norm
+#    paragraph): which rows of the two tables show that effect, and by how much, against the spread?
 # 3. Copy this run's column, then set `SEED = 1` at the top of the build-up cell and run it and
 #    the table's cell again (about a minute; the table shows the latest run only): which
 #    differences between steps are larger than the change from one seed to the next?
@@ -492,10 +492,8 @@ if live:
 # reference, + feed-forward ends higher than multi-head, but within about two sds of it (multi-head's
 # three seeds spread widely), so it is not a finding; and one head, multi-head and + feed-forward all
 # end at or near the unigram line: in this budget they learned little more than how frequent each
-# character is. Without residual connections the gradient must pass through every layer between
-# the logits and the embeddings, so each added layer can slow the start of training; the
-# residual path x + f(x) gives it a direct route (the identity), and + residual is the first step
-# clearly below the unigram. (3) Only the differences larger than the seed-to-seed change of the
+# character is. The identity path shows where + residual is the first step clearly below the
+# unigram line: quote its drop from + feed-forward in both tables and compare it with the sds. (3) Only the differences larger than the seed-to-seed change of the
 # same step are worth stating.
 # ### END SOLUTION
 #
