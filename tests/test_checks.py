@@ -1,5 +1,6 @@
 """The check protocol itself: three outcomes, hints, recording for graders."""
 
+import contextlib
 import json
 import re
 
@@ -886,6 +887,33 @@ def test_replacing_the_checks_code_or_editing_an_exercise_is_refused():
         assert r.status == FAILED and "course_lib.checks.protocol.Exercise.forbidden" in r.message, r
     finally:
         object.__setattr__(ex, "forbidden", forbidden)
+    assert ex.check(lambda x: 3 * x**2, quiet=True).status == PASSED
+
+
+def test_replacing_the_refusals_stand_in_or_a_modules_class_is_refused():
+    import types
+
+    from course_lib.checks import borrowed
+
+    ex = _grad_exercise()
+    original = borrowed._stand_in_code
+    try:  # an earlier cell: the "stand-in" is the forbidden function's own code, so calling it would work
+        borrowed._stand_in_code = lambda name, code: code
+        r = ex.check(lambda x: torch.autograd.grad((x**3).sum(), x)[0], quiet=True)
+        assert r.status == FAILED and "course_lib.checks.borrowed._stand_in_code" in r.message, r
+    finally:
+        borrowed._stand_in_code = original
+
+    # the module's own entry untouched, the name served by a property of a class swapped in under it
+    class Sly(types.ModuleType):
+        refusing = property(lambda self: contextlib.nullcontext)
+
+    try:
+        borrowed.__class__ = Sly
+        assert borrowed.tampered() == "course_lib.checks.borrowed.refusing"
+    finally:
+        borrowed.__class__ = types.ModuleType
+    assert borrowed.tampered() == ""
     assert ex.check(lambda x: 3 * x**2, quiet=True).status == PASSED
 
 

@@ -61,6 +61,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -116,7 +117,13 @@ def resolve(dotted: str):
 
 def _stand_in_code(name: str, original: types.CodeType) -> types.CodeType:
     """A code object that calls ``_refused(name)``, with the original's free variables (so it can be swapped in)."""
-    free = original.co_freevars
+    return _stand_in_for(name, original.co_freevars)
+
+
+@functools.cache
+def _stand_in_for(name: str, free: tuple) -> types.CodeType:
+    # cached: a check installs the refusal around each of its hundreds of calls, and compiling was most of that
+    # cost; code objects are immutable, so one per (name, free variables) serves every call
     inner = "    def refused(*args, **kwargs):\n"
     if free:
         inner = "    " + ", ".join(free) + " = " + ", ".join("None" for _ in free) + "\n" + inner
@@ -572,8 +579,13 @@ _GUARDED: list = []
 _GUARDED_COUNT = [0]
 
 
+_MISSING = object()
+
+
 def guard(owner, attr: str, dotted: str) -> None:
     """Remember ``owner.attr`` as it is now: :func:`tampered` names it once it is something else."""
+    if type(owner) is types.ModuleType and inspect.getattr_static(types.ModuleType, attr, _MISSING) is not _MISSING:
+        raise ValueError(f"attr {attr!r} is an attribute of every module: tampered() reads a module's own entry")
     _GUARDED.append((owner, attr, inspect.getattr_static(owner, attr), dotted))
     _GUARDED_COUNT[0] += 1
 
@@ -583,6 +595,10 @@ def tampered() -> str:
     if _GUARDED is not _GUARDED_AT_IMPORT or len(_GUARDED) != _GUARDED_COUNT[0]:
         return "course_lib.checks.borrowed.guard"
     for owner, attr, original, dotted in _GUARDED:
+        # a plain module's attribute is its __dict__ entry (what getattr_static finds, in a fraction of the time:
+        # this runs after every call a check makes); anything else, a module of another class included, the long way
+        if type(owner) is types.ModuleType and owner.__dict__.get(attr, _MISSING) is original:
+            continue
         try:
             now = inspect.getattr_static(owner, attr)
         except AttributeError:
@@ -952,7 +968,19 @@ def _dispatch_mode():
 
 
 _GUARDED_AT_IMPORT = _GUARDED
-for _name in ("observing", "refusing", "course_code_in", "tampered", "uses_forbidden", "_refused", "_classify"):
+for _name in (
+    "observing",
+    "refusing",
+    "course_code_in",
+    "tampered",
+    "uses_forbidden",
+    "_refused",
+    "_classify",
+    "_stand_in_code",
+    "_stand_in_for",
+    "resolve",
+    "_raiser",
+):
     guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
 for _name in ("hook", "_called", "_c_called", "_type_kind", "torch_dispatch", "_entry"):
     guard(_Watcher, _name, f"{__name__}._Watcher.{_name}")
