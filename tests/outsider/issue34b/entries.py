@@ -1595,3 +1595,75 @@ def softmax_jacobian(z):
     return out["j"]
 """,
 )
+
+# ============================================================== other right answers the texts allow (must pass)
+_add(
+    "right",
+    "7.5",
+    "raw parameters in the x @ W1 layout ('name its layers as you like')",
+    """
+class FeedForward(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        k1, k2 = 1 / math.sqrt(d_model), 1 / math.sqrt(4 * d_model)
+        self.W1 = nn.Parameter(torch.empty(d_model, 4 * d_model).uniform_(-k1, k1))
+        self.b1 = nn.Parameter(torch.empty(4 * d_model).uniform_(-k1, k1))
+        self.W2 = nn.Parameter(torch.empty(4 * d_model, d_model).uniform_(-k2, k2))
+        self.b2 = nn.Parameter(torch.empty(d_model).uniform_(-k2, k2))
+
+    def forward(self, x):
+        return torch.relu(x @ self.W1 + self.b1) @ self.W2 + self.b2
+""",
+)
+_add(
+    "right",
+    "7.7",
+    "lm_head without bias (the text: either passes)",
+    RIGHT["7.7"].replace(
+        "self.lm_head = nn.Linear(d_model, vocab_size)", "self.lm_head = nn.Linear(d_model, vocab_size, bias=False)"
+    ),
+)
+_add(
+    "right",
+    "4.1",
+    "colah's form: one product on the concatenation [x, h] (the text: either form is fine)",
+    RIGHT["4.1"].replace(
+        "gates = x @ self.W_xh.T + self.b_xh + h @ self.W_hh.T + self.b_hh",
+        "gates = torch.cat([x, h], dim=1) @ torch.cat([self.W_xh, self.W_hh], dim=1).T + self.b_xh + self.b_hh",
+    ),
+)
+_add(
+    "right",
+    "7.3",
+    "the mask M added as a matrix of 0 and -inf, as the formula writes it",
+    RIGHT["7.3"].replace(
+        'att = att.masked_fill(self.tril[:T, :T] == 0, float("-inf"))',
+        'M = torch.zeros(T, T).masked_fill(self.tril[:T, :T] == 0, float("-inf"))\n        att = att + M',
+    ),
+)
+_add(
+    "right",
+    "6.3",
+    "empty sentences handled with torch.where before the softmax",
+    RIGHT["6.3"].replace(
+        "    weights = torch.softmax(masked, dim=-1)\n    weights = torch.nan_to_num(weights, nan=0.0)\n",
+        "    seen = mask.any(dim=-1, keepdim=True)\n"
+        "    weights = torch.softmax(torch.where(seen, masked, torch.zeros_like(masked)), dim=-1)\n"
+        "    weights = torch.where(mask, weights, torch.zeros_like(weights))\n",
+    ),
+)
+_add(
+    "right",
+    "2.2",
+    "log-softmax with torch.logsumexp, dE built row by row with +=",
+    RIGHT["2.2"]
+    .replace(
+        "    zmax = z.max(dim=1, keepdim=True).values\n"
+        "    logp = z - zmax - torch.log(torch.exp(z - zmax).sum(dim=1, keepdim=True))\n",
+        "    logp = z - torch.logsumexp(z, dim=1, keepdim=True)\n",
+    )
+    .replace(
+        "    dE.index_add_(0, contexts.reshape(-1), de.reshape(B * n, d))\n",
+        "    for row, word in zip(de.reshape(B * n, d), contexts.reshape(-1).tolist()):\n        dE[word] += row\n",
+    ),
+)
