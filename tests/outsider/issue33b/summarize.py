@@ -16,7 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-OUTS = {"06": ["out06", "outnames", "outnbg"], "02": ["out02"]}
+# in order: a later folder's row for the same student replaces an earlier one (out06c: the subprocess attacks
+# graded again with the default --timeout of 120 s, since 30 s was too short for a fresh Python on this machine)
+OUTS = {"06": ["out06", "outnames", "outnbg", "out06b", "out06c"], "02": ["out02"]}
 
 
 def rows(out: Path) -> list[dict]:
@@ -33,7 +35,7 @@ def main(root: str, secrets: list[str]) -> None:
     table = {}
     for out in sum(OUTS.values(), []):
         for row in rows(root / out):
-            table.setdefault(row["student"], []).append((out, row))
+            table[row["student"]] = [(out, row)]  # one row per student in each run: a rerun replaces
     print("| student | intent | expected | got | verdict | evidence |")
     print("| --- | --- | --- | --- | --- | --- |")
     counts = {"held": 0, "BROKE": 0, "unclear": 0}
@@ -50,11 +52,12 @@ def main(root: str, secrets: list[str]) -> None:
             fewer = [k for k, v in got_points.items() if v < expected.get(k, 0)]
             verdict = "BROKE" if more else "unclear" if fewer else "held"
             statuses = "; ".join(f"{k.split()[1]} {v}" for k, v in row.items() if k.startswith("ex "))
-            evidence = f"{statuses}. problems: {row['problems'][:300]}"
+            evidence = f"({out}) {statuses}. problems: {row['problems'][:300]}"
         counts[verdict] += 1
         exp = ", ".join(f"{k}:{v}" for k, v in expected.items()) or "0"
         cell = evidence.replace("|", "\\|").replace("\n", " ")
-        print(f"| {entry['student']!s:.40} | {entry['intent']} | {exp} | {got} | {verdict} | {cell} |")
+        name = entry["student"].encode("unicode_escape").decode()[:40]
+        print(f"| {name} | {entry['intent']} | {exp} | {got} | {verdict} | {cell} |")
     print()
     print("counts:", counts, "of", len(meta))
     leaks = []
