@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 
 # in order: a later folder's row for the same student replaces an earlier one (out06c: the subprocess attacks
-# graded again with the default --timeout of 120 s, since 30 s was too short for a fresh Python on this machine)
-OUTS = {"06": ["out06", "outnames", "outnbg", "out06b", "out06c"], "02": ["out02"]}
+# graded again with the default --timeout of 120 s, since 30 s was too short for a fresh Python on this machine;
+# out02r: the lesson-02 solved control graded again alone, --jobs 1; out02s: the server variant of 2.2)
+OUTS = {"06": ["out06", "outnames", "outnbg", "out06b", "out06c"], "02": ["out02", "out02r", "out02s"]}
 
 
 def rows(out: Path) -> list[dict]:
@@ -40,7 +41,9 @@ def main(root: str, secrets: list[str]) -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     counts = {"held": 0, "BROKE": 0, "unclear": 0}
     for entry in meta:
-        found = table.get(entry["student"], [])
+        student = entry["student"]  # as the CSV shows it: a formula quoted with ', a line break escaped
+        shown = [student, "'" + student, student.replace("\n", "\\x0a")]
+        found = next((table[s] for s in shown if s in table), [])
         expected = entry["expected"]
         if len(found) != 1:
             verdict, got, evidence = "unclear", f"{len(found)} rows", ""
