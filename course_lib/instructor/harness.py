@@ -557,6 +557,7 @@ def _serve(commands, say, channel: int) -> None:
     max_line = int(job.get("max_line", 50_000_000))
     closed = (channel, commands.fileno())
 
+    _warm_up(job.get("setup", ""), exercises.values())
     refused, reply, status = _in_child(lambda out: _child(job, exercises, tools, package, None, out), closed, max_line)
     loaded = reply if isinstance(reply, dict) and "loaded" in reply else {}
     loaded = {e: str(why)[:300] for e, why in dict(loaded.get("loaded") or {}).items() if e in exercises}
@@ -566,18 +567,9 @@ def _serve(commands, say, channel: int) -> None:
             why = refused[0] if refused else f"their process ended while they loaded ({_status(status)})"
             loaded[exercise] = f"the answer cells were not loaded: {why}"
     say({"loaded": loaded})
-    warmed: set = set()
     for line in commands:
         order = json.loads(line)
         exercise = exercises[order["exercise"]]
-        if exercise.id not in warmed:
-            # the check's run path once here, on a stand-in answer: what it imports on its first call (torch's
-            # dispatch machinery pulls in sympy: seconds) is then imported once, not again in every child
-            warmed.add(exercise.id)
-            try:
-                exercise.run(_warm, checks.from_plain(order["cases"]))
-            except BaseException:
-                pass
         refused, reply, status = _in_child(
             lambda out: _child(job, exercises, tools, package, order, out),
             closed,
@@ -591,11 +583,36 @@ def _serve(commands, say, channel: int) -> None:
         say({"exercise": exercise.id, "reply": reply["reply"]})
 
 
-def _warm(*args, **kwargs):
-    """A stand-in answer for the warm-up: one small torch op with a gradient, as most answers make."""
+# A stand-in answer for the warm-up: one small torch op with a gradient, as most answers make. Compiled here
+# under a name of its own, so that the checks' run path treats it as an answer (a function of course_lib's
+# would be refused at once as borrowed, and nothing of the run path would be warmed).
+WARM_UP = """
+def stand_in(*args, **kwargs):
     import torch
 
     (torch.ones(2, requires_grad=True) * 2).sum()
+"""
+
+
+def _warm_up(setup: str, exercises) -> None:
+    """What every child would otherwise import or build again, done once in the harness's process before any
+    child is forked, so that each child inherits it: the released setup cell (the instructor's: it imports
+    matplotlib and ipywidgets, a second or two; each child still runs it, for its seed) and each check's run
+    path on a stand-in answer and cases drawn with a seed of its own (torch's dispatch mode imports
+    torch._dynamo and sympy when it first dispatches: seconds, and tens of seconds under the observer's trace
+    hook). No student code is involved and the results are thrown away: a check that fails here fails again
+    in the child, where it counts."""
+    try:
+        exec(compile(setup, "<setup>", "exec", dont_inherit=True), {"__name__": "__main__"})
+    except Exception:
+        pass
+    space: dict = {}
+    exec(compile(WARM_UP, "<warm-up>", "exec", dont_inherit=True), space)
+    for exercise in exercises:
+        try:
+            exercise.run(space["stand_in"], exercise.draw(0))
+        except BaseException:
+            pass
 
 
 def _status(status) -> str:
