@@ -6,9 +6,12 @@ replace the checks, register hooks or rewrite files). For the grade it starts a 
 (:func:`command`: ``python -I``, its own ``sys.path``, a minimal environment) that runs :func:`main`:
 
 1. the harness's own process imports the lesson's checks and holds the channel to the grader; it never loads
-   or calls student code. For the load and for each call it forks a child that closes that channel,
-   installs the observer (an audit hook, which can never be removed, and a trace hook), replaces thread and
-   signal-handler creation and ``sys.gettrace`` by a refusal, and only then loads the student's code;
+   or calls student code. It runs the released setup cell and each check's run path (on a stand-in answer of
+   its own) once, so that what they import is imported before it forks (:func:`_warm_up`; each child would
+   otherwise import it again, under the observer). For the load and for each call it forks a child that
+   closes that channel, installs the observer (an audit hook, which can never be removed, and a trace hook),
+   replaces thread and signal-handler creation and ``sys.gettrace`` by a refusal, and only then loads the
+   student's code;
 2. the child loads the released setup cell (in a namespace of its own) and the student's answer cells (the
    cells whose nbgrader id is ``ex-N-M``), each after :func:`refusal` accepted it: at top level an answer
    cell may only import (not ``course_lib``), define functions and classes, and bind names to constants,
