@@ -609,25 +609,27 @@ def stand_in(*args, **kwargs):
 """
 
 
-def _warm_up(setup: str, exercises) -> None:
+def _warm_up(setup: str, exercises) -> dict:
     """What every child would otherwise import or build again, done once in the harness's process before any
     child is forked, so that each child inherits it: the released setup cell (the instructor's: it imports
     matplotlib and ipywidgets, a second or two; each child still runs it, for its seed) and each check's run
     path on a stand-in answer and cases drawn with a seed of its own (torch's dispatch mode imports
     torch._dynamo and sympy when it first dispatches: seconds, and tens of seconds under the observer's trace
-    hook). No student code is involved and the results are thrown away: a check that fails here fails again
-    in the child, where it counts."""
+    hook). No student code is involved; the records (returned, for the tests, as ``{exercise id: records or
+    the exception}``) are not used: a check that fails here fails again in the child, where it counts."""
     try:
         exec(compile(setup, "<setup>", "exec", dont_inherit=True), {"__name__": "__main__"})
     except Exception:
         pass
     space: dict = {}
     exec(compile(WARM_UP, "<warm-up>", "exec", dont_inherit=True), space)
+    done = {}
     for exercise in exercises:
         try:
-            exercise.run(space["stand_in"], exercise.draw(0))
-        except BaseException:
-            pass
+            done[exercise.id] = exercise.run(space["stand_in"], exercise.draw(0))
+        except BaseException as exc:
+            done[exercise.id] = exc
+    return done
 
 
 def _status(status) -> str:
