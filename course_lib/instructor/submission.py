@@ -122,17 +122,9 @@ def grade_submission(
         name=result.student,
     )
     before = list(result.problems)
-    todo = [e for e in expected if e in run["exercises"]]
-    # the answers' process (step 2) starts now: it imports torch and loads the answer cells while the notebook
-    # runs, in a sandbox of its own (the two share nothing), instead of after it, while the CPU waits
-    early = _start_answers(graded, release_nb, lesson, todo, run["bwrap"], limits)
-    try:
-        # 1. the whole notebook, as the student ran it, in a sandboxed kernel: only for the problems it shows
-        # (a kernel that stops answering is reported, not run again: the grade does not depend on this run)
-        stalled = _run_notebook(nbformat.from_dict(graded), result, **run)
-    except BaseException:
-        _stop_answers(*early)
-        raise
+    # 1. the whole notebook, as the student ran it, in a sandboxed kernel: only for the problems it shows
+    # (a kernel that stops answering is reported, not run again: the grade does not depend on this run)
+    stalled = _run_notebook(nbformat.from_dict(graded), result, **run)
     if stalled:
         result.problems = before + [f"{stalled}; the cells after it were not run (the answers are graded on their own)"]
     # 2. the grade: the answer cells alone, called in a process of their own, judged here
@@ -147,7 +139,6 @@ def grade_submission(
         limits=limits,
         cell_timeout=cell_timeout,
         budget=budget,
-        started=early,
     )
     result.seconds = time.monotonic() - started
     return result
@@ -172,58 +163,17 @@ def _harness_env() -> dict:
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": sandbox.HOME}
 
 
-def _start_answers(nb, release_nb, lesson: str, todo: list[str], bwrap, limits) -> tuple:
-    """A fresh sandboxed harness process (:mod:`course_lib.instructor.harness`) with its job sent: the released
-    setup cell and the answer cells of ``todo``. Returns ``(answers, private folder, cgroup)`` for
-    :func:`_stop_answers`; ``answers`` is None when the process could not be started (the error is logged and
-    the exercises then fail as "not called")."""
+def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap, limits, cell_timeout, budget):
+    """The grade of every exercise: the answer cells loaded and called in a fresh sandboxed process
+    (:mod:`course_lib.instructor.harness`) on cases drawn here, judged here. Whatever goes wrong on the
+    grader's side fails the exercise (the traceback goes to the log): no pass is ever kept by a crash."""
+    from course_lib import checks
     from course_lib.instructor import harness
     from course_lib.instructor.release import _setup_cell
 
-    private = Path(tempfile.mkdtemp(prefix="course-lib-answers-"))
-    cgroup = sandbox.new_cgroup(limits)
-    answers = None
-    try:
-        if bwrap:
-            box = sandbox.Box(conn=private / "conn", uid=sandbox.host_uid(), bwrap=bwrap)
-            sandbox.prepare(private, box)
-            parent, cwd = sandbox.PACKAGE_MOUNT, None
-        else:
-            box = sandbox.Box(conn=private / "conn", cwd=private)
-            sandbox.prepare(private, box)
-            parent, cwd = str(sandbox._package_dir().parent), str(private)
-        argv = sandbox.kernel_command(harness.command(parent), box, limits, cgroup)
-        answers = harness.Answers(argv, _harness_env(), cwd, MAX_RECORD_BYTES)
-        setup = _setup_cell(release_nb)
-        setup_source = setup.source if setup is not None else ""
-        cells = answer_cells(nb, todo)
-        answers.send({"lesson": lesson[:2], "setup": setup_source, "cells": cells, "max_line": MAX_RECORD_BYTES})
-    except Exception:
-        LOG.error("starting the answers' process failed:\n%s", traceback.format_exc())
-        _stop_answers(answers, private, cgroup)
-        return None, private, cgroup
-    return answers, private, cgroup
-
-
-def _stop_answers(answers, private: Path, cgroup) -> None:
-    """The harness process killed with everything it started, its cgroup and its folder removed."""
-    if answers is not None:
-        answers.kill()
-    sandbox.remove_cgroup(cgroup)
-    shutil.rmtree(private, ignore_errors=True)
-
-
-def _grade_answers(
-    nb, release_nb, result, *, lesson, expected, exercises, bwrap, limits, cell_timeout, budget, started=None
-):
-    """The grade of every exercise: the answer cells loaded and called in a fresh sandboxed process
-    (:mod:`course_lib.instructor.harness`) on cases drawn here, judged here. Whatever goes wrong on the
-    grader's side fails the exercise (the traceback goes to the log): no pass is ever kept by a crash.
-    ``started``: a process :func:`_start_answers` started for these cells (it is used first, and stopped here)."""
-    from course_lib import checks
-
     todo = [e for e in expected if e in exercises]
     cells = answer_cells(nb, todo)
+    setup = _setup_cell(release_nb)
     drawn = {e: exercises[e].draw(secrets.randbits(63)) for e in todo}
     outcome: dict[str, tuple] = {}  # exercise -> (reply or None, refused names, why no reply)
     loaded: dict = {}
@@ -234,11 +184,22 @@ def _grade_answers(
             for e in pending:
                 outcome[e] = (None, [], f"not called: the notebook's time budget ({budget} s) was spent")
             break
-        answers, private, cgroup = started or _start_answers(nb, release_nb, lesson, todo, bwrap, limits)
-        started = None
+        private = Path(tempfile.mkdtemp(prefix="course-lib-answers-"))
+        cgroup = sandbox.new_cgroup(limits)
+        answers = None
         try:
-            if answers is None:
-                raise RuntimeError("the answers' process could not be started (see above)")
+            if bwrap:
+                box = sandbox.Box(conn=private / "conn", uid=sandbox.host_uid(), bwrap=bwrap)
+                sandbox.prepare(private, box)
+                parent, cwd = sandbox.PACKAGE_MOUNT, None
+            else:
+                box = sandbox.Box(conn=private / "conn", cwd=private)
+                sandbox.prepare(private, box)
+                parent, cwd = str(sandbox._package_dir().parent), str(private)
+            argv = sandbox.kernel_command(harness.command(parent), box, limits, cgroup)
+            answers = harness.Answers(argv, _harness_env(), cwd, MAX_RECORD_BYTES)
+            setup_source = setup.source if setup is not None else ""
+            answers.send({"lesson": lesson[:2], "setup": setup_source, "cells": cells, "max_line": MAX_RECORD_BYTES})
             said = answers.receive(min(deadline, time.monotonic() + max(cell_timeout, 60)))
             if not isinstance(said, dict) or not isinstance(said.get("loaded"), dict):
                 why = _ended(answers, cgroup, limits, "loading the answer cells")
@@ -280,9 +241,10 @@ def _grade_answers(
                 )
             break
         finally:
-            _stop_answers(answers, private, cgroup)
-    if started:  # the budget was spent before it was used
-        _stop_answers(*started)
+            if answers is not None:
+                answers.kill()
+            sandbox.remove_cgroup(cgroup)
+            shutil.rmtree(private, ignore_errors=True)
     sources = [source for _, _, source in cells]
     for exercise in todo:
         result.exercises[exercise] = _verdict(
