@@ -327,5 +327,39 @@ def test_an_honest_answer_with_annotations_passes(tmp_path):
     assert verdicts["3.1"][0] == submission.PASSED, verdicts
 
 
+WARMED = """
+import sys
+import nbformat
+from course_lib.instructor import harness, submission
+from course_lib.instructor.release import _setup_cell
+setup = _setup_cell(nbformat.read(sys.argv[1], as_version=4)).source
+before = "torch._dynamo" in sys.modules
+done = harness._warm_up(setup, submission.protocol("02").values())
+print("@", before, "torch._dynamo" in sys.modules, "matplotlib" in sys.modules)  # (the setup cell prints too)
+for exercise, records in done.items():
+    print("@", exercise, type(records).__name__, sorted({str(r.get("raised")) for r in records}))
+"""
+
+
+def test_the_warm_up_runs_each_checks_run_path_before_any_child():
+    """The harness's process runs the released setup cell and each check's run path once, on a stand-in answer,
+    so that what they import is inherited by every child instead of imported again there under the observer
+    (lesson 02's dispatch mode imports torch._dynamo on its first op: about 20 s of CPU per child under the
+    trace hook). The stand-in must reach the run path as an answer: one of course_lib's own functions would be
+    refused at once as borrowed, and nothing would be warmed."""
+    import subprocess
+
+    release = next((ROOT / "exercises").glob("02_*.ipynb"))
+    done = subprocess.run(
+        [sys.executable, "-c", WARMED, str(release)], capture_output=True, text=True, timeout=600, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("@ ")]
+    assert lines[0] == "@ False True True", lines  # imported by the warm-up, not before it
+    assert len(lines) == 1 + len(submission.protocol("02")), lines
+    for line in lines[1:]:
+        assert " list " in line and "Borrowed" not in line, line  # records of the run path; nothing refused
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))

@@ -6,9 +6,12 @@ replace the checks, register hooks or rewrite files). For the grade it starts a 
 (:func:`command`: ``python -I``, its own ``sys.path``, a minimal environment) that runs :func:`main`:
 
 1. the harness's own process imports the lesson's checks and holds the channel to the grader; it never loads
-   or calls student code. For the load and for each call it forks a child that closes that channel,
-   installs the observer (an audit hook, which can never be removed, and a trace hook), replaces thread and
-   signal-handler creation and ``sys.gettrace`` by a refusal, and only then loads the student's code;
+   or calls student code. It runs the released setup cell and each check's run path (on a stand-in answer of
+   its own) once, so that what they import is imported before it forks (:func:`_warm_up`; each child would
+   otherwise import it again, under the observer). For the load and for each call it forks a child that
+   closes that channel, installs the observer (an audit hook, which can never be removed, and a trace hook),
+   replaces thread and signal-handler creation and ``sys.gettrace`` by a refusal, and only then loads the
+   student's code;
 2. the child loads the released setup cell (in a namespace of its own) and the student's answer cells (the
    cells whose nbgrader id is ``ex-N-M``), each after :func:`refusal` accepted it: at top level an answer
    cell may only import (not ``course_lib``), define functions and classes, and bind names to constants,
@@ -261,6 +264,7 @@ class _Observer:
         # the harness's own helpers, taken now: the student's code can replace the module's names, not these
         self.changed, self.fingerprint = _changed, _fingerprint
         self.busy = False
+        self.reading = False  # True only while the observer itself reads a frame's code (see code_of)
 
     def course_code(self, filename: str) -> bool:
         return filename.startswith(self.package)
@@ -297,7 +301,7 @@ class _Observer:
         return True  # a thread the student's code started (the grader's own calls start from the harness)
 
     def audit(self, event: str, args) -> None:
-        if self.busy or not self.exercise:
+        if self.busy or self.reading or not self.exercise:
             return
         denied = (
             event in DENIED_EVENTS
@@ -370,17 +374,28 @@ class _Observer:
         return f"a copy of {name}" if name else ""
         return ""
 
+    def code_of(self, frame):
+        """``frame.f_code``, read without a trip through :meth:`audit`: Python audits that read
+        (``object.__getattr__``), and the trace hook makes it on every call, so the full audit of the observer's
+        own read cost up to half of a check's time. Only the read itself is let through: a frame's ``f_code`` is a
+        getter in C that runs nothing of anyone's, and the flag is down again before anything else runs."""
+        self.reading = True
+        try:
+            return frame.f_code
+        finally:
+            self.reading = False
+
     def trace(self, frame, event, arg):
         """A global trace function: Python calls only (C calls cost nothing), no line events (returns None)."""
         # called by the student's code, directly or through torch or Python (vmap, map, a thread): refused;
         # called by course_lib's own code (the check's machinery, a helper the check gave) it is the check's
         if event != "call":
             return
-        code = frame.f_code
+        code = self.code_of(frame)
         if code in self.answers:
             # the student's code entered from outside it (the check's call, torch's): is course_lib as it was?
             caller = frame.f_back
-            if caller is not None and caller.f_code not in self.answers:
+            if caller is not None and self.code_of(caller) not in self.answers:
                 changed = self.changed(self.snapshot)
                 if changed:
                     self.refuse(f"{changed} (replaced by the student's code)")
@@ -557,6 +572,7 @@ def _serve(commands, say, channel: int) -> None:
     max_line = int(job.get("max_line", 50_000_000))
     closed = (channel, commands.fileno())
 
+    _warm_up(job.get("setup", ""), exercises.values())
     refused, reply, status = _in_child(lambda out: _child(job, exercises, tools, package, None, out), closed, max_line)
     loaded = reply if isinstance(reply, dict) and "loaded" in reply else {}
     loaded = {e: str(why)[:300] for e, why in dict(loaded.get("loaded") or {}).items() if e in exercises}
@@ -566,18 +582,9 @@ def _serve(commands, say, channel: int) -> None:
             why = refused[0] if refused else f"their process ended while they loaded ({_status(status)})"
             loaded[exercise] = f"the answer cells were not loaded: {why}"
     say({"loaded": loaded})
-    warmed: set = set()
     for line in commands:
         order = json.loads(line)
         exercise = exercises[order["exercise"]]
-        if exercise.id not in warmed:
-            # the check's run path once here, on a stand-in answer: what it imports on its first call (torch's
-            # dispatch machinery pulls in sympy: seconds) is then imported once, not again in every child
-            warmed.add(exercise.id)
-            try:
-                exercise.run(_warm, checks.from_plain(order["cases"]))
-            except BaseException:
-                pass
         refused, reply, status = _in_child(
             lambda out: _child(job, exercises, tools, package, order, out),
             closed,
@@ -591,11 +598,38 @@ def _serve(commands, say, channel: int) -> None:
         say({"exercise": exercise.id, "reply": reply["reply"]})
 
 
-def _warm(*args, **kwargs):
-    """A stand-in answer for the warm-up: one small torch op with a gradient, as most answers make."""
+# A stand-in answer for the warm-up: one small torch op with a gradient, as most answers make. Compiled here
+# under a name of its own, so that the checks' run path treats it as an answer (a function of course_lib's
+# would be refused at once as borrowed, and nothing of the run path would be warmed).
+WARM_UP = """
+def stand_in(*args, **kwargs):
     import torch
 
     (torch.ones(2, requires_grad=True) * 2).sum()
+"""
+
+
+def _warm_up(setup: str, exercises) -> dict:
+    """What every child would otherwise import or build again, done once in the harness's process before any
+    child is forked, so that each child inherits it: the released setup cell (the instructor's: it imports
+    matplotlib and ipywidgets, a second or two; each child still runs it, for its seed) and each check's run
+    path on a stand-in answer and cases drawn with a seed of its own (torch's dispatch mode imports
+    torch._dynamo and sympy when it first dispatches: seconds, and tens of seconds under the observer's trace
+    hook). No student code is involved; the records (returned, for the tests, as ``{exercise id: records or
+    the exception}``) are not used: a check that fails here fails again in the child, where it counts."""
+    try:
+        exec(compile(setup, "<setup>", "exec", dont_inherit=True), {"__name__": "__main__"})
+    except Exception:
+        pass
+    space: dict = {}
+    exec(compile(WARM_UP, "<warm-up>", "exec", dont_inherit=True), space)
+    done = {}
+    for exercise in exercises:
+        try:
+            done[exercise.id] = exercise.run(space["stand_in"], exercise.draw(0))
+        except BaseException as exc:
+            done[exercise.id] = exc
+    return done
 
 
 def _status(status) -> str:
