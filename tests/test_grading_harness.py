@@ -344,10 +344,9 @@ for exercise, records in done.items():
 def test_the_warm_up_runs_each_checks_run_path_before_any_child():
     """The harness's process runs the released setup cell and each check's run path once, on a stand-in answer,
     so that what they import is inherited by every child instead of imported again there under the observer
-    (the setup cell's matplotlib and widgets; torch's own lazy imports). The stand-in must reach the run path as
-    an answer: one of course_lib's own functions would be refused at once as borrowed, and nothing would be
-    warmed. torch._dynamo (with sympy: about 20 s of CPU per child under the trace hook) is never imported: the
-    checks' dispatch mode opts out of torch's dynamo wrapping."""
+    (lesson 02's dispatch mode imports torch._dynamo on its first op: about 20 s of CPU per child under the
+    trace hook). The stand-in must reach the run path as an answer: one of course_lib's own functions would be
+    refused at once as borrowed, and nothing would be warmed."""
     import subprocess
 
     release = next((ROOT / "exercises").glob("02_*.ipynb"))
@@ -356,7 +355,7 @@ def test_the_warm_up_runs_each_checks_run_path_before_any_child():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("@ ")]
-    assert lines[0] == "@ False False True", lines  # matplotlib imported by the warm-up; dynamo by nothing
+    assert lines[0] == "@ False True True", lines  # imported by the warm-up, not before it
     assert len(lines) == 1 + len(submission.protocol("02")), lines
     for line in lines[1:]:
         assert " list " in line and "Borrowed" not in line, line  # records of the run path; nothing refused

@@ -960,13 +960,6 @@ def _dispatch_mode():
                 super().__init__()
                 self.watcher = watcher
 
-            @classmethod
-            def _should_skip_dynamo(cls):
-                # torch would wrap __torch_dispatch__ to keep torch.compile out of it, importing torch._dynamo and
-                # sympy on the first op (seconds, at a student's first check); compiling is refused in the checked
-                # code anyway (_OPAQUE_DIRS), so there is nothing to keep out
-                return False
-
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 return self.watcher.torch_dispatch(func, types, args, kwargs)
 
