@@ -202,6 +202,18 @@ BORROWED = [
         "    from course_lib.checks import lesson06\n    return lesson06.reference_masked_attention(scores, values, lengths)\n",
         "course_lib.checks.lesson06.reference_masked_attention",
     ),
+    (  # issue 34b (outsider B6.3.4): torch's fused masked softmax, reached by a string
+        "masked_attention",
+        "    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1\n",
+        '    weights = getattr(torch, "_masked" + "_softmax")(scores, ~allowed, 2, 0).nan_to_num(0.0)\n',
+        "torch._masked_softmax",
+    ),
+    (  # the same family: the softmax that zeroes a row with no key (what torch's SDPA kernels use)
+        "masked_attention",
+        "    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1\n",
+        "    weights = torch.ops.aten._safe_softmax(scores.masked_fill(~allowed, float('-inf')), -1)\n",
+        "torch.ops.aten._safe_softmax",
+    ),
 ]
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, borrowed, random state) here.
