@@ -147,6 +147,14 @@ MUTANTS = [
         "changed[0, last] = torch.randn(changed.shape[-1])",
         "add exactly 100.0",
     ),
+    # issue 34b (outsider M6.4.1): 'padding' over every output, the padded queries too (0 with a right masked
+    # attention: the check hands in a leaky one, causal mask only, where the padded queries' outputs move)
+    (
+        "leak_test",
+        "(masked_attention(scores, padded, lengths)[0] - output).abs()[real].max()",
+        "(masked_attention(scores, padded, lengths)[0] - output).abs().max()",
+        "padded queries' outputs",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code, which must pass
