@@ -169,7 +169,8 @@ def _judge_alpha(cases, records):
         wrong[DIAGONAL].append(float(_masked_weights(e, _lower(n, -1))[i - 1, j - 1]))
         wrong[AHEAD].append(float(_masked_weights(e, _lower(n, 1))[i - 1, j - 1]))
         axis0 = _masked_weights(e, allowed, axis=0)[i - 1, j - 1]
-        zero_based = weights[i, j] if i < n and j < n else None
+        # counted from 0: weights[i, j] wherever it exists; past the matrix's edge any answer (clamped, wrapped)
+        zero_based = weights[i, j] if i < n and j < n else got[-1]
         for h, v in zip(ALPHA_HINTS, [axis0, weights[j - 1, i - 1], zero_based]):
             wrong[h].append(None if v is None else float(v))
     wrong = {h: [e if v is None else v for v, e in zip(vs, expected)] for h, vs in wrong.items()}

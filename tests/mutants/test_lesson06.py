@@ -25,6 +25,8 @@ SAFE = (  # the solution's care for a query with no key at all
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
     ("alpha", "weights[i - 1, j - 1]", "weights[i, j]", "count from 1"),
+    # issue 34b (outsider M6.1.1): counted from 0, clamped at the edge so that it never crashes
+    ("alpha", "weights[i - 1, j - 1]", "weights[min(i, n - 1), min(j, n - 1)]", "count from 1"),
     ("alpha", "dim=-1", "dim=0", "wrong axis"),
     (
         "alpha",
