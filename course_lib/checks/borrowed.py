@@ -24,7 +24,8 @@ What is refused (:class:`Rules`, derived from the exercise's ``forbidden`` and `
   autograd, the engine (``Variable._execution_engine.run_backward``), and gradient kernels;
 - **fused kernels** that compute the answer, for each ready-made torch name the exercise forbids
   (:data:`KERNELS`: ``torch.nn.LSTM`` -> ``lstm``, ``lstm_cell``, ...; attention -> the
-  ``scaled_dot_product_attention`` family, ``_native_multi_head_attention``, ...), by the identity of every
+  ``scaled_dot_product_attention`` family, ``_native_multi_head_attention``, the fused masked softmax
+  ``_masked_softmax`` / ``_safe_softmax``, ...; course_lib's ``masked_softmax`` -> the last two), by the identity of every
   builtin that runs one (``torch.lstm_cell`` = ``torch._VF.lstm_cell``, each ``torch.ops.aten`` overload);
   and compilers that would run code out of sight (``torch.jit``, ``torch.compile``), called by the student;
 - **switching the observer off**: calling ``sys.setprofile``/``sys.getprofile``/``threading.setprofile``,
@@ -483,7 +484,12 @@ _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler
 _RNN = ("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell")
 _LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
 _GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
+# a masked softmax in one call: fill and normalise (``_masked_softmax``), or a softmax that turns a row with no
+# key at all into zeros (``_safe_softmax``, what the SDPA kernels use); the plain softmax (``_softmax`` too) is
+# allowed everywhere, so it is not among them
+_MASKED_SOFTMAX = ("_masked_softmax", "_safe_softmax")
 _ATTENTION = (
+    *_MASKED_SOFTMAX,
     "scaled_dot_product_attention",
     "_scaled_dot_product_attention_math",
     "_scaled_dot_product_flash_attention",
@@ -492,7 +498,13 @@ _ATTENTION = (
     "_scaled_dot_product_cudnn_attention",
     "_scaled_dot_product_fused_attention_overrideable",
     "_fused_sdp_choice",
+    "_scaled_dot_product_attention_math_for_mps",
+    "_efficient_attention_forward",
+    "_flash_attention_forward",
+    "_flash_attention_forward_no_dropout_inplace",
     "_native_multi_head_attention",
+    "_triton_multi_head_attention",
+    "_triton_scaled_dot_attention",
     "multi_head_attention_forward",
 )
 _TRANSFORMER = (*_ATTENTION, "_transformer_encoder_layer_fwd")
@@ -505,6 +517,7 @@ KERNELS = {
     "torch.nn.GRU": _GRU,
     "torch.nn.GRUCell": _GRU,
     "torch.gru_cell": _GRU,
+    "course_lib.attention.masked_softmax": _MASKED_SOFTMAX,  # the exercise builds the masked softmax
     "torch.nn.functional.scaled_dot_product_attention": _ATTENTION,
     "torch.nn.MultiheadAttention": _ATTENTION,
     "torch.nn.TransformerEncoderLayer": _TRANSFORMER,

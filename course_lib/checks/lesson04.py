@@ -165,6 +165,9 @@ def _cell_describe(module, live):
     t = _cell_tensors(I, H, live.recipe)
     init_wide = init_too_wide(params, LSTM_PARAMS, H)
     init_top = max(float(params[n].detach().abs().max()) for n in LSTM_PARAMS)  # the judge: too narrow?
+    # the text states the range of all four, biases included: (min, max) and size as the constructor made them
+    init_all = {n: (float(params[n].detach().min()), float(params[n].detach().max())) for n in LSTM_PARAMS}
+    init_sizes = {n: params[n].numel() for n in LSTM_PARAMS}
     try:
         with torch.no_grad():
             for n in LSTM_PARAMS:
@@ -204,6 +207,7 @@ def _cell_describe(module, live):
         "sizes": [getattr(module, "input_size", None), getattr(module, "hidden_size", None)],
         "init_wide": init_wide,
         "init_top": init_top,
+        "init": [init_all, init_sizes],
         "float64": float64,
     }
 
@@ -296,7 +300,12 @@ def _judge_cell(cases, records):
                 f"initialise uniformly in (-1/sqrt(H), 1/sqrt(H)) as torch does, k = 1/sqrt(H) = {H**-0.5:.3g}: your "
                 f"parameters start no larger than {d['init_top']:.3g} (zeros, or k = 1/H, leave the units alike)"
             )
-        hint = probes.float64_mistake("LSTMCell", d.get("float64"), "x")
+        init = d.get("init", [{}, {}])
+        hint = (
+            probes.init_mistake("LSTMCell", *init)  # one sign only (torch.rand), or all zero
+            or probes.init_range_mistake("LSTMCell", init[0], H**-0.5, "uniform in (-1/sqrt(H), 1/sqrt(H))")
+            or probes.float64_mistake("LSTMCell", d.get("float64"), "x")
+        )
         if hint:
             raise Mistake(hint)
         got_states.append(d["states"])

@@ -169,7 +169,8 @@ def _judge_alpha(cases, records):
         wrong[DIAGONAL].append(float(_masked_weights(e, _lower(n, -1))[i - 1, j - 1]))
         wrong[AHEAD].append(float(_masked_weights(e, _lower(n, 1))[i - 1, j - 1]))
         axis0 = _masked_weights(e, allowed, axis=0)[i - 1, j - 1]
-        zero_based = weights[i, j] if i < n and j < n else None
+        # counted from 0: weights[i, j] wherever it exists; past the matrix's edge any answer (clamped, wrapped)
+        zero_based = weights[i, j] if i < n and j < n else got[-1]
         for h, v in zip(ALPHA_HINTS, [axis0, weights[j - 1, i - 1], zero_based]):
             wrong[h].append(None if v is None else float(v))
     wrong = {h: [e if v is None else v for v, e in zip(vs, expected)] for h, vs in wrong.items()}
@@ -432,16 +433,27 @@ def _reference_attention_fn(scores, values, lengths):
     return reference_masked_attention(scores, values, lengths)
 
 
-def _reference_leaks(scores, values, lengths):
-    output, _ = reference_masked_attention(scores, values, lengths)
+def _causal_only_attention_fn(scores, values, lengths):
+    """A masked attention that forgets the padding mask: the padded queries see the padded keys, the real ones
+    never do (padding is their future). Handed in once per draw, so that a 'padding' measured over every output
+    (padded queries too) differs from one over the real outputs only: with a right masked attention both are 0."""
+    return reference_masked_attention(scores, values, lengths, combine="causal")
+
+
+# the masked attention each case hands in (a case's first argument names it)
+LEAK_ATTENTIONS = {None: _reference_attention_fn, "causal only": _causal_only_attention_fn}
+
+
+def _reference_leaks(scores, values, lengths, attention=reference_masked_attention):
+    output, _ = attention(scores, values, lengths)
     real = torch.arange(scores.shape[1])[None, :] < lengths[:, None]
     padded = values.clone()
     padded[~real] += 100.0
-    moved_padding = (reference_masked_attention(scores, padded, lengths)[0] - output).abs()[real].max().item()
+    moved_padding = (attention(scores, padded, lengths)[0] - output).abs()[real].max().item()
     last = int(lengths[0]) - 1
     changed = values.clone()
     changed[0, last] += 100.0
-    moved = (reference_masked_attention(scores, changed, lengths)[0] - output).abs()[0]
+    moved = (attention(scores, changed, lengths)[0] - output).abs()[0]
     return {
         "padding": moved_padding,
         "last token": moved[last].max().item(),
@@ -453,12 +465,13 @@ def _draw_leaks(seed):
     rng = np.random.default_rng(seed)
     g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     cases = []
-    for _ in range(2):
+    for attention in (None, None, "causal only"):  # the right masked attention twice, then a leaky one
         T, B, d_v = int(rng.integers(4, 9)), int(rng.integers(2, 4)), int(rng.integers(2, 5))
         lengths = rng.integers(1, T, size=B)
         lengths[0] = int(rng.integers(2, T))  # sentence 1 is padded too, and has an earlier query
         scores = torch.randn(B, T, T, generator=g, dtype=torch.float64)
-        cases.append([None, scores, torch.randn(B, T, d_v, generator=g, dtype=torch.float64), torch.tensor(lengths)])
+        values = torch.randn(B, T, d_v, generator=g, dtype=torch.float64)
+        cases.append([attention, scores, values, torch.tensor(lengths)])
     return cases
 
 
@@ -473,14 +486,23 @@ LEAK_HINTS = {
 
 
 def _judge_leaks(cases, records):
-    for (_, scores, values, lengths), r in zip(cases, records):
+    for (attention, scores, values, lengths), r in zip(cases, records):
         value = r["returned"]
         if not isinstance(value, dict) or set(value) != set(LEAK_KEYS):
             raise Mistake(f"return a dict with exactly the keys {list(LEAK_KEYS)}, got {r['type']}")
-        right = _reference_leaks(scores, values, lengths)
+        leaky = attention is not None
+        right = _reference_leaks(
+            scores, values, lengths, _causal_only_attention_fn if leaky else reference_masked_attention
+        )
         for key in LEAK_KEYS:
             got = value[key]
             if type(got) not in (int, float) or not np.isclose(got, right[key], rtol=1e-4, atol=1e-6):
+                if key == "padding" and leaky and type(got) in (int, float) and got > 1e-6:
+                    raise Mistake(  # the padded queries' outputs were measured too
+                        f"'padding': measure only the real queries' outputs (i < lengths[b]): handed a masked_attention "
+                        f"that masks only the future, no real query can see the padding (its future), yet your number "
+                        f"is {got:.4g}: the padded queries' outputs moved, and they do not count"
+                    )
                 if key == "last token" and type(got) in (int, float) and got > 1e-6 and right[key] > 1e-6:
                     raise Mistake(  # the right token moved, by another amount: another change than the text's
                         f"'last token': add exactly 100.0 to every entry of values[0, lengths[0] - 1] (the text's "
@@ -497,6 +519,6 @@ check_leak_test = Exercise(
     _draw_leaks,
     _judge_leaks,
     forbidden=FORBIDDEN_MASKING,
-    materialise=lambda args: [_reference_attention_fn, *args[1:]],  # the recipe: the reference masked attention
-    observe=lambda args, live: [None, *live[1:]],
+    materialise=lambda args: [LEAK_ATTENTIONS[args[0]], *args[1:]],  # the recipe names the masked attention
+    observe=lambda args, live: [args[0], *live[1:]],  # the name of the masked attention, not the function
 )

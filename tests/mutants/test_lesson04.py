@@ -120,6 +120,19 @@ MUTANTS = [
         "torch.randn(4 * hidden_size, hidden_size)",
         "uniformly in (-1/sqrt(H), 1/sqrt(H))",
     ),
+    # issue 34b (outsider M4.1.4): one sign only, W_hh drawn in (0, k); and a bias the text also ranges, all zero
+    (
+        "LSTMCell",
+        "torch.empty(4 * hidden_size, hidden_size).uniform_(-k, k)",
+        "torch.empty(4 * hidden_size, hidden_size).uniform_(0, k)",
+        "W_hh starts with one sign only",
+    ),
+    (
+        "LSTMCell",
+        "self.b_hh = nn.Parameter(torch.empty(4 * hidden_size).uniform_(-k, k))",
+        "self.b_hh = nn.Parameter(torch.zeros(4 * hidden_size))",
+        "b_hh starts all zero",
+    ),
     (
         "gru_step",
         "n = torch.tanh(x_n + r * h_n)",

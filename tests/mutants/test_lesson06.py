@@ -25,6 +25,8 @@ SAFE = (  # the solution's care for a query with no key at all
 # (function, edit from, edit to, words the hint must contain)
 MUTANTS = [
     ("alpha", "weights[i - 1, j - 1]", "weights[i, j]", "count from 1"),
+    # issue 34b (outsider M6.1.1): counted from 0, clamped at the edge so that it never crashes
+    ("alpha", "weights[i - 1, j - 1]", "weights[min(i, n - 1), min(j, n - 1)]", "count from 1"),
     ("alpha", "dim=-1", "dim=0", "wrong axis"),
     (
         "alpha",
@@ -147,6 +149,14 @@ MUTANTS = [
         "changed[0, last] = torch.randn(changed.shape[-1])",
         "add exactly 100.0",
     ),
+    # issue 34b (outsider M6.4.1): 'padding' over every output, the padded queries too (0 with a right masked
+    # attention: the check hands in a leaky one, causal mask only, where the padded queries' outputs move)
+    (
+        "leak_test",
+        "(masked_attention(scores, padded, lengths)[0] - output).abs()[real].max()",
+        "(masked_attention(scores, padded, lengths)[0] - output).abs().max()",
+        "padded queries' outputs",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code, which must pass
@@ -201,6 +211,18 @@ BORROWED = [
         "    B, T, _ = scores.shape\n",
         "    from course_lib.checks import lesson06\n    return lesson06.reference_masked_attention(scores, values, lengths)\n",
         "course_lib.checks.lesson06.reference_masked_attention",
+    ),
+    (  # issue 34b (outsider B6.3.4): torch's fused masked softmax, reached by a string
+        "masked_attention",
+        "    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1\n",
+        '    weights = getattr(torch, "_masked" + "_softmax")(scores, ~allowed, 2, 0).nan_to_num(0.0)\n',
+        "torch._masked_softmax",
+    ),
+    (  # the same family: the softmax that zeroes a row with no key (what torch's SDPA kernels use)
+        "masked_attention",
+        "    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1\n",
+        "    weights = torch.ops.aten._safe_softmax(scores.masked_fill(~allowed, float('-inf')), -1)\n",
+        "torch.ops.aten._safe_softmax",
     ),
 ]
 
