@@ -421,9 +421,11 @@ def test_starting_a_process_from_the_call_is_refused_whatever_frame_starts_it(pr
 
 
 # 6. the observers' own methods given other code in place (their identity kept), from a library's frame: pickle's
-# pure-Python unpickler calling setattr, unittest.mock's patcher. Then an honest answer: only the refusal decides.
+# pure-Python unpickler calling setattr, unittest.mock's patcher, the code taken by dis (not the answer's line).
+# Then an honest answer: only the refusal decides.
 SWAPS = {
     "3.1": """
+import dis
 import importlib
 import sys
 import unittest.mock
@@ -439,12 +441,13 @@ def _noop(*args, **kwargs):
         "    for owner, name in ((getattr(harness, '_Observer', None), 'refuse'), (borrowed.Observation, 'note'),\n"
         "                        (borrowed.Observation, 'tamper')):\n"
         "        try:\n"
-        "            unittest.mock.patch.object(getattr(owner, name), '__code__', _noop.__code__).start()\n"
+        "            unittest.mock.patch.object(getattr(owner, name), '__code__', dis._get_code_object(_noop)).start()\n"
         "        except Exception:\n"
         "            pass\n"
         "    stack = []",
     ),
     "3.2": """
+import dis
 import importlib
 import io
 import pickle
@@ -454,7 +457,7 @@ def _noop(*args, **kwargs):
 
 def transpose_closers(seq, rng, n_symbols=10):
     borrowed = importlib.import_module("course_lib.checks.borrowed")
-    parts = [setattr, borrowed.Observation.note, "__code__", _noop.__code__]
+    parts = [setattr, borrowed.Observation.note, "__code__", dis._get_code_object(_noop)]
 
     class Gadget(pickle._Unpickler):  # REDUCE calls setattr(note, "__code__", ...) in pickle.py's frame
         def persistent_load(self, pid):
