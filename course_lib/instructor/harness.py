@@ -328,7 +328,8 @@ class _Observer:
         try:
             frame = sys._getframe(1)
             if event in PROCESS_EVENTS or self.swapped(event, args, frame):
-                self.refuse(f"{event}{self.detail(event, args)}")
+                # a process's arguments are the student's and may hold a host path (sys.executable): the event alone
+                self.refuse(event if event in PROCESS_EVENTS else f"{event}{self.detail(event, args)}")
                 raise PermissionError(f"grading does not allow {event} while the student's code runs")
             hooks = event in ("sys.setprofile", "sys.settrace")
             if hooks and frame.f_code.co_filename == threading.__file__:  # a new thread taking on our hook
