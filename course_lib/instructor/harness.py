@@ -62,7 +62,7 @@ SENSITIVE_EVENTS = {
 # exercise needs a process
 PROCESS_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "os.spawn"}
 # a function's behaviour changed in place (its identity kept): refused and stopped whoever does it, unless it is
-# course_lib's own code (the checks' stand-ins for the forbidden names) or the student's own function
+# course_lib's own code (the checks' stand-ins for the forbidden names)
 CODE_ATTRIBUTES = {"__code__", "__defaults__", "__kwdefaults__"}
 DECORATORS = {"staticmethod", "classmethod", "property"}
 # methods Python calls while a class statement runs (a subclass made, a base that is no class, a subscript):
@@ -347,8 +347,9 @@ class _Observer:
             self.busy = False
 
     def swapped(self, event: str, args, frame) -> bool:
-        """A function that is not the student's given other code, defaults or keyword defaults, from any frame but
-        course_lib's own (``setattr`` from pickle's unpickler or ``unittest.mock`` is the student's doing)."""
+        """A function of course_lib's (the harness's and the checks' own included) given other code, defaults or
+        keyword defaults, from any frame but course_lib's own (``setattr`` from pickle's unpickler or
+        ``unittest.mock`` is the student's doing)."""
         import types
 
         return (
@@ -356,7 +357,7 @@ class _Observer:
             and len(args) > 1
             and args[1] in CODE_ATTRIBUTES
             and isinstance(args[0], types.FunctionType)
-            and args[0].__code__ not in self.answers
+            and self.course_code(args[0].__code__.co_filename)  # torch sets its own lambdas' defaults
             and not self.course_code(frame.f_code.co_filename)
         )
 
