@@ -361,5 +361,195 @@ def test_the_warm_up_runs_each_checks_run_path_before_any_child():
         assert " list " in line and "Borrowed" not in line, line  # records of the run path; nothing refused
 
 
+# --------------------------------------------------------------------------- issue 33, third class
+
+# 5. a process started by the student's call: a fresh Python has no observer, so it may compute the reference.
+# Each answer tries one way to start a process and, when that fails, answers honestly (3.1) or wrongly: the
+# refusal, not the answer, must decide. subprocess.py, multiprocessing and os raise the audit event from their
+# own frames, not from the answer's line.
+FRESH_PYTHON = """
+import subprocess
+import sys
+
+def _fresh(seq, n_symbols):
+    prog = "import sys; from course_lib.parentheses_symbols import is_balanced as f; print(f(%r, %r))" % (
+        list(seq), n_symbols)
+    out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True).stdout
+    return out.strip() == "True"
+
+"""
+PROCESSES = {
+    "3.1": FRESH_PYTHON
+    + SOLUTION_31.replace(
+        "    stack = []",
+        "    try:\n        return _fresh(seq, n_symbols)\n    except Exception:\n        pass\n    stack = []",
+    ),
+    "3.2": """
+import os
+
+def transpose_closers(seq, rng, n_symbols=10):
+    try:
+        os.system("true")
+    except Exception:
+        pass
+    return list(seq)
+""",
+    "3.3": """
+import multiprocessing
+import torch.nn as nn
+
+class ElmanRNN(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        try:
+            multiprocessing.get_context("spawn").Process(target=print).start()
+        except Exception:
+            pass
+""",
+    "3.4": """
+import subprocess
+import sys
+
+def train_epoch(model, batches, optimizer):
+    try:  # subprocess's own name for the call that starts a process (no audit event of its own)
+        subprocess._fork_exec([sys.executable], [sys.executable], True, (), None, None,
+                              -1, -1, -1, -1, -1, -1, -1, -1, False, False, None, None, None, -1, None, False)
+    except Exception:
+        pass
+    return [0.0]
+""",
+    "3.5": """
+import os
+
+def accuracy_over_epochs(model, optimizer, batches, test_sets, epochs, train_epoch):
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+    except Exception:
+        pass
+    return {}
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def processes(tmp_path_factory):
+    return run_harness("03", PROCESSES, tmp_path_factory.mktemp("processes"))
+
+
+@pytest.mark.parametrize(
+    "exercise, event",
+    [
+        ("3.1", "subprocess.Popen"),
+        ("3.2", "os.system"),
+        ("3.3", "fork_exec"),  # the spawn context starts its Python through _posixsubprocess
+        ("3.4", "_posixsubprocess.fork_exec"),
+        ("3.5", "os.fork"),
+    ],
+)
+def test_starting_a_process_from_the_call_is_refused_whatever_frame_starts_it(processes, exercise, event):
+    status, message, refused = processes[exercise]
+    assert status == submission.FAILED, (message, refused)
+    assert any(event in r for r in refused), refused
+
+
+# 6. the observers' own methods given other code in place (their identity kept), from a library's frame: pickle's
+# pure-Python unpickler calling setattr, unittest.mock's patcher, the code taken by dis (not the answer's line).
+# Then an honest answer: only the refusal decides.
+SWAPS = {
+    "3.1": """
+import dis
+import importlib
+import sys
+import unittest.mock
+
+def _noop(*args, **kwargs):
+    return None
+
+"""
+    + SOLUTION_31.replace(
+        "    stack = []",
+        "    harness = sys.modules.get('course_lib.instructor.harness')\n"
+        "    borrowed = importlib.import_module('course_lib.checks.borrowed')\n"
+        "    for owner, name in ((getattr(harness, '_Observer', None), 'refuse'), (borrowed.Observation, 'note'),\n"
+        "                        (borrowed.Observation, 'tamper')):\n"
+        "        try:\n"
+        "            unittest.mock.patch.object(getattr(owner, name), '__code__', dis._get_code_object(_noop)).start()\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    stack = []",
+    ),
+    "3.2": """
+import dis
+import importlib
+import io
+import pickle
+
+def _noop(*args, **kwargs):
+    return None
+
+def transpose_closers(seq, rng, n_symbols=10):
+    borrowed = importlib.import_module("course_lib.checks.borrowed")
+    parts = [setattr, borrowed.Observation.note, "__code__", dis._get_code_object(_noop)]
+
+    class Gadget(pickle._Unpickler):  # REDUCE calls setattr(note, "__code__", ...) in pickle.py's frame
+        def persistent_load(self, pid):
+            return parts[int(pid)]
+
+    try:
+        Gadget(io.BytesIO(b"P0\\n(P1\\nP2\\nP3\\ntR.")).load()
+    except Exception:
+        pass
+    return list(seq)
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def swapped(tmp_path_factory):
+    return run_harness("03", SWAPS, tmp_path_factory.mktemp("swaps"))
+
+
+def test_the_observers_methods_given_other_code_by_a_library_is_refused(swapped):
+    status, message, refused = swapped["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("__code__ of _Observer.refuse" in r for r in refused), refused
+    assert any("__code__ of Observation.note" in r for r in refused), refused
+
+
+def test_a_pickle_gadget_swapping_the_checks_observer_is_refused(swapped):
+    status, message, refused = swapped["3.2"]
+    assert status == submission.FAILED
+    assert any("__code__ of Observation.note" in r for r in refused), refused
+
+
+def test_the_snapshot_sees_code_defaults_and_closures_changed_in_place():
+    # what an in-place change keeps is the function's identity: the snapshot compares what it runs
+    from course_lib import parentheses_symbols as module
+    from course_lib.checks import borrowed
+
+    for change in ("__code__", "__defaults__", "closure"):
+        snapshot = harness._snapshot()
+        assert harness._changed(snapshot) == ""
+        fn = module.is_balanced if change != "closure" else borrowed.refusing
+        saved = fn.__code__, fn.__defaults__
+        if change == "__code__":
+            fn.__code__ = module.stack_depths.__code__
+        elif change == "__defaults__":
+            fn.__defaults__ = (3,)
+        else:  # a decorated function's closure holds the function it wraps
+            cell = fn.__closure__[0]
+            held, cell.cell_contents = cell.cell_contents, len
+        try:
+            assert harness._changed(snapshot).endswith("(its code, defaults or closure)"), change
+        finally:
+            if change == "closure":
+                cell.cell_contents = held
+            else:
+                fn.__code__, fn.__defaults__ = saved
+        assert harness._changed(snapshot) == ""
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))

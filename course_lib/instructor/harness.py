@@ -60,13 +60,29 @@ SENSITIVE_EVENTS = {
     "os.posix_spawn",
     "os.fork",
 }
+# a new process runs where no observer does (a fresh Python computes the reference): while the student's code runs,
+# starting one is refused and stopped whatever frame asks (subprocess.py's, multiprocessing's, os's): no
+# exercise needs a process
+PROCESS_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "os.spawn"}
+# a function's behaviour changed in place (its identity kept): refused and stopped whoever does it, unless it is
+# course_lib's own code (the checks' stand-ins for the forbidden names)
+CODE_ATTRIBUTES = {"__code__", "__defaults__", "__kwdefaults__"}
 DECORATORS = {"staticmethod", "classmethod", "property"}
 # methods Python calls while a class statement runs (a subclass made, a base that is no class, a subscript):
 # code of the student's at load time, so an answer cell may not define them
 CLASS_HOOKS = {"__init_subclass__", "__set_name__", "__class_getitem__", "__mro_entries__", "__prepare__"}
 # modules whose (re)import hands the student a way around the observer: a thread, a signal handler (it gets the
 # harness's frame), an interpreter of its own, raw memory
-DOORS = {"_thread", "_signal", "signal", "_xxsubinterpreters", "_xxinterpchannels", "_testcapi", "_testinternalcapi"}
+DOORS = {
+    "_thread",
+    "_signal",
+    "signal",
+    "_posixsubprocess",
+    "_xxsubinterpreters",
+    "_xxinterpchannels",
+    "_testcapi",
+    "_testinternalcapi",
+}
 # what the observer refuses AND stops (the audit hook raises) whoever the student's code asked to do it: the
 # ways to a frame (and from there to the harness), to every object, to the hooks
 DENIED_EVENTS = {
@@ -315,6 +331,10 @@ class _Observer:
         self.busy = True
         try:
             frame = sys._getframe(1)
+            if event in PROCESS_EVENTS or self.swapped(event, args, frame):
+                # a process's arguments are the student's and may hold a host path (sys.executable): the event alone
+                self.refuse(event if event in PROCESS_EVENTS else f"{event}{self.detail(event, args)}")
+                raise PermissionError(f"grading does not allow {event} while the student's code runs")
             hooks = event in ("sys.setprofile", "sys.settrace")
             if hooks and frame.f_code.co_filename == threading.__file__:  # a new thread taking on our hook
                 return
@@ -329,6 +349,27 @@ class _Observer:
                 self.refuse(f"{event}{detail}")
         finally:
             self.busy = False
+
+    def swapped(self, event: str, args, frame) -> bool:
+        """A function of course_lib's (the harness's and the checks' own included) given other code, defaults or
+        keyword defaults, from any frame but course_lib's own (``setattr`` from pickle's unpickler or
+        ``unittest.mock`` is the student's doing)."""
+        import types
+
+        return (
+            event in ("object.__setattr__", "object.__delattr__")
+            and len(args) > 1
+            and args[1] in CODE_ATTRIBUTES
+            and isinstance(args[0], types.FunctionType)
+            and self.course_code(args[0].__code__.co_filename)  # torch sets its own lambdas' defaults
+            and not self.course_code(frame.f_code.co_filename)
+        )
+
+    @staticmethod
+    def detail(event: str, args) -> str:
+        if event.startswith("object.") and len(args) > 1:
+            return f" {str(args[1])[:40]} of {getattr(args[0], '__qualname__', type(args[0]).__name__)}"[:120]
+        return f" {str(args[0])[:80]}" if args else ""
 
     def near(self, frame) -> bool:
         """Asked for by the student's code itself: its own line, a function it called directly, or the tools
@@ -396,7 +437,7 @@ class _Observer:
             # the student's code entered from outside it (the check's call, torch's): is course_lib as it was?
             caller = frame.f_back
             if caller is not None and self.code_of(caller) not in self.answers:
-                changed = self.changed(self.snapshot)
+                changed = self.check()
                 if changed:
                     self.refuse(f"{changed} (replaced by the student's code)")
             return
@@ -411,6 +452,14 @@ class _Observer:
         if self.by_student(frame.f_back):
             self.refuse(f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}")
 
+    def check(self) -> str:
+        """``changed`` on the snapshot, the audit hook quiet meanwhile (it reads every function's ``__code__``)."""
+        busy, self.busy = self.busy, True
+        try:
+            return self.changed(self.snapshot)
+        finally:
+            self.busy = busy
+
     def arm(self, exercise) -> None:
         """What the check refuses for this exercise; fingerprints of the functions it refuses."""
         self.build = bool(exercise.forbidden)
@@ -423,30 +472,71 @@ class _Observer:
 
 def _snapshot(forbidden=()) -> list:
     """Every function, class and module that course_lib's modules and classes (and json's, which encodes the
-    reply) hold, as (where, live, then). ``forbidden``: what the check's run path itself replaces by stand-ins
-    during the call (the exercise's forbidden names), left out."""
+    reply) hold, as (where, live, then, state): ``state`` is what each of those functions runs (its code,
+    defaults, keyword defaults, closure cells), which a change in place leaves its identity. ``forbidden``:
+    what the check's run path itself replaces by stand-ins during the call (the exercise's forbidden names),
+    left out."""
     kinds = (type, staticmethod, classmethod, property, type(sys), type(_fingerprint))
     skip = {id(obj) for obj in forbidden}
     found = []
+
+    def entry(where, space, values):
+        kept = {k: v for k, v in values if isinstance(v, kinds) and id(v) not in skip}
+        state = [(fn, _state(fn)) for v in kept.values() for fn in _own_functions(v) if id(fn) not in skip]
+        found.append((where, space, kept, state))
+
     for name, module in list(sys.modules.items()):
         if (name.startswith("course_lib") or name in ("json", "json.encoder")) and module is not None:
             space = vars(module)
-            found.append((name, space, {k: v for k, v in space.items() if isinstance(v, kinds) and id(v) not in skip}))
+            entry(name, space, list(space.items()))
             for value in list(space.values()):
                 if isinstance(value, type) and value.__module__ == name and id(value) not in skip:
-                    attrs = vars(value)
-                    kept = {k: v for k, v in attrs.items() if isinstance(v, kinds) and id(v) not in skip}
-                    found.append((f"{name}.{value.__qualname__}", attrs, kept))
+                    entry(f"{name}.{value.__qualname__}", vars(value), list(vars(value).items()))
     return found
 
 
+_EMPTY = object()  # an empty closure cell
+
+
+def _own_functions(value) -> list:
+    """The Python functions a module or class entry is: a function, or the one inside a static/class method or
+    a property."""
+    import types
+
+    value = getattr(value, "__func__", value) if isinstance(value, (staticmethod, classmethod)) else value
+    if isinstance(value, property):
+        return [f for f in (value.fget, value.fset, value.fdel) if isinstance(f, types.FunctionType)]
+    return [value] if isinstance(value, types.FunctionType) else []
+
+
+def _own_functions_of(klass) -> list:
+    return [fn for value in vars(klass).values() for fn in _own_functions(value)]
+
+
+def _state(fn) -> tuple:
+    """What a function runs, each part by identity: code, defaults, keyword defaults, closure cells' contents."""
+    cells = []
+    for cell in fn.__closure__ or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:
+            cells.append(_EMPTY)
+    kwdefaults = tuple((fn.__kwdefaults__ or {}).items())
+    return (fn.__code__, fn.__defaults__, *(v for kv in kwdefaults for v in kv), _EMPTY, *cells)
+
+
 def _changed(snapshot) -> str:
-    """The first function or class of course_lib that is no longer what it was ("" if none)."""
-    missing = object()
-    for where, live, then in snapshot:
+    """The first function or class of course_lib that is no longer what it was, or runs other code ("" if
+    none)."""
+    missing = _EMPTY
+    for where, live, then, state in snapshot:
         for key, value in then.items():
             if live.get(key, missing) is not value:
                 return f"{where}.{key}"
+        for fn, parts in state:
+            now = _state(fn)
+            if len(now) != len(parts) or any(a is not b for a, b in zip(now, parts)):
+                return f"{where}.{fn.__name__} (its code, defaults or closure)"
     return ""
 
 
@@ -719,9 +809,24 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
     to_plain = tools["to_plain"]
     observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace = sys.gettrace
-    _close_doors(observer)
+    _close_doors(say)
+    # what the observer is and runs, taken before any student code: checked here, in this frame (whose own code
+    # cannot change under it), and said on the local channel, so a swapped refusal method cannot drop it
+    kept = {k: v for k, v in vars(observer).items() if k not in ("busy", "exercise")}
+    label = exercise.id if exercise is not None else "loading"
+    own = [(fn, _state(fn)) for fn in (_changed, _state, *_own_functions_of(_Observer))]
+
+    def intact_now(vars=vars, len=len, zip=zip, any=any, state=_state) -> str:
+        if observer.exercise != label or any(vars(observer).get(k) is not v for k, v in kept.items()):
+            return "the grader's observer (its settings)"
+        for fn, parts in own:
+            now = state(fn)
+            if len(now) != len(parts) or any(a is not b for a, b in zip(now, parts)):
+                return f"the grader's {fn.__qualname__} (its code)"
+        return observer.check()
+
     sys.addaudithook(observer.audit)  # before any student code; Python offers no way to remove it
-    observer.exercise = exercise.id if exercise is not None else "loading"
+    observer.exercise = label
     sys.settrace(observer.trace)
     ns: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     loaded: dict[str, str] = {}
@@ -748,17 +853,17 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
             reply = {"error": f"NameError: {exercise.function} is not defined in the answer cells"}
         else:
             records = run(fn, cases)
-            changed = observer.changed(observer.snapshot)  # before the records are read: the check's as it was?
+            changed = intact_now()  # before the records are read: the check's as it was?
             reply = {"records": to_plain(records)}
-            changed = changed or observer.changed(observer.snapshot)
+            changed = changed or intact_now()
             if changed:
-                observer.refuse(f"{changed} (replaced by the student's code)")
+                say({"refused": f"{changed} (replaced by the student's code)"[:200]})
     except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
         reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     intact = gettrace() == observer.trace
     sys.settrace(None)
     if not intact:
-        observer.refuse("sys.settrace (the observer was switched off)")
+        say({"refused": "sys.settrace (the observer was switched off)"})
     observer.exercise = ""
     say({"reply": reply})
 
@@ -766,29 +871,42 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
 ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations kept as text, never evaluated
 
 
-def _close_doors(observer) -> None:
-    """No thread, no signal handler and no look at the hooks from here on in this child: a thread escapes the
-    hooks and torch's modes (both per thread), a handler is handed the harness's frame, ``sys.gettrace()`` is
-    the observer itself. Trying is refused; the originals are dropped, not kept (the checks took theirs)."""
+def _close_doors(say) -> None:
+    """No thread, no signal handler, no process and no look at the hooks from here on in this child: a thread
+    escapes the hooks and torch's modes (both per thread), a handler is handed the harness's frame, a process
+    runs unobserved, ``sys.gettrace()`` is the observer itself. Trying is refused; the originals are dropped, not
+    kept (the checks took theirs). The stand-in holds ``say`` only, not the observer (its closure is readable)."""
+    import _posixsubprocess
     import _thread
     import signal
 
     def refused(*args, **kwargs):
-        observer.refuse(
-            "a new thread, a signal handler or the hooks (_thread.start_new_thread, signal.signal, sys.gettrace)"
+        say(
+            {
+                "refused": "a new thread, a signal handler, a process or the hooks (_thread.start_new_thread, "
+                "signal.signal, _posixsubprocess.fork_exec, sys.gettrace)"
+            }
         )
-        raise PermissionError("grading does not allow threads, signal handlers or looking at the hooks")
+        raise PermissionError("grading does not allow threads, signal handlers, processes or looking at the hooks")
 
+    fork_exec = _posixsubprocess.fork_exec
     for module, names in (
         (_thread, ("start_new_thread", "start_new")),
         (threading, ("_start_new_thread",)),
         (signal, ("signal", "setitimer", "alarm")),
         (sys, ("gettrace", "getprofile")),  # the hooks themselves: the way to the observers without a frame
+        (_posixsubprocess, ("fork_exec",)),  # starts a process without an audit event
         (sys.modules.get("_signal"), ("signal", "setitimer", "alarm")),
     ):
         for name in names:
             if module is not None and hasattr(module, name):
                 setattr(module, name, refused)
+    for module in list(sys.modules.values()):  # subprocess keeps its own name for it (``subprocess._fork_exec``)
+        space = getattr(module, "__dict__", None)
+        if isinstance(space, dict):
+            for name, value in list(space.items()):
+                if value is fork_exec:
+                    space[name] = refused
 
 
 if __name__ == "__main__":
