@@ -267,7 +267,12 @@ def _draw_decode(seed):
         E = int(rng.choice([e for e in range(3, 7) if e not in (T_in, T_out)]))
         H = int(rng.choice([h for h in range(4, 10) if h not in (E, T_in, T_out)]))
         lengths = rng.integers(1, T_in, size=B)  # shorter sentences: padding to mask ...
-        lengths[int(rng.integers(B))] = T_in  # ... and one of full length
+        full = int(rng.integers(B))
+        lengths[full] = T_in  # ... one of full length ...
+        # ... and one of 2 to T_in - 2: a start one past the last real state, states[b, lengths[b]], is then not the
+        # padded last column states[:, -1] on every row, and alpha_0 over two or more keys shows which state it was
+        # (over one key it is 1 whatever the start), so each start-state mistake gets its own hint
+        lengths[(full + 1) % B] = int(rng.integers(2, T_in - 1))
         g = torch.Generator().manual_seed(int(rng.integers(2**31)))
         states = torch.randn(B, T_in, H, generator=g)  # h_j^e (random: any encoder's states)
         tgt_in = torch.randint(3, V, (B, T_out), generator=g)
