@@ -46,7 +46,7 @@ import numpy as np
 
 from course_lib import _validate
 from course_lib import smoothing as smoothers
-from course_lib.ngram_counts import NGramCounts, count_ngrams, fold, unfold
+from course_lib.ngram_counts import NGramCounts, count_ngrams, fold, lookup_one, unfold
 
 __all__ = [
     "NGramLM",
@@ -277,14 +277,10 @@ class NGramLM:
         ngram = _check_context(ngram, "ngram")
         if not 1 <= len(ngram) <= self.order:
             raise ValueError(f"ngram must have 1 to {self.order} tokens, got {len(ngram)}")
-        # one gram: its key in plain Python ints and one binary search (a lesson counts 100,000s of grams
-        # one at a time, and the vectorised path costs about 20x more per call)
-        key = 0
+        key = 0  # fold's key, in plain Python ints: a lesson counts 100,000s of grams one at a time
         for token in ngram:
             key = key * self._V + self.word_to_id.get(token, self._unk)
-        keys = self._table.keys[len(ngram)]
-        at = int(np.searchsorted(keys, key))
-        return int(self._table.counts[len(ngram)][at]) if at < len(keys) and keys[at] == key else 0
+        return lookup_one(self._table.keys[len(ngram)], self._table.counts[len(ngram)], key)
 
     def distinct_ngrams(self, j: int | None = None) -> int:
         """How many different j-grams (default j = order) the model counted: the size of the

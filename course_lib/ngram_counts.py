@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NGramCounts", "count_ngrams", "fold", "unfold", "lookup"]
+__all__ = ["NGramCounts", "count_ngrams", "fold", "unfold", "lookup", "lookup_one"]
 
 
 def fold(ids2d: np.ndarray, V: int) -> np.ndarray:
@@ -35,6 +35,13 @@ def lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarra
     idx = np.searchsorted(keys, query)
     idx = np.minimum(idx, len(keys) - 1)
     return np.where(keys[idx] == query, values[idx], 0)
+
+
+def lookup_one(keys: np.ndarray, values: np.ndarray, key: int) -> int:
+    """``lookup`` for one key, a plain int: one binary search and no arrays built (callers that count one
+    n-gram at a time, 100,000s of times, pay about 20x more per call through ``lookup``)."""
+    at = int(np.searchsorted(keys, key))
+    return int(values[at]) if at < len(keys) and keys[at] == key else 0
 
 
 def _group_by_prefix(keys: np.ndarray, values: np.ndarray, V: int):
