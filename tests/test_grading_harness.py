@@ -330,12 +330,14 @@ def test_an_honest_answer_with_annotations_passes(tmp_path):
 WARMED = """
 import sys
 import nbformat
+from course_lib.checks import borrowed
 from course_lib.instructor import harness, submission
 from course_lib.instructor.release import _setup_cell
 setup = _setup_cell(nbformat.read(sys.argv[1], as_version=4)).source
-before = "torch._dynamo" in sys.modules
+before = bool(borrowed._MODES)
 done = harness._warm_up(setup, submission.protocol("02").values())
-print("@", before, "torch._dynamo" in sys.modules, "matplotlib" in sys.modules)  # (the setup cell prints too)
+# the dispatch mode built (lesson 02's run path reached it), the setup cell run, and no compiler imported
+print("@", before, bool(borrowed._MODES), "matplotlib" in sys.modules, "torch._dynamo" in sys.modules)
 for exercise, records in done.items():
     print("@", exercise, type(records).__name__, sorted({str(r.get("raised")) for r in records}))
 """
@@ -343,10 +345,10 @@ for exercise, records in done.items():
 
 def test_the_warm_up_runs_each_checks_run_path_before_any_child():
     """The harness's process runs the released setup cell and each check's run path once, on a stand-in answer,
-    so that what they import is inherited by every child instead of imported again there under the observer
-    (lesson 02's dispatch mode imports torch._dynamo on its first op: about 20 s of CPU per child under the
-    trace hook). The stand-in must reach the run path as an answer: one of course_lib's own functions would be
-    refused at once as borrowed, and nothing would be warmed."""
+    so that what they import is inherited by every child instead of imported again there under the observer.
+    The stand-in must reach the run path as an answer: one of course_lib's own functions would be refused at
+    once as borrowed, and nothing would be warmed (lesson 02's run path builds torch's dispatch mode). The mode
+    must not import torch._dynamo on its first op (torch's default wrapper does: 3-7 s per process here)."""
     import subprocess
 
     release = next((ROOT / "exercises").glob("02_*.ipynb"))
@@ -355,10 +357,39 @@ def test_the_warm_up_runs_each_checks_run_path_before_any_child():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("@ ")]
-    assert lines[0] == "@ False True True", lines  # imported by the warm-up, not before it
+    assert lines[0] == "@ False True True False", lines  # built by the warm-up, not before it
     assert len(lines) == 1 + len(submission.protocol("02")), lines
     for line in lines[1:]:
         assert " list " in line and "Borrowed" not in line, line  # records of the run path; nothing refused
+
+
+COMPILED = """
+import sys
+import torch
+from course_lib import checks
+
+
+def softmax_jacobian(z):  # right by hand, but run by torch's compiler, out of the observer's sight
+    def by_hand(z):
+        s = torch.softmax(z, 0)
+        return torch.diag(s) - torch.outer(s, s)
+
+    return torch.compile(by_hand, backend="eager")(z)
+
+
+result = checks.exercises("02")["2.1"].check(softmax_jacobian, quiet=True)
+print("@", result.status, "may not call" in result.message)
+"""
+
+
+def test_an_answer_run_by_torchs_compiler_is_still_refused():
+    """The dispatch mode no longer imports torch._dynamo itself (above); a compiled answer is refused all the same."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", COMPILED], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = [line for line in done.stdout.splitlines() if line.startswith("@ ")]
+    assert said == ["@ failed True"], done.stdout[-2000:]  # failed, by the refusal's "may not call"
 
 
 # --------------------------------------------------------------------------- issue 33, third class

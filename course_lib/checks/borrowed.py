@@ -969,6 +969,10 @@ def _dispatch_mode():
         from torch.utils._python_dispatch import TorchDispatchMode
 
         class Watching(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls):
+                return False  # no wrapper that imports torch._dynamo (seconds) on the first op: compilers are refused
+
             def __init__(self, watcher):
                 super().__init__()
                 self.watcher = watcher

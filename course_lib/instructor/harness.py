@@ -703,10 +703,10 @@ def _warm_up(setup: str, exercises) -> dict:
     """What every child would otherwise import or build again, done once in the harness's process before any
     child is forked, so that each child inherits it: the released setup cell (the instructor's: it imports
     matplotlib and ipywidgets, a second or two; each child still runs it, for its seed) and each check's run
-    path on a stand-in answer and cases drawn with a seed of its own (torch's dispatch mode imports
-    torch._dynamo and sympy when it first dispatches: seconds, and tens of seconds under the observer's trace
-    hook). No student code is involved; the records (returned, for the tests, as ``{exercise id: records or
-    the exception}``) are not used: a check that fails here fails again in the child, where it counts."""
+    path on a stand-in answer and cases drawn with a seed of its own (the checks' observers, torch's
+    dispatch mode, the references' imports: seconds under the observer's trace hook). No student code is
+    involved; the records (returned, for the tests, as ``{exercise id: records or the exception}``) are not
+    used: a check that fails here fails again in the child, where it counts."""
     try:
         exec(compile(setup, "<setup>", "exec", dont_inherit=True), {"__name__": "__main__"})
     except Exception:
