@@ -69,6 +69,7 @@ def pytest_collection_modifyitems(config, items):
         if hasattr(item, "output_timeout"):
             item.output_timeout = NBVAL_OUTPUT_TIMEOUT
     _reuse_passed_notebooks(config, items)
+    _reuse_passed_items(config, items)
     items.sort(key=_order)  # stable: the order inside a unit is kept
 
 
@@ -159,9 +160,95 @@ def _note_notebook_result(report) -> None:
         _passed_items[notebook].add(report.nodeid)
 
 
+# --- a local second run leaves out every test that passed on the same tree (never in CI) ---
+#
+# The key is the whole working tree as git sees it (every tracked file and every untracked one that is not
+# ignored, by content: the tests, conftest, course_lib, its weights, the notebooks, constraints.txt), the Python
+# version and every installed distribution's version. A test that passed under that key passes again; one that
+# failed, was skipped or is new runs. Any edit anywhere changes the key, and the next run runs everything.
+
+_passed_tests: set[str] = set()
+_not_passed_tests: set[str] = set()
+
+
+def _tree_key(rootpath) -> str | None:
+    """A hash of every input of a run, or None where git cannot list the tree (then nothing is reused)."""
+    import hashlib
+    import platform
+    import subprocess
+    from importlib.metadata import distributions
+
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=rootpath, capture_output=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    digest = hashlib.sha256(f"python {platform.python_version()} {platform.machine()}".encode())
+    for name in sorted(n for n in set(listed.split(b"\0")) - {b""} if not n.startswith(b".pytest_cache/")):
+        path = Path(rootpath) / name.decode("utf-8", "surrogateescape")
+        digest.update(name + b"\0")
+        if path.is_file():
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions() if d.metadata["Name"])
+    digest.update("\n".join(installed).encode())
+    return digest.hexdigest()[:16]
+
+
+def _passed_record(config) -> Path | None:
+    if not hasattr(config, "_course_tree_key"):
+        config._course_tree_key = _tree_key(config.rootpath)
+    key = config._course_tree_key
+    return Path(config.rootpath) / ".pytest_cache" / "course-passed" / key if key else None
+
+
+def _reuse_passed_items(config, items) -> None:
+    if os.environ.get("CI") or os.environ.get("REUSE", "1") == "0":
+        return
+    record = _passed_record(config)
+    if record is None or not record.exists():
+        return
+    passed = set(record.read_text(encoding="utf-8").splitlines())
+    # a notebook's cells only together (each cell needs the ones before it): all of them passed, or none is left out
+    cells = defaultdict(list)
+    for it in items:
+        if it.nodeid.split("::")[0].endswith(".ipynb"):
+            cells[it.nodeid.split("::")[0]].append(it.nodeid)
+    passed -= {nodeid for ids in cells.values() if not passed.issuperset(ids) for nodeid in ids}
+    left_out = [it for it in items if it.nodeid in passed]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [it for it in items if it.nodeid not in passed]
+        if not os.environ.get("PYTEST_XDIST_WORKER"):
+            config._course_reused_items = len(left_out)
+
+
+def _note_test_result(report) -> None:
+    if report.failed or report.skipped:
+        _not_passed_tests.add(report.nodeid)
+    elif report.when == "call":
+        _passed_tests.add(report.nodeid)
+
+
+def _record_passed_items(config) -> None:
+    if os.environ.get("CI"):
+        return  # CI's clone is thrown away: nothing to record
+    record = _passed_record(config)
+    if record is None:
+        return
+    record.parent.mkdir(parents=True, exist_ok=True)
+    before = set(record.read_text(encoding="utf-8").splitlines()) if record.exists() else set()
+    for old in record.parent.iterdir():
+        if old != record:
+            old.unlink()  # an earlier tree's record: never valid again for this one
+    record.write_text("\n".join(sorted((before | _passed_tests) - _not_passed_tests)), encoding="utf-8")
+
+
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return  # the controller has every report
+    _record_passed_items(session.config)
     for notebook, passed in _passed_items.items():
         if notebook in _failed_notebooks or len(passed) != _expected_items[notebook]:
             continue
@@ -178,6 +265,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_runtest_logreport(report):
     _note_notebook_result(report)
+    _note_test_result(report)
     _item_seconds[report.nodeid] += report.duration
     if report.nodeid.split("::")[0].endswith(".ipynb"):
         _notebook_seconds[report.nodeid.split("::")[0]] += report.duration
@@ -197,6 +285,10 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("not run on this machine (skipped), by reason")
         for reason, count in skipped.most_common():
             terminalreporter.write_line(f"{count:5d}  {reason}")
+    items = getattr(terminalreporter.config, "_course_reused_items", 0)
+    if items:
+        terminalreporter.section("tests not run again (passed before on this same tree; REUSE=0 runs them)")
+        terminalreporter.write_line(f"  {items} tests passed on this tree before: those selected now were left out")
     reused = getattr(terminalreporter.config, "_course_reused", [])
     if reused:
         terminalreporter.section("notebooks not executed again (passed before with the same inputs; REUSE=0 runs them)")
@@ -230,6 +322,10 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_configure(config):
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("CI"):
+        record = _passed_record(config)  # the tree's key now, before any test runs (workers take theirs too)
+        if record and record.exists() and os.environ.get("REUSE", "1") != "0":
+            config._course_reused_items = len(record.read_text(encoding="utf-8").splitlines())
     config.addinivalue_line(
         "markers", "notebook_run(path): the test executes that notebook and depends on nothing else"
     )

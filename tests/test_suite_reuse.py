@@ -80,3 +80,81 @@ def test_passed_executions_are_left_out_locally_and_never_in_ci(repo, monkeypatc
             kept = list(items)
             suite._reuse_passed_notebooks(config, kept)
             assert kept == items, env
+
+
+# --- every other test: left out locally when it passed on the same tree ---
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A git repository with one test file and one notebook, as the key sees a clone."""
+    import subprocess
+
+    root = tmp_path / "tree"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_a.py").write_text("def test_one():\n    pass\n")
+    (root / "06_x.ipynb").write_text('{"cells": []}')
+    (root / ".gitignore").write_text("build/\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "tests"], check=True)  # tracked, and untracked files too
+    return root
+
+
+def _config(root, deselected):
+    return SimpleNamespace(
+        rootpath=root, hook=SimpleNamespace(pytest_deselected=lambda items: deselected.extend(items))
+    )
+
+
+def test_the_tree_key_changes_with_any_file_tracked_or_not_but_not_with_ignored_ones(tree):
+    first = suite._tree_key(tree)
+    (tree / "build").mkdir()
+    (tree / "build" / "site.html").write_text("ignored output")
+    assert suite._tree_key(tree) == first
+    (tree / "06_x.ipynb").write_text('{"cells": [], "metadata": {}}')  # untracked, not ignored
+    second = suite._tree_key(tree)
+    (tree / "tests" / "test_a.py").write_text("def test_one():\n    assert True\n")  # tracked
+    third = suite._tree_key(tree)
+    (tree / "new_module.py").write_text("x = 1\n")  # a new file
+    assert len({first, second, third, suite._tree_key(tree)}) == 4
+    assert suite._tree_key(tree.parent) is None or suite._tree_key(tree.parent) != first  # not this tree
+
+
+def test_passed_tests_are_left_out_on_the_same_tree_only_and_never_in_ci(tree, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("REUSE", raising=False)
+    monkeypatch.setattr(suite, "_passed_tests", set())
+    monkeypatch.setattr(suite, "_not_passed_tests", set())
+    items = [Item(n) for n in ("tests/test_a.py::test_one", "tests/test_a.py::test_two", "tests/test_a.py::test_new")]
+    config = _config(tree, [])
+    for nodeid, outcome in (("tests/test_a.py::test_one", "passed"), ("tests/test_a.py::test_two", "failed")):
+        suite._note_test_result(SimpleNamespace(nodeid=nodeid, when="call", failed=outcome == "failed", skipped=False))
+    suite._record_passed_items(config)
+
+    deselected = []
+    kept = list(items)
+    suite._reuse_passed_items(_config(tree, deselected), kept)
+    assert [i.nodeid for i in deselected] == ["tests/test_a.py::test_one"] and kept == items[1:]
+    for env in ({"CI": "1"}, {"REUSE": "0"}):
+        with monkeypatch.context() as m:
+            for name, value in env.items():
+                m.setenv(name, value)
+            kept = list(items)
+            suite._reuse_passed_items(_config(tree, []), kept)
+            assert kept == items, env
+    (tree / "tests" / "test_a.py").write_text("def test_one():\n    assert 0\n")  # an edit: nothing is reused
+    kept = list(items)
+    suite._reuse_passed_items(_config(tree, []), kept)
+    assert kept == items
+
+
+def test_a_notebooks_cells_are_left_out_only_all_together(tree, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("REUSE", raising=False)
+    monkeypatch.setattr(suite, "_passed_tests", {"06_x.ipynb::Cell 0", "06_x.ipynb::Cell 1"})
+    monkeypatch.setattr(suite, "_not_passed_tests", {"06_x.ipynb::Cell 2"})
+    suite._record_passed_items(_config(tree, []))
+    items = [Item(f"06_x.ipynb::Cell {i}") for i in range(3)]
+    kept = list(items)
+    suite._reuse_passed_items(_config(tree, []), kept)
+    assert kept == items  # Cell 2 failed: Cells 0 and 1 run again, for Cell 2 needs them
