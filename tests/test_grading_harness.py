@@ -616,3 +616,39 @@ def test_the_size_estimate_stops_at_the_cap():
     assert not harness._over_cap([["x" * 1000] * 4000], 5_000_000)
     # ten million numbers (about 80 MB as JSON): over, however the list is nested
     assert harness._over_cap([[list(range(1000))] * 10_000], 5_000_000)
+
+
+def test_one_helper_lists_a_classs_functions_for_the_checks_and_the_harness():
+    """The harness checks its observer's methods with the checks' own ``_functions_of`` (one home): every
+    method, static and class method, and a property's getter, setter and deleter."""
+    from course_lib.checks.borrowed import _functions_of
+
+    class Holder:
+        def method(self):
+            pass
+
+        @staticmethod
+        def static():
+            pass
+
+        @classmethod
+        def klass(cls):
+            pass
+
+        @property
+        def size(self):
+            return 1
+
+        @size.setter
+        def size(self, value):
+            pass
+
+        @size.deleter
+        def size(self):
+            pass
+
+    found = _functions_of(Holder)
+    assert {f.__name__ for f in found} == {"method", "static", "klass", "size"}
+    assert len(found) == 6  # the property's three functions, each its own
+    observer = {f.__name__ for f in _functions_of(harness._Observer)}
+    assert {"audit", "trace", "refuse", "check", "detail", "swapped"} <= observer

@@ -509,10 +509,6 @@ def _own_functions(value) -> list:
     return [value] if isinstance(value, types.FunctionType) else []
 
 
-def _own_functions_of(klass) -> list:
-    return [fn for value in vars(klass).values() for fn in _own_functions(value)]
-
-
 def _state(fn) -> tuple:
     """What a function runs, each part by identity: code, defaults, keyword defaults, closure cells' contents."""
     cells = []
@@ -802,6 +798,8 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     ``token`` stays a local of this frame (see :func:`_in_child`): only the one reply, said from here, carries it."""
     import linecache
 
+    from course_lib.checks.borrowed import _functions_of  # a class's functions, a property's three included
+
     def say(message: dict, dumps=json.dumps, write=os.write) -> None:  # nothing looked up when it runs
         data = (dumps(message) + "\n").encode()
         while data:
@@ -830,7 +828,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     # cannot change under it), and said on the local channel, so a swapped refusal method cannot drop it
     kept = {k: v for k, v in vars(observer).items() if k not in ("busy", "exercise")}
     label = exercise.id if exercise is not None else "loading"
-    own = [(fn, _state(fn)) for fn in (_changed, _state, *_own_functions_of(_Observer))]
+    own = [(fn, _state(fn)) for fn in (_changed, _state, *_functions_of(_Observer))]
 
     def intact_now(vars=vars, len=len, zip=zip, any=any, state=_state) -> str:
         if observer.exercise != label or any(vars(observer).get(k) is not v for k, v in kept.items()):
