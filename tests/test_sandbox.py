@@ -204,3 +204,46 @@ def test_a_cell_that_stops_its_kernel_fails_in_seconds_saying_so(tmp_path):
     assert "stop.ipynb, cell 1 (`import os, signal`): the kernel stopped itself" in message, message
     assert "for 3 s" in message or "for 4 s" in message, message  # STOPPED_AFTER, not the 600 s timeout
     assert nb.cells[2].get("execution_count") is None
+
+
+def _guarded(nb, tmp_path, timeout):
+    """The grader's own client (interrupt, then kill) on a plain local kernel: no sandbox needed for the watch."""
+    from course_lib.instructor.kernel import _client_class
+
+    return _client_class()(
+        nb,
+        deadline=time.monotonic() + 600,
+        max_output_bytes=2_000_000,
+        max_widget_bytes=20_000_000,
+        notebook_name="idle.ipynb",
+        timeout=timeout,
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_cell_that_ignores_the_interrupt_ends_early_only_when_it_uses_no_cpu(tmp_path, busy):
+    """Past its timeout a cell is interrupted. One that ignores SIGINT and sleeps (no CPU, no answer) fails
+    IDLE_AFTER_INTERRUPT seconds later, saying so; one that ignores it in a busy loop keeps its second timeout and
+    is then killed ("ignored the interrupt"), as before."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient.exceptions import CellTimeoutError
+
+    from course_lib.instructor import watchdog
+
+    wait = "while True:\n    pass" if busy else "time.sleep(1000)"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n{wait}")]
+    client = _guarded(nb, tmp_path, timeout=6)
+    client.idle_after_interrupt = 2.0  # (5 s by default) well inside the second 6 s the kill would wait
+    with pytest.raises(CellTimeoutError) as caught:
+        client.execute()
+    if busy:
+        assert not isinstance(caught.value, watchdog.KernelStalled), caught.value
+        assert client.killed == "cell 0 ignored the interrupt"
+    else:
+        assert isinstance(caught.value, watchdog.KernelStalled), caught.value
+        assert "it ignored the interrupt and used no CPU" in str(caught.value), caught.value

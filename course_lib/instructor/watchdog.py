@@ -20,6 +20,10 @@ cell started) looks busy, never answers an interrupt, and would cost the cell ti
 kill). The watch reads the kernel's process state in ``/proc`` each second: stopped for ``STOPPED_AFTER`` seconds,
 the cell fails at once with :class:`KernelStalled` saying so (:func:`stopped_message`). A cell that sleeps or
 computes, or a process of the cell's that is itself stopped, is not that: only the kernel's own state counts.
+Likewise a kernel that was interrupted (the grader's client interrupts a cell past its timeout, then kills it after
+another) and, ``IDLE_AFTER_INTERRUPT`` seconds later, has neither answered nor used any CPU ignored the interrupt
+while waiting on nothing (``signal.signal(SIGINT, SIG_IGN)`` then a sleep): it fails then, saying so. A cell that
+ignores the interrupt while computing uses CPU and keeps its second timeout.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 STALL_AFTER = 10.0  # seconds without a sign from the kernel before it is poked (a poke costs nothing)
 STALL_TIMEOUT = 180.0  # seconds of stall before the cell fails (a lesson's whole budget is 3 minutes)
 STOPPED_AFTER = 3.0  # seconds a kernel's process stays stopped before the cell fails (a SIGCONT may come sooner)
+IDLE_AFTER_INTERRUPT = 5.0  # seconds without CPU or reply after an interrupt before the cell fails
 
 
 class KernelStalled(CellTimeoutError):
@@ -64,8 +69,15 @@ def stopped_message(notebook: str, cell_index: int, source: str, waited: float) 
     )
 
 
-def _stat(pid: int) -> tuple[str, str, int] | None:
-    """(name, state, parent) of a process from ``/proc/<pid>/stat``, or None when it is gone."""
+def idle_message(notebook: str, cell_index: int, source: str, waited: float) -> str:
+    return (
+        f"{cell_label(notebook, cell_index, source)}: it ignored the interrupt and used no CPU for {waited:.0f} s "
+        "after it (waiting on nothing), so the kernel was stopped"
+    )
+
+
+def _stat(pid: int) -> tuple[str, str, int, int] | None:
+    """(name, state, parent, CPU ticks used) of a process from ``/proc/<pid>/stat``, or None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             text = f.read().decode("utf-8", "replace")
@@ -74,7 +86,7 @@ def _stat(pid: int) -> tuple[str, str, int] | None:
     head, _, tail = text.rpartition(")")  # the name may hold spaces and parentheses: it ends at the last ")"
     fields = tail.split()
     try:
-        return head.partition("(")[2], fields[0], int(fields[1])
+        return head.partition("(")[2], fields[0], int(fields[1]), int(fields[11]) + int(fields[12])
     except (IndexError, ValueError):
         return None
 
@@ -129,6 +141,7 @@ class WatchdogMixin:
     stall_after: float = STALL_AFTER
     stall_timeout: float = STALL_TIMEOUT
     stopped_after: float = STOPPED_AFTER
+    idle_after_interrupt: float = IDLE_AFTER_INTERRUPT
 
     def watchdog_init(self, notebook_name: str = "", stall_after=None, stall_timeout=None) -> None:
         self.notebook_name = notebook_name
@@ -154,6 +167,7 @@ class WatchdogMixin:
         if cell.cell_type != "code" or not cell.source.strip():
             return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
         self._heard, self._idle_at, self._stall_error = False, None, None
+        self.interrupted_at = None  # set by a client that interrupts a cell past its timeout (the grader's)
         watch = asyncio.ensure_future(self._watch(cell, cell_index, time.monotonic()))
         try:
             return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
@@ -187,18 +201,29 @@ class WatchdogMixin:
             self._kernel_pid = kernel_pid(process.pid)
         return is_stopped(self._kernel_pid)
 
+    def _kernel_cpu(self) -> int | None:
+        """CPU ticks the kernel's process has used (after :meth:`_kernel_stopped` found it), or None."""
+        stat = _stat(self._kernel_pid) if getattr(self, "_kernel_pid", None) else None
+        return stat[3] if stat is not None else None
+
     async def _watch(self, cell, cell_index: int, sent: float) -> None:
         wakes = 0
         stopped_at = None
+        idle = None  # (since when, CPU ticks then) while an interrupted kernel uses no CPU
         while True:
             await asyncio.sleep(min(1.0, self.stall_after / 4))
             stopped_at = (stopped_at or time.monotonic()) if self._kernel_stopped() else None
             if stopped_at is not None and time.monotonic() - stopped_at >= self.stopped_after:
                 waited = time.monotonic() - stopped_at
-                self._stall_error = KernelStalled(stopped_message(self.notebook_name, cell_index, cell.source, waited))
-                if self.task_poll_for_reply is not None:
-                    self.task_poll_for_reply.cancel()
+                self._fail(stopped_message(self.notebook_name, cell_index, cell.source, waited))
                 return
+            if getattr(self, "interrupted_at", None) is not None:
+                cpu = self._kernel_cpu()
+                idle = idle if idle is not None and cpu is not None and cpu == idle[1] else (time.monotonic(), cpu)
+                waited = time.monotonic() - max(idle[0], self.interrupted_at)
+                if cpu is not None and waited >= self.idle_after_interrupt:
+                    self._fail(idle_message(self.notebook_name, cell_index, cell.source, waited))
+                    return
             since = self._stalled_since(sent)
             if since is None:
                 continue
@@ -223,6 +248,12 @@ class WatchdogMixin:
                     waited,
                 )
                 await self._wake()
+
+    def _fail(self, message: str) -> None:
+        """End the wait for the running cell: it fails with :class:`KernelStalled` saying ``message``."""
+        self._stall_error = KernelStalled(message)
+        if self.task_poll_for_reply is not None:
+            self.task_poll_for_reply.cancel()
 
     def _read_waiting_reply(self) -> None:
         """Make nbclient read a reply that already sits in our shell socket.
