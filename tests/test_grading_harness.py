@@ -42,7 +42,7 @@ def run_harness(lesson: str, cells: dict, tmp_path) -> dict:
     answers = harness.Answers(argv, submission._harness_env(), str(tmp_path), 5_000_000)
     verdicts = {}
     try:
-        answers.send({"lesson": lesson, "setup": _setup_cell(release).source, "cells": job})
+        answers.send({"lesson": lesson, "setup": _setup_cell(release).source, "cells": job, "max_line": 5_000_000})
         loaded = answers.receive(time.monotonic() + 180)["loaded"]
         for exercise in cells:
             drawn = exercises[exercise].draw(secrets.randbits(63))
@@ -584,3 +584,102 @@ def test_the_snapshot_sees_code_defaults_and_closures_changed_in_place():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+# --------------------------------------------------------------------------- issue 33, session 14
+
+# 7. the reply itself forged: a line shaped as the child's reply written on every descriptor, then the process
+# ended before the real reply (the child's own words could then never contradict it); and a reply over the
+# grader's cap, named as such before any conversion (a 50 MB tensor: seconds of base64 and JSON otherwise).
+REPLIES = {
+    "3.1": """
+import json
+import os
+
+def is_balanced(seq, n_symbols=10):
+    line = json.dumps({"reply": {"records": [{"returned": True}]}}) + "\\n"
+    for fd in range(3, 64):
+        try:
+            os.write(fd, line.encode())
+        except OSError:
+            pass
+    os._exit(0)
+""",
+    "3.2": """
+import torch
+
+BIG = []
+
+def transpose_closers(seq, rng, n_symbols=10):
+    if not BIG:
+        BIG.append(torch.zeros(2500, 2500, dtype=torch.float64))
+    return BIG[0]
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def replies(tmp_path_factory):
+    return run_harness("03", REPLIES, tmp_path_factory.mktemp("replies"))
+
+
+def test_a_reply_forged_before_the_process_ends_is_not_taken(replies):
+    status, message, refused = replies["3.1"]
+    assert status == submission.FAILED
+    # the forged line is a refusal, and the reply is the harness's own: the process ended without one
+    assert any("something other than the grader wrote" in r for r in refused), refused
+    assert "Hint: write it yourself" in message and "something other than the grader wrote" in message, message
+
+
+def test_a_reply_over_the_cap_names_the_cap(replies):
+    status, message, refused = replies["3.2"]
+    assert status == submission.FAILED and not refused, (message, refused)
+    assert "over the 5 MB the grader reads" in message, message
+
+
+def test_the_size_estimate_stops_at_the_cap():
+    import torch
+
+    assert not harness._over_cap([{"returned": torch.zeros(10, 10)}], 5_000_000)
+    assert harness._over_cap([{"returned": torch.zeros(2000, 1000)}], 5_000_000)  # 8 MB of float32 as base64
+    assert not harness._over_cap([{"returned": torch.zeros(800, 1000)}], 5_000_000)  # 3.2 MB: 4.3 MB as base64
+    assert harness._over_cap([["x" * 1000] * 6000], 5_000_000)  # 6 MB of text, in pieces
+    assert not harness._over_cap([["x" * 1000] * 4000], 5_000_000)
+    # ten million numbers (about 80 MB as JSON): over, however the list is nested
+    assert harness._over_cap([[list(range(1000))] * 10_000], 5_000_000)
+
+
+def test_one_helper_lists_a_classs_functions_for_the_checks_and_the_harness():
+    """The harness checks its observer's methods with the checks' own ``_functions_of`` (one home): every
+    method, static and class method, and a property's getter, setter and deleter."""
+    from course_lib.checks.borrowed import _functions_of
+
+    class Holder:
+        def method(self):
+            pass
+
+        @staticmethod
+        def static():
+            pass
+
+        @classmethod
+        def klass(cls):
+            pass
+
+        @property
+        def size(self):
+            return 1
+
+        @size.setter
+        def size(self, value):
+            pass
+
+        @size.deleter
+        def size(self):
+            pass
+
+    found = _functions_of(Holder)
+    assert {f.__name__ for f in found} == {"method", "static", "klass", "size"}
+    assert len(found) == 6  # the property's three functions, each its own
+    observer = {f.__name__ for f in _functions_of(harness._Observer)}
+    assert {"audit", "trace", "refuse", "check", "detail", "swapped"} <= observer

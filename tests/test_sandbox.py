@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,88 @@ def test_a_kernel_runs_on_the_cpu_whatever_the_graders_environment_asks(tmp_path
         timeout=120,
     )
     assert done.returncode == 0 and done.stdout.strip() == "cpu", done.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------- issue 33: a kernel that stops itself
+
+
+def test_a_stopped_process_is_seen_stopped_and_found_below_its_parent():
+    """``watchdog.kernel_pid`` finds the first process under the one started that is not bubblewrap, and
+    ``is_stopped`` reads its state: a Python that SIGSTOPs itself, started by a shell (standing in for bwrap's
+    levels: the shell is the root here, so the root itself is the kernel), and then its child."""
+    from course_lib.instructor import watchdog
+
+    stop = "import os, signal, time; time.sleep(0.3); os.kill(os.getpid(), signal.SIGSTOP)"
+    proc = subprocess.Popen([sys.executable, "-c", stop])
+    try:
+        assert watchdog.kernel_pid(proc.pid) == proc.pid
+        assert not watchdog.is_stopped(proc.pid)  # running (it sleeps first)
+        deadline = time.monotonic() + 20
+        while not watchdog.is_stopped(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watchdog.is_stopped(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not watchdog.is_stopped(proc.pid) and watchdog.kernel_pid(proc.pid) is None  # gone
+
+
+def test_a_cell_that_stops_its_kernel_fails_in_seconds_saying_so(tmp_path):
+    """A cell that SIGSTOPs its own kernel: before, the cell looked busy, ignored the interrupt and cost the cell
+    timeout twice (103 s with a 30 s timeout); now the watch sees the stopped process and fails the cell within
+    seconds, saying the kernel stopped itself, and the cells after it are not run."""
+    nbformat = pytest.importorskip("nbformat")
+    from course_lib.instructor import watchdog
+
+    nb = nbformat.v4.new_notebook()
+    sources = ["x = 1", "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)", "y = 2"]
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    with pytest.raises(watchdog.KernelStalled) as caught:  # not the cell timeout's error: the stop was seen
+        watchdog.execute(nb, notebook_name="stop.ipynb", path=str(tmp_path), timeout=600, stall_after=30)
+    message = str(caught.value)
+    assert "stop.ipynb, cell 1 (`import os, signal`): the kernel stopped itself" in message, message
+    assert "for 3 s" in message or "for 4 s" in message, message  # STOPPED_AFTER, not the 600 s timeout
+    assert nb.cells[2].get("execution_count") is None
+
+
+def _guarded(nb, tmp_path, timeout):
+    """The grader's own client (interrupt, then kill) on a plain local kernel: no sandbox needed for the watch."""
+    from course_lib.instructor.kernel import _client_class
+
+    return _client_class()(
+        nb,
+        deadline=time.monotonic() + 600,
+        max_output_bytes=2_000_000,
+        max_widget_bytes=20_000_000,
+        notebook_name="idle.ipynb",
+        timeout=timeout,
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_cell_that_ignores_the_interrupt_ends_early_only_when_it_uses_no_cpu(tmp_path, busy):
+    """Past its timeout a cell is interrupted. One that ignores SIGINT and sleeps (no CPU, no answer) fails
+    IDLE_AFTER_INTERRUPT seconds later, saying so; one that ignores it in a busy loop keeps its second timeout and
+    is then killed ("ignored the interrupt"), as before."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient.exceptions import CellTimeoutError
+
+    from course_lib.instructor import watchdog
+
+    wait = "while True:\n    pass" if busy else "time.sleep(1000)"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n{wait}")]
+    client = _guarded(nb, tmp_path, timeout=6)
+    client.idle_after_interrupt = 2.0  # (5 s by default) well inside the second 6 s the kill would wait
+    with pytest.raises(CellTimeoutError) as caught:
+        client.execute()
+    if busy:
+        assert not isinstance(caught.value, watchdog.KernelStalled), caught.value
+        assert client.killed == "cell 0 ignored the interrupt"
+    else:
+        assert isinstance(caught.value, watchdog.KernelStalled), caught.value
+        assert "it ignored the interrupt and used no CPU" in str(caught.value), caught.value

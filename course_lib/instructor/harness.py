@@ -509,10 +509,6 @@ def _own_functions(value) -> list:
     return [value] if isinstance(value, types.FunctionType) else []
 
 
-def _own_functions_of(klass) -> list:
-    return [fn for value in vars(klass).values() for fn in _own_functions(value)]
-
-
 def _state(fn) -> tuple:
     """What a function runs, each part by identity: code, defaults, keyword defaults, closure cells' contents."""
     cells = []
@@ -659,15 +655,17 @@ def _serve(commands, say, channel: int) -> None:
     package = str(Path(course_lib.__file__).resolve().parent)
     # taken now: whatever a child's student code replaces in the checks, this process never runs it
     tools = {"from_plain": checks.from_plain, "to_plain": checks.to_plain}
-    max_line = int(job.get("max_line", 50_000_000))
+    max_line = int(job.get("max_line", MAX_LINE))
     closed = (channel, commands.fileno())
 
     _warm_up(job.get("setup", ""), exercises.values())
-    refused, reply, status = _in_child(lambda out: _child(job, exercises, tools, package, None, out), closed, max_line)
+    refused, reply, status = _in_child(
+        lambda out, token: _child(job, exercises, tools, package, None, out, token), closed, max_line
+    )
     loaded = reply if isinstance(reply, dict) and "loaded" in reply else {}
     loaded = {e: str(why)[:300] for e, why in dict(loaded.get("loaded") or {}).items() if e in exercises}
     for exercise in exercises:
-        if refused or reply is None:
+        if refused or "loaded" not in (reply or {}):
             # the answer cells reached around the grader (or their process ended) while they loaded
             why = refused[0] if refused else f"their process ended while they loaded ({_status(status)})"
             loaded[exercise] = f"the answer cells were not loaded: {why}"
@@ -676,7 +674,7 @@ def _serve(commands, say, channel: int) -> None:
         order = json.loads(line)
         exercise = exercises[order["exercise"]]
         refused, reply, status = _in_child(
-            lambda out: _child(job, exercises, tools, package, order, out),
+            lambda out, token: _child(job, exercises, tools, package, order, out, token),
             closed,
             max_line,
             lambda what: say({"exercise": exercise.id, "refused": what}),
@@ -731,10 +729,18 @@ def _status(status) -> str:
 
 
 def _in_child(run, closed, max_line: int, forward=None):
-    """Fork; the child runs ``run(out_fd)`` and ends. Returns (refusals, its one reply or None, wait status).
+    """Fork; the child runs ``run(out_fd, token)`` and ends. Returns (refusals, its one reply or None, wait status).
 
-    Every refusal is forwarded as it comes (``forward``); a second reply, or a line that is not one of the
-    harness's messages, means something else wrote on the child's pipe: refused."""
+    Every refusal is forwarded as it comes (``forward``); a second reply, a reply without this call's token, or a
+    line that is not one of the harness's messages, means something else wrote on the child's pipe: refused.
+
+    The token is what makes the reply unforgeable: drawn here, just before the fork, for this call only (never in
+    the environment, a file, a module, an object or a closure), it lives in the child only as a local of
+    :func:`_child`'s frame, which the student's code cannot reach (frames, ``gc``, ``/proc/self/mem`` and ``ctypes``
+    are refused and stopped), and the child adds it to its one reply after the student's code is done. Code that
+    ran in an earlier call ran in another process, before the token existed; code in this call can write on the
+    pipe (its descriptor is guessable) but cannot sign: a reply without the token is a refusal, not a reply."""
+    token = os.urandom(16).hex()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child
@@ -742,7 +748,7 @@ def _in_child(run, closed, max_line: int, forward=None):
             os.close(read_end)
             for fd in closed:
                 os.close(fd)
-            run(write_end)
+            run(write_end, token)
         finally:
             os._exit(0)
     os.close(write_end)
@@ -761,8 +767,8 @@ def _in_child(run, closed, max_line: int, forward=None):
             break
         buffer += chunk
         if len(buffer) > max_line and b"\n" not in buffer:
-            note("a line longer than the grader reads on its channel")
-            os.kill(pid, 9)
+            os.kill(pid, 9)  # more than the grader reads (an object whose size lied to _over_cap): named, not read
+            reply = {"reply": {"limit": OVER_CAP.format(f"{max_line / 1e6:.0f}")}}
             break
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
@@ -773,9 +779,13 @@ def _in_child(run, closed, max_line: int, forward=None):
             if isinstance(message, dict) and set(message) == {"refused"}:
                 note(str(message["refused"])[:200])
             elif (
-                isinstance(message, dict) and len(message) == 1 and reply is None and set(message) & {"reply", "loaded"}
+                isinstance(message, dict)
+                and len(message) == 2
+                and reply is None
+                and message.get("token") == token
+                and set(message) & {"reply", "loaded"}
             ):
-                reply = message
+                reply = {k: v for k, v in message.items() if k != "token"}
             else:
                 note("something other than the grader wrote on its results pipe")
     os.close(read_end)
@@ -783,9 +793,12 @@ def _in_child(run, closed, max_line: int, forward=None):
     return refused, reply, status
 
 
-def _child(job, exercises, tools, package: str, order, out: int) -> None:
-    """In the forked child: the released setup, then (observed from here on) the answer cells, then one call."""
+def _child(job, exercises, tools, package: str, order, out: int, token: str) -> None:
+    """In the forked child: the released setup, then (observed from here on) the answer cells, then one call.
+    ``token`` stays a local of this frame (see :func:`_in_child`): only the one reply, said from here, carries it."""
     import linecache
+
+    from course_lib.checks.borrowed import _functions_of  # a class's functions, a property's three included
 
     def say(message: dict, dumps=json.dumps, write=os.write) -> None:  # nothing looked up when it runs
         data = (dumps(message) + "\n").encode()
@@ -807,6 +820,7 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
         observer.arm(exercise)
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
+    max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace = sys.gettrace
     _close_doors(say)
@@ -814,7 +828,7 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
     # cannot change under it), and said on the local channel, so a swapped refusal method cannot drop it
     kept = {k: v for k, v in vars(observer).items() if k not in ("busy", "exercise")}
     label = exercise.id if exercise is not None else "loading"
-    own = [(fn, _state(fn)) for fn in (_changed, _state, *_own_functions_of(_Observer))]
+    own = [(fn, _state(fn)) for fn in (_changed, _state, *_functions_of(_Observer))]
 
     def intact_now(vars=vars, len=len, zip=zip, any=any, state=_state) -> str:
         if observer.exercise != label or any(vars(observer).get(k) is not v for k, v in kept.items()):
@@ -844,17 +858,25 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
         loaded.setdefault(exercise_id, "")
     if exercise is None:
         sys.settrace(None)
+        say({"loaded": loaded, "token": token})  # the audit hook still on: a finalizer here reaches no frame
         observer.exercise = ""
-        say({"loaded": loaded})
         return
     fn = ns.get(exercise.function)
     try:
         if not callable(fn):
             reply = {"error": f"NameError: {exercise.function} is not defined in the answer cells"}
         else:
-            records = run(fn, cases)
+            # the first case alone, then the rest: a reply far over the cap (a 200 MB tensor per case, hundreds
+            # of cases) is known after one case, before the check copies and encodes every case's (minutes and
+            # gigabytes), and refused naming the cap (or 8 times the cap at the first case's size for every case:
+            # a margin for draws whose sizes vary); the whole is measured again before the conversion
+            records = run(fn, cases[:1])
+            over = _over_cap(records, max_line) or _over_cap(records, 8 * max_line // max(1, len(cases)))
+            if not over and len(cases) > 1:
+                records += run(fn, cases[1:])
+                over = _over_cap(records, max_line)  # before the conversion, which takes seconds per 100 MB
             changed = intact_now()  # before the records are read: the check's as it was?
-            reply = {"records": to_plain(records)}
+            reply = {"limit": OVER_CAP.format(f"{max_line / 1e6:.0f}")} if over else {"records": to_plain(records)}
             changed = changed or intact_now()
             if changed:
                 say({"refused": f"{changed} (replaced by the student's code)"[:200]})
@@ -864,8 +886,47 @@ def _child(job, exercises, tools, package: str, order, out: int) -> None:
     sys.settrace(None)
     if not intact:
         say({"refused": "sys.settrace (the observer was switched off)"})
+    say({"reply": reply, "token": token})  # the audit hook still on: a finalizer here reaches no frame
     observer.exercise = ""
-    say({"reply": reply})
+
+
+MAX_LINE = 50_000_000  # bytes of one reply, unless the grader's job says less (it sends its own cap)
+
+
+OVER_CAP = (
+    "your function's results are over the {} MB the grader reads from it (the cap on a reply; such as a tensor far "
+    "larger than the inputs): they were not sent"
+)
+
+
+def _over_cap(records, cap: int) -> bool:
+    """Whether the records' plain encoding would be over ``cap`` bytes. An estimate
+    from sizes alone (a tensor's bytes, a string's length, about 24 bytes a number), bounded: it stops at the cap,
+    so a 400 MB tensor or a list of ten million floats is refused in a moment, before any conversion."""
+    size, todo = 0, [records]
+    while todo:
+        value = todo.pop()
+        kind = type(value)
+        if kind in (list, tuple):
+            todo.extend(value)
+            size += 2 + len(value)
+        elif kind is dict:
+            todo.extend(value.keys())
+            todo.extend(value.values())
+            size += 12 + 2 * len(value)
+        elif kind in (str, bytes):
+            size += len(value) + 2
+        elif (hasattr(value, "element_size") and hasattr(value, "numel")) or hasattr(value, "nbytes"):
+            try:  # a tensor or an array: base64 of its bytes
+                raw = value.nbytes if hasattr(value, "nbytes") else value.numel() * value.element_size()
+                size += 100 + int(raw) * 4 // 3
+            except Exception:
+                size += 100  # to_plain refuses it, or converts it, and the grader's line cap still holds
+        else:
+            size += 24
+        if size > cap:
+            return True
+    return False
 
 
 ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations kept as text, never evaluated

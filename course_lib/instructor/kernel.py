@@ -115,6 +115,7 @@ def _client_class():
                 raise CellTimeoutError.error_from_timeout_and_cell("killed", timeout, cell)
             self.interrupted_cells.append(index)
             await self.km.interrupt_kernel()
+            self.interrupted_at = time.monotonic()  # the watch ends a kernel that then idles without answering
             return None
 
     return GuardedClient

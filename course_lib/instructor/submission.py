@@ -222,7 +222,8 @@ def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap
                         reply = message["reply"]
                         break
                 if reply is None:
-                    late = time.monotonic() >= end
+                    # a limit the cgroup saw is named first: a fork bomb or a memory hog is often also late
+                    late = time.monotonic() >= end and not sandbox.limit_hits(cgroup)
                     why = (
                         f"your function ran past the time limit ({cell_timeout} s) and was stopped"
                         if late
@@ -497,6 +498,8 @@ def _judge(exercise, cases, data: bytes | None, title: str) -> dict:
         reply = json.loads(data.decode("utf-8"))
         if not isinstance(reply, dict):
             raise ValueError("not an object")
+        if "limit" in reply:  # a limit of the grader's own that the reply ran into (the harness's words)
+            return result(FAILED, str(reply["limit"]))
         if "error" in reply:
             error = str(reply["error"])
             if error == "NotImplementedError":

@@ -14,17 +14,30 @@ it in ``wakes``. If the stall goes on for ``stall_timeout`` seconds the cell fai
 :class:`KernelStalled`, whose message names the notebook, the cell and its first line. A cell that is
 busy computing is not a stall: it is bounded by the client's ordinary ``timeout`` (which
 :func:`timeout_message` words the same way).
+
+A kernel whose process is *stopped* (SIGSTOP or SIGTSTP, sent by a cell to its own kernel or by a process the
+cell started) looks busy, never answers an interrupt, and would cost the cell timeout twice over (interrupt, then
+kill). The watch reads the kernel's process state in ``/proc`` each second: stopped for ``STOPPED_AFTER`` seconds,
+the cell fails at once with :class:`KernelStalled` saying so (:func:`stopped_message`). A cell that sleeps or
+computes, or a process of the cell's that is itself stopped, is not that: only the kernel's own state counts.
+Likewise a kernel that was interrupted (the grader's client interrupts a cell past its timeout, then kills it after
+another) and, ``IDLE_AFTER_INTERRUPT`` seconds later, has neither answered nor used any CPU ignored the interrupt
+while waiting on nothing (``signal.signal(SIGINT, SIG_IGN)`` then a sleep): it fails then, saying so. A cell that
+ignores the interrupt while computing uses CPU and keeps its second timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 STALL_AFTER = 10.0  # seconds without a sign from the kernel before it is poked (a poke costs nothing)
 STALL_TIMEOUT = 180.0  # seconds of stall before the cell fails (a lesson's whole budget is 3 minutes)
+STOPPED_AFTER = 3.0  # seconds a kernel's process stays stopped before the cell fails (a SIGCONT may come sooner)
+IDLE_AFTER_INTERRUPT = 5.0  # seconds without CPU or reply after an interrupt before the cell fails
 
 
 class KernelStalled(CellTimeoutError):
@@ -49,6 +62,74 @@ def stall_message(notebook: str, cell_index: int, source: str, waited: float, wa
     )
 
 
+def stopped_message(notebook: str, cell_index: int, source: str, waited: float) -> str:
+    return (
+        f"{cell_label(notebook, cell_index, source)}: the kernel stopped itself: its process was stopped (as by "
+        f"SIGSTOP or SIGTSTP, from the notebook's code) for {waited:.0f} s, so it could not answer"
+    )
+
+
+def idle_message(notebook: str, cell_index: int, source: str, waited: float) -> str:
+    return (
+        f"{cell_label(notebook, cell_index, source)}: it ignored the interrupt and used no CPU for {waited:.0f} s "
+        "after it (waiting on nothing), so the kernel was stopped"
+    )
+
+
+def _stat(pid: int) -> tuple[str, str, int, int] | None:
+    """(name, state, parent, CPU ticks used) of a process from ``/proc/<pid>/stat``, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    head, _, tail = text.rpartition(")")  # the name may hold spaces and parentheses: it ends at the last ")"
+    fields = tail.split()
+    try:
+        return head.partition("(")[2], fields[0], int(fields[1]), int(fields[11]) + int(fields[12])
+    except (IndexError, ValueError):
+        return None
+
+
+def kernel_pid(root: int) -> int | None:
+    """The kernel's process under ``root`` (the process the kernel manager started): ``root`` itself, or, in the
+    grader's sandbox, the first process below it that is not bubblewrap (bwrap starts the kernel a level or two
+    down, as its init's child). None when there is none (yet)."""
+    level = [root]
+    for _ in range(6):
+        children = []
+        for pid in level:
+            stat = _stat(pid)
+            if stat is not None and stat[0] != "bwrap":
+                return pid
+            children += _children(pid)
+        if not children:
+            return None
+        level = children
+    return None
+
+
+def _children(pid: int) -> list[int]:
+    try:  # the kernel's own list (CONFIG_PROC_CHILDREN), else a scan of /proc
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = _stat(int(name))
+            if stat is not None and stat[2] == pid:
+                found.append(int(name))
+    return found
+
+
+def is_stopped(pid: int | None) -> bool:
+    """Whether the process is stopped (state T, or t: stopped under a tracer)."""
+    stat = _stat(pid) if pid else None
+    return stat is not None and stat[1] in ("T", "t")
+
+
 def timeout_message(notebook: str, cell_index: int, source: str, timeout: float) -> str:
     return f"{cell_label(notebook, cell_index, source)}: still running after {timeout:.0f} s (the cell timeout)"
 
@@ -59,6 +140,8 @@ class WatchdogMixin:
     notebook_name: str = ""
     stall_after: float = STALL_AFTER
     stall_timeout: float = STALL_TIMEOUT
+    stopped_after: float = STOPPED_AFTER
+    idle_after_interrupt: float = IDLE_AFTER_INTERRUPT
 
     def watchdog_init(self, notebook_name: str = "", stall_after=None, stall_timeout=None) -> None:
         self.notebook_name = notebook_name
@@ -84,6 +167,7 @@ class WatchdogMixin:
         if cell.cell_type != "code" or not cell.source.strip():
             return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
         self._heard, self._idle_at, self._stall_error = False, None, None
+        self.interrupted_at = None  # set by a client that interrupts a cell past its timeout (the grader's)
         watch = asyncio.ensure_future(self._watch(cell, cell_index, time.monotonic()))
         try:
             return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
@@ -107,10 +191,39 @@ class WatchdogMixin:
             return self._idle_at  # done, but the reply has not come
         return None  # busy: computing is not a stall
 
+    def _kernel_stopped(self) -> bool:
+        """Whether the kernel's process is stopped (see the module docstring)."""
+        process = getattr(getattr(getattr(self, "km", None), "provisioner", None), "process", None)
+        if process is None or getattr(process, "pid", None) is None:
+            return False
+        known = _stat(self._kernel_pid) if getattr(self, "_kernel_pid", None) else None
+        if known is None or known[0] == "bwrap":  # not found yet, gone, or bwrap (the launcher's pid, once exec'd)
+            self._kernel_pid = kernel_pid(process.pid)
+        return is_stopped(self._kernel_pid)
+
+    def _kernel_cpu(self) -> int | None:
+        """CPU ticks the kernel's process has used (after :meth:`_kernel_stopped` found it), or None."""
+        stat = _stat(self._kernel_pid) if getattr(self, "_kernel_pid", None) else None
+        return stat[3] if stat is not None else None
+
     async def _watch(self, cell, cell_index: int, sent: float) -> None:
         wakes = 0
+        stopped_at = None
+        idle = None  # (since when, CPU ticks then) while an interrupted kernel uses no CPU
         while True:
             await asyncio.sleep(min(1.0, self.stall_after / 4))
+            stopped_at = (stopped_at or time.monotonic()) if self._kernel_stopped() else None
+            if stopped_at is not None and time.monotonic() - stopped_at >= self.stopped_after:
+                waited = time.monotonic() - stopped_at
+                self._fail(stopped_message(self.notebook_name, cell_index, cell.source, waited))
+                return
+            if getattr(self, "interrupted_at", None) is not None:
+                cpu = self._kernel_cpu()
+                idle = idle if idle is not None and cpu is not None and cpu == idle[1] else (time.monotonic(), cpu)
+                waited = time.monotonic() - max(idle[0], self.interrupted_at)
+                if cpu is not None and waited >= self.idle_after_interrupt:
+                    self._fail(idle_message(self.notebook_name, cell_index, cell.source, waited))
+                    return
             since = self._stalled_since(sent)
             if since is None:
                 continue
@@ -135,6 +248,12 @@ class WatchdogMixin:
                     waited,
                 )
                 await self._wake()
+
+    def _fail(self, message: str) -> None:
+        """End the wait for the running cell: it fails with :class:`KernelStalled` saying ``message``."""
+        self._stall_error = KernelStalled(message)
+        if self.task_poll_for_reply is not None:
+            self.task_poll_for_reply.cancel()
 
     def _read_waiting_reply(self) -> None:
         """Make nbclient read a reply that already sits in our shell socket.
