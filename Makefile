@@ -42,11 +42,13 @@ lab: $(STAMP)
 # error or failed assert fails it, as under nbval, and a stalled reply too), and every solutions and exercises
 # notebook under nbval (conftest.py keeps each notebook, the grader and the lessons' unit on one worker).
 # `make test-more` re-checks the same course in other settings: every lesson again under nbval (the executor CI
-# has always used), JupyterLab in a real browser (tests/browser/), and fresh Colab-like and Binder environments
-# (tests/test_launch_envs.py). JOBS=1 runs on one core; PYTEST_ARGS adds options (e.g. PYTEST_ARGS="--lf").
+# has always used), JupyterLab in a real browser (tests/browser/), fresh Colab-like and Binder environments
+# (tests/test_launch_envs.py), and the same grades computed on a Dask cluster (tests/test_distributed.py) and by
+# nbgrader's autograde (tests/test_nbgrader_agreement.py). JOBS=1 runs on one core; PYTEST_ARGS adds options
+# (e.g. PYTEST_ARGS="--lf").
 JOBS   ?= 2
 XDIST  := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
-MORE   := tests/browser tests/test_launch_envs.py
+MORE   := tests/browser tests/test_launch_envs.py tests/test_distributed.py tests/test_nbgrader_agreement.py
 test: $(STAMP) $(SANDBOX_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
