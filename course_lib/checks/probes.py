@@ -305,3 +305,60 @@ def constant_factor(got: list, expected: list) -> float | None:
             return None
         factors.append(c)
     return factors[0] if factors else None
+
+
+def softmax_sum_mistake(jacobians: list, logits: list) -> str:
+    """``sums to 1``: y = softmax(z) sums to 1 whatever z, so moving every logit by one amount changes nothing and
+    each row of J = diag(y) - y y^T sums to 0 (J 1 = y (1 - sum y)). A y of ones (a softmax over an axis of
+    length 1: z unsqueezed) gives J = I - 1 1^T, zero on the diagonal and -1 elsewhere, although the logits
+    differ. The first case that breaks it (the smallest shows it best), as a one-line hint; "" when none does."""
+    import numpy as np
+
+    from course_lib.checks.protocol import as_array
+
+    for J, z in sorted(zip(jacobians, logits), key=lambda pair: len(pair[1])):
+        J, z = as_array(J), as_array(z)
+        if J is None or z is None or z.ndim != 1 or J.shape != (len(z), len(z)) or not np.all(np.isfinite(J)):
+            continue
+        K = len(z)
+        sums = J.sum(1)
+        if K < 2 or np.allclose(sums, 0, atol=1e-5):
+            continue
+        shown = "[" + ", ".join(f"{v:.3g}" for v in z) + "]"
+        off = J[~np.eye(K, dtype=bool)]
+        if np.allclose(np.diag(J), 0, atol=1e-6) and np.allclose(off, -1, atol=1e-6) and np.ptp(z) > 0:
+            return (
+                f"for z = {shown} every probability y_i came out 1 (J = I - 1 1^T): the softmax ran over an axis of "
+                f"length 1 (an unsqueezed z, or the wrong dim); take it over the K = {K} logits, "
+                "torch.softmax(z, dim=0), so that y sums to 1"
+            )
+        return (
+            f"each row of J sums to 0 (y sums to 1, so adding one constant to every logit changes nothing): for "
+            f"z = {shown} your rows sum to {', '.join(f'{v:.3g}' for v in sums)}"
+        )
+    return ""
+
+
+def unchanged_mistake(pair, changed: str, because: str) -> str:
+    """``independent``: ``pair`` is the answer's outputs on two inputs that differ only where ``changed`` says;
+    a right answer gives the same output (``because`` says why). Names the property when they differ."""
+    if isinstance(pair, list) and len(pair) == 2 and _differ(*pair):
+        return f"{changed}, your output changed: {because}"
+    return ""
+
+
+def bound_mistake(got, bound, what: str, because: str) -> str:
+    """``bounded``: every entry of ``got`` lies within +-``bound`` (a tensor of the same shape, or a number), as
+    the formula forces (a tanh is in (-1, 1), a gate mixes two values); the first entry beyond it is named."""
+    import torch
+
+    if not (_is_tensor(got) and got.is_floating_point()):
+        return ""
+    bound = torch.as_tensor(bound, dtype=torch.float64).expand(got.shape)
+    over = got.detach().double().abs() > bound + 1e-5
+    if not bool(over.any()):
+        return ""
+    where = tuple(int(i) for i in over.nonzero()[0])
+    return (
+        f"{what} at index {list(where)} is {float(got[where]):.4g}, outside +-{float(bound[where]):.4g}: {because}"
+    )
