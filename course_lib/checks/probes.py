@@ -359,6 +359,4 @@ def bound_mistake(got, bound, what: str, because: str) -> str:
     if not bool(over.any()):
         return ""
     where = tuple(int(i) for i in over.nonzero()[0])
-    return (
-        f"{what} at index {list(where)} is {float(got[where]):.4g}, outside +-{float(bound[where]):.4g}: {because}"
-    )
+    return f"{what} at index {list(where)} is {float(got[where]):.4g}, outside +-{float(bound[where]):.4g}: {because}"
