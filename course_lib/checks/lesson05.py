@@ -43,7 +43,7 @@ def _draw_additive(seed):
     sizes.append((int(rng.integers(1, 5)), int(rng.integers(2, 9)), d, d, int(rng.integers(2, 8))))
     d_q = int(rng.integers(2, 8))
     sizes.append((int(rng.integers(1, 5)), int(rng.integers(2, 9)), d_q, d_q + int(rng.integers(1, 4)), 4))
-    return [
+    cases = [
         [
             torch.randn(B, d_q, generator=g),
             torch.randn(B, T, d_k, generator=g),
@@ -53,6 +53,52 @@ def _draw_additive(seed):
         ]
         for B, T, d_q, d_k, a in sizes
     ]
+    return cases + _layout_probes(rng, g)
+
+
+def _one_entry(rng, rows, cols):
+    """A (rows, cols) matrix of zeros but for one 1 at [r, c], placed where a reshape to (cols, rows) would move
+    it to another column (so a weight read in another layout reads another input feature)."""
+    pairs = [(r, c) for r in range(rows) for c in range(cols) if (r * cols + c) // rows != c]
+    r, c = pairs[int(rng.integers(len(pairs)))]
+    W = torch.zeros(rows, cols)
+    W[r, c] = 1.0
+    return W
+
+
+def _layout_probes(rng, g):
+    """Two cases that show each weight's layout: W_q zero but for W_q[r, c] = 1 and W_k = 0 (every score is
+    tanh(s_c): attention feature r reads query feature c), then the same for W_k; v = 1. The sizes differ
+    (a != d_q != d_k), so a weight used untransposed fails by its shape."""
+    d_q = int(rng.integers(2, 5))
+    d_k = d_q + int(rng.integers(1, 3))
+    a = d_k + int(rng.integers(1, 3))
+    B, T = 1, int(rng.integers(2, 5))
+    query, keys = torch.randn(B, d_q, generator=g), torch.randn(B, T, d_k, generator=g)
+    return [
+        [query, keys, _one_entry(rng, a, d_q), torch.zeros(a, d_k), torch.ones(a)],
+        [query.clone(), keys.clone(), torch.zeros(a, d_q), _one_entry(rng, a, d_k), torch.ones(a)],
+    ]
+
+
+def _layout_property(cases, got, expected) -> str:
+    """Each weight's layout, named whatever code broke it: on a layout probe (one weight with a single 1 at
+    [r, c], the other zero) the scores must be tanh of input feature c."""
+    for (query, keys, W_q, W_k, _), g, e in zip(cases, got, expected):
+        for name, W, other, x, rows in (
+            ("W_q", W_q, W_k, "query", "q = query @ W_q.T"),
+            ("W_k", W_k, W_q, "keys", "k = keys @ W_k.T"),
+        ):
+            if int((W != 0).sum()) != 1 or bool(other.any()) or not probes.unchanged_mistake([g, e], "", ""):
+                continue
+            r, c = (int(i) for i in W.nonzero()[0])
+            return (
+                f"{name}'s layout: with {name} zero but for {name}[{r}, {c}] = 1 (attention feature {r} reads "
+                f"feature {c} of the {x}), the other weight zero and v = 1, every score is tanh of that feature "
+                f"and yours are not: {name} is (a, d), one row per attention feature, so {rows} (not {name} "
+                "untransposed, nor reshaped)"
+            )
+    return ""
 
 
 ADDITIVE_HINTS = [
@@ -102,7 +148,7 @@ def _judge_additive(cases, records):
                 f"your scores are the right ones times {factor:.4g} (case 1): additive attention is not scaled, "
                 "e_j = v^T tanh(W_q s + W_k h_j) (the 1/sqrt(d) belongs to dot-product attention)"
             ) from None
-        raise
+        raise Mistake(_layout_property(cases, got, expected) or str(mistake)) from None
 
 
 def _additive_errors(case, record):

@@ -164,6 +164,20 @@ MUTANTS = [
     ("alignment", "return weights[0]", "return weights[0].flip(0)", "should be"),
     ("alignment", "model(src, src_lengths, tgt_in)", "model(src, src_lengths, _)", "not tgt_out"),
     ("alignment", "return weights[0]", "return torch.softmax(weights[0], dim=0)", "should be"),
+    # issue 34: a weight read in another layout that the shapes cannot show (a reshape, not a transpose): the
+    # layout probe (one weight with a single 1, the other zero) names which weight
+    (
+        "additive_scores",
+        "projected_query = query @ W_q.T",
+        "projected_query = query @ W_q.reshape(W_q.shape[1], W_q.shape[0])",
+        "W_q's layout",
+    ),
+    (
+        "additive_scores",
+        "projected_keys = keys @ W_k.T",
+        "projected_keys = keys @ W_k.reshape(W_k.shape[1], W_k.shape[0])",
+        "W_k's layout",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
