@@ -84,7 +84,7 @@ def _layout_probes(rng, g):
 def _layout_property(cases, got, expected) -> str:
     """Each weight's layout, named whatever code broke it: on a layout probe (one weight with a single 1 at
     [r, c], the other zero) the scores must be tanh of input feature c."""
-    for (query, keys, W_q, W_k, _), g, e in zip(cases, got, expected):
+    for (_, _, W_q, W_k, _), g, e in zip(cases, got, expected):
         for name, W, other, x, rows in (
             ("W_q", W_q, W_k, "query", "q = query @ W_q.T"),
             ("W_k", W_k, W_q, "keys", "k = keys @ W_k.T"),
@@ -480,6 +480,28 @@ def _decode_property(cases, got) -> str:
                         f"the start state: for a sentence of length {L} your decoder starts from states[b, {j}]: "
                         f"h_0^d is the last real encoder state, states[b, lengths[b] - 1] = states[b, {L - 1}]"
                     )
+    return _first_query_property(cases, got)
+
+
+def _first_query_property(cases, got) -> str:
+    """Step 0's query is h_0^d = states[b, L - 1], before any update: log alpha_0 over the real keys is then an
+    affine function of the scores h_0^d . h_j^e (any scale: a wrong scale has its own hints). The first sentence
+    of 3 or more real keys where it is not (so the weights came from another query) is named."""
+    for (_, states, lengths, _), weights in zip(cases, got):
+        states = states.detach().double()
+        for b, L in enumerate(lengths.tolist()):
+            if L < 3:  # over one or two keys any query fits some scale
+                continue
+            scores = states[b, :L] @ states[b, L - 1]
+            logs = weights[b, 0, :L].detach().double().clamp(min=1e-300).log()
+            design = torch.stack([scores, torch.ones_like(scores)], dim=1)
+            fit = design @ torch.linalg.lstsq(design, logs[:, None]).solution
+            if float((fit[:, 0] - logs).abs().max()) > 1e-4:
+                return (
+                    f"step 0's weights: for a sentence of length {L}, your alpha_0 is not a softmax of the start "
+                    f"state's scores h_0^d . h_j^e, h_0^d = states[b, {L - 1}]: step i attends with h_{{i-1}}^d, "
+                    "the state before the GRUCell's update, then updates (not with h_i^d, the state after it)"
+                )
     return ""
 
 

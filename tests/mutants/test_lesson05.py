@@ -178,6 +178,9 @@ MUTANTS = [
         "projected_keys = keys @ W_k.reshape(W_k.shape[1], W_k.shape[0])",
         "W_k's layout",
     ),
+    # issue 34: Luong's order with the mean of the states as the first context (no catalogue entry): the property
+    # of step 0's weights (a softmax of the start state's scores) names the state the step attends with
+    ("decode", BLOCK, LUONG.replace("torch.zeros_like(hidden)", "states.mean(1)"), "the state before the GRUCell"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
