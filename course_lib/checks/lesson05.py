@@ -502,6 +502,34 @@ def _first_query_property(cases, got) -> str:
                     f"state's scores h_0^d . h_j^e, h_0^d = states[b, {L - 1}]: step i attends with h_{{i-1}}^d, "
                     "the state before the GRUCell's update, then updates (not with h_i^d, the state after it)"
                 )
+    return _recurrence_property(cases, got)
+
+
+def _recurrence_property(cases, got) -> str:
+    """The recurrence, judged on the answer's own weights: with alpha_0 right (so h_0^d is), each alpha_{i+1}
+    must be the softmax of the scores of h_i^d = decoder([y_{i-1}; c_i], h_{i-1}^d), c_i = sum_j alpha_ij h_j^e
+    from the answer's alpha_i. The first step where it breaks names the update (its input, or its state)."""
+    for (recipe, states, lengths, tgt_in), weights in zip(cases, got):
+        B, T_in, H = states.shape
+        model = build_model(recipe)
+        with torch.no_grad():
+            real = torch.arange(T_in)[None, :] < lengths[:, None]
+            hidden = states[torch.arange(B), lengths - 1]
+            embedded = model.tgt_embed(tgt_in)
+            weights = weights.detach().float()
+            for i in range(tgt_in.shape[1]):
+                e = ((states * hidden[:, None, :]).sum(-1) / math.sqrt(H)).masked_fill(~real, float("-inf"))
+                if not torch.allclose(weights[:, i], torch.softmax(e, dim=-1), rtol=1e-4, atol=1e-4):
+                    if i == 0:
+                        break  # step 0 is judged by the other properties
+                    return (
+                        f"step {i}'s weights do not follow from your step {i - 1}: with c = sum_j alpha_{i - 1},j h_j^e "
+                        f"from your own alpha_{i - 1}, the state h^d = decoder([y; c], h^d) of that step (its "
+                        "embedding, then this step's context, computed before the update, not the previous "
+                        f"step's) gives other weights at step {i} than yours"
+                    )
+                context = (weights[:, i, :, None] * states).sum(1)
+                hidden = model.decoder(torch.cat([embedded[:, i], context], dim=-1), hidden)
     return ""
 
 

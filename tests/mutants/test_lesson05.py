@@ -181,6 +181,15 @@ MUTANTS = [
     # issue 34: Luong's order with the mean of the states as the first context (no catalogue entry): the property
     # of step 0's weights (a softmax of the start state's scores) names the state the step attends with
     ("decode", BLOCK, LUONG.replace("torch.zeros_like(hidden)", "states.mean(1)"), "the state before the GRUCell"),
+    # issue 34: the GRUCell fed the previous step's context (the mean of the states at step 0): step 0's weights are
+    # right, the recurrence judged on the answer's own weights names the update
+    (
+        "decode",
+        BLOCK,
+        "c_prev = states.mean(1) if i == 0 else c_i\n        "
+        + BLOCK.replace("[embedded[:, i], c_i]", "[embedded[:, i], c_prev]"),
+        "do not follow from your step",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
