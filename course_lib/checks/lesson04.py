@@ -397,9 +397,9 @@ def _cell_property(described: list) -> str:
     for d in described:
         hint = probes.unchanged_mistake(
             d.get("candidate") if isinstance(d, dict) else None,
-            "LSTMCell: with the candidate's weights zero (g_t = tanh(0) = 0) and only the input gate's bias changed, "
-            "c_t",
+            "LSTMCell: with the candidate's weights zero (g_t = tanh(0) = 0) and only the input gate's bias changed",
             "the input gate scales the candidate g_t and nothing else, c_t = f_t * c_{t-1} + i_t * g_t",
+            "c_t",
         )
         if hint:
             return hint

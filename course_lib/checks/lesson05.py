@@ -53,7 +53,8 @@ def _draw_additive(seed):
         ]
         for B, T, d_q, d_k, a in sizes
     ]
-    return cases + _layout_probes(rng, g)
+    first = cases[0]  # the batch probe: case 1's first sequence alone (B = 1), to set beside its row in case 1
+    return cases + _layout_probes(rng, g) + [[first[0][:1].clone(), first[1][:1].clone(), *first[2:]]]
 
 
 def _one_entry(rng, rows, cols):
@@ -148,7 +149,27 @@ def _judge_additive(cases, records):
                 f"your scores are the right ones times {factor:.4g} (case 1): additive attention is not scaled, "
                 "e_j = v^T tanh(W_q s + W_k h_j) (the 1/sqrt(d) belongs to dot-product attention)"
             ) from None
-        raise Mistake(_layout_property(cases, got, expected) or str(mistake)) from None
+        raise Mistake(_layout_property(cases, got, expected) or _batch_property(cases, got) or str(mistake)) from None
+
+
+def _batch_property(cases, got) -> str:
+    """Batch independence, named whatever code broke it: a sequence's scores alone (B = 1) are its row of the
+    scores beside the others (the last case is case 1's first sequence alone)."""
+    if len(cases) < 2 or len(got) < len(cases):
+        return ""
+    (q0, k0, *w0), (q1, k1, *w1) = cases[0], cases[-1]
+    alone = q1.shape[0] == 1 and torch.equal(q1[0], q0[0]) and torch.equal(k1[0], k0[0])
+    if (
+        alone
+        and all(torch.equal(a, b) for a, b in zip(w0, w1))
+        and probes.unchanged_mistake([got[0][:1], got[-1]], "", "")
+    ):
+        return (
+            f"batch independence: sequence 0's scores alone (B = 1) differ from its row beside another sequence "
+            f"(B = {q0.shape[0]}): query b meets only the keys of row b, q[:, None, :] of shape (B, 1, a) "
+            "against k (B, T, a)"
+        )
+    return ""
 
 
 def _additive_errors(case, record):

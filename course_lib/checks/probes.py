@@ -339,11 +339,11 @@ def softmax_sum_mistake(jacobians: list, logits: list) -> str:
     return ""
 
 
-def unchanged_mistake(pair, changed: str, because: str) -> str:
-    """``independent``: ``pair`` is the answer's outputs on two inputs that differ only where ``changed`` says;
-    a right answer gives the same output (``because`` says why). Names the property when they differ."""
+def unchanged_mistake(pair, changed: str, because: str, what: str = "output") -> str:
+    """``independent``: ``pair`` is the answer's ``what`` on two inputs that differ only where ``changed`` says;
+    a right answer gives the same (``because`` says why). Names the property when they differ."""
     if isinstance(pair, list) and len(pair) == 2 and _differ(*pair):
-        return f"{changed}, your output changed: {because}"
+        return f"{changed}, your {what} changed: {because}"
     return ""
 
 

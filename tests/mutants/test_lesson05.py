@@ -190,6 +190,9 @@ MUTANTS = [
         + BLOCK.replace("[embedded[:, i], c_i]", "[embedded[:, i], c_prev]"),
         "do not follow from your step",
     ),
+    # issue 34: each query meets the keys of another row (the batch flipped; no crash, right for B = 1): the batch
+    # probe (case 1's first sequence alone) names batch independence
+    ("additive_scores", "projected_query.unsqueeze(1)", "projected_query.flip(0).unsqueeze(1)", "batch independence"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
