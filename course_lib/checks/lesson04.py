@@ -782,6 +782,19 @@ def _judge_memory(cases, records):
             if not isinstance(entry, dict) or sorted(entry) != ["mean", "runs", "sd"]:
                 raise Mistake(f"got[{T}] should be a dict with the keys 'runs', 'mean' and 'sd', got {entry!r}")
             runs = [table[f"{T},{s}"] for s in seeds]
+            returned = list(table.values())
+            try:  # the property: the runs are numbers the train it was given returned
+                foreign = bool(entry["runs"]) and not any(
+                    abs(float(g) - v) < 1e-9 for g in entry["runs"] for v in returned
+                )
+            except (TypeError, ValueError):  # not a list of numbers: expect_answers says what it is
+                foreign = False
+            if foreign:
+                raise Mistake(
+                    f"none of your runs at T={T} is a number the train you are given returned: runs[k] is "
+                    "train(T, seeds[k]) with the function passed as `train` (the check hands in its own), not "
+                    "train_memory or another function called by name"
+                )
             try:
                 shuffled = list(entry["runs"]) != runs and sorted(entry["runs"]) == sorted(runs)
             except TypeError:  # not a list of numbers: expect_answers says what it is

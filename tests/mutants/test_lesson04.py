@@ -175,6 +175,15 @@ MUTANTS = [
     ("LSTMCell", "c = f * c_prev + i * g", "c = f * c_prev + i * o", "input gate scales the candidate g_t"),
     ("gru_step", "n = torch.tanh(x_n + r * h_n)", "n = x_n + torch.tanh(r * h_n)", "goes inside the tanh"),
     ("gru_step", "n = torch.tanh(x_n + r * h_n)", "n = torch.tanh(r * h_n)", "keep its input term"),
+    # a training function called by name, not the one handed in: the runs are numbers the check's train never
+    # returned (the outsider's called train_memory itself; a stand-in of one's own keeps the suite fast)
+    (
+        "memory_table",
+        "runs = [train(T, seed) for seed in seeds]",
+        "my_train = lambda T, seed: 0.5 + seed / 1000  # a stand-in of my own\n        "
+        "runs = [my_train(T, seed) for seed in seeds]",
+        "the train you are given returned",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
