@@ -311,7 +311,10 @@ def _judge_ninja(cases, records):
         try:
             expect_answers(got[k], expected[k], wrong[k], [f"d{k} {w}" for w in what])
         except Mistake as m:
-            raise Mistake(f"d{k} differs: {m}") from None
+            layout = " should be " in str(m) and probes.rearranged_mistake(
+                f"d{k}", got[k], expected[k], f"d{k} has the layout of {k}, {FF_SHAPES[k]}"
+            )
+            raise Mistake(f"d{k} differs: {layout or m}") from None
 
 
 check_fflm_backward = Exercise(

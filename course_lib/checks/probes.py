@@ -360,3 +360,19 @@ def bound_mistake(got, bound, what: str, because: str) -> str:
         return ""
     where = tuple(int(i) for i in over.nonzero()[0])
     return f"{what} at index {list(where)} is {float(got[where]):.4g}, outside +-{float(bound[where]):.4g}: {because}"
+
+
+def rearranged_mistake(name: str, got: list, expected: list, how: str) -> str:
+    """``layout``: every answer holds exactly the expected numbers, in other places (a transpose, or a reshape of
+    another layout, that the shape cannot show); ``how`` says how the text lays ``name`` out. "" otherwise."""
+    import numpy as np
+
+    from course_lib.checks.protocol import as_array
+
+    for g, e in zip(got, expected):
+        g, e = as_array(g), as_array(e)
+        if g is None or e is None or g.shape != e.shape or e.size < 2:
+            return ""
+        if not np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-4, atol=1e-6):
+            return ""
+    return f"{name} holds the right numbers in the wrong places (transposed, or reshaped from another layout): {how}"

@@ -205,6 +205,9 @@ MUTANTS = [
         "y = torch.softmax(z[None, :], dim=0)[0]",
         "axis of length 1",
     ),
+    # issue 34: dU computed (H, V) and reshaped to U's shape: the right numbers in the wrong places (the layout
+    # property), which no shape shows
+    ("fflm_loss_and_grads", "dU = dz.T @ h", "dU = (h.T @ dz).reshape(U.shape)", "right numbers in the wrong places"),
 ]
 
 AUTOGRAD_FORWARD = (
