@@ -18,7 +18,15 @@ declares which apply (``probes=("causal", "batch", ...)``):
   the text states (``init_range_mistake``);
 - ``dtype`` of a function's results (``dtype_mistake``): what it returns keeps the dtype of its inputs;
 - ``shift`` (``overflow_mistake``): a softmax is unchanged when every logit moves by one constant, so an answer
-  that is finite for small logits and not for the same logits shifted by 1000 overflows.
+  that is finite for small logits and not for the same logits shifted by 1000 overflows;
+- ``sums to 1`` (``softmax_sum_mistake``): the rows of a softmax Jacobian sum to 0 (a y of ones, a softmax over
+  an axis of length 1, is named);
+- ``independent`` (``unchanged_mistake``): an output that must not move when only one input does (an LSTM's c_t
+  when only the input gate moves and the candidate is zero; a sequence's output alone and beside others);
+- ``bounded`` (``bound_mistake``): an output the formula keeps within a bound (a GRU's h_t mixes h_{t-1} with
+  a tanh);
+- ``layout`` (``rearranged_mistake``): the right numbers in the wrong places (a transpose or reshape that the
+  shape cannot show).
 
 The measuring half (``measure``) runs in the student's kernel, on small inputs derived from the case, and
 returns plain data; the judging half (``property_mistake``, ``spec_mistake``, ``init_mistake``) runs where
