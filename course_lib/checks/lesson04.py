@@ -784,14 +784,12 @@ def _judge_memory(cases, records):
             runs = [table[f"{T},{s}"] for s in seeds]
             returned = list(table.values())
             try:  # the property: the runs are numbers the train it was given returned
-                foreign = bool(entry["runs"]) and not any(
-                    abs(float(g) - v) < 1e-9 for g in entry["runs"] for v in returned
-                )
+                foreign = [g for g in entry["runs"] if not any(abs(float(g) - v) < 1e-9 for v in returned)]
             except (TypeError, ValueError):  # not a list of numbers: expect_answers says what it is
-                foreign = False
+                foreign = []
             if foreign:
                 raise Mistake(
-                    f"none of your runs at T={T} is a number the train you are given returned: runs[k] is "
+                    f"your run {foreign[0]!r} at T={T} is not a number the train you are given returned: runs[k] is "
                     "train(T, seeds[k]) with the function passed as `train` (the check hands in its own), not "
                     "train_memory or another function called by name"
                 )
