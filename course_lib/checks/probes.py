@@ -350,7 +350,7 @@ def softmax_sum_mistake(jacobians: list, logits: list) -> str:
 def unchanged_mistake(pair, changed: str, because: str, what: str = "output") -> str:
     """``independent``: ``pair`` is the answer's ``what`` on two inputs that differ only where ``changed`` says;
     a right answer gives the same (``because`` says why). Names the property when they differ."""
-    if isinstance(pair, list) and len(pair) == 2 and _differ(*pair):
+    if isinstance(pair, list) and len(pair) == 2 and all(_is_tensor(p) for p in pair) and _differ(*pair):
         return f"{changed}, your {what} changed: {because}"
     return ""
 
