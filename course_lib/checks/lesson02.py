@@ -112,9 +112,14 @@ def _judge_jacobian(cases, records):
             ],
         ):
             wrong[h].append(v)
-    expect_answers(
-        got, expected, wrong, [f"the Jacobian for {len(z)} logits (case {i + 1})" for i, (z,) in enumerate(cases)]
-    )
+    try:
+        expect_answers(
+            got, expected, wrong, [f"the Jacobian for {len(z)} logits (case {i + 1})" for i, (z,) in enumerate(cases)]
+        )
+    except Mistake as mistake:  # a first difference: name the property that fails, if one does
+        if " should be " not in str(mistake):
+            raise
+        raise Mistake(probes.softmax_sum_mistake(got, [z for (z,) in cases]) or str(mistake)) from None
 
 
 AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
@@ -306,7 +311,10 @@ def _judge_ninja(cases, records):
         try:
             expect_answers(got[k], expected[k], wrong[k], [f"d{k} {w}" for w in what])
         except Mistake as m:
-            raise Mistake(f"d{k} differs: {m}") from None
+            layout = " should be " in str(m) and probes.rearranged_mistake(
+                f"d{k}", got[k], expected[k], f"d{k} has the layout of {k}, {FF_SHAPES[k]}"
+            )
+            raise Mistake(f"d{k} differs: {layout or m}") from None
 
 
 check_fflm_backward = Exercise(

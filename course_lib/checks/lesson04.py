@@ -197,6 +197,7 @@ def _cell_describe(module, live):
         float64 = probes.float64_run(module, lambda m: m(t["x"][0].double()))
     except Exception as exc:  # the student's forward crashed: say where
         return {"raised": type(exc).__name__, "message": str(exc)[:300], "where": _where(exc)}
+    candidate = _candidate_probe(module, t, H)
     return {
         "states": states.detach(),
         "grads": torch.cat(
@@ -209,7 +210,29 @@ def _cell_describe(module, live):
         "init_top": init_top,
         "init": [init_all, init_sizes],
         "float64": float64,
+        "candidate": candidate,
     }
+
+
+def _candidate_probe(module, t, H):
+    """The cell state's dependence on the candidate: with the candidate's block g of every parameter zero
+    (g_t = tanh(0) = 0), c_t = f_t * c_{t-1} must not move when only the input gate's bias does (i_t scales g_t
+    and nothing else). One step on a copy of the module: c_t before and after, or None if it does not run."""
+    import copy
+
+    try:
+        probe = copy.deepcopy(module)
+        params = dict(probe.named_parameters())
+        cs = []
+        with torch.no_grad():
+            for n in LSTM_PARAMS:
+                params[n][2 * H : 3 * H] = 0.0
+            for _ in range(2):
+                cs.append(probe(t["x"][0].clone(), (t["h0"].clone(), t["c0"].clone()))[1].detach().clone())
+                params["b_xh"][:H] += 2.0  # the input gate only
+        return cs
+    except Exception:  # noqa: BLE001 - the cases judge a forward that fails; this probe only names a property
+        return None
 
 
 def _oracle_step(x, state, W):
@@ -334,7 +357,12 @@ def _judge_cell(cases, records):
         wrong["the order of the concatenation: [x, h] goes with [W_xh, W_hh] (you put h first)"] = [
             _cell_run(t, _swapped_step)[0] for t in tensors
         ]
-        expect_answers(got_states, [s for s, _ in right], wrong, what)
+        try:
+            expect_answers(got_states, [s for s, _ in right], wrong, what)
+        except Mistake as mistake:  # a first difference: name the property that fails, if one does
+            if " should be " not in str(mistake):
+                raise
+            raise Mistake(_cell_property([r["returned"] for r in records]) or str(mistake)) from None
     detached = (
         "your states are right but the gradients are not: the state was detached, so the loss cannot reach "
         "earlier steps (backpropagation through time needs the graph)"
@@ -361,6 +389,21 @@ def _judge_cell(cases, records):
     )
     if crash:
         raise Mistake(crash)
+
+
+def _cell_property(described: list) -> str:
+    """The properties of the cell, named whatever code broke them: c_t depends on the input gate only through
+    the candidate g_t."""
+    for d in described:
+        hint = probes.unchanged_mistake(
+            d.get("candidate") if isinstance(d, dict) else None,
+            "LSTMCell: with the candidate's weights zero (g_t = tanh(0) = 0) and only the input gate's bias changed",
+            "the input gate scales the candidate g_t and nothing else, c_t = f_t * c_{t-1} + i_t * g_t",
+            "c_t",
+        )
+        if hint:
+            return hint
+    return ""
 
 
 check_lstm_cell = Exercise(
@@ -446,7 +489,48 @@ def _judge_gru(cases, records):
             expected.append(cell(x, h))  # the oracle
         for hint, kwargs in GRU_HINTS.items():
             wrong[hint].append(_gru_variant(x, h, W_xh, W_hh, b_xh, b_hh, **kwargs))
-    expect_answers(got, expected, wrong, [f"h_t for I={c[0].shape[1]}, H={c[1].shape[1]}" for c in cases])
+    try:
+        expect_answers(got, expected, wrong, [f"h_t for I={c[0].shape[1]}, H={c[1].shape[1]}" for c in cases])
+    except Mistake as mistake:  # a first difference: name the property that fails, if one does
+        if " should be " not in str(mistake):
+            raise
+        raise Mistake(_gru_property(cases, got, expected) or str(mistake)) from None
+
+
+def _draw_gru(seed):
+    """_draw_cell's cases, then the candidate's probe: the last case twice with the gates' input weights zero
+    (x_t reaches h_t only through n_t), the second time with x_t + 1."""
+    cases = _draw_cell(seed, 3, with_c=False)
+    x, h, W_xh, W_hh, b_xh, b_hh = cases[-1]
+    W_xh = W_xh.clone()
+    W_xh[: 2 * h.shape[1]] = 0.0  # r and z no longer read x_t
+    return cases + [[x, h, W_xh, W_hh, b_xh, b_hh], [x + 1.0, h.clone(), W_xh.clone(), W_hh, b_xh, b_hh]]
+
+
+def _gru_property(cases, got, expected) -> str:
+    """The properties of one GRU step, named whatever code broke them: h_t mixes h_{t-1} with n_t, which a tanh
+    keeps in (-1, 1); and h_t depends on x_t through n_t (the probe's two cases, x_t and x_t + 1)."""
+    for (x, h, *_), g in zip(cases, got):
+        hint = probes.bound_mistake(
+            g,
+            torch.clamp(h.abs(), min=1.0),
+            f"h_t for I={x.shape[1]}, H={h.shape[1]}",
+            "h_t = z_t * h_{t-1} + (1 - z_t) * n_t mixes h_{t-1} with n_t, and the tanh keeps n_t in (-1, 1): the "
+            "whole sum W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn) goes inside the tanh",
+        )
+        if hint:
+            return hint
+    probe = len(got) == len(expected) == len(cases) >= 2 and all(
+        not c[2][: 2 * c[1].shape[1]].any() for c in cases[-2:]
+    )  # the last two cases are the probe's (a crash before them leaves them out)
+    if not probe or not probes.unchanged_mistake(list(expected[-2:]), "", ""):
+        return ""  # no probe, or the reference does not move either (cannot happen with drawn weights)
+    if not probes.unchanged_mistake(list(got[-2:]), "", ""):
+        return (
+            "with the gates' input weights zero, h_t did not change when only x_t changed: x_t reaches h_t through "
+            "the candidate, n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn)): keep its input term"
+        )
+    return ""
 
 
 check_gru_step = Exercise(
@@ -454,7 +538,7 @@ check_gru_step = Exercise(
     "one GRU step",
     "gru_step",
     ("x", "h", "W_xh", "W_hh", "b_xh", "b_hh"),
-    lambda seed: _draw_cell(seed, 3, with_c=False),
+    _draw_gru,
     _judge_gru,
     forbidden=(
         "torch.nn.GRUCell",
@@ -701,6 +785,17 @@ def _judge_memory(cases, records):
             if not isinstance(entry, dict) or sorted(entry) != ["mean", "runs", "sd"]:
                 raise Mistake(f"got[{T}] should be a dict with the keys 'runs', 'mean' and 'sd', got {entry!r}")
             runs = [table[f"{T},{s}"] for s in seeds]
+            returned = list(table.values())
+            try:  # the property: the runs are numbers the train it was given returned
+                foreign = [g for g in entry["runs"] if not any(abs(float(g) - v) < 1e-9 for v in returned)]
+            except (TypeError, ValueError):  # not a list of numbers: expect_answers says what it is
+                foreign = []
+            if foreign:
+                raise Mistake(
+                    f"your run {foreign[0]!r} at T={T} is not a number the train you are given returned: runs[k] is "
+                    "train(T, seeds[k]) with the function passed as `train` (the check hands in its own), not "
+                    "train_memory or another function called by name"
+                )
             try:
                 shuffled = list(entry["runs"]) != runs and sorted(entry["runs"]) == sorted(runs)
             except TypeError:  # not a list of numbers: expect_answers says what it is

@@ -43,7 +43,7 @@ def _draw_additive(seed):
     sizes.append((int(rng.integers(1, 5)), int(rng.integers(2, 9)), d, d, int(rng.integers(2, 8))))
     d_q = int(rng.integers(2, 8))
     sizes.append((int(rng.integers(1, 5)), int(rng.integers(2, 9)), d_q, d_q + int(rng.integers(1, 4)), 4))
-    return [
+    cases = [
         [
             torch.randn(B, d_q, generator=g),
             torch.randn(B, T, d_k, generator=g),
@@ -53,6 +53,53 @@ def _draw_additive(seed):
         ]
         for B, T, d_q, d_k, a in sizes
     ]
+    first = cases[0]  # the batch probe: case 1's first sequence alone (B = 1), to set beside its row in case 1
+    return cases + _layout_probes(rng, g) + [[first[0][:1].clone(), first[1][:1].clone(), *first[2:]]]
+
+
+def _one_entry(rng, rows, cols):
+    """A (rows, cols) matrix of zeros but for one 1 at [r, c], placed where a reshape to (cols, rows) would move
+    it to another column (so a weight read in another layout reads another input feature)."""
+    pairs = [(r, c) for r in range(rows) for c in range(cols) if (r * cols + c) // rows != c]
+    r, c = pairs[int(rng.integers(len(pairs)))]
+    W = torch.zeros(rows, cols)
+    W[r, c] = 1.0
+    return W
+
+
+def _layout_probes(rng, g):
+    """Two cases that show each weight's layout: W_q zero but for W_q[r, c] = 1 and W_k = 0 (every score is
+    tanh(s_c): attention feature r reads query feature c), then the same for W_k; v = 1. The sizes differ
+    (a != d_q != d_k), so a weight used untransposed fails by its shape."""
+    d_q = int(rng.integers(2, 5))
+    d_k = d_q + int(rng.integers(1, 3))
+    a = d_k + int(rng.integers(1, 3))
+    B, T = 1, int(rng.integers(2, 5))
+    query, keys = torch.randn(B, d_q, generator=g), torch.randn(B, T, d_k, generator=g)
+    return [
+        [query, keys, _one_entry(rng, a, d_q), torch.zeros(a, d_k), torch.ones(a)],
+        [query.clone(), keys.clone(), torch.zeros(a, d_q), _one_entry(rng, a, d_k), torch.ones(a)],
+    ]
+
+
+def _layout_property(cases, got, expected) -> str:
+    """Each weight's layout, named whatever code broke it: on a layout probe (one weight with a single 1 at
+    [r, c], the other zero) the scores must be tanh of input feature c."""
+    for (_, _, W_q, W_k, _), g, e in zip(cases, got, expected):
+        for name, W, other, x, rows in (
+            ("W_q", W_q, W_k, "query", "q = query @ W_q.T"),
+            ("W_k", W_k, W_q, "keys", "k = keys @ W_k.T"),
+        ):
+            if int((W != 0).sum()) != 1 or bool(other.any()) or not probes.unchanged_mistake([g, e], "", ""):
+                continue
+            r, c = (int(i) for i in W.nonzero()[0])
+            return (
+                f"{name}'s layout: with {name} zero but for {name}[{r}, {c}] = 1 (attention feature {r} reads "
+                f"feature {c} of the {x}), the other weight zero and v = 1, every score is tanh of that feature "
+                f"and yours are not: {name} is (a, d), one row per attention feature, so {rows} (not {name} "
+                "untransposed, nor reshaped)"
+            )
+    return ""
 
 
 ADDITIVE_HINTS = [
@@ -102,7 +149,27 @@ def _judge_additive(cases, records):
                 f"your scores are the right ones times {factor:.4g} (case 1): additive attention is not scaled, "
                 "e_j = v^T tanh(W_q s + W_k h_j) (the 1/sqrt(d) belongs to dot-product attention)"
             ) from None
-        raise
+        raise Mistake(_layout_property(cases, got, expected) or _batch_property(cases, got) or str(mistake)) from None
+
+
+def _batch_property(cases, got) -> str:
+    """Batch independence, named whatever code broke it: a sequence's scores alone (B = 1) are its row of the
+    scores beside the others (the last case is case 1's first sequence alone)."""
+    if len(cases) < 2 or len(got) < len(cases):
+        return ""
+    (q0, k0, *w0), (q1, k1, *w1) = cases[0], cases[-1]
+    alone = q1.shape[0] == 1 and torch.equal(q1[0], q0[0]) and torch.equal(k1[0], k0[0])
+    if (
+        alone
+        and all(torch.equal(a, b) for a, b in zip(w0, w1))
+        and probes.unchanged_mistake([got[0][:1], got[-1]], "", "")
+    ):
+        return (
+            f"batch independence: sequence 0's scores alone (B = 1) differ from its row beside another sequence "
+            f"(B = {q0.shape[0]}): query b meets only the keys of row b, q[:, None, :] of shape (B, 1, a) "
+            "against k (B, T, a)"
+        )
+    return ""
 
 
 def _additive_errors(case, record):
@@ -434,6 +501,56 @@ def _decode_property(cases, got) -> str:
                         f"the start state: for a sentence of length {L} your decoder starts from states[b, {j}]: "
                         f"h_0^d is the last real encoder state, states[b, lengths[b] - 1] = states[b, {L - 1}]"
                     )
+    return _first_query_property(cases, got)
+
+
+def _first_query_property(cases, got) -> str:
+    """Step 0's query is h_0^d = states[b, L - 1], before any update: log alpha_0 over the real keys is then an
+    affine function of the scores h_0^d . h_j^e (any scale: a wrong scale has its own hints). The first sentence
+    of 3 or more real keys where it is not (so the weights came from another query) is named."""
+    for (_, states, lengths, _), weights in zip(cases, got):
+        states = states.detach().double()
+        for b, L in enumerate(lengths.tolist()):
+            if L < 3:  # over one or two keys any query fits some scale
+                continue
+            scores = states[b, :L] @ states[b, L - 1]
+            logs = weights[b, 0, :L].detach().double().clamp(min=1e-300).log()
+            design = torch.stack([scores, torch.ones_like(scores)], dim=1)
+            fit = design @ torch.linalg.lstsq(design, logs[:, None]).solution
+            if float((fit[:, 0] - logs).abs().max()) > 1e-4:
+                return (
+                    f"step 0's weights: for a sentence of length {L}, your alpha_0 is not a softmax of the start "
+                    f"state's scores h_0^d . h_j^e, h_0^d = states[b, {L - 1}]: step i attends with h_{{i-1}}^d, "
+                    "the state before the GRUCell's update, then updates (not with h_i^d, the state after it)"
+                )
+    return _recurrence_property(cases, got)
+
+
+def _recurrence_property(cases, got) -> str:
+    """The recurrence, judged on the answer's own weights: with alpha_0 right (so h_0^d is), each alpha_{i+1}
+    must be the softmax of the scores of h_i^d = decoder([y_{i-1}; c_i], h_{i-1}^d), c_i = sum_j alpha_ij h_j^e
+    from the answer's alpha_i. The first step where it breaks names the update (its input, or its state)."""
+    for (recipe, states, lengths, tgt_in), weights in zip(cases, got):
+        B, T_in, H = states.shape
+        model = build_model(recipe)
+        with torch.no_grad():
+            real = torch.arange(T_in)[None, :] < lengths[:, None]
+            hidden = states[torch.arange(B), lengths - 1]
+            embedded = model.tgt_embed(tgt_in)
+            weights = weights.detach().float()
+            for i in range(tgt_in.shape[1]):
+                e = ((states * hidden[:, None, :]).sum(-1) / math.sqrt(H)).masked_fill(~real, float("-inf"))
+                if not torch.allclose(weights[:, i], torch.softmax(e, dim=-1), rtol=1e-4, atol=1e-4):
+                    if i == 0:
+                        break  # step 0 is judged by the other properties
+                    return (
+                        f"step {i}'s weights do not follow from your step {i - 1}: with c = sum_j alpha_{i - 1},j h_j^e "
+                        f"from your own alpha_{i - 1}, the state h^d = decoder([y; c], h^d) of that step (its "
+                        "embedding, then this step's context, computed before the update, not the previous "
+                        f"step's) gives other weights at step {i} than yours"
+                    )
+                context = (weights[:, i, :, None] * states).sum(1)
+                hidden = model.decoder(torch.cat([embedded[:, i], context], dim=-1), hidden)
     return ""
 
 

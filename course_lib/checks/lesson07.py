@@ -371,10 +371,19 @@ def _property(cls, value, x, ids, which):
     return probes_lib.property_mistake(cls, {k: v for k, v in measured.items() if k in which}, tuple(x.shape), ids=ids)
 
 
-def _module_check(number, title, cls, args, draw, judge, *, n_ctor, x_at, forbidden, spec, ids=False):
-    """A build exercise's check: the class built with the case's first ``n_ctor`` arguments, its parameters
-    randomised, its forward run on the rest (``x_at`` is the input whose T a size hint names, token ids when
-    ``ids``); ``spec(case)``: the parameters the text states (see ``_with_probes``)."""
+def _module_check(
+    number, title, cls, args, draw, *, n_ctor, x_at, forbidden, spec, ids=False, judge=None, hints=None,
+    reference=None, shape=None, what=None, shape_what=None, before=None,
+):  # fmt: skip
+    """A build exercise's check, the one shape of 7.3 to 7.7: the class built with the case's first ``n_ctor``
+    arguments, its parameters randomised, its forward run on the rest (``x_at`` is the input whose T a size hint
+    names, token ids when ``ids``); ``spec(case)``: the parameters the text states (see ``_with_probes``). A module
+    with one output declares ``hints``, ``reference``, ``shape``, ``what`` (and ``shape_what``, ``before``) for
+    :func:`_judge_module`; another (GPT's pair) gives its own ``judge``."""
+    if judge is None:
+        judge = _judge_module(
+            cls, hints, reference, x_at=x_at, shape=shape, what=what, shape_what=shape_what, before=before
+        )
     return ModuleExercise(
         number,
         title,
@@ -736,15 +745,11 @@ check_head = _module_check(
     "Head",
     ("d_model", "head_size", "block_size", "x", "seed"),
     _draw_head,
-    _judge_module(
-        "Head",
-        ATTENTION_HINTS,
-        lambda x, params, case, **flags: _head(x, params, **flags),
-        x_at=3,
-        shape=lambda case: (*case[3].shape[:2], case[1]),
-        what=lambda case: f"the head's output for x of shape {tuple(case[3].shape)}",
-        before=_head_before,
-    ),
+    hints=ATTENTION_HINTS,
+    reference=lambda x, params, case, **flags: _head(x, params, **flags),
+    shape=lambda case: (*case[3].shape[:2], case[1]),
+    what=lambda case: f"the head's output for x of shape {tuple(case[3].shape)}",
+    before=_head_before,
     n_ctor=3,
     x_at=3,
     forbidden=ATTENTION_FORBIDDEN,
@@ -788,15 +793,11 @@ check_multi_head = _module_check(
     "MultiHeadAttention",
     ("d_model", "n_heads", "block_size", "x", "seed"),
     _draw_mha,
-    _judge_module(
-        "MultiHeadAttention",
-        MHA_HINTS,
-        lambda x, params, case, **flags: _mha(x, params, case[1], **flags),
-        x_at=3,
-        shape=lambda case: tuple(case[3].shape),
-        what=lambda case: f"the output for x {tuple(case[3].shape)}, n_heads = {case[1]}",
-        shape_what=lambda case: f"the output for x of shape {tuple(case[3].shape)}, n_heads = {case[1]}",
-    ),
+    hints=MHA_HINTS,
+    reference=lambda x, params, case, **flags: _mha(x, params, case[1], **flags),
+    shape=lambda case: tuple(case[3].shape),
+    what=lambda case: f"the output for x {tuple(case[3].shape)}, n_heads = {case[1]}",
+    shape_what=lambda case: f"the output for x of shape {tuple(case[3].shape)}, n_heads = {case[1]}",
     n_ctor=3,
     x_at=3,
     forbidden=ATTENTION_FORBIDDEN,
@@ -831,15 +832,11 @@ check_feed_forward = _module_check(
     "FeedForward",
     ("d_model", "x", "seed"),
     _draw_ffn,
-    _judge_module(
-        "FeedForward",
-        FFN_HINTS,
-        lambda x, params, case, **flags: _ffn(x, params, **flags),
-        x_at=1,
-        shape=lambda case: tuple(case[1].shape),
-        what=lambda case: f"the output for x of shape {tuple(case[1].shape)}",
-        before=lambda case, out, params: _ffn_params(params, "", case[0]),
-    ),
+    hints=FFN_HINTS,
+    reference=lambda x, params, case, **flags: _ffn(x, params, **flags),
+    shape=lambda case: tuple(case[1].shape),
+    what=lambda case: f"the output for x of shape {tuple(case[1].shape)}",
+    before=lambda case, out, params: _ffn_params(params, "", case[0]),
     n_ctor=1,
     x_at=1,
     forbidden=BLOCK_FORBIDDEN,
@@ -890,14 +887,10 @@ check_block = _module_check(
     "Block",
     ("d_model", "n_heads", "block_size", "x", "seed"),
     _draw_block,
-    _judge_module(
-        "Block",
-        BLOCK_HINTS,
-        lambda x, params, case, **flags: _block(x, params, case[1], **flags),
-        x_at=3,
-        shape=lambda case: tuple(case[3].shape),
-        what=lambda case: f"the block's output for x of shape {tuple(case[3].shape)}",
-    ),
+    hints=BLOCK_HINTS,
+    reference=lambda x, params, case, **flags: _block(x, params, case[1], **flags),
+    shape=lambda case: tuple(case[3].shape),
+    what=lambda case: f"the block's output for x of shape {tuple(case[3].shape)}",
     n_ctor=3,
     x_at=3,
     forbidden=BLOCK_FORBIDDEN,
@@ -1005,7 +998,7 @@ check_gpt = _module_check(
     "GPT",
     ("vocab_size", "d_model", "n_heads", "n_layers", "block_size", "idx", "targets", "seed"),
     _draw_gpt,
-    _judge_gpt,
+    judge=_judge_gpt,
     n_ctor=5,
     x_at=5,
     forbidden=BLOCK_FORBIDDEN,

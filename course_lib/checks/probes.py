@@ -18,7 +18,15 @@ declares which apply (``probes=("causal", "batch", ...)``):
   the text states (``init_range_mistake``);
 - ``dtype`` of a function's results (``dtype_mistake``): what it returns keeps the dtype of its inputs;
 - ``shift`` (``overflow_mistake``): a softmax is unchanged when every logit moves by one constant, so an answer
-  that is finite for small logits and not for the same logits shifted by 1000 overflows.
+  that is finite for small logits and not for the same logits shifted by 1000 overflows;
+- ``sums to 1`` (``softmax_sum_mistake``): the rows of a softmax Jacobian sum to 0 (a y of ones, a softmax over
+  an axis of length 1, is named);
+- ``independent`` (``unchanged_mistake``): an output that must not move when only one input does (an LSTM's c_t
+  when only the input gate moves and the candidate is zero; a sequence's output alone and beside others);
+- ``bounded`` (``bound_mistake``): an output the formula keeps within a bound (a GRU's h_t mixes h_{t-1} with
+  a tanh);
+- ``layout`` (``rearranged_mistake``): the right numbers in the wrong places (a transpose or reshape that the
+  shape cannot show).
 
 The measuring half (``measure``) runs in the student's kernel, on small inputs derived from the case, and
 returns plain data; the judging half (``property_mistake``, ``spec_mistake``, ``init_mistake``) runs where
@@ -305,3 +313,74 @@ def constant_factor(got: list, expected: list) -> float | None:
             return None
         factors.append(c)
     return factors[0] if factors else None
+
+
+def softmax_sum_mistake(jacobians: list, logits: list) -> str:
+    """``sums to 1``: y = softmax(z) sums to 1 whatever z, so moving every logit by one amount changes nothing and
+    each row of J = diag(y) - y y^T sums to 0 (J 1 = y (1 - sum y)). A y of ones (a softmax over an axis of
+    length 1: z unsqueezed) gives J = I - 1 1^T, zero on the diagonal and -1 elsewhere, although the logits
+    differ. The first case that breaks it (the smallest shows it best), as a one-line hint; "" when none does."""
+    import numpy as np
+
+    from course_lib.checks.protocol import as_array
+
+    for J, z in sorted(zip(jacobians, logits), key=lambda pair: len(pair[1])):
+        J, z = as_array(J), as_array(z)
+        if J is None or z is None or z.ndim != 1 or J.shape != (len(z), len(z)) or not np.all(np.isfinite(J)):
+            continue
+        K = len(z)
+        sums = J.sum(1)
+        if K < 2 or np.allclose(sums, 0, atol=1e-5):
+            continue
+        shown = "[" + ", ".join(f"{v:.3g}" for v in z) + "]"
+        off = J[~np.eye(K, dtype=bool)]
+        if np.allclose(np.diag(J), 0, atol=1e-6) and np.allclose(off, -1, atol=1e-6) and np.ptp(z) > 0:
+            return (
+                f"for z = {shown} every probability y_i came out 1 (J = I - 1 1^T): the softmax ran over an axis of "
+                f"length 1 (an unsqueezed z, or the wrong dim); take it over the K = {K} logits, "
+                "torch.softmax(z, dim=0), so that y sums to 1"
+            )
+        return (
+            f"each row of J sums to 0 (y sums to 1, so adding one constant to every logit changes nothing): for "
+            f"z = {shown} your rows sum to {', '.join(f'{v:.3g}' for v in sums)}"
+        )
+    return ""
+
+
+def unchanged_mistake(pair, changed: str, because: str, what: str = "output") -> str:
+    """``independent``: ``pair`` is the answer's ``what`` on two inputs that differ only where ``changed`` says;
+    a right answer gives the same (``because`` says why). Names the property when they differ."""
+    if isinstance(pair, list) and len(pair) == 2 and all(_is_tensor(p) for p in pair) and _differ(*pair):
+        return f"{changed}, your {what} changed: {because}"
+    return ""
+
+
+def bound_mistake(got, bound, what: str, because: str) -> str:
+    """``bounded``: every entry of ``got`` lies within +-``bound`` (a tensor of the same shape, or a number), as
+    the formula forces (a tanh is in (-1, 1), a gate mixes two values); the first entry beyond it is named."""
+    import torch
+
+    if not (_is_tensor(got) and got.is_floating_point()):
+        return ""
+    bound = torch.as_tensor(bound, dtype=torch.float64).expand(got.shape)
+    over = got.detach().double().abs() > bound + 1e-5
+    if not bool(over.any()):
+        return ""
+    where = tuple(int(i) for i in over.nonzero()[0])
+    return f"{what} at index {list(where)} is {float(got[where]):.4g}, outside +-{float(bound[where]):.4g}: {because}"
+
+
+def rearranged_mistake(name: str, got: list, expected: list, how: str) -> str:
+    """``layout``: every answer holds exactly the expected numbers, in other places (a transpose, or a reshape of
+    another layout, that the shape cannot show); ``how`` says how the text lays ``name`` out. "" otherwise."""
+    import numpy as np
+
+    from course_lib.checks.protocol import as_array
+
+    for g, e in zip(got, expected):
+        g, e = as_array(g), as_array(e)
+        if g is None or e is None or g.shape != e.shape or e.size < 2:
+            return ""
+        if not np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-4, atol=1e-6):
+            return ""
+    return f"{name} holds the right numbers in the wrong places (transposed, or reshaped from another layout): {how}"

@@ -198,6 +198,16 @@ MUTANTS = [
     # W_hh is square: its transposed gradient has the right shape, so only the targeted hint names it
     ("bptt_step", "dW_hh = da.T @ h_prev", "dW_hh = h_prev.T @ da", "dW_hh differs: dW_hh is transposed"),
     ("softmax_jacobian", "torch.diag(y) - torch.outer(y, y)", "torch.outer(y, y) - torch.diag(y)", "sign is flipped"),
+    # issue 34: a softmax over an axis of length 1 (every y_i = 1): the rows-sum-to-0 property names the axis
+    (
+        "softmax_jacobian",
+        "y = torch.exp(z - z.max())  # subtracting the max changes nothing and avoids overflow\n    y = y / y.sum()",
+        "y = torch.softmax(z[None, :], dim=0)[0]",
+        "axis of length 1",
+    ),
+    # issue 34: dU computed (H, V) and reshaped to U's shape: the right numbers in the wrong places (the layout
+    # property), which no shape shows
+    ("fflm_loss_and_grads", "dU = dz.T @ h", "dU = (h.T @ dz).reshape(U.shape)", "right numbers in the wrong places"),
 ]
 
 AUTOGRAD_FORWARD = (

@@ -169,6 +169,21 @@ MUTANTS = [
     ("memory_table", "for seed in seeds]", "for seed in sorted(seeds)]", "runs[k] is train(T, seeds[k])"),
     ("memory_table", "for seed in seeds]", "for seed in set(seeds)]", "runs[k] is train(T, seeds[k])"),
     ("set_forget_bias", "    with torch.no_grad():\n        for", "    if True:\n        for", "torch.no_grad()"),
+    # issue 34: properties, not a first difference: c_t fed by the output gate where g belongs (with g's weights
+    # zero, c_t moves with the input gate), n_t with its input term outside the tanh (h_t beyond +-max(|h|, 1)),
+    # n_t without its input term (h_t deaf to x_t when the gates' input weights are zero)
+    ("LSTMCell", "c = f * c_prev + i * g", "c = f * c_prev + i * o", "input gate scales the candidate g_t"),
+    ("gru_step", "n = torch.tanh(x_n + r * h_n)", "n = x_n + torch.tanh(r * h_n)", "goes inside the tanh"),
+    ("gru_step", "n = torch.tanh(x_n + r * h_n)", "n = torch.tanh(r * h_n)", "keep its input term"),
+    # a training function called by name, not the one handed in: the runs are numbers the check's train never
+    # returned (the outsider's called train_memory itself; a stand-in of one's own keeps the suite fast)
+    (
+        "memory_table",
+        "runs = [train(T, seed) for seed in seeds]",
+        "my_train = lambda T, seed: 0.5 + seed / 1000  # a stand-in of my own\n        "
+        "runs = [my_train(T, seed) for seed in seeds]",
+        "the train you are given returned",
+    ),
 ]
 
 # (function, edit from, edit to): different but right code that must pass

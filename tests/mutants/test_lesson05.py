@@ -164,6 +164,35 @@ MUTANTS = [
     ("alignment", "return weights[0]", "return weights[0].flip(0)", "should be"),
     ("alignment", "model(src, src_lengths, tgt_in)", "model(src, src_lengths, _)", "not tgt_out"),
     ("alignment", "return weights[0]", "return torch.softmax(weights[0], dim=0)", "should be"),
+    # issue 34: a weight read in another layout that the shapes cannot show (a reshape, not a transpose): the
+    # layout probe (one weight with a single 1, the other zero) names which weight
+    (
+        "additive_scores",
+        "projected_query = query @ W_q.T",
+        "projected_query = query @ W_q.reshape(W_q.shape[1], W_q.shape[0])",
+        "W_q's layout",
+    ),
+    (
+        "additive_scores",
+        "projected_keys = keys @ W_k.T",
+        "projected_keys = keys @ W_k.reshape(W_k.shape[1], W_k.shape[0])",
+        "W_k's layout",
+    ),
+    # issue 34: Luong's order with the mean of the states as the first context (no catalogue entry): the property
+    # of step 0's weights (a softmax of the start state's scores) names the state the step attends with
+    ("decode", BLOCK, LUONG.replace("torch.zeros_like(hidden)", "states.mean(1)"), "the state before the GRUCell"),
+    # issue 34: the GRUCell fed the previous step's context (the mean of the states at step 0): step 0's weights are
+    # right, the recurrence judged on the answer's own weights names the update
+    (
+        "decode",
+        BLOCK,
+        "c_prev = states.mean(1) if i == 0 else c_i\n        "
+        + BLOCK.replace("[embedded[:, i], c_i]", "[embedded[:, i], c_prev]"),
+        "do not follow from your step",
+    ),
+    # issue 34: each query meets the keys of another row (the batch flipped; no crash, right for B = 1): the batch
+    # probe (case 1's first sequence alone) names batch independence
+    ("additive_scores", "projected_query.unsqueeze(1)", "projected_query.flip(0).unsqueeze(1)", "batch independence"),
 ]
 
 # (function, edit from, edit to): different but right code that must pass
