@@ -36,6 +36,7 @@ import os
 import sys
 import threading
 
+FORGED = "something other than the grader wrote on its results pipe"  # a refusal that is not borrowed work
 ANSWER_FILE = "<answer {}>"  # the file name an answer cell's code carries (how the observer knows it)
 # audit events that reach around the observer or into the interpreter: refused while the student's code runs
 SENSITIVE_EVENTS = {
@@ -787,7 +788,7 @@ def _in_child(run, closed, max_line: int, forward=None):
             ):
                 reply = {k: v for k, v in message.items() if k != "token"}
             else:
-                note("something other than the grader wrote on its results pipe")
+                note(FORGED)
     os.close(read_end)
     _, status = os.waitpid(pid, 0)
     return refused, reply, status

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED
 from course_lib.instructor import sandbox
+from course_lib.instructor.harness import FORGED
 from course_lib.instructor.ids import sort_key
 from course_lib.instructor.kernel import MAX_MESSAGE_BYTES, _client_class, _kernel_manager
 from course_lib.instructor.release import expected_exercises, lesson_of, release_notebook, restore_checks
@@ -274,14 +275,14 @@ def _verdict(exercise, cases, outcome, load_problem, sources) -> dict:
             return {"status": FAILED, "message": _clip(load_problem), "title": title}
         reply, refused, why = outcome if outcome else (None, [], "not called")
         if refused:
-            return {
-                "status": FAILED,
-                "message": _clip(
+            if refused[0].startswith(FORGED):  # not borrowed work: a line the grader did not write
+                message = f"refused: while your function ran, {quoted(refused[0])}; only the grader's reply counts"
+            else:
+                message = (
                     f"Hint: write it yourself: while the grader ran your function it reached {quoted(refused[0])}, "
                     "which grading does not allow"
-                ),
-                "title": title,
-            }
+                )
+            return {"status": FAILED, "message": _clip(message), "title": title}
         if reply is None:
             return {"status": FAILED, "message": _clip(why), "title": title}
         verdict = _judge(exercise, cases, json.dumps(reply).encode(), title)
