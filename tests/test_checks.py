@@ -758,6 +758,11 @@ def test_gradient_routes_that_no_name_list_covers_are_refused():
         ),
         # right values (3 x^2 (1 - 0^2)), but computed by a gradient kernel
         "an aten backward kernel": "def grad_cube(x):\n    return torch.ops.aten.tanh_backward(3 * x**2, 0 * x)\n",
+        # the same formula in torch's Python decompositions: plain multiplies and sums, no backward kernel
+        "a Python gradient formula": (
+            "def grad_cube(x):\n    from torch._decomp import decompositions as d\n"
+            "    return d.tanh_backward(3 * x**2, 0 * x)\n"
+        ),
     }
     for what, source in routes.items():
         r = ex.check(_from_source(source, "grad_cube"), quiet=True)
@@ -988,3 +993,19 @@ def test_calling_the_checks_module_where_it_is_not_defined_reads_as_a_refusal():
     """In the grader's process there is no `checks`: the NameError of an answer that calls it is a refusal."""
     r = check_double(_from_source("def double(x):\n    return checks.double(x)\n", "double"), quiet=True)
     assert r.status == FAILED and r.message.count("\n") == 0 and "may not call the course's checks" in r.message, r
+
+
+def test_torchs_masked_softmax_is_refused_where_the_masking_is_the_exercise():
+    """torch.masked.softmax fills and normalises in one call (a hostile class passed 6.3 with it)."""
+    import torch
+
+    ex = checks.exercises("06")["6.3"]
+    source = (
+        "def masked_attention(scores, values, lengths):\n"
+        "    T = scores.shape[-1]\n"
+        "    keep = (torch.arange(T)[None, None, :] < lengths[:, None, None]) & torch.ones(T, T, dtype=torch.bool).tril()\n"
+        "    weights = torch.masked.softmax(scores, dim=-1, mask=keep).nan_to_num(0.0)\n"
+        "    return weights @ values, weights\n"
+    )
+    r = ex.check(_from_source(source, "masked_attention", {"torch": torch}), quiet=True)
+    assert r.status == FAILED and "torch.masked" in r.message, r

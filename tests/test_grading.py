@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from course_lib import checks
-from course_lib.instructor import cli, grading, sandbox
+from course_lib.instructor import cli, grading, sandbox, submission
 from course_lib.instructor.release import lesson_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -596,3 +596,16 @@ def test_an_exercise_answered_only_in_writing_is_left_to_the_instructor():
     nb = nbformat.v4.new_notebook()
     nb.cells = [cell("code", "ex-7-7"), cell("code", "check-7-7"), cell("markdown", "ex-7-8"), cell("code", "ex-7-9")]
     assert expected_exercises(nb) == ["7.7", "7.9"]
+
+
+def test_an_answer_id_carried_by_two_cells_is_reported():
+    """A copied cell keeps its nbgrader id (JupyterLab copies metadata), and an added cell can be given one: the
+    grader loads each in order and says so in the row, never silently."""
+    import copy
+
+    nb = nbformat.read(RELEASE, as_version=4)
+    expected = list(checks.exercises(LESSON))
+    assert submission.duplicated_answers(nb, expected) == []
+    nb.cells.append(copy.deepcopy(exercise_cell(nb, "6.4")))
+    [note] = submission.duplicated_answers(nb, expected)
+    assert "ex-6-4 appears 2 times" in note and "last definition" in note

@@ -683,3 +683,65 @@ def test_one_helper_lists_a_classs_functions_for_the_checks_and_the_harness():
     assert len(found) == 6  # the property's three functions, each its own
     observer = {f.__name__ for f in _functions_of(harness._Observer)}
     assert {"audit", "trace", "refuse", "check", "detail", "swapped"} <= observer
+
+
+# --------------------------------------------------------------------------- issue 33, fourth class
+
+# 6.3 answered with zeros, and json's default encoder replaced during the call by one that, once the observer is
+# off, writes the checks' reference over the returned values: the reply must be written by the grader's own code.
+ENCODER_HOOK = {
+    "6.3": """
+import json
+import sys
+
+import torch
+
+SEEN = []
+KEPT = []
+
+
+class Rewriter:
+    def encode(self, message):
+        reply = message.get("reply") if isinstance(message, dict) else None
+        if isinstance(reply, dict) and "records" in reply:
+            checks = sys.modules["course" + "_lib.checks.lesson06"]
+            plain = sys.modules["course" + "_lib.checks.plain"]
+            protocol = sys.modules["course" + "_lib.checks.protocol"]
+            for record, args in zip(reply["records"], SEEN):
+                right = plain.to_plain(protocol._plainify(checks.reference_masked_attention(*args)))
+                for pair in record["dict"]:
+                    if pair[0] == "returned":
+                        pair[1] = right
+        return KEPT[0].encode(message)
+
+
+def masked_attention(scores, values, lengths):
+    SEEN.append((scores.clone(), values.clone(), lengths.clone()))
+    if not KEPT:
+        KEPT.append(json._default_encoder)
+        json._default_encoder = Rewriter()
+    B, T, _ = scores.shape
+    return torch.zeros(B, T, values.shape[-1], dtype=values.dtype), torch.zeros(B, T, T, dtype=scores.dtype)
+""",
+}
+
+
+def test_the_reply_is_encoded_by_the_graders_code_not_by_json_state_the_answer_replaced(tmp_path):
+    status, message, refused = run_harness("06", ENCODER_HOOK, tmp_path)["6.3"]
+    assert status == submission.FAILED and not message.startswith("the grader"), (message, refused)
+
+
+def test_the_replys_encoder_writes_plain_data_as_json_does_and_nothing_else():
+    import json
+
+    plain = {"a": [1, 2.5, None, True, 'é\n"x'], "b": {"c": (1, -0.0, 1e300)}, "n": [float("inf"), -float("inf")]}
+    assert harness._plain_json(plain) == json.dumps(plain, separators=(",", ":"))
+    assert harness._plain_json([float("nan")]) == "[NaN]"
+
+    class Text(str):
+        def __str__(self):
+            raise AssertionError("a value's own code ran")
+
+    for not_plain in ({"x": Text("a")}, {1: 2}, [object()], {"x": {"y": bytearray(b"z")}}):
+        with pytest.raises(TypeError):
+            harness._plain_json(not_plain)

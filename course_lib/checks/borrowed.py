@@ -20,8 +20,8 @@ What is refused (:class:`Rules`, derived from the exercise's ``forbidden`` and `
   course_lib.buildup.Head.forward`` in a class body, a subclass) is refused before it runs
   (:func:`course_code_in`), since the check itself would be the caller;
 - **autograd** where the exercise forbids ``torch.Tensor.backward`` / ``torch.autograd.grad``: any code of
-  ``torch.autograd`` (but ``no_grad`` and the profiler), ``torch.func`` / ``torch._functorch``, forward-mode
-  autograd, the engine (``Variable._execution_engine.run_backward``), and gradient kernels;
+  ``torch.autograd`` (but ``no_grad`` and the profiler), ``torch.func`` / ``torch._functorch``, torch's backward
+  formulas in Python (``torch._decomp``), forward-mode autograd, the engine (``Variable._execution_engine.run_backward``), and gradient kernels;
 - **fused kernels** that compute the answer, for each ready-made torch name the exercise forbids
   (:data:`KERNELS`: ``torch.nn.LSTM`` -> ``lstm``, ``lstm_cell``, ...; attention -> the
   ``scaled_dot_product_attention`` family, ``_native_multi_head_attention``, the fused masked softmax
@@ -471,10 +471,11 @@ _setprofile, _getprofile = sys.setprofile, sys.getprofile
 _thread_setprofile, _thread_getprofile = threading.setprofile, threading.getprofile
 
 # autograd: the exercise asks for a gradient written by hand. Refused: every torch.Tensor.backward /
-# torch.autograd / torch.func / forward-mode route, and the engine itself. torch.no_grad and friends
-# (grad_mode), the profiler (optimizer.step wraps itself in it) and anomaly mode compute no gradient: allowed.
+# torch.autograd / torch.func / forward-mode route, torch's own backward formulas in Python (torch._decomp), and
+# the engine itself. torch.no_grad and friends (grad_mode), the profiler (optimizer.step wraps itself in it) and
+# anomaly mode compute no gradient: allowed.
 AUTOGRAD_NAMES = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
-_AUTOGRAD_DIRS = ("autograd", "_functorch", "func")
+_AUTOGRAD_DIRS = ("autograd", "_functorch", "func", "_decomp")  # _decomp: torch's gradient formulas in Python
 # compilers run what they compiled out of the observer's sight (TorchScript, dynamo): refused where a torch
 # route is refused, when the student's code (not torch's own) calls them
 _OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
@@ -630,6 +631,8 @@ def _code_name(code, module=None) -> str:
         if root and path.startswith(root + os.sep):
             parts = path[len(root) + 1 :].removesuffix(".py").split(os.sep)
             parts = parts[:-1] if parts[-1] == "__init__" else parts
+            if "<locals>" in code.co_qualname:  # a wrapper made inside a function: name the module it lives in
+                return ".".join([package, *parts])
             return ".".join([package, *parts, code.co_qualname])
     return f"{module}.{code.co_qualname}" if isinstance(module, str) else code.co_qualname
 

@@ -219,6 +219,8 @@ FORBIDDEN_MASKING = (
     "course_lib.attention.MultiHeadAttention",
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.MultiheadAttention",
+    "torch.masked.softmax",  # torch's masked softmax in one call (its mask argument does the filling)
+    "torch.masked.log_softmax",
 )
 
 

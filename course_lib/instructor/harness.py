@@ -801,7 +801,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
 
     from course_lib.checks.borrowed import _functions_of  # a class's functions, a property's three included
 
-    def say(message: dict, dumps=json.dumps, write=os.write) -> None:  # nothing looked up when it runs
+    def say(message: dict, dumps=_plain_json, write=os.write) -> None:  # nothing looked up when it runs
         data = (dumps(message) + "\n").encode()
         while data:
             data = data[write(out, data) :]
@@ -823,13 +823,13 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     to_plain = tools["to_plain"]
     max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
-    gettrace = sys.gettrace
+    gettrace, gc_disable = sys.gettrace, __import__("gc").disable
     _close_doors(say)
     # what the observer is and runs, taken before any student code: checked here, in this frame (whose own code
     # cannot change under it), and said on the local channel, so a swapped refusal method cannot drop it
     kept = {k: v for k, v in vars(observer).items() if k not in ("busy", "exercise")}
     label = exercise.id if exercise is not None else "loading"
-    own = [(fn, _state(fn)) for fn in (_changed, _state, *_functions_of(_Observer))]
+    own = [(fn, _state(fn)) for fn in (_changed, _state, _plain_json, *_functions_of(_Observer))]
 
     def intact_now(vars=vars, len=len, zip=zip, any=any, state=_state) -> str:
         if observer.exercise != label or any(vars(observer).get(k) is not v for k, v in kept.items()):
@@ -884,6 +884,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
         reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     intact = gettrace() == observer.trace
+    gc_disable()  # no finalizer of the student's objects runs once the trace is off (a cycle collected mid-reply)
     sys.settrace(None)
     if not intact:
         say({"refused": "sys.settrace (the observer was switched off)"})
@@ -892,6 +893,47 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
 
 
 MAX_LINE = 50_000_000  # bytes of one reply, unless the grader's job says less (it sends its own cap)
+
+
+def _plain_encoder():
+    """JSON of plain data (dict with str keys, list, tuple, str, int, float, bool, None: exactly these types),
+    written without json's module state (``json._default_encoder``, the encoder classes), which the student's
+    code can replace before the reply is encoded, and without calling anything of a value's own (a subclass of
+    str or dict is refused, not asked to encode itself). Everything it uses is taken here, at import, and it
+    calls itself through its closure: no name is looked up when it runs, so what the child says is what the
+    grader reads."""
+    kind_of, error, inf = type, TypeError, float("inf")
+    text, integer, number, join = json.encoder.encode_basestring_ascii, int.__repr__, float.__repr__, ",".join
+
+    def encode(value) -> str:
+        kind = kind_of(value)
+        if value is None:
+            return "null"
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is int:
+            return integer(value)
+        if kind is float:
+            if value != value:
+                return "NaN"
+            if value == inf or value == -inf:
+                return "Infinity" if value > 0 else "-Infinity"
+            return number(value)
+        if kind is str:
+            return text(value)
+        if kind is list or kind is tuple:
+            return "[" + join([encode(v) for v in value]) + "]"
+        if kind is dict:
+            for key in value:
+                if kind_of(key) is not str:
+                    raise error("a reply's keys are text")
+            return "{" + join([text(k) + ":" + encode(v) for k, v in value.items()]) + "}"
+        raise error("a reply holds only plain data")
+
+    return encode
+
+
+_plain_json = _plain_encoder()
 
 
 OVER_CAP = (

@@ -109,7 +109,7 @@ def grade_submission(
         return result
 
     graded, notes = restore_checks(student_nb, release_nb)
-    result.problems.extend(notes)
+    result.problems.extend(notes + duplicated_answers(graded, expected))
     run = dict(
         lesson=lesson,
         data=data,
@@ -157,6 +157,20 @@ def answer_cells(nb, exercises) -> list[tuple[str, str, str]]:
         if exercise in exercises and isinstance(cell.get("source"), str):
             cells.append((exercise, gid, cell.source))
     return cells
+
+
+def duplicated_answers(nb, exercises) -> list[str]:
+    """A note for each answer id that more than one cell carries (a copied cell keeps its nbgrader id, and a cell
+    can be given one): every such cell is loaded, in order, so the last definition is the one graded."""
+    from collections import Counter
+
+    counts = Counter(gid for _, gid, _ in answer_cells(nb, exercises))
+    return [
+        f"answer cell {gid} appears {n} times (a copied cell keeps its id): each was loaded in order, so the last "
+        "definition is the one graded"
+        for gid, n in counts.items()
+        if n > 1
+    ]
 
 
 def _harness_env() -> dict:
