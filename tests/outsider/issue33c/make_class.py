@@ -653,6 +653,96 @@ DROPPED = {
 }
 
 
+# second look (graded after the class): a yes/no answer to "is any of the grader's variables in the sandbox?",
+# since the feedback keeps only a slice of a long message
+ENV_PROBE = """import os
+
+MINE = ("HOME", "PATH", "PYTHONPATH", "MPLBACKEND", "OMP_NUM_THREADS", "COURSE_LIB_GRADING", "COURSE_LIB_DEVICE",
+        "CUDA_VISIBLE_DEVICES", "PWD", "LC_CTYPE", "LANG", "SHLVL", "_", "JPY_PARENT_PID", "PYDEVD_USE_FRAME_EVAL",
+        "TERM", "CLICOLOR", "FORCE_COLOR", "PAGER", "GIT_PAGER", "JPY_SESSION_NAME", "PYTHONHASHSEED")
+
+
+def _probe():
+    found, names = [], set(os.environ)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                raw = f.read().decode(errors="replace")
+        except Exception:
+            continue
+        names |= {kv.split("=", 1)[0] for kv in raw.split(chr(0)) if "=" in kv}
+        for word in ("hunter2", "AKIA", "SECRET"):
+            if word in raw:
+                found.append(pid + ":" + word)
+    for word in ("hunter2", "AKIA", "SECRET"):
+        if any(word in v or word in k for k, v in os.environ.items()):
+            found.append("os.environ:" + word)
+    other = sorted(n for n in names if n not in MINE)
+    return ("FOUND " + ",".join(found) if found else "CLEAN") + " other names: " + ",".join(other)
+"""
+
+ENV_PROBE_63 = (
+    "# Exercise 6.3\n"
+    + ENV_PROBE
+    + """
+
+def masked_attention(scores, values, lengths):
+    raise RuntimeError(_probe()[:280])
+"""
+)
+
+ENV_PROBE_KERNEL = ENV_PROBE + "\nraise RuntimeError(_probe()[:3000])\n"
+
+
+PATHS_PROBE = """import os
+
+
+def _probe():
+    seen = []
+    for path in ("/work", "/work/main", "/work/shared", "/work/wt", "/root", "/root/.pyenv", "/opt/course-lib",
+                 "/work/main/.venv"):
+        try:
+            seen.append(path + "=" + ",".join(sorted(os.listdir(path)))[:120])
+        except Exception as exc:
+            seen.append(path + "!" + type(exc).__name__)
+    for path in ("/work/main/solutions", "/work/main/.git", "/work/main/tests", "/work/main/course_lib",
+                 "/opt/course-lib/solutions", "/root/.bash_history", "/work/shared/DESIGN.md"):
+        seen.append(path + ("?yes" if os.path.exists(path) else "?no"))
+    return " ".join(seen)
+"""
+
+PATHS_PROBE_63 = (
+    "# Exercise 6.3\n"
+    + PATHS_PROBE
+    + """
+
+def masked_attention(scores, values, lengths):
+    raise RuntimeError(_probe()[-290:])
+"""
+)
+
+PATHS_PROBE_KERNEL = PATHS_PROBE + "\nprint(_probe())\nraise RuntimeError(_probe()[:3000])\n"
+
+
+def second_look(out: Path) -> dict:
+    ex06 = load("exercises", L06)
+    nb = with_answer(with_cell(ex06, ENV_PROBE_KERNEL), "ex-6-3", ENV_PROBE_63)
+    folder = out / "06b"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "env_probe.ipynb").write_text(json.dumps(nb, indent=1))
+    nb = with_answer(with_cell(ex06, PATHS_PROBE_KERNEL), "ex-6-3", PATHS_PROBE_63)
+    (folder / "paths_probe.ipynb").write_text(json.dumps(nb, indent=1))
+    return {
+        "env_probe": {
+            "lesson": "06",
+            "intent": "second look: any grader variable in any sandboxed process?",
+            "expected": 0,
+        }
+    }
+
+
 def build(out: Path) -> dict:
     ex06, ex02 = load("exercises", L06), load("exercises", L02)
     full06 = solved(L06)
@@ -942,5 +1032,9 @@ def build(out: Path) -> dict:
 
 
 if __name__ == "__main__":
-    made = build(Path(sys.argv[1] if len(sys.argv) > 1 else "class33c"))
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "class33c")
+    if "--second-look" in sys.argv:
+        print(second_look(target))
+        raise SystemExit
+    made = build(target)
     print(len(made), "submissions")
