@@ -732,6 +732,12 @@ def second_look(out: Path) -> dict:
     folder = out / "06b"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "env_probe.ipynb").write_text(json.dumps(nb, indent=1))
+    # the released notebook untouched, plus ONE added cell holding hook_everything's code: without nbgrader
+    # metadata, and with a copy of answer cell ex-6-4's metadata (an added cell that claims an answer's id)
+    (folder / "added_cell_plain.ipynb").write_text(json.dumps(with_cell(ex06, EVERYTHING_64), indent=1))
+    claimed = with_cell(ex06, EVERYTHING_64)
+    claimed["cells"][-1]["metadata"] = copy.deepcopy(next(c for c in ex06["cells"] if gid(c) == "ex-6-4")["metadata"])
+    (folder / "added_cell_answer_id.ipynb").write_text(json.dumps(claimed, indent=1))
     nb = with_answer(with_cell(ex06, PATHS_PROBE_KERNEL), "ex-6-3", PATHS_PROBE_63)
     (folder / "paths_probe.ipynb").write_text(json.dumps(nb, indent=1))
     return {
