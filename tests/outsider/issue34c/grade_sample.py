@@ -51,7 +51,17 @@ def main(outdir):
                     c.source = fill[gid[3:].replace("-", ".")].strip("\n")
             nbformat.write(nb, os.path.join(sub_dir, entry_id + ".ipynb"))
         out = os.path.join(outdir, lesson, "grades.csv")
-        cmd = [os.path.join(ROOT, ".venv", "bin", "course-lib"), "grade", sub_dir, "--lesson", lesson, "--out", out, "--jobs", "1"]
+        cmd = [
+            os.path.join(ROOT, ".venv", "bin", "course-lib"),
+            "grade",
+            sub_dir,
+            "--lesson",
+            lesson,
+            "--out",
+            out,
+            "--jobs",
+            "1",
+        ]
         print(" ".join(cmd), flush=True)
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         print(p.returncode, p.stdout[-3000:], p.stderr[-3000:], flush=True)

@@ -37,7 +37,7 @@ def notebook_cells(lesson):
     return setup, checks
 
 
-CHILD = r'''
+CHILD = r"""
 import io, json, linecache, sys, contextlib, traceback, re
 payload = json.loads(sys.stdin.read())
 out = []
@@ -70,7 +70,7 @@ for seed in payload["seeds"]:
     rec["stdout"] = buf.getvalue()[-4000:]
     out.append(rec)
 print("@@RESULT@@" + json.dumps(out))
-'''
+"""
 
 
 def classify(rec):
@@ -127,8 +127,12 @@ def main():
             t0 = time.time()
             try:
                 p = subprocess.run(
-                    [py, "-c", CHILD], input=json.dumps(payload), capture_output=True, text=True,
-                    timeout=240, cwd=os.path.join(ROOT, "exercises"),
+                    [py, "-c", CHILD],
+                    input=json.dumps(payload),
+                    capture_output=True,
+                    text=True,
+                    timeout=240,
+                    cwd=os.path.join(ROOT, "exercises"),
                 )
                 marker = p.stdout.rfind("@@RESULT@@")
                 recs = json.loads(p.stdout[marker + len("@@RESULT@@") :]) if marker >= 0 else []
@@ -138,8 +142,14 @@ def main():
             for r in recs:
                 r["status"] = classify(r)
             row = {
-                "id": e["id"], "lesson": mod.LESSON, "ex": ex, "kind": e["kind"], "desc": e["desc"],
-                "draws": recs, "runner_error": err, "seconds": round(time.time() - t0, 1),
+                "id": e["id"],
+                "lesson": mod.LESSON,
+                "ex": ex,
+                "kind": e["kind"],
+                "desc": e["desc"],
+                "draws": recs,
+                "runner_error": err,
+                "seconds": round(time.time() - t0, 1),
             }
             with open(out, "a") as fh:
                 fh.write(json.dumps(row) + "\n")

@@ -1,4 +1,5 @@
 """Print each entry's statuses and its check messages (one per distinct message) from results.jsonl."""
+
 import json
 import re
 import sys
