@@ -151,7 +151,7 @@ def additive_scores(query, keys, W_q, W_k, v):
         code=sub(DECODE_RIGHT, " / math.sqrt(H)", ""),
     ),
     dict(
-        id="05-5.2-m-query-after",
+        id="05-5.2-m-query-after-v2",
         ex="5.2",
         kind="mistake",
         desc="attention queried with h_i (after the GRU step) instead of h_{i-1}",
@@ -162,7 +162,7 @@ def additive_scores(query, keys, W_q, W_k, v):
         a = torch.softmax(e, dim=1)
         c = (a[:, :, None] * states).sum(1)
         h = model.decoder(torch.cat([y, c], dim=1), h)""",
-            """        c_prev = all_weights and c or states.mean(1)
+            """        c_prev = c if all_weights else states.new_zeros(B, H)
         h = model.decoder(torch.cat([y, c_prev], dim=1), h)
         e = (states @ h[:, :, None]).squeeze(2) / math.sqrt(H)
         e = e.masked_fill(pad, float("-inf"))

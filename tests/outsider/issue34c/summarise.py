@@ -25,8 +25,11 @@ def message(d):
 
 def main():
     current = {}
-    for n in ("02", "03", "04", "05", "06", "07"):
-        for e in load(os.path.join(HERE, f"entries_lesson{n}.py")).ENTRIES:
+    files = sorted(
+        glob.glob(os.path.join(HERE, "entries_lesson??.py")) + glob.glob(os.path.join(HERE, "entries_extra??.py"))
+    )
+    for path in files:
+        for e in load(path).ENTRIES:
             current[e["id"]] = e
     rows = {}
     for line in open(os.path.join(HERE, "results.jsonl")):
@@ -103,17 +106,21 @@ def main():
             out.append("| " + " | ".join(str(x) for x in it) + " |")
         out.append("")
 
-    ref = lambda rid, r: f"`{rid}` (entries_lesson{r['lesson']}.py)"  # noqa: E731
+    ref = lambda rid, r: f"`{rid}` (entries_{'extra' if 'x-' in rid else 'lesson'}{r['lesson']}.py)"  # noqa: E731
     table(
         "Escapes: mistakes that passed on some draw",
-        [(ref(rid, r), r["desc"], ", ".join(map(str, p)), " / ".join(m or "(passed)" for m in msgs), note)
-         for rid, r, p, msgs, note in escapes],
+        [
+            (ref(rid, r), r["desc"], ", ".join(map(str, p)), " / ".join(m or "(passed)" for m in msgs), note)
+            for rid, r, p, msgs, note in escapes
+        ],
         ["entry", "mistake", "seeds that passed", "message(s)", "judgement"],
     )
     table(
         "Borrowed answers that passed on some draw",
-        [(ref(rid, r), r["desc"], ", ".join(map(str, p)), " / ".join(m or "(passed)" for m in msgs), note)
-         for rid, r, p, msgs, note in borrowed_passed],
+        [
+            (ref(rid, r), r["desc"], ", ".join(map(str, p)), " / ".join(m or "(passed)" for m in msgs), note)
+            for rid, r, p, msgs, note in borrowed_passed
+        ],
         ["entry", "borrowed", "seeds that passed", "message(s)", "judgement"],
     )
     table(
@@ -130,7 +137,11 @@ def main():
         table("Entries left out of the counts", [(f"`{k}`", v) for k, v in INVALID.items()], ["entry", "why"])
     if grades:
         keys = list(grades[0].keys())
-        table("Grader sample (`course-lib grade --jobs 1`, `grade_sample.py`)", [[g[k] for k in keys] for g in grades], keys)
+        table(
+            "Grader sample (`course-lib grade --jobs 1`, `grade_sample.py`)",
+            [[g[k] for k in keys] for g in grades],
+            keys,
+        )
     out.append("## Every entry\n")
     out.append("| entry | kind | statuses (seeds 11, 22, 33) | judgement | message(s) |")
     out.append("| --- | --- | --- | --- | --- |")
