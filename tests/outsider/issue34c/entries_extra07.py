@@ -11,6 +11,17 @@ LESSON, RIGHT, PREREQ = _base.LESSON, _base.RIGHT, _base.PREREQ
 R = RIGHT
 ENTRIES = [
     dict(
+        id="07x-7.7-m-pos-blocksize-v2",
+        ex="7.7",
+        kind="mistake",
+        desc="positions arange(block_size) without cutting to T (only works when T == block_size)",
+        code=sub(
+            R["7.7"],
+            "self.position_embedding(torch.arange(T, device=idx.device))",
+            "self.position_embedding(torch.arange(self.position_embedding.num_embeddings, device=idx.device))",
+        ),
+    ),
+    dict(
         id="07x-7.7-m-pos-blocksize",
         ex="7.7",
         kind="mistake",
