@@ -249,9 +249,3 @@ def train_epoch(model, batches, optimizer):
 """,
     ),
 ]
-
-# Cut for time (the machine is shared; see results.md): not run this round.
-SKIP = {"03-3.1-m-leftover", "03-3.3-m-tanh", "03-3.3-m-detach", "03-3.4-m-zero-after-backward"}
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP]
-SKIP2 = {"03-3.1-m-closer-index", "03-3.3-m-h0-ignored"}  # second cut, same reason
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP2]

@@ -367,16 +367,3 @@ def param_count(kind, input_size, hidden_size, num_layers=1):
         ),
     ),
 ]
-
-# Cut for time (the machine is shared; see results.md): not run this round.
-SKIP = {
-    "04-4.3-m-upper-reads-input",
-    "04-4.4-m-new-param",
-    "04-4.5-m-calls-by-name",
-    "04-4.2-m-reset-bias-outside",
-    "04-4.2-m-rz-order",
-    "04-4.1-m-init-positive",
-}
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP]
-SKIP2 = {"04-4.4-m-first-layer-only"}  # second cut, same reason
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP2]

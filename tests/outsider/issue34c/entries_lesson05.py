@@ -238,9 +238,3 @@ def additive_scores(query, keys, W_q, W_k, v):
         ),
     ),
 ]
-
-# Cut for time (the machine is shared; see results.md): not run this round.
-SKIP = {"05-5.1-m-broadcast-time"}
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP]
-SKIP2 = {"05-5.2-m-softmax-batch", "05-5.3-m-transposed"}  # second cut, same reason
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP2]

@@ -159,9 +159,3 @@ ENTRIES = [
         ),
     ),
 ]
-
-# Cut for time (the machine is shared; see results.md): not run this round.
-SKIP = {"06-6.1-m-triu", "06-6.3-m-zero-not-inf", "06-6.4-m-all-outputs"}
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP]
-SKIP2 = {"06-6.1-m-zero-index"}  # second cut, same reason
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP2]

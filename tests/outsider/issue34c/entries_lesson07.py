@@ -670,31 +670,3 @@ def top_k_probs(logits, k, temperature=1.0):
 """,
     ),
 ]
-
-# Cut for time (the machine is shared; see results.md): not run this round.
-SKIP = {
-    "07-7.1-m-blocks",
-    "07-7.2-m-inplace",
-    "07-7.3-m-no-scale",
-    "07-7.3-m-softmax-dim1",
-    "07-7.4-m-cat-dim1",
-    "07-7.5-m-gelu",
-    "07-7.6-m-same-ln",
-    "07-7.7-m-loss-sum",
-    "07-7.7-m-no-lnf",
-    "07-7.9-m-temp-after",
-    "07-7.4-b-courselib-mha-forward",
-    "07-7.1-m-pos-from-1",
-    "07-7.6-m-residual-from-ln",
-    "07-7.9-m-softmax-all-then-zero",
-    "07-7.3-m-mask-upper",
-}
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP]
-SKIP2 = {
-    "07-7.7-m-loss-transpose",
-    "07-7.1-m-exponent-i",
-    "07-7.5-m-relu-after",
-    "07-7.4-m-no-proj",
-    "07-7.7-m-pos-of-tokens",
-}  # second cut, same reason
-ENTRIES = [e for e in ENTRIES if e["id"] not in SKIP2]

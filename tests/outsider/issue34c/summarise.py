@@ -23,13 +23,13 @@ def message(d):
     return msg.replace("\n", " ").replace("|", "\\|")
 
 
-NOTES = """- The set: 28 right answers (one per exercise, plus `07-7.5-right-raw-xW`, raw parameters in the x @ W1 layout,
-  which 7.5's text allows and the check now accepts), 81 mistakes and 34 borrowed answers counted, 5 entries left
-  out (table above: three of mine were no mistake or crashed on my own bug, one measured nothing). Lessons 02, 04, 05
-  and 07 got most entries, as the brief asked; 03 and 06 fewer. About 30 more written entries were cut for time
-  before they ran (the SKIP sets in the entries files), not because of their results.
+NOTES = """- The set: every entry written is counted here except the 6 left out (table above: mine were no mistake,
+  contrived, crashed on my own bug, or measured nothing). Lessons 02, 04, 05 and 07 got most entries, as the brief
+  asked; 03 and 06 fewer. The right answers include `07-7.5-right-raw-xW` (raw parameters in the x @ W1 layout,
+  which 7.5's text allows). About 40 entries were first cut for time and then run last (`--only`); none was chosen or
+  dropped because of its result.
 - Draws: the seed of the setup cell does change the checks' draws (in-place and shape messages show different values
-  and sizes per seed), but only 20 of the 118 failing entries print a message that differs between seeds, so for most
+  and sizes per seed), but only 28 of the 157 failing entries print a message that differs between seeds, so for most
   I cannot tell from the output how different the three draws were.
 - Grader: all 6 sampled borrowed answers got 0 points for their exercise (the right answers beside them in
   `07-7.6-b-courselib-block` got theirs: 3 of 8 exercises). 4 of the 6 were refused by name, as in the notebook
