@@ -95,6 +95,12 @@ def pytest_xdist_make_scheduler(config, log):
 # Items that stand for one notebook: its nbval cells, and the tests marked notebook_run(path). Workers collect
 # and leave items out alike (the records do not change during a run); the process that reports writes them.
 
+
+def _reuse_off() -> bool:
+    """CI, and REUSE=0, run everything: nothing from an earlier run is left out."""
+    return bool(os.environ.get("CI")) or os.environ.get("REUSE", "1") == "0"
+
+
 _passed_items: dict[str, set[str]] = defaultdict(set)
 _expected_items: dict[str, int] = {}
 _failed_notebooks: set[str] = set()
@@ -135,7 +141,7 @@ def _reuse_passed_notebooks(config, items) -> None:
                 ("course_notebook", of_item[item.nodeid]),
                 ("course_items", counts[of_item[item.nodeid]]),
             ]
-    if os.environ.get("CI") or os.environ.get("REUSE", "1") == "0":
+    if _reuse_off():
         return
     try:
         reused = {nb for nb in counts if (record := _record(config.rootpath, nb)) and record.exists()}
@@ -204,7 +210,7 @@ def _passed_record(config) -> Path | None:
 
 
 def _reuse_passed_items(config, items) -> None:
-    if os.environ.get("CI") or os.environ.get("REUSE", "1") == "0":
+    if _reuse_off():
         return
     record = _passed_record(config)
     if record is None or not record.exists():
@@ -324,7 +330,7 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_configure(config):
     if not os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("CI"):
         record = _passed_record(config)  # the tree's key now, before any test runs (workers take theirs too)
-        if record and record.exists() and os.environ.get("REUSE", "1") != "0":
+        if record and record.exists() and not _reuse_off():
             config._course_reused_items = len(record.read_text(encoding="utf-8").splitlines())
     config.addinivalue_line(
         "markers", "notebook_run(path): the test executes that notebook and depends on nothing else"
