@@ -385,7 +385,9 @@ def new_cgroup(limits: Limits) -> str | None:
 
 
 def _cgroup_dirs(name: str) -> list[Path]:
-    if detect().cgroup == "v2":
+    # read from the group itself, not detect(): the launcher of every kernel asks, and detect()'s trial runs
+    # would start two more sandboxes per launch there
+    if (CGROUP_V2 / name).is_dir():
         return [CGROUP_V2 / name]
     return [base / name for base in CGROUP_V1.values()]
 
