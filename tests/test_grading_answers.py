@@ -3,7 +3,7 @@
 The grade comes from the answer cells alone, loaded and called in a fresh sandboxed process; nothing the
 rest of the notebook does reaches it. Each attack is a submission: an untouched notebook (every stub left)
 with added cells must score 0, and a borrowed answer is refused however it is reached. The class is lesson
-01 (the cheapest to grade); the rules of what an answer cell may do at top level are tested on text.
+06 (the cheapest to grade: about two thirds of lesson 01's time per submission); the rules of what an answer cell may do at top level are tested on text.
 """
 
 import csv
@@ -19,8 +19,7 @@ from course_lib.instructor.harness import refusal
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_grading import RELEASE_01 as RELEASE  # noqa: E402
-from test_grading import exercise_cell, solved  # noqa: E402
+from test_grading import RELEASE, exercise_cell, solved  # noqa: E402
 
 needs_sandbox = pytest.mark.skipif(not sandbox.detect().bwrap, reason="no working bubblewrap sandbox here")
 SECRET = "course-lib-instructor-token-7f3a"
@@ -40,10 +39,11 @@ def added(nb, source, at=None):
 ADDED = {
     # replace the check's run path so that the grader's calls go to the library's references
     "run_replaced": """
-from course_lib.checks import protocol as _p, lesson01 as _l
+from course_lib.checks import protocol as _p, lesson06 as _l
 _original = _p.Exercise.run
+_references = {"masked_attention": _l._reference_attention_fn}
 def _run(self, fn, cases):
-    return _original(self, getattr(_l, fn.__name__, fn), cases)
+    return _original(self, _references.get(fn.__name__, fn), cases)
 _p.Exercise.run = _run
 _p.Exercise.judge = lambda self, cases, records: ("passed", "")
 """,
@@ -73,52 +73,52 @@ threading.Thread(target=_loop, daemon=True).start()
 """,
     # the functions bound in a later (non-answer) cell, to the library's own
     "bound_later": """
-from course_lib.checks import lesson01 as _l
-add_k_perplexity = _l.add_k_perplexity
-perplexity = lambda log_probs: 1.0
+from course_lib.checks import lesson06 as _l
+masked_attention = _l.reference_masked_attention
+alpha = lambda scores, i, j: 0.5
 """,
 }
 
-# Answer cells (the exercise 1.2 cell) that borrow the check's reference, each another way.
+# Answer cells (the exercise 6.3 cell) that borrow the check's reference, each another way.
 BORROWED = {
     "direct": """
-def add_k_perplexity(train, test, n, k):
-    from course_lib.checks import lesson01
-    return lesson01.add_k_perplexity(train, test, n, k)
+def masked_attention(scores, values, lengths):
+    from course_lib.checks import lesson06
+    return lesson06.reference_masked_attention(scores, values, lengths)
 """,
     "through_a_thread": """
-def add_k_perplexity(train, test, n, k):
+def masked_attention(scores, values, lengths):
     import threading
-    from course_lib.checks import lesson01
+    from course_lib.checks import lesson06
     out = []
-    t = threading.Thread(target=lambda: out.append(lesson01.add_k_perplexity(train, test, n, k)))
+    t = threading.Thread(target=lambda: out.append(lesson06.reference_masked_attention(scores, values, lengths)))
     t.start()
     t.join()
     return out[0]
 """,
     "observer_off": """
-def add_k_perplexity(train, test, n, k):
+def masked_attention(scores, values, lengths):
     import sys
-    from course_lib.checks import lesson01
+    from course_lib.checks import lesson06
     sys.setprofile(None)
-    return lesson01.add_k_perplexity(train, test, n, k)
+    return lesson06.reference_masked_attention(scores, values, lengths)
 """,
     "exec_encoded": """
 import base64
 
 
-def add_k_perplexity(train, test, n, k):
-    scope = {"args": (train, test, n, k)}
+def masked_attention(scores, values, lengths):
+    scope = {"args": (scores, values, lengths)}
     exec(base64.b64decode(CODE).decode(), scope)
     return scope["out"]
 
 
-CODE = "ZnJvbSBjb3Vyc2VfbGliLmNoZWNrcyBpbXBvcnQgbGVzc29uMDEKb3V0ID0gbGVzc29uMDEuYWRkX2tfcGVycGxleGl0eSgqYXJncyk="
+CODE = "ZnJvbSBjb3Vyc2VfbGliLmNoZWNrcyBpbXBvcnQgbGVzc29uMDYKb3V0ID0gbGVzc29uMDYucmVmZXJlbmNlX21hc2tlZF9hdHRlbnRpb24oKmFyZ3Mp"
 """,
     "exec_at_load": """
 import base64
-exec(base64.b64decode("ZnJvbSBjb3Vyc2VfbGliLmNoZWNrcyBpbXBvcnQgbGVzc29uMDEgYXMgTA==").decode())
-add_k_perplexity = L.add_k_perplexity
+exec(base64.b64decode("ZnJvbSBjb3Vyc2VfbGliLmNoZWNrcyBpbXBvcnQgbGVzc29uMDYgYXMgTA==").decode())
+masked_attention = L.reference_masked_attention
 """,
 }
 
@@ -130,16 +130,16 @@ def answers_class(tmp_path_factory):
     for name, source in ADDED.items():
         nbformat.write(added(release(), source), subs / f"{name}.ipynb")
     for name, source in BORROWED.items():
-        nb = solved(release(), "1.1")
-        exercise_cell(nb, "1.2").source = source
+        nb = solved(release(), "6.1")
+        exercise_cell(nb, "6.3").source = source
         nbformat.write(nb, subs / f"borrow_{name}.ipynb")
     # a fully solved notebook that leaves Python between cells: every answer is still its own
-    nb = solved(release(), "1.1", "1.2", "1.3", "1.4", "1.5")
+    nb = solved(release(), "6.1", "6.2", "6.3", "6.4")
     nbformat.write(added(nb, "exit()", at=len(nb.cells) // 2), subs / "exits.ipynb")
     # reads the grader's environment from inside, and sends it back in an exception (its feedback shows it)
-    nb = solved(release(), "1.1")
-    exercise_cell(nb, "1.4").source = (
-        "def perplexity(log_probs):\n"
+    nb = solved(release(), "6.1")
+    exercise_cell(nb, "6.3").source = (
+        "def masked_attention(scores, values, lengths):\n"
         "    text = open('/proc/1/environ', 'rb').read() + b'|' + open('/proc/self/environ', 'rb').read()\n"
         "    raise ValueError(text.decode(errors='replace').replace(chr(0), ' ')[-280:])\n"
     )
@@ -148,14 +148,14 @@ def answers_class(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         for key, value in env.items():
             mp.setenv(key, value)
-        grading.grade([subs], "01", out, root=ROOT, jobs=2, cell_timeout=60, budget=300, progress=None)
+        grading.grade([subs], "06", out, root=ROOT, jobs=2, cell_timeout=60, budget=300, progress=None)
     rows = {r["student"]: r for r in csv.DictReader(open(out, encoding="utf-8"))}
     feedback = {p.stem: p.read_text(encoding="utf-8") for p in (out.parent / "grades_feedback").iterdir()}
     return rows, feedback, out
 
 
 def columns(row):
-    return [row[f"ex 1.{i}"] for i in range(1, 6)]
+    return [row[f"ex 6.{i}"] for i in range(1, 5)]
 
 
 @needs_sandbox
@@ -163,7 +163,7 @@ def columns(row):
 def test_an_untouched_notebook_with_added_cells_scores_0(answers_class, name):
     rows, _, _ = answers_class
     assert rows[name]["score"] == "0", rows[name]
-    assert columns(rows[name]) == ["not implemented yet"] * 5, rows[name]
+    assert columns(rows[name]) == ["not implemented yet"] * 4, rows[name]
 
 
 @needs_sandbox
@@ -171,14 +171,16 @@ def test_an_untouched_notebook_with_added_cells_scores_0(answers_class, name):
 def test_the_checks_reference_is_refused_however_it_is_reached(answers_class, name):
     rows, feedback, _ = answers_class
     row = rows[f"borrow_{name}"]
-    assert columns(row)[:2] == ["passed", "failed"], row  # 1.1 is the student's own and counts
+    assert columns(row)[0] == "passed" and columns(row)[2] == "failed", row  # 6.1 is the student's own and counts
     assert row["score"] == "1"
+    said = next(line for line in feedback[f"borrow_{name}"].splitlines() if line.startswith("- Exercise 6\\.3"))
+    assert "write it yourself" in said or "may only import, define" in said, said  # refused, not a wrong answer
 
 
 @needs_sandbox
 def test_exit_between_cells_keeps_every_answer(answers_class):
     rows, _, _ = answers_class
-    assert columns(rows["exits"]) == ["passed"] * 5, rows["exits"]
+    assert columns(rows["exits"]) == ["passed"] * 4, rows["exits"]
     assert "ended Python (exit(), quit() or sys.exit())" in rows["exits"]["problems"], rows["exits"]
 
 
@@ -230,14 +232,14 @@ def test_the_grader_imports_nothing_from_the_current_folder(tmp_path):
     marker = tmp_path / "imported"
     for module in ("json", "secrets", "nbclient", "nbformat", "select"):
         (subs / f"{module}.py").write_text(f"open({str(marker)!r}, 'a').write({module!r} + '\\n')\n")
-    nbformat.write(solved(release(), "1.4"), subs / "alice.ipynb")
+    nbformat.write(solved(release(), "6.1"), subs / "alice.ipynb")
     script = Path(sys.executable).parent / "course-lib"
     cmd = [str(script)] if script.exists() else [sys.executable, "-I", "-m", "course_lib.instructor.cli"]
     flags = ["--timeout", "30", "--budget", "200", "--root", str(ROOT)]
     if not sandbox.detect().bwrap:
         flags.append("--no-sandbox")
     done = subprocess.run(
-        cmd + ["grade", ".", "--lesson", "01", "--out", str(tmp_path / "g.csv")] + flags,
+        cmd + ["grade", ".", "--lesson", "06", "--out", str(tmp_path / "g.csv")] + flags,
         cwd=subs,
         capture_output=True,
         text=True,
@@ -246,7 +248,7 @@ def test_the_grader_imports_nothing_from_the_current_folder(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert not marker.exists(), marker.read_text()
     rows = list(csv.DictReader(open(tmp_path / "g.csv", encoding="utf-8")))
-    assert [r["ex 1.4"] for r in rows] == ["passed"]
+    assert [r["ex 6.1"] for r in rows] == ["passed"]
 
 
 # --------------------------------------------------------------------------- rows and names
