@@ -71,6 +71,49 @@ def _back(node, g, leaves):
         _back(nxt, o, leaves)
 '''
 
+# The per-call token, stolen: every local of the harness's `_child` frame (token, out, run, cases, observer) read
+# through the same TorchScript helper, the records computed by the check's own run path on the checks' reference,
+# signed with the token and written on the call's pipe, then the process ends before the real reply.
+TOKEN_FORGE = FRAME_FINDER + '''
+import json
+import os
+
+from course_lib.checks import lesson06
+
+
+def _local(name, kind):
+    make = torch._jit_internal.createResolutionCallbackFromFrame
+    for up in range(1, 60):
+        try:
+            value = torch.utils._pytree.tree_map(make, [up])[0](name)
+        except Exception:
+            continue
+        if value is not None and kind(value):
+            return value
+    raise RuntimeError("no local " + name)
+
+
+def _reference(scores, values, lengths):
+    out = lesson06.reference_masked_attention(scores, values, lengths)
+    for seen in borrowed._OBSERVING:
+        seen.refused.clear()
+    return out
+
+
+def masked_attention(scores, values, lengths):
+    token = _local("token", lambda v: isinstance(v, str) and len(v) == 32)
+    out = _local("out", lambda v: isinstance(v, int))
+    run = _local("run", callable)
+    cases = _local("cases", lambda v: isinstance(v, list))
+    to_plain = _local("to_plain", callable)
+    observer = _find_local("observer")
+    observer.exercise = ""
+    records = run(_reference, cases)
+    line = json.dumps({"reply": {"records": to_plain(records)}, "token": token}) + "\\n"
+    os.write(out, line.encode())
+    os._exit(0)
+'''
+
 ALL06 = ["6.1", "6.2", "6.3", "6.4"]
 
 ATTACKS = [
@@ -115,6 +158,62 @@ def masked_attention(scores, values, lengths):
 '''},
          intent="baseline for a06_frame_silence: the checks' observation cleared, the harness observer left on",
          passes=["6.1", "6.2", "6.4"]),
+    dict(name="a06_token_forge", lesson="06", base="untouched", cells={"ex-6-3": TOKEN_FORGE},
+         intent="the new per-call token: read from the harness's _child frame, a reply of the check's own records "
+         "(computed on the checks' reference) signed with it and written on the call's pipe, then os._exit",
+         passes=[]),
+    dict(name="a06_untouched_plus_cells", lesson="06", base="untouched",
+         extra=[("ex-6-1", '''# an added cell (no nbgrader id): the answers written here, the checks patched here
+import torch
+from course_lib.checks import lesson06
+from course_lib.checks import protocol
+
+
+def alpha(scores, i, j):
+    n = scores.shape[0]
+    w = torch.softmax(scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf")), dim=-1)
+    return w[i - 1, j - 1].item()
+
+
+def masked_attention(scores, values, lengths):
+    return lesson06.reference_masked_attention(scores, values, lengths)
+
+
+protocol.Exercise.judge = lambda self, cases, records: ("passed", "")
+''')],
+         intent="the promise 'an untouched notebook with any added cells scores 0': answers and a patched judge in an "
+         "added cell without an answer id", passes=[]),
+    dict(name="a06_uncompilable", lesson="06", base="solved",
+         extra=[("check-6-1", "x = 1\x00 + 1\n"), ("check-6-2", "y = " + "(" * 5000 + "1" + ")" * 5000 + "\n")],
+         intent="cells ipykernel cannot compile (a NUL byte; 5000 nested parentheses): a clear row quickly, the "
+         "answers graded", passes=ALL06),
+    dict(name="a06_persist_probe", lesson="06", base="solved",
+         extra=[("check-6-1", '''import os
+for path in ("/tmp/h33d_planted.py", "/dev/shm/h33d_planted", os.path.expanduser("~/h33d_planted"), "h33d_planted"):
+    try:
+        with open(path, "w") as f:
+            f.write("ANSWER = 42\\n")
+        print("wrote", path)
+    except OSError as exc:
+        print(path, exc)
+''')],
+         cells={"ex-6-1": '''import os
+
+
+def alpha(scores, i, j):
+    seen = []
+    for path in ("/tmp/h33d_planted.py", "/dev/shm/h33d_planted", os.path.expanduser("~/h33d_planted"), "h33d_planted"):
+        seen.append(f"{path}:{os.path.exists(path)}")
+    try:
+        mounts = open("/proc/self/mountinfo").read().split()
+        seen.append(" ".join(sorted({m for m in mounts if m.startswith(("/work", "/root", "/home/", "/opt"))}))[:150])
+    except OSError as exc:
+        seen.append(type(exc).__name__)
+    seen.append(open("/proc/self/cmdline", "rb").read().replace(b"\\0", b" ").decode()[:80])
+    raise RuntimeError(" | ".join(seen))
+'''},
+         intent="files the notebook's kernel wrote (/tmp, /dev/shm, ~, the working folder) reachable by the answers' "
+         "process? and what host paths (mountinfo, cmdline) the answers' process sees", passes=["6.2", "6.3", "6.4"]),
     dict(name="a06_import_alias_ref", lesson="06", base="untouched",
          cells={"ex-6-3": "from course_lib.checks.lesson06 import reference_masked_attention as masked_attention\n"},
          intent="the answer name is an import alias of the checks' reference (no def at all)", passes=[]),
@@ -159,7 +258,7 @@ def _allowed(T, lengths, causal_shift=0, pad_shift=0, on="keys", combine="and", 
     return causal[None] & pad if combine == "and" else causal[None] | pad
 
 
-def reference_masked_attention(scores, values, lengths, axis=-1, fill=float("-inf"), after=False, safe=True, **mask):
+def reference_masked_attention(scores, values, lengths, axis=-1, fill=-1e999, after=False, safe=True, **mask):  # -1e999: a literal -inf
     T = scores.shape[-1]
     allowed = _allowed(T, lengths, **mask)
     if after:
@@ -195,7 +294,7 @@ def allowed_(T, lengths, causal_shift=0, pad_shift=0, on="keys", combine="and", 
     return causal[None] & pad if combine == "and" else causal[None] | pad
 
 
-def masked_attention(scores, values, lengths, axis=-1, fill=float("-inf"), after=False, safe=True, **mask):
+def masked_attention(scores, values, lengths, axis=-1, fill=-1e999, after=False, safe=True, **mask):  # -1e999: a literal -inf
     T = scores.shape[-1]
     allowed = allowed_(T, lengths, **mask)
     if after:
@@ -402,6 +501,32 @@ def softmax_jacobian(z):
 '''},
          intent="the frame attack on a build exercise: course_lib.backprop.softmax_jacobian (forbidden by name) "
          "called with the harness observer silenced and the checks' observation cleared", passes=[]),
+    dict(name="a02_frame_refs", lesson="02", base="untouched",
+         cells={"ex-2-1": FRAME_FINDER + '''
+import types
+
+from course_lib import backprop
+
+
+def softmax_jacobian(z):
+    observer = _find_local("observer")
+    if observer is None:
+        raise RuntimeError("the frame attack found no observer")
+    label = observer.exercise
+    observer.exercise = ""  # the audit hook and the trace are silent from here
+    try:
+        # the forbidden function's own code now runs a stand-in: the original code object is in the observer's set
+        code = next(c for c in observer.refs if c.co_name == "softmax_jacobian" and c.co_filename.endswith("backprop.py"))
+        original = types.FunctionType(code, vars(backprop), "original")
+        return original(z)
+    finally:
+        observer.exercise = label
+        for seen in borrowed._OBSERVING:
+            seen.refused.clear()
+'''},
+         intent="the frame attack against a name the check replaces by a stand-in: the original code object taken "
+         "from the harness observer's own set of course_lib code (observer.refs), rebuilt with FunctionType while "
+         "the observer is silenced", passes=[]),
     dict(name="a02_loader_string", lesson="02", base="untouched",
          cells={"ex-2-1": '''import base64
 import importlib.abc
@@ -531,4 +656,27 @@ def positional_encoding(T, d):
 '''},
          intent="7.1: the lesson module's sinusoidal_positions (forbidden by name) inside the frame attack's "
          "silenced window", passes="all_but:7.1"),
+    dict(name="a07_frame_refs", lesson="07", base="solved",
+         cells={"ex-7-1": FRAME_FINDER + '''
+import types
+
+from course_lib import transformer
+
+
+def positional_encoding(T, d):
+    observer = _find_local("observer")
+    if observer is None:
+        raise RuntimeError("the frame attack found no observer")
+    label = observer.exercise
+    observer.exercise = ""
+    try:
+        code = next(c for c in observer.refs if c.co_name == "sinusoidal_positions" and "transformer" in c.co_filename)
+        return types.FunctionType(code, vars(transformer), "original")(T, d)
+    finally:
+        observer.exercise = label
+        for seen in borrowed._OBSERVING:
+            seen.refused.clear()
+'''},
+         intent="re-grade of a07_frame_ref (stopped by the stand-in): the original code from observer.refs, rebuilt "
+         "while the observer is silenced", passes="all_but:7.1"),
 ]

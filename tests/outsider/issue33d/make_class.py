@@ -84,6 +84,58 @@ def build(attack: dict) -> tuple[dict, list[str]]:
     return nb, [e for e in every if e in passes]
 
 
+PLANTED = ("json", "secrets", "nbclient", "nbformat", "sitecustomize", "usercustomize", "torch", "course_lib", "bwrap")
+PLANT = """import os
+import sys
+
+with open("/tmp/h33d/PWNED_{module}_" + str(os.getpid()), "w") as f:  # imported from the current folder: a marker
+    f.write(repr(sys.argv))
+raise ImportError("planted {module} imported from the current folder")
+"""
+
+
+def nbgrader_class() -> None:
+    """nbgrader's layout (submitted/<student>/<assignment>/<notebook>.ipynb) with its tricks: a notebook that is a
+    link (to a solved notebook), a student folder with two notebooks, a student folder that is a link, an honest
+    solved one. Every student should get exactly one row."""
+    stem = LESSONS["06"]
+    root = HERE / "class_nbgrader"
+    if root.exists():
+        shutil.rmtree(root)
+    solved = (ROOT / "solutions" / f"{stem}.ipynb").read_text()
+    untouched = (ROOT / "exercises" / f"{stem}.ipynb").read_text()
+    sub = root / "submitted"
+
+    def put(student: str, text: str, name: str = f"{stem}.ipynb") -> Path:
+        folder = sub / student / stem
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+        return folder
+
+    put("nb_bob", solved)  # honest: 4/4
+    put("nb_carol", solved)
+    put("nb_carol", untouched, "copy_of_06.ipynb")  # two notebooks: one row saying why
+    outside = root / "_outside"
+    outside.mkdir(parents=True)
+    (outside / f"{stem}.ipynb").write_text(solved)
+    alice = sub / "nb_alice" / stem
+    alice.mkdir(parents=True)
+    os.symlink(os.path.relpath(outside / f"{stem}.ipynb", alice), alice / f"{stem}.ipynb")  # the notebook is a link
+    (outside / "dave" / stem).mkdir(parents=True)
+    (outside / "dave" / stem / f"{stem}.ipynb").write_text(solved)
+    os.symlink(os.path.relpath(outside / "dave", sub), sub / "nb_dave")  # the student folder is a link
+    expected = {
+        "nb_bob": ALL06_PASS,
+        "nb_carol": [],
+        "nb_alice": [],
+        "nb_dave": [],
+    }
+    (HERE / "expected_nbgrader.json").write_text(json.dumps(expected, indent=1) + "\n")
+
+
+ALL06_PASS = ["6.1", "6.2", "6.3", "6.4"]
+
+
 def main() -> None:
     out = HERE / "class"
     if out.exists():
@@ -108,8 +160,16 @@ def main() -> None:
             "deserves_to_pass": passes,
             "note": attack.get("note", ""),
         }
+    # the current-folder attack: modules named like what the grader imports, planted in the submissions folder
+    # that the grader is run from (run_class.sh cds there); importing one leaves a marker file
+    for lesson in ("02", "03"):
+        for module in PLANTED:
+            path = out / lesson / (f"{module}/__init__.py" if module == "course_lib" else f"{module}.py")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(PLANT.format(module=module))
     (HERE / "expected.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(ATTACKS)} submissions in {out}")
+    nbgrader_class()
+    print(f"{len(ATTACKS)} submissions in {out}, 4 in nbgrader's layout in {HERE / 'class_nbgrader'}")
 
 
 if __name__ == "__main__":
