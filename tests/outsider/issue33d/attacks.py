@@ -74,7 +74,9 @@ def _back(node, g, leaves):
 # The per-call token, stolen: every local of the harness's `_child` frame (token, out, run, cases, observer) read
 # through the same TorchScript helper, the records computed by the check's own run path on the checks' reference,
 # signed with the token and written on the call's pipe, then the process ends before the real reply.
-TOKEN_FORGE = FRAME_FINDER + '''
+TOKEN_FORGE = (
+    FRAME_FINDER
+    + '''
 import json
 import os
 
@@ -82,15 +84,19 @@ from course_lib.checks import lesson06
 
 
 def _local(name, kind):
+    """The OUTERMOST frame's local `name` (the harness's _child frame, not the check's run on cases[:1])."""
     make = torch._jit_internal.createResolutionCallbackFromFrame
+    found = None
     for up in range(1, 60):
         try:
             value = torch.utils._pytree.tree_map(make, [up])[0](name)
         except Exception:
             continue
         if value is not None and kind(value):
-            return value
-    raise RuntimeError("no local " + name)
+            found = value
+    if found is None:
+        raise RuntimeError("no local " + name)
+    return found
 
 
 def _reference(scores, values, lengths):
@@ -103,7 +109,7 @@ def _reference(scores, values, lengths):
 def masked_attention(scores, values, lengths):
     token = _local("token", lambda v: isinstance(v, str) and len(v) == 32)
     out = _local("out", lambda v: isinstance(v, int))
-    run = _local("run", callable)
+    run = _local("exercise", lambda v: hasattr(v, "draw")).run  # the outermost `run` is _in_child's lambda
     cases = _local("cases", lambda v: isinstance(v, list))
     to_plain = _local("to_plain", callable)
     observer = _find_local("observer")
@@ -113,41 +119,75 @@ def masked_attention(scores, values, lengths):
     os.write(out, line.encode())
     os._exit(0)
 '''
+)
 
 ALL06 = ["6.1", "6.2", "6.3", "6.4"]
 
 ATTACKS = [
     # ------------------------------------------------------------------ honest controls (lesson 06)
-    dict(name="control_solved", lesson="06", base="solved", intent="honest control: the solutions notebook as is",
-         passes=ALL06),
-    dict(name="control_untouched", lesson="06", base="untouched", intent="honest control: the exercises notebook "
-         "untouched", passes=[]),
-    dict(name="control_half", lesson="06", base="untouched", solved=["ex-6-1", "ex-6-2"],
-         intent="honest control: 6.1 and 6.2 solved, 6.3 and 6.4 left as stubs", passes=["6.1", "6.2"]),
+    dict(
+        name="control_solved",
+        lesson="06",
+        base="solved",
+        intent="honest control: the solutions notebook as is",
+        passes=ALL06,
+    ),
+    dict(
+        name="control_untouched",
+        lesson="06",
+        base="untouched",
+        intent="honest control: the exercises notebook untouched",
+        passes=[],
+    ),
+    dict(
+        name="control_half",
+        lesson="06",
+        base="untouched",
+        solved=["ex-6-1", "ex-6-2"],
+        intent="honest control: 6.1 and 6.2 solved, 6.3 and 6.4 left as stubs",
+        passes=["6.1", "6.2"],
+    ),
     # ------------------------------------------------------------------ lesson 06
-    dict(name="a06_frame_silence", lesson="06", base="solved",
-         cells={"ex-6-3": FRAME_FINDER + '''
+    dict(
+        name="a06_frame_silence",
+        lesson="06",
+        base="solved",
+        cells={
+            "ex-6-3": FRAME_FINDER
+            + """
 from course_lib.checks import lesson06
 
 
 def masked_attention(scores, values, lengths):
     return _silenced(lesson06.reference_masked_attention, scores, values, lengths)
-'''},
-         intent="reach the harness's _child frame via torch._jit_internal.createResolutionCallbackFromFrame (called "
-         "through pytree's map), switch its observer off (observer.exercise = ''), call the checks' reference, "
-         "switch it back, clear the checks' observation",
-         passes=["6.1", "6.2", "6.4"]),
-    dict(name="a06_ref_direct", lesson="06", base="solved",
-         cells={"ex-6-3": '''from course_lib.checks import lesson06
+"""
+        },
+        intent="reach the harness's _child frame via torch._jit_internal.createResolutionCallbackFromFrame (called "
+        "through pytree's map), switch its observer off (observer.exercise = ''), call the checks' reference, "
+        "switch it back, clear the checks' observation",
+        passes=["6.1", "6.2", "6.4"],
+    ),
+    dict(
+        name="a06_ref_direct",
+        lesson="06",
+        base="solved",
+        cells={
+            "ex-6-3": """from course_lib.checks import lesson06
 
 
 def masked_attention(scores, values, lengths):
     return lesson06.reference_masked_attention(scores, values, lengths)
-'''},
-         intent="baseline for a06_frame_silence: the same call of the checks' reference, without the frame attack",
-         passes=["6.1", "6.2", "6.4"]),
-    dict(name="a06_clear_only", lesson="06", base="solved",
-         cells={"ex-6-3": '''from course_lib.checks import borrowed, lesson06
+"""
+        },
+        intent="baseline for a06_frame_silence: the same call of the checks' reference, without the frame attack",
+        passes=["6.1", "6.2", "6.4"],
+    ),
+    dict(
+        name="a06_clear_only",
+        lesson="06",
+        base="solved",
+        cells={
+            "ex-6-3": """from course_lib.checks import borrowed, lesson06
 
 
 def masked_attention(scores, values, lengths):
@@ -155,15 +195,28 @@ def masked_attention(scores, values, lengths):
     for seen in borrowed._OBSERVING:
         seen.refused.clear()
     return out
-'''},
-         intent="baseline for a06_frame_silence: the checks' observation cleared, the harness observer left on",
-         passes=["6.1", "6.2", "6.4"]),
-    dict(name="a06_token_forge", lesson="06", base="untouched", cells={"ex-6-3": TOKEN_FORGE},
-         intent="the new per-call token: read from the harness's _child frame, a reply of the check's own records "
-         "(computed on the checks' reference) signed with it and written on the call's pipe, then os._exit",
-         passes=[]),
-    dict(name="a06_untouched_plus_cells", lesson="06", base="untouched",
-         extra=[("ex-6-1", '''# an added cell (no nbgrader id): the answers written here, the checks patched here
+"""
+        },
+        intent="baseline for a06_frame_silence: the checks' observation cleared, the harness observer left on",
+        passes=["6.1", "6.2", "6.4"],
+    ),
+    dict(
+        name="a06_token_forge",
+        lesson="06",
+        base="untouched",
+        cells={"ex-6-3": TOKEN_FORGE},
+        intent="the new per-call token: read from the harness's _child frame, a reply of the check's own records "
+        "(computed on the checks' reference) signed with it and written on the call's pipe, then os._exit",
+        passes=[],
+    ),
+    dict(
+        name="a06_untouched_plus_cells",
+        lesson="06",
+        base="untouched",
+        extra=[
+            (
+                "ex-6-1",
+                """# an added cell (no nbgrader id): the answers written here, the checks patched here
 import torch
 from course_lib.checks import lesson06
 from course_lib.checks import protocol
@@ -180,15 +233,30 @@ def masked_attention(scores, values, lengths):
 
 
 protocol.Exercise.judge = lambda self, cases, records: ("passed", "")
-''')],
-         intent="the promise 'an untouched notebook with any added cells scores 0': answers and a patched judge in an "
-         "added cell without an answer id", passes=[]),
-    dict(name="a06_uncompilable", lesson="06", base="solved",
-         extra=[("check-6-1", "x = 1\x00 + 1\n"), ("check-6-2", "y = " + "(" * 5000 + "1" + ")" * 5000 + "\n")],
-         intent="cells ipykernel cannot compile (a NUL byte; 5000 nested parentheses): a clear row quickly, the "
-         "answers graded", passes=ALL06),
-    dict(name="a06_persist_probe", lesson="06", base="solved",
-         extra=[("check-6-1", '''import os
+""",
+            )
+        ],
+        intent="the promise 'an untouched notebook with any added cells scores 0': answers and a patched judge in an "
+        "added cell without an answer id",
+        passes=[],
+    ),
+    dict(
+        name="a06_uncompilable",
+        lesson="06",
+        base="solved",
+        extra=[("check-6-1", "x = 1\x00 + 1\n"), ("check-6-2", "y = " + "(" * 5000 + "1" + ")" * 5000 + "\n")],
+        intent="cells ipykernel cannot compile (a NUL byte; 5000 nested parentheses): a clear row quickly, the "
+        "answers graded",
+        passes=ALL06,
+    ),
+    dict(
+        name="a06_persist_probe",
+        lesson="06",
+        base="solved",
+        extra=[
+            (
+                "check-6-1",
+                """import os
 for path in ("/tmp/h33d_planted.py", "/dev/shm/h33d_planted", os.path.expanduser("~/h33d_planted"), "h33d_planted"):
     try:
         with open(path, "w") as f:
@@ -196,8 +264,11 @@ for path in ("/tmp/h33d_planted.py", "/dev/shm/h33d_planted", os.path.expanduser
         print("wrote", path)
     except OSError as exc:
         print(path, exc)
-''')],
-         cells={"ex-6-1": '''import os
+""",
+            )
+        ],
+        cells={
+            "ex-6-1": """import os
 
 
 def alpha(scores, i, j):
@@ -211,14 +282,26 @@ def alpha(scores, i, j):
         seen.append(type(exc).__name__)
     seen.append(open("/proc/self/cmdline", "rb").read().replace(b"\\0", b" ").decode()[:80])
     raise RuntimeError(" | ".join(seen))
-'''},
-         intent="files the notebook's kernel wrote (/tmp, /dev/shm, ~, the working folder) reachable by the answers' "
-         "process? and what host paths (mountinfo, cmdline) the answers' process sees", passes=["6.2", "6.3", "6.4"]),
-    dict(name="a06_import_alias_ref", lesson="06", base="untouched",
-         cells={"ex-6-3": "from course_lib.checks.lesson06 import reference_masked_attention as masked_attention\n"},
-         intent="the answer name is an import alias of the checks' reference (no def at all)", passes=[]),
-    dict(name="a06_classbody_hook", lesson="06", base="solved",
-         cells={"ex-6-1": '''import torch
+"""
+        },
+        intent="files the notebook's kernel wrote (/tmp, /dev/shm, ~, the working folder) reachable by the answers' "
+        "process? and what host paths (mountinfo, cmdline) the answers' process sees",
+        passes=["6.2", "6.3", "6.4"],
+    ),
+    dict(
+        name="a06_import_alias_ref",
+        lesson="06",
+        base="untouched",
+        cells={"ex-6-3": "from course_lib.checks.lesson06 import reference_masked_attention as masked_attention\n"},
+        intent="the answer name is an import alias of the checks' reference (no def at all)",
+        passes=[],
+    ),
+    dict(
+        name="a06_classbody_hook",
+        lesson="06",
+        base="solved",
+        cells={
+            "ex-6-1": """import torch
 
 
 class _Base:
@@ -234,12 +317,19 @@ def alpha(scores, i, j):
     allowed = torch.ones(n, n, dtype=torch.bool).tril()
     weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
     return weights[i - 1, j - 1].item()
-'''},
-         intent="refusal() bypass: `from sys import exit as __init_subclass__` in a class body runs code (exit) while "
-         "the cell loads; shows whether the rule 'nothing in an answer cell runs before the call' holds",
-         passes=["6.2", "6.3", "6.4"], note="6.1 may fail either way; the verdict is read from its message"),
-    dict(name="a06_copy_exact", lesson="06", base="untouched",
-         cells={"ex-6-3": '''import torch
+"""
+        },
+        intent="refusal() bypass: `from sys import exit as __init_subclass__` in a class body runs code (exit) while "
+        "the cell loads; shows whether the rule 'nothing in an answer cell runs before the call' holds",
+        passes=["6.2", "6.3", "6.4"],
+        note="6.1 may fail either way; the verdict is read from its message",
+    ),
+    dict(
+        name="a06_copy_exact",
+        lesson="06",
+        base="untouched",
+        cells={
+            "ex-6-3": """import torch
 
 
 def _lower(T, k=0):
@@ -272,10 +362,17 @@ def reference_masked_attention(scores, values, lengths, axis=-1, fill=-1e999, af
 
 def masked_attention(scores, values, lengths):
     return reference_masked_attention(scores, values, lengths)
-'''},
-         intent="a verbatim copy of the checks' reference (and its helpers) pasted into the answer cell", passes=[]),
-    dict(name="a06_copy_renamed", lesson="06", base="untouched",
-         cells={"ex-6-3": '''import torch
+"""
+        },
+        intent="a verbatim copy of the checks' reference (and its helpers) pasted into the answer cell",
+        passes=[],
+    ),
+    dict(
+        name="a06_copy_renamed",
+        lesson="06",
+        base="untouched",
+        cells={
+            "ex-6-3": """import torch
 
 
 def lower_(T, k=0):
@@ -304,12 +401,19 @@ def masked_attention(scores, values, lengths, axis=-1, fill=-1e999, after=False,
         e = scores.masked_fill(~allowed, fill).masked_fill(empty, 0.0)
         weights = torch.softmax(e, dim=axis).masked_fill(empty, 0.0)
     return weights @ values, weights
-'''},
-         intent="the same copy with the helper names renamed (the fingerprint is bytecode + global names): a "
-         "copy of the reference that the copy detector should still call a copy", passes=[],
-         note="a renamed copy is indistinguishable from honest work by construction; judged 'unclear' if it passes"),
-    dict(name="a06_sdpa_clear", lesson="06", base="solved",
-         cells={"ex-6-3": '''import torch
+"""
+        },
+        intent="the same copy with the helper names renamed (the fingerprint is bytecode + global names): a "
+        "copy of the reference that the copy detector should still call a copy",
+        passes=[],
+        note="a renamed copy is indistinguishable from honest work by construction; judged 'unclear' if it passes",
+    ),
+    dict(
+        name="a06_sdpa_clear",
+        lesson="06",
+        base="solved",
+        cells={
+            "ex-6-3": """import torch
 from course_lib.checks import borrowed
 
 
@@ -325,32 +429,50 @@ def masked_attention(scores, values, lengths):
     for seen in borrowed._OBSERVING:
         seen.refused.clear()
     return weights @ values, weights
-'''},
-         intent="torch's fused attention kernel under a name built at run time (the source look cannot read it), "
-         "then the checks' observation list (borrowed._OBSERVING[-1].refused) emptied: data, not a call",
-         passes=["6.1", "6.2", "6.4"]),
-    dict(name="a06_leak_globals", lesson="06", base="solved",
-         cells={"ex-6-4": '''import torch
+"""
+        },
+        intent="torch's fused attention kernel under a name built at run time (the source look cannot read it), "
+        "then the checks' observation list (borrowed._OBSERVING[-1].refused) emptied: data, not a call",
+        passes=["6.1", "6.2", "6.4"],
+    ),
+    dict(
+        name="a06_leak_globals",
+        lesson="06",
+        base="solved",
+        cells={
+            "ex-6-4": """import torch
 
 
 def leak_test(masked_attention, scores, values, lengths):
     # the handed-in function's module globals hold the check's own answer
     return masked_attention.__globals__["_reference_leaks"](scores, values, lengths, masked_attention)
-'''},
-         intent="6.4: call the check's own answer (_reference_leaks) through the handed-in function's __globals__",
-         passes=["6.1", "6.2", "6.3"]),
-    dict(name="a06_given_elsewhere", lesson="06", base="solved",
-         cells={"ex-6-3": '''from course_lib.checks.lesson06 import LEAK_ATTENTIONS
+"""
+        },
+        intent="6.4: call the check's own answer (_reference_leaks) through the handed-in function's __globals__",
+        passes=["6.1", "6.2", "6.3"],
+    ),
+    dict(
+        name="a06_given_elsewhere",
+        lesson="06",
+        base="solved",
+        cells={
+            "ex-6-3": """from course_lib.checks.lesson06 import LEAK_ATTENTIONS
 
 
 def masked_attention(scores, values, lengths):
     # the reference 6.4 hands in (allowed there), called in 6.3
     return LEAK_ATTENTIONS[None](scores, values, lengths)
-'''},
-         intent="6.3 calls the function 6.4 hands in (allowed as a given in 6.4), taken from the checks' table",
-         passes=["6.1", "6.2", "6.4"]),
-    dict(name="a06_pipe_forge", lesson="06", base="untouched",
-         cells={"ex-6-2": '''import json
+"""
+        },
+        intent="6.3 calls the function 6.4 hands in (allowed as a given in 6.4), taken from the checks' table",
+        passes=["6.1", "6.2", "6.4"],
+    ),
+    dict(
+        name="a06_pipe_forge",
+        lesson="06",
+        base="untouched",
+        cells={
+            "ex-6-2": """import json
 import os
 
 
@@ -365,22 +487,48 @@ def by_hand():
         except OSError:
             pass
     os._exit(0)
-'''},
-         intent="forge the reply (right 6.2 records, guessed token) on every fd, then os._exit before the real reply",
-         passes=[]),
-    dict(name="a06_exit_cell", lesson="06", base="solved", extra=[("check-6-2", "exit()\n")],
-         intent="control-like: a solved notebook with exit() between cells (the promise: exit costs no answers, "
-         "clear row in seconds)", passes=ALL06),
-    dict(name="a06_sigstop", lesson="06", base="solved",
-         extra=[("check-6-1", "import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGSTOP)\n")],
-         intent="the kernel stops itself (SIGSTOP): a clear row quickly, answers still graded", passes=ALL06),
-    dict(name="a06_ignore_interrupt", lesson="06", base="solved",
-         extra=[("check-6-1", "import signal\nimport time\n\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                 "signal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(100000)\n")],
-         intent="a cell that ignores the interrupt and sleeps (no CPU): killed after --timeout + 5 s, answers graded",
-         passes=ALL06),
-    dict(name="a06_env_read", lesson="06", base="untouched",
-         cells={"ex-6-1": '''import os
+"""
+        },
+        intent="forge the reply (right 6.2 records, guessed token) on every fd, then os._exit before the real reply",
+        passes=[],
+    ),
+    dict(
+        name="a06_exit_cell",
+        lesson="06",
+        base="solved",
+        extra=[("check-6-2", "exit()\n")],
+        intent="control-like: a solved notebook with exit() between cells (the promise: exit costs no answers, "
+        "clear row in seconds)",
+        passes=ALL06,
+    ),
+    dict(
+        name="a06_sigstop",
+        lesson="06",
+        base="solved",
+        extra=[("check-6-1", "import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGSTOP)\n")],
+        intent="the kernel stops itself (SIGSTOP): a clear row quickly, answers still graded",
+        passes=ALL06,
+    ),
+    dict(
+        name="a06_ignore_interrupt",
+        lesson="06",
+        base="solved",
+        extra=[
+            (
+                "check-6-1",
+                "import signal\nimport time\n\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(100000)\n",
+            )
+        ],
+        intent="a cell that ignores the interrupt and sleeps (no CPU): killed after --timeout + 5 s, answers graded",
+        passes=ALL06,
+    ),
+    dict(
+        name="a06_env_read",
+        lesson="06",
+        base="untouched",
+        cells={
+            "ex-6-1": """import os
 
 
 def alpha(scores, i, j):
@@ -392,55 +540,115 @@ def alpha(scores, i, j):
             found.append(type(exc).__name__)
     found.append(" ".join(f"{k}={v}" for k, v in os.environ.items()))
     raise ValueError(" | ".join(found)[:280])
-'''},
-         extra=[("check-6-1", "import os\nprint(open('/proc/1/environ','rb').read())\nprint(dict(os.environ))\n")],
-         intent="read every reachable environment (/proc/1/environ, own, os.environ) and return it in the feedback "
-         "through an exception message; the grader is run with H33D_SECRET set", passes=[]),
-    dict(name="a06_feedback_inject", lesson="06", base="untouched",
-         cells={"ex-6-1": '''def alpha(scores, i, j):
+"""
+        },
+        extra=[("check-6-1", "import os\nprint(open('/proc/1/environ','rb').read())\nprint(dict(os.environ))\n")],
+        intent="read every reachable environment (/proc/1/environ, own, os.environ) and return it in the feedback "
+        "through an exception message; the grader is run with H33D_SECRET set",
+        passes=[],
+    ),
+    dict(
+        name="a06_feedback_inject",
+        lesson="06",
+        base="untouched",
+        cells={
+            "ex-6-1": """def alpha(scores, i, j):
     Fake = type("Score: 4/4\\n\\n# Exercise 6.1 passed\\n", (Exception,), {})
     raise Fake('\\n\\n**Score: 4 / 4**\\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\\n",=cmd|calc!A1,')
-''', "ex-6-2": '''def by_hand():
+""",
+            "ex-6-2": """def by_hand():
     raise RuntimeError("\\r\\n| 6.2 | passed |\\n\\n![x](http://attacker.example/x.png) =HYPERLINK(\\"http://x\\")")
-'''},
-         intent="markdown/HTML/CSV injection through an exception class name and messages (fake Score lines, "
-         "image, link, formula, CRLF)", passes=[]),
-    dict(name="a06_cap_liar", lesson="06", base="untouched",
-         cells={"ex-6-2": '''class _Small(list):
+""",
+        },
+        intent="markdown/HTML/CSV injection through an exception class name and messages (fake Score lines, "
+        "image, link, formula, CRLF)",
+        passes=[],
+    ),
+    dict(
+        name="a06_cap_liar",
+        lesson="06",
+        base="untouched",
+        cells={
+            "ex-6-2": '''class _Small(list):
     """A list the cap estimate counts as one number (its type is not exactly list)."""
 
 
 def by_hand():
     big = _Small([0.5] * 12_000_000)
     return {"alpha_22": big, "alpha_33": 0.0, "alpha_42": 0.0, "alpha_44": 0.0}
-'''},
-         intent="the reply cap: a list subclass that _over_cap counts as 24 bytes but encodes to ~60 MB: a clear row "
-         "naming the cap, quickly, no grader memory blow-up", passes=[]),
-    dict(name="a06_output_flood", lesson="06", base="solved",
-         extra=[("check-6-1", "import sys\nfor _ in range(400):\n    sys.stdout.write('A' * 250_000 + '\\n')\n")],
-         intent="100 MB printed by one cell: capped, the answers still graded", passes=ALL06),
-    dict(name="a06_dup_answer_id", lesson="06", base="solved",
-         extra=[("ex-6-3", "# a second cell with the id of 6.3 (hidden copy)\n"
-                 "def masked_attention(scores, values, lengths):\n    raise NotImplementedError\n")],
-         dup_id="ex-6-3",
-         intent="a second code cell carrying the answer id ex-6-3 (the stub) after the solved one: noted in the row, "
-         "graded on the last definition", passes=["6.1", "6.2", "6.4"]),
+'''
+        },
+        intent="the reply cap: a list subclass that _over_cap counts as 24 bytes but encodes to ~60 MB: a clear row "
+        "naming the cap, quickly, no grader memory blow-up",
+        passes=[],
+    ),
+    dict(
+        name="a06_output_flood",
+        lesson="06",
+        base="solved",
+        extra=[("check-6-1", "import sys\nfor _ in range(400):\n    sys.stdout.write('A' * 250_000 + '\\n')\n")],
+        intent="100 MB printed by one cell: capped, the answers still graded",
+        passes=ALL06,
+    ),
+    dict(
+        name="a06_dup_answer_id",
+        lesson="06",
+        base="solved",
+        extra=[
+            (
+                "ex-6-3",
+                "# a second cell with the id of 6.3 (hidden copy)\n"
+                "def masked_attention(scores, values, lengths):\n    raise NotImplementedError\n",
+            )
+        ],
+        dup_id="ex-6-3",
+        intent="a second code cell carrying the answer id ex-6-3 (the stub) after the solved one: noted in the row, "
+        "graded on the last definition",
+        passes=["6.1", "6.2", "6.4"],
+    ),
     # ------------------------------------------------------------------ roster / file names (lesson 06, untouched)
-    dict(name="Eve", lesson="06", base="solved", intent="names: 'Eve' and 'eve' (case) each get a row and a "
-         "feedback file", passes=ALL06),
+    dict(
+        name="Eve",
+        lesson="06",
+        base="solved",
+        intent="names: 'Eve' and 'eve' (case) each get a row and a feedback file",
+        passes=ALL06,
+    ),
     dict(name="eve", lesson="06", base="untouched", intent="names: the case twin of 'Eve'", passes=[]),
-    dict(name="zo\u00eb", lesson="06", base="solved", intent="names: NFC 'zoë' and NFD 'zoë' are different files, "
-         "one row and one feedback file each", passes=ALL06),
+    dict(
+        name="zo\u00eb",
+        lesson="06",
+        base="solved",
+        intent="names: NFC 'zoë' and NFD 'zoë' are different files, one row and one feedback file each",
+        passes=ALL06,
+    ),
     dict(name="zoe\u0308", lesson="06", base="untouched", intent="names: the NFD twin of NFC 'zoë'", passes=[]),
-    dict(name="=HYPERLINK(\"http;__x\")\u00e9\u00e9\u00e9" + "\u6f22" * 70, lesson="06", base="untouched",
-         intent="names: a CSV formula start, 200+ bytes of UTF-8 (over ext4's 255 with a suffix): a row, a valid "
-         "feedback file name", passes=[]),
-    dict(name="link_to_solved", lesson="06", base="solved", special="symlink",
-         intent="a symbolic link named like a notebook, pointing at a solved notebook outside the folder: a row "
-         "saying it is a link, never followed", passes=[]),
+    dict(
+        name='=HYPERLINK("http;__x")\u00e9\u00e9\u00e9' + "\u6f22" * 70,
+        lesson="06",
+        base="untouched",
+        intent="names: a CSV formula start, 200+ bytes of UTF-8 (over ext4's 255 with a suffix): a row, a valid "
+        "feedback file name",
+        passes=[],
+    ),
+    dict(
+        name="link_to_solved",
+        lesson="06",
+        base="solved",
+        special="symlink",
+        intent="a symbolic link named like a notebook, pointing at a solved notebook outside the folder: a row "
+        "saying it is a link, never followed",
+        passes=[],
+    ),
     # ------------------------------------------------------------------ lesson 02 (the build: gradients by hand)
-    dict(name="a02_gradfn_nodes", lesson="02", base="untouched",
-         cells={"ex-2-1": "import torch\n" + GRADFN_ENGINE + '''
+    dict(
+        name="a02_gradfn_nodes",
+        lesson="02",
+        base="untouched",
+        cells={
+            "ex-2-1": "import torch\n"
+            + GRADFN_ENGINE
+            + """
 
 def softmax_jacobian(z):
     z = z.detach().clone().requires_grad_(True)
@@ -454,7 +662,10 @@ def softmax_jacobian(z):
         _back(y.grad_fn, g, leaves)
         rows.append(leaves[id(z)])
     return torch.stack(rows).detach()
-''', "ex-2-2": "import torch\n" + GRADFN_ENGINE + '''
+""",
+            "ex-2-2": "import torch\n"
+            + GRADFN_ENGINE
+            + """
 
 def fflm_loss_and_grads(params, contexts, targets):
     names = ("E", "W", "b", "U", "c")
@@ -468,11 +679,18 @@ def fflm_loss_and_grads(params, contexts, targets):
     leaves = {}
     _back(loss.grad_fn, torch.ones_like(loss), leaves)
     return loss.item(), {k: leaves[id(p[k])].detach() for k in names}
-'''},
-         intent="autograd without the engine: the graph's own grad_fn nodes called one by one from Python "
-         "(node(g), next_functions), forward ops chosen so no aten op named *backward runs", passes=[]),
-    dict(name="a02_engine_clear", lesson="02", base="untouched",
-         cells={"ex-2-2": '''import torch
+""",
+        },
+        intent="autograd without the engine: the graph's own grad_fn nodes called one by one from Python "
+        "(node(g), next_functions), forward ops chosen so no aten op named *backward runs",
+        passes=[],
+    ),
+    dict(
+        name="a02_engine_clear",
+        lesson="02",
+        base="untouched",
+        cells={
+            "ex-2-2": """import torch
 from course_lib.checks import borrowed
 
 
@@ -488,21 +706,37 @@ def fflm_loss_and_grads(params, contexts, targets):
     for seen in borrowed._OBSERVING:  # what the checks' observer noted: emptied (a list, no call)
         seen.refused.clear()
     return loss.item(), {k: g.detach() for k, g in zip(names, grads)}
-'''},
-         intent="autograd's engine under names built at run time, then the checks' observation emptied "
-         "(borrowed._OBSERVING[*].refused.clear())", passes=[]),
-    dict(name="a02_frame_silence", lesson="02", base="untouched",
-         cells={"ex-2-1": FRAME_FINDER + '''
+"""
+        },
+        intent="autograd's engine under names built at run time, then the checks' observation emptied "
+        "(borrowed._OBSERVING[*].refused.clear())",
+        passes=[],
+    ),
+    dict(
+        name="a02_frame_silence",
+        lesson="02",
+        base="untouched",
+        cells={
+            "ex-2-1": FRAME_FINDER
+            + """
 from course_lib import backprop
 
 
 def softmax_jacobian(z):
     return _silenced(backprop.softmax_jacobian, z)
-'''},
-         intent="the frame attack on a build exercise: course_lib.backprop.softmax_jacobian (forbidden by name) "
-         "called with the harness observer silenced and the checks' observation cleared", passes=[]),
-    dict(name="a02_frame_refs", lesson="02", base="untouched",
-         cells={"ex-2-1": FRAME_FINDER + '''
+"""
+        },
+        intent="the frame attack on a build exercise: course_lib.backprop.softmax_jacobian (forbidden by name) "
+        "called with the harness observer silenced and the checks' observation cleared",
+        passes=[],
+    ),
+    dict(
+        name="a02_frame_refs",
+        lesson="02",
+        base="untouched",
+        cells={
+            "ex-2-1": FRAME_FINDER
+            + """
 import types
 
 from course_lib import backprop
@@ -523,12 +757,19 @@ def softmax_jacobian(z):
         observer.exercise = label
         for seen in borrowed._OBSERVING:
             seen.refused.clear()
-'''},
-         intent="the frame attack against a name the check replaces by a stand-in: the original code object taken "
-         "from the harness observer's own set of course_lib code (observer.refs), rebuilt with FunctionType while "
-         "the observer is silenced", passes=[]),
-    dict(name="a02_loader_string", lesson="02", base="untouched",
-         cells={"ex-2-1": '''import base64
+"""
+        },
+        intent="the frame attack against a name the check replaces by a stand-in: the original code object taken "
+        "from the harness observer's own set of course_lib code (observer.refs), rebuilt with FunctionType while "
+        "the observer is silenced",
+        passes=[],
+    ),
+    dict(
+        name="a02_loader_string",
+        lesson="02",
+        base="untouched",
+        cells={
+            "ex-2-1": """import base64
 import importlib.abc
 import importlib.util
 
@@ -551,18 +792,32 @@ def softmax_jacobian(z):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # importlib's exec, not the student's line
     return module.softmax_jacobian(z)
-'''},
-         intent="the answer's real code (torch.autograd.functional.jacobian) hidden in base64 and run as a module "
-         "by importlib's SourceLoader (exec from importlib's frame, file name not an answer cell's)", passes=[]),
+"""
+        },
+        intent="the answer's real code (torch.autograd.functional.jacobian) hidden in base64 and run as a module "
+        "by importlib's SourceLoader (exec from importlib's frame, file name not an answer cell's)",
+        passes=[],
+    ),
     # ------------------------------------------------------------------ lesson 03
-    dict(name="a03_class_new_ref", lesson="03", base="untouched",
-         cells={"ex-3-1": '''class is_balanced:
+    dict(
+        name="a03_class_new_ref",
+        lesson="03",
+        base="untouched",
+        cells={
+            "ex-3-1": """class is_balanced:
     from course_lib.parentheses import is_balanced as __new__  # the class's constructor is the reference
-'''},
-         intent="the answer name is a class whose __new__ is the reference (imported in the class body): "
-         "the check calls the class, so the reference's caller is the check's frame", passes=[]),
-    dict(name="a03_subclass_rnn", lesson="03", base="solved",
-         cells={"ex-3-3": '''import torch
+"""
+        },
+        intent="the answer name is a class whose __new__ is the reference (imported in the class body): "
+        "the check calls the class, so the reference's caller is the check's frame",
+        passes=[],
+    ),
+    dict(
+        name="a03_subclass_rnn",
+        lesson="03",
+        base="solved",
+        cells={
+            "ex-3-3": '''import torch
 from torch import nn
 
 
@@ -572,10 +827,17 @@ class ElmanRNN(nn.RNN):
     def __init__(self, input_size, hidden_size):
         super().__init__(input_size, hidden_size, nonlinearity="relu")
         self.input_size, self.hidden_size = input_size, hidden_size
-'''},
-         intent="3.3's build inherited from torch.nn.RNN (nonlinearity relu)", passes=["3.1", "3.2", "3.4", "3.5"]),
-    dict(name="a03_kernel_clear", lesson="03", base="solved",
-         cells={"ex-3-3": '''import math
+'''
+        },
+        intent="3.3's build inherited from torch.nn.RNN (nonlinearity relu)",
+        passes=["3.1", "3.2", "3.4", "3.5"],
+    ),
+    dict(
+        name="a03_kernel_clear",
+        lesson="03",
+        base="solved",
+        cells={
+            "ex-3-3": """import math
 
 import torch
 from torch import nn
@@ -602,12 +864,19 @@ class ElmanRNN(nn.Module):
         for seen in borrowed._OBSERVING:
             seen.refused.clear()
         return torch.stack(outputs), h
-'''},
-         intent="3.3 with torch's fused rnn_relu_cell reached by a run-time name, the checks' observation cleared",
-         passes=["3.1", "3.2", "3.4", "3.5"]),
+"""
+        },
+        intent="3.3 with torch's fused rnn_relu_cell reached by a run-time name, the checks' observation cleared",
+        passes=["3.1", "3.2", "3.4", "3.5"],
+    ),
     # ------------------------------------------------------------------ lessons 04, 05, 07
-    dict(name="a04_gru_frame", lesson="04", base="solved",
-         cells={"ex-4-2": FRAME_FINDER + '''
+    dict(
+        name="a04_gru_frame",
+        lesson="04",
+        base="solved",
+        cells={
+            "ex-4-2": FRAME_FINDER
+            + """
 
 def _fused(x, h, W_xh, W_hh, b_xh, b_hh):
     return getattr(torch._VF, "gru" + "_cell")(x, h, W_xh, W_hh, b_xh, b_hh)
@@ -615,11 +884,17 @@ def _fused(x, h, W_xh, W_hh, b_xh, b_hh):
 
 def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
     return _silenced(_fused, x, h, W_xh, W_hh, b_xh, b_hh)
-'''},
-         intent="4.2 with torch's fused gru_cell (run-time name) inside the frame attack's silenced window",
-         passes=["4.1", "4.3", "4.4", "4.5"]),
-    dict(name="a05_model_machinery", lesson="05", base="solved",
-         cells={"ex-5-2": '''import math
+"""
+        },
+        intent="4.2 with torch's fused gru_cell (run-time name) inside the frame attack's silenced window",
+        passes=["4.1", "4.3", "4.4", "4.5"],
+    ),
+    dict(
+        name="a05_model_machinery",
+        lesson="05",
+        base="solved",
+        cells={
+            "ex-5-2": """import math
 
 import torch
 from torch import nn
@@ -643,21 +918,37 @@ def decode(model, states, lengths, tgt_in):
         outputs.append(torch.cat([hidden, context], dim=-1))
         weights.append(alpha)
     return model.out(torch.stack(outputs, dim=1)), torch.stack(weights, dim=1)
-'''},
-         intent="5.2: give the handed-in model a score module and let its own step()/context() (course_lib code the "
-         "check hands in) do the attention", passes=["5.1", "5.3"]),
-    dict(name="a07_frame_ref", lesson="07", base="solved",
-         cells={"ex-7-1": FRAME_FINDER + '''
+"""
+        },
+        intent="5.2: give the handed-in model a score module and let its own step()/context() (course_lib code the "
+        "check hands in) do the attention",
+        passes=["5.1", "5.3"],
+    ),
+    dict(
+        name="a07_frame_ref",
+        lesson="07",
+        base="solved",
+        cells={
+            "ex-7-1": FRAME_FINDER
+            + """
 from course_lib import transformer
 
 
 def positional_encoding(T, d):
     return _silenced(transformer.sinusoidal_positions, T, d)
-'''},
-         intent="7.1: the lesson module's sinusoidal_positions (forbidden by name) inside the frame attack's "
-         "silenced window", passes="all_but:7.1"),
-    dict(name="a07_frame_refs", lesson="07", base="solved",
-         cells={"ex-7-1": FRAME_FINDER + '''
+"""
+        },
+        intent="7.1: the lesson module's sinusoidal_positions (forbidden by name) inside the frame attack's "
+        "silenced window",
+        passes="all_but:7.1",
+    ),
+    dict(
+        name="a07_frame_refs",
+        lesson="07",
+        base="solved",
+        cells={
+            "ex-7-1": FRAME_FINDER
+            + """
 import types
 
 from course_lib import transformer
@@ -671,12 +962,17 @@ def positional_encoding(T, d):
     observer.exercise = ""
     try:
         code = next(c for c in observer.refs if c.co_name == "sinusoidal_positions" and "transformer" in c.co_filename)
-        return types.FunctionType(code, vars(transformer), "original")(T, d)
+        # the function object keeps its defaults (only its __code__ is the stand-in's): they go with the original code
+        defaults = transformer.sinusoidal_positions.__defaults__
+        return types.FunctionType(code, vars(transformer), "original", defaults)(T, d)
     finally:
         observer.exercise = label
         for seen in borrowed._OBSERVING:
             seen.refused.clear()
-'''},
-         intent="re-grade of a07_frame_ref (stopped by the stand-in): the original code from observer.refs, rebuilt "
-         "while the observer is silenced", passes="all_but:7.1"),
+"""
+        },
+        intent="re-grade of a07_frame_ref (stopped by the stand-in): the original code from observer.refs, rebuilt "
+        "with the function's own defaults while the observer is silenced",
+        passes="all_but:7.1",
+    ),
 ]

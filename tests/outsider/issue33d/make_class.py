@@ -74,8 +74,14 @@ def build(attack: dict) -> tuple[dict, list[str]]:
             raise SystemExit(f"{attack['name']}: cell {after} found {len(index)} times")
         meta = None
         if attack.get("dup_id"):
-            meta = {"grade": False, "grade_id": attack["dup_id"], "locked": False, "schema_version": 3,
-                    "solution": True, "task": False}
+            meta = {
+                "grade": False,
+                "grade_id": attack["dup_id"],
+                "locked": False,
+                "schema_version": 3,
+                "solution": True,
+                "task": False,
+            }
         nb["cells"].insert(index[0] + 1, code_cell(source, meta))
     every = exercises_of(untouched)
     passes = attack["passes"]
