@@ -869,6 +869,41 @@ class ElmanRNN(nn.Module):
         intent="3.3 with torch's fused rnn_relu_cell reached by a run-time name, the checks' observation cleared",
         passes=["3.1", "3.2", "3.4", "3.5"],
     ),
+    dict(
+        name="a03_kernel_noclear",
+        lesson="03",
+        base="solved",
+        cells={
+            "ex-3-3": """import math
+
+import torch
+from torch import nn
+from course_lib.checks import borrowed
+
+
+class ElmanRNN(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        k = 1 / math.sqrt(hidden_size)
+        self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-k, k))
+        self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-k, k))
+        self.b_h = nn.Parameter(torch.empty(hidden_size).uniform_(-k, k))
+
+    def forward(self, x, h0=None):
+        T, B, _ = x.shape
+        h = x.new_zeros(B, self.hidden_size) if h0 is None else h0
+        step = getattr(torch._VF, "rnn_" + "relu_cell")  # torch's fused Elman cell
+        outputs = []
+        for t in range(T):
+            h = step(x[t], h, self.W_xh, self.W_hh, self.b_h, None)
+            outputs.append(h)
+        return torch.stack(outputs), h
+"""
+        },
+        intent="baseline for a03_kernel_clear: the same fused cell, the observation left as it is",
+        passes=["3.1", "3.2", "3.4", "3.5"],
+    ),
     # ------------------------------------------------------------------ lessons 04, 05, 07
     dict(
         name="a04_gru_frame",
