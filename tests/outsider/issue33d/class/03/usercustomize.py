@@ -1,0 +1,6 @@
+import os
+import sys
+
+with open("/tmp/h33d/PWNED_usercustomize_" + str(os.getpid()), "w") as f:  # imported from the current folder: a marker
+    f.write(repr(sys.argv))
+raise ImportError("planted usercustomize imported from the current folder")
