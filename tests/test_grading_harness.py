@@ -745,3 +745,115 @@ def test_the_replys_encoder_writes_plain_data_as_json_does_and_nothing_else():
     for not_plain in ({"x": Text("a")}, {1: 2}, [object()], {"x": {"y": bytearray(b"z")}}):
         with pytest.raises(TypeError):
             harness._plain_json(not_plain)
+
+
+# --------------------------------------------------------------------------- the fifth hostile class (issue33d)
+
+# A frame handed out by torch (TorchScript's createResolutionCallbackFromFrame reads any frame's locals), reached
+# through pytree's map: the harness's own frame and its observer, switched off, then the reference called.
+FRAME_THROUGH_TORCH = {
+    "6.3": """import torch
+import torch._jit_internal
+import torch.utils._pytree
+from course_lib.checks import lesson06
+
+
+def masked_attention(scores, values, lengths):
+    make = torch._jit_internal.createResolutionCallbackFromFrame
+    for up in range(1, 60):
+        try:
+            observer = torch.utils._pytree.tree_map(make, [up])[0]("observer")
+        except Exception:
+            continue
+        if type(observer).__name__ == "_Observer":
+            label, observer.exercise = observer.exercise, ""
+            try:
+                return lesson06.reference_masked_attention(scores, values, lengths)
+            finally:
+                observer.exercise = label
+    raise RuntimeError("no frame reached")  # a pass would prove the frame was reached
+""",
+}
+
+
+def test_a_frame_handed_out_by_torch_to_the_answer_is_refused(tmp_path):
+    status, message, refused = run_harness("06", FRAME_THROUGH_TORCH, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("sys._getframe" in r or "f_back" in r for r in refused), refused
+
+
+# torch's fused Elman cell (seen by the check's observer only, not the harness's trace), then the check's own
+# observation emptied: each refusal has already left the process when it was noted
+KERNEL_THEN_CLEARED = {
+    "3.3": """import math
+
+import torch
+from torch import nn
+from course_lib.checks import borrowed
+
+
+class ElmanRNN(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        k = 1 / math.sqrt(hidden_size)
+        self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-k, k))
+        self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-k, k))
+        self.b_h = nn.Parameter(torch.empty(hidden_size).uniform_(-k, k))
+
+    def forward(self, x, h0=None):
+        T, B, _ = x.shape
+        h = x.new_zeros(B, self.hidden_size) if h0 is None else h0
+        step = getattr(torch._VF, "rnn_" + "relu_cell")
+        outputs = []
+        for t in range(T):
+            h = step(x[t], h, self.W_xh, self.W_hh, self.b_h, None)
+            outputs.append(h)
+        for seen in borrowed._OBSERVING:
+            seen.refused.clear()
+        return torch.stack(outputs), h
+""",
+}
+
+
+def test_a_refusal_of_the_checks_observer_reaches_the_grader_even_if_the_answer_empties_it(tmp_path):
+    status, message, refused = run_harness("03", KERNEL_THEN_CLEARED, tmp_path)["3.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("rnn_relu_cell" in r for r in refused), refused
+
+
+def test_an_answer_cell_that_is_the_reference_pasted_whole_is_refused(tmp_path):
+    from course_lib.checks import lesson06
+
+    pasted = "import torch\n\n\n" + "\n\n".join(
+        inspect.getsource(f) for f in (lesson06._lower, lesson06._allowed, lesson06.reference_masked_attention)
+    )
+    pasted = pasted.replace('fill=float("-inf")', "fill=-1e999")  # a default must be a constant in an answer cell
+    pasted += "\n\ndef masked_attention(scores, values, lengths):\n    return reference_masked_attention(scores, values, lengths)\n"
+    status, message, refused = run_harness("06", {"6.3": pasted}, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("a copy of" in r for r in refused), refused
+
+
+def test_a_class_hook_bound_by_an_import_or_assignment_in_a_class_body_is_refused():
+    for source in (
+        "class A:\n    from sys import exit as __init_subclass__\n",
+        "class A:\n    import os as __class_getitem__\n",
+        "class A:\n    __set_name__ = 1\n",
+    ):
+        said = harness.refusal(source)
+        assert said and "runs code when a class statement is loaded" in said, (source, said)
+    assert harness.refusal("class A:\n    from math import pi\n    SIZE = 3\n") == ""
+
+
+def test_a_student_folder_that_is_a_link_gets_a_row_that_says_why(tmp_path):
+    from course_lib.instructor.roster import collect
+
+    elsewhere = tmp_path / "elsewhere" / "ps1"
+    elsewhere.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), elsewhere / "06.ipynb")
+    submitted = tmp_path / "submitted"
+    submitted.mkdir()
+    (submitted / "dave").symlink_to(tmp_path / "elsewhere")
+    entries, warnings = collect([submitted])
+    assert [(e.student, "symbolic link" in e.problem) for e in entries] == [("dave", True)], entries

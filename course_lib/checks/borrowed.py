@@ -97,6 +97,12 @@ def _refused(name: str):
 _OBSERVING: list = []  # the observations under way (see observing), innermost last
 
 
+def _said_at_once(name: str) -> None:
+    """Where each refusal goes the moment it is noted, besides the observation: nowhere here. The grader's harness
+    puts its own in its place before any student code runs (the refusal leaves the student's process at once), so
+    code that empties ``Observation.refused`` afterwards takes nothing back."""
+
+
 def resolve(dotted: str):
     """``(owner, attribute, object)`` for a dotted name: the longest importable module prefix, then attributes."""
     if not isinstance(dotted, str) or "." not in dotted:
@@ -579,6 +585,7 @@ class Observation:
         return {"refused": list(self.refused[:20]), "intact": self.intact, "tampered": self.tampered}
 
     def note(self, name: str) -> None:
+        _said_at_once(name)
         if len(self.refused) < 100:
             self.refused.append(name)
 

@@ -97,7 +97,11 @@ DENIED_EVENTS = {
     "gc.get_referrers",
     "gc.get_referents",
 }
-FRAME_TOOLS = {"inspect", "traceback", "logging", "pdb", "bdb", "cgitb", "code", "ctypes", "gc", "dis"}
+# modules that read a frame for their own use and hand none out (a NamedTuple, an Enum or a TypeVar names its
+# module; sympy names its caller): a frame one of them takes is not the student's. Every other module may hand
+# the frame it takes to the student's code (inspect, traceback, logging, torch's
+# createResolutionCallbackFromFrame, ...), so a frame taken there while the student's code asked is refused.
+FRAME_KEEPERS = {"typing", "enum", "collections", "dataclasses", "abc", "warnings", "sympy", "_weakrefset"}
 FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
 
 
@@ -226,6 +230,10 @@ def _def_refusal(node, properties: set = frozenset()) -> str:
 def _body_refusal(body, top: bool) -> str:
     properties: set = set()  # in a class body: names bound, so far, to a property (what x.setter may decorate)
     for node in body:
+        hooks = {n for target in ast.walk(node) for n in _bound_names(target)} & CLASS_HOOKS
+        if hooks and not top and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # `from sys import exit as __init_subclass__`: Python would call it while the cell loads
+            return f"line {node.lineno}: `{sorted(hooks)[0]}` runs code when a class statement is loaded"
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
             properties -= _bound_names(node)
             continue
@@ -373,18 +381,16 @@ class _Observer:
         return f" {str(args[0])[:80]}" if args else ""
 
     def near(self, frame) -> bool:
-        """Asked for by the student's code itself: its own line, a function it called directly, or the tools
-        that hand out frames (inspect, traceback, ...) it called directly. Python, torch and their libraries
-        use frames inside (typing and sympy name their caller) without handing them to the student."""
-        for _ in range(8):
-            if frame is None:
-                return False
+        """Asked for by the student's code: its own line, or any code between it and the frame taken (inspect,
+        traceback, torch, ...: each may hand the frame on), unless a module that keeps the frames it reads
+        (FRAME_KEEPERS: typing, enum, ...) took it for itself."""
+        while frame is not None:
             back = frame.f_back
             if frame.f_code.co_filename.startswith("<answer ") or (
                 back is not None and back.f_code.co_filename.startswith("<answer ")
             ):
                 return True
-            if frame.f_globals.get("__name__", "").split(".")[0] not in FRAME_TOOLS:
+            if frame.f_globals.get("__name__", "").split(".")[0] in FRAME_KEEPERS:
                 return False
             frame = back
         return False
@@ -412,9 +418,12 @@ class _Observer:
             return ""
         if code.co_filename.startswith("<answer "):
             return f"code made at run time under an answer cell's name ({code.co_qualname})"
+        return self.copy_of(code)
+
+    def copy_of(self, code) -> str:
+        """ "a copy of NAME" when ``code`` has the bytecode and names of a function this exercise refuses, else ""."""
         name = self.prints.get(self.fingerprint(code))
         return f"a copy of {name}" if name else ""
-        return ""
 
     def code_of(self, frame):
         """``frame.f_code``, read without a trip through :meth:`audit`: Python audits that read
@@ -435,6 +444,11 @@ class _Observer:
             return
         code = self.code_of(frame)
         if code in self.answers:
+            copied = self.seen.get(code)
+            if copied is None:
+                copied = self.seen[code] = self.copy_of(code)
+            if copied:  # an answer cell that is a refused function pasted whole (same bytecode and names)
+                self.refuse(copied)
             # the student's code entered from outside it (the check's call, torch's): is course_lib as it was?
             caller = frame.f_back
             if caller is not None and self.code_of(caller) not in self.answers:
@@ -799,6 +813,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     ``token`` stays a local of this frame (see :func:`_in_child`): only the one reply, said from here, carries it."""
     import linecache
 
+    from course_lib.checks import borrowed
     from course_lib.checks.borrowed import _functions_of  # a class's functions, a property's three included
 
     def say(message: dict, dumps=_plain_json, write=os.write) -> None:  # nothing looked up when it runs
@@ -821,6 +836,8 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
         observer.arm(exercise)
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
+    # each refusal the check's own observer notes leaves this process at once (the snapshot below then guards it)
+    borrowed._said_at_once = lambda name, refuse=observer.refuse: refuse(f"{name}")
     max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace, gc_disable = sys.gettrace, __import__("gc").disable

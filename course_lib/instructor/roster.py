@@ -28,8 +28,9 @@ def collect(submissions) -> tuple[list[Entry], list[str]]:
     """Every submission: a notebook path, a flat folder of ``<student>.ipynb``, or nbgrader's
     ``submitted/<student>/<assignment>/<notebook>.ipynb`` (also ``<student>/<notebook>.ipynb``).
     Nothing is followed through a symbolic link. Every name in a submissions folder gets a row or a warning:
-    a link or special file named like a notebook gets a row that says what it is; any other link, special
-    file or stray file gets a warning. Names are shown escaped (a name that is not UTF-8 too).
+    a link (named like a notebook, or perhaps a student's folder) or a special file named like a notebook gets a
+    row that says what it is; any other special file or stray file gets a warning. Names are shown escaped (a
+    name that is not UTF-8 too).
     Returns the entries and warnings for the instructor."""
     entries, warnings = [], []
     for item in submissions:
@@ -54,7 +55,9 @@ def collect(submissions) -> tuple[list[Entry], list[str]]:
                     entries_here = [Entry(shown(child.stem), child, why)]
                 entries += entries_here
                 warnings += warnings_here
-            elif kind == "link":
+            elif kind == "link":  # perhaps a student's folder (nbgrader's layout): a row says why it is not graded
+                why = "not graded: a symbolic link (links are not followed); hand in the folder or the notebook itself"
+                entries.append(Entry(shown(child.name), child, why))
                 warnings.append(f"{shown(child)}: a symbolic link; not followed")
             elif kind != "file":
                 warnings.append(f"{shown(child)}: {kind}; skipped")
