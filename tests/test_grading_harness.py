@@ -857,3 +857,49 @@ def test_a_student_folder_that_is_a_link_gets_a_row_that_says_why(tmp_path):
     (submitted / "dave").symlink_to(tmp_path / "elsewhere")
     entries, warnings = collect([submitted])
     assert [(e.student, "symbolic link" in e.problem) for e in entries] == [("dave", True)], entries
+
+
+# autograd's graph walked by hand: its nodes called one by one (no engine, no backward, no *backward kernel when the
+# forward avoids them); the second answer turns recording back on first
+GRAPH_WALK = """import contextlib
+
+import torch
+
+
+def _back(node, g, leaves):
+    if node is None or g is None:
+        return
+    if type(node).__name__ == "AccumulateGrad":
+        leaves[id(node.variable)] = leaves.get(id(node.variable), 0) + g.sum_to_size(node.variable.shape)
+        return
+    outs = node(g)
+    for (nxt, _), o in zip(node.next_functions, outs if isinstance(outs, tuple) else (outs,)):
+        if nxt is not None and o is not None and type(nxt).__name__ != "AccumulateGrad":
+            shape = tuple(nxt._input_metadata[0].shape)  # a broadcast input: its gradient summed back
+            o = o.sum_to_size(shape) if shape else o.sum()
+        _back(nxt, o, leaves)
+
+
+def softmax_jacobian(z):
+    with CONTEXT:
+        z = z.detach().clone().requires_grad_(True)
+        e = torch.exp(z - z.detach().max())
+        y = e / e.sum()
+        rows = []
+        for k in range(z.shape[0]):
+            g = torch.zeros_like(y)
+            g[k] = 1
+            leaves = {}
+            _back(y.grad_fn, g, leaves)
+            rows.append(leaves[id(z)])
+        return torch.stack(rows).detach()
+"""
+
+
+@pytest.mark.parametrize("context", ["contextlib.nullcontext()", "torch.enable_grad()"])
+def test_autograds_graph_walked_node_by_node_is_refused_or_never_built(context, tmp_path):
+    source = GRAPH_WALK.replace("CONTEXT", context)
+    status, message, refused = run_harness("02", {"2.1": source}, tmp_path)["2.1"]
+    assert status == submission.FAILED, (message, refused)
+    if "enable_grad" in context:
+        assert any("enable_grad" in r for r in refused), (message, refused)

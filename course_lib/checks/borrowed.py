@@ -816,6 +816,8 @@ class _Watcher:
     def torch_dispatch(self, func, types, args, kwargs):
         if "backward" in func._opname:  # a gradient kernel: only autograd (or a call to it by name) runs one
             self.seen.note(_builtin_name(func))
+        elif self.torch.is_grad_enabled():  # the call runs with recording off (graphless): the student turned it on
+            self.seen.note("torch.enable_grad (autograd's recording, turned back on)")
         return func(*args, **(kwargs or {}))
 
 
@@ -919,6 +921,20 @@ def course_code_in(fn, rules: Rules) -> str:
         if code not in allowed and (kind == "checks" or (kind == "course" and rules.course)):
             return _code_name(code)
     return ""
+
+
+@contextlib.contextmanager
+def graphless(rules: Rules):
+    """Where a gradient is the exercise (``rules.autograd``), the student's code runs with autograd's recording off:
+    no graph is built, so none can be walked (its nodes called one by one, which no gradient kernel's name
+    shows); turning recording back on is refused by the dispatch mode of :func:`observing`."""
+    if not rules.autograd:
+        yield
+        return
+    import torch
+
+    with torch.no_grad():
+        yield
 
 
 @contextlib.contextmanager

@@ -43,6 +43,7 @@ from course_lib.checks.borrowed import (
     Borrowed,
     Rules,
     course_code_in,
+    graphless,
     guard,
     notebook_uses_forbidden,
     observing,
@@ -180,7 +181,7 @@ def call(
     own = course_code_in(fn, rules)  # the student's function is course_lib's own code: the check would call it
     if own:
         return {"raised": BORROWED, "message": own, "where": "", "observed": {"refused": [own], "intact": True}}
-    with refusing(forbidden, fn) as called, observing(rules, live) as seen:
+    with refusing(forbidden, fn) as called, observing(rules, live) as seen, graphless(rules):
         rec = _call(fn, live, describe)
     observed = seen.to_plain()
     # the observer switched off; else the first forbidden name called (the names the exercise declares, which the
