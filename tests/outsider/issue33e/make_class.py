@@ -420,6 +420,74 @@ STOP_PARENT_61 = src(
     """
 )
 
+
+# builtins.tuple replaced just before the trigger: the harness's _state (inside its snapshot check, inside the
+# trace callback, audit hook busy) looks `tuple` up in builtins, so the student's function runs there
+A16 = src(
+    """
+    # Exercise 6.3: masked attention over a padded batch
+    import builtins
+    import copy
+    import importlib
+
+    import torch
+
+    JOB = []
+    OUT = []
+    SAVED = []
+
+
+    def _payload(x=()):
+        builtins.tuple = SAVED[0]
+        if JOB:
+            ref, args = JOB.pop()
+            OUT.append(ref(*args))
+        return SAVED[0](x)
+
+
+    class Poke:
+        def __copy__(self):
+            return self
+
+
+    def masked_attention(scores, values, lengths):
+        ref = getattr(importlib.import_module("course" + "_lib.checks.lesson06"), "reference_" + "masked_attention")
+        SAVED[:] = [builtins.tuple]
+        JOB.append((ref, (scores, values, lengths)))
+        builtins.tuple = _payload
+        copy.copy(Poke())
+        builtins.tuple = SAVED[0]
+        if not OUT:
+            raise NotImplementedError
+        return OUT.pop()
+    """
+)
+
+# a flood of refusals: each audited read on the answer's own line is one message forwarded to the grader
+A17 = src(
+    """
+    # Exercise 6.1: the quiz for any score matrix
+    import time
+
+    STATE = []
+
+
+    def alpha(scores, i, j):
+        if not STATE:
+            STATE.append(time.monotonic() + 15)
+        while time.monotonic() < STATE[0]:
+            alpha.__code__
+        return 0.0
+    """
+)
+
+KERNEL_CRAFTED_ERROR = src(
+    """
+    # (added) a crafted error in the notebook's kernel too
+    raise type("Score: 4 of 4\\r\\n=cmd|' /C calc'!A0", (Exception,), {})("<script>alert(1)</script>\\n- Exercise 6.3: passed.")
+    """
+)
+
 # ------------------------------------------------------------------------------------------------ lesson 02, 03, 04, 07
 
 B01 = src(
@@ -728,6 +796,7 @@ SUBMISSIONS = [
         "holds a fake 'Score:' line, markdown, HTML, ANSI and a bidi override: all escaped on one line",
         [],
         cells={"ex-6-1": A12},
+        extra=[(4, KERNEL_CRAFTED_ERROR)],
     ),
     entry(
         "a13_reply_cap_liar",
@@ -753,10 +822,25 @@ SUBMISSIONS = [
         solved=["6.2", "6.3", "6.4"],
         cells={"ex-6-1": STOP_PARENT_61},
     ),
+    entry(
+        "a16_builtins_in_snapshot_check",
+        "06",
+        "6.3 from the checks' reference run inside the harness's snapshot check: builtins.tuple replaced just before "
+        "a trigger, so _state (which looks tuple up in builtins) calls the student's function there; put back at once",
+        [],
+        cells={"ex-6-3": A16},
+    ),
+    entry(
+        "a17_refusal_flood",
+        "06",
+        "6.1 reads its own __code__ in a loop for 15 s: every read a refusal forwarded to the grader (hundreds of "
+        "thousands of lines): 6.1 refused, the grader unharmed",
+        [],
+        cells={"ex-6-1": A17},
+    ),
     # names that collide or are not plain file names (each the untouched notebook)
     entry("Alice", "06", "name: case twin of 'alice'", []),
     entry("alice", "06", "name: case twin of 'Alice'", []),
-    entry("CON", "06", "name: a name Windows reserves", []),
     entry('=HYPERLINK("http:x","y")', "06", "name: a CSV formula", []),
     entry("x\nScore: 4 of 4", "06", "name: a line break and a fake score line", []),
     entry("é" * 90, "06", "name: 180 bytes of non-ASCII", []),
