@@ -19,7 +19,7 @@ def main() -> None:
     for path in sorted((HERE / "results").glob("grades_*.csv")):
         with open(path, newline="", encoding="utf-8") as f:
             for row in csv.DictReader(f):
-                rows.setdefault(path.stem[-2:], []).append(row)
+                rows.setdefault(path.stem.split("_", 1)[1], []).append(row)
     print("| submission | lesson | deserved to pass | passed | rows | problems (clipped) | as expected |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for sub in manifest:

@@ -984,6 +984,26 @@ def main() -> None:
             "problem": "",
         }
     )
+    # nbgrader's layout: one real student, a student folder that is a link to it, a folder with two notebooks
+    untouched = json.dumps(build(entry("n", "06", "", []), root), indent=1)
+    submitted = out / "nbg" / "submitted"
+    (submitted / "n1_real" / "ps1").mkdir(parents=True, exist_ok=True)
+    (submitted / "n1_real" / "ps1" / "06_masked_attention.ipynb").write_text(untouched)
+    if not (submitted / "n2_linked").is_symlink():
+        os.symlink("n1_real", submitted / "n2_linked")
+    (submitted / "n3_two" / "ps1").mkdir(parents=True, exist_ok=True)
+    for stem in ("06_masked_attention", "06_masked_attention_copy"):
+        (submitted / "n3_two" / "ps1" / f"{stem}.ipynb").write_text(untouched)
+    for name, problem in (("n1_real", ""), ("n2_linked", "link"), ("n3_two", "notebooks")):
+        manifest.append(
+            {
+                "name": name,
+                "lesson": "nbg",
+                "intent": f"nbgrader layout: {name}: one row (the real one graded, the others saying why not)",
+                "deserved": [],
+                "problem": problem,
+            }
+        )
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
     print(f"{len(manifest)} submissions in {out}")
 
