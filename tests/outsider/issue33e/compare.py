@@ -27,7 +27,7 @@ def main() -> None:
         file_name = name + ".ipynb"
         found = [
             r
-            for r in rows.get(sub["lesson"], [])
+            for r in rows.get(sub.get("group", sub["lesson"]), [])
             if r["file"].endswith(file_name.replace("\n", "\\x0a"))
             or r["file"].endswith(file_name)
             or r["file"].endswith(file_name.replace("\n", "\\n"))

@@ -918,6 +918,17 @@ SUBMISSIONS = [
 ]
 
 
+# graded first (the observer's routes and the controls); the rest of lesson 06 goes in folder 06x, graded last
+FIRST = ("ctl_", "a01", "a02", "a03", "a04", "a05", "a06", "a07", "a12", "a16")
+
+
+def group_of(sub: dict) -> str:
+    """The folder a submission is written to (and graded from): its lesson, or 06x for lesson 06's later ones."""
+    if sub["lesson"] == "06" and not sub["name"].startswith(FIRST):
+        return "06x"
+    return sub["lesson"]
+
+
 def _grade_id(cell) -> str:
     return ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id", "")
 
@@ -953,13 +964,15 @@ def main() -> None:
     out, root = Path(args.out), Path(args.release_root)
     manifest = []
     for sub in SUBMISSIONS:
-        folder = out / sub["lesson"]
+        folder = out / group_of(sub)
         folder.mkdir(parents=True, exist_ok=True)
         nb = build(sub, root)
         (folder / f"{sub['name']}.ipynb").write_text(json.dumps(nb, indent=1))
-        manifest.append({k: v for k, v in sub.items() if k not in ("cells", "extra", "solved")})
+        manifest.append(
+            {**{k: v for k, v in sub.items() if k not in ("cells", "extra", "solved")}, "group": group_of(sub)}
+        )
     # special files beside them: a link to a solved notebook, and a FIFO named like a notebook
-    six = out / "06"
+    six = out / "06x"
     link = six / "z_link_to_solved.ipynb"
     if not link.is_symlink():
         os.symlink("ctl_solved.ipynb", link)
@@ -970,6 +983,7 @@ def main() -> None:
         {
             "name": "z_link_to_solved",
             "lesson": "06",
+            "group": "06x",
             "intent": "a symlink to a solved notebook: a row, not followed",
             "deserved": [],
             "problem": "link",
@@ -979,6 +993,7 @@ def main() -> None:
         {
             "name": "z_fifo",
             "lesson": "06",
+            "group": "06x",
             "intent": "a FIFO named like a notebook: a row, never opened for long",
             "deserved": [],
             "problem": "",
@@ -998,7 +1013,8 @@ def main() -> None:
         manifest.append(
             {
                 "name": name,
-                "lesson": "nbg",
+                "lesson": "06",
+                "group": "nbg",
                 "intent": f"nbgrader layout: {name}: one row (the real one graded, the others saying why not)",
                 "deserved": [],
                 "problem": problem,

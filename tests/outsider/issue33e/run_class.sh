@@ -5,7 +5,7 @@ set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 CLASS="${1:-/tmp/class33e}"
 shift || true
-LESSONS="${*:-06 07 02 03 04 nbg}"
+LESSONS="${*:-06 07 02 03 04 06x nbg}"
 GRADER="${GRADER:-/work/main/.venv/bin/course-lib}"
 OUT="$HERE/results"
 mkdir -p "$OUT"
@@ -15,7 +15,7 @@ for l in $LESSONS; do
   if [ "$l" = nbg ]; then
     src="$CLASS/nbg/submitted"; lesson=06
   else
-    src="$CLASS/$l"; lesson=$l
+    src="$CLASS/$l"; lesson=${l:0:2}
   fi
   timeout 1500 "$GRADER" grade "$src" --lesson "$lesson" --out "$OUT/grades_$l.csv" --feedback "$OUT/feedback_$l" \
     --jobs 2 --timeout 30 --budget 240 > "$OUT/terminal_$l.txt" 2>&1
