@@ -31,6 +31,7 @@ def main() -> None:
             if r["file"].endswith(file_name.replace("\n", "\\x0a"))
             or r["file"].endswith(file_name)
             or r["file"].endswith(file_name.replace("\n", "\\n"))
+            or f"/{name}/" in r["file"] + "/"  # nbgrader's layout: the student's folder
         ]
         passed = sorted({e[3:] for r in found for e, v in r.items() if e.startswith("ex ") and v == "passed"})
         ok = (

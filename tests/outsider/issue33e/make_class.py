@@ -233,6 +233,19 @@ A04 = src(
     """
 )
 
+# a04 as first written marked only the references themselves 'ok': the checks' hook then named the list
+# comprehension inside _lower (its caller no longer looked like course_lib). The second look marks nested code too.
+A04B = A04.replace(
+    """    for code in list(obs.refs):
+        kinds[code] = "ok"  # the checks' profile hook reads its kind from this cache""",
+    """    todo = list(obs.refs)
+    while todo:
+        code = todo.pop()
+        kinds[code] = "ok"  # the checks' profile hook reads its kind from this cache
+        todo += [c for c in code.co_consts if type(c) is type(code)]""",
+)
+assert A04B != A04
+
 A05 = src(
     """
     # Exercise 6.3: masked attention over a padded batch
@@ -541,6 +554,68 @@ B03 = src(
     """
 )
 
+# second look at b02/c03: the stand-in the check swaps into a forbidden function's __code__ is side-stepped from
+# inside the unobserved context: the observer's `refs` kept the original code objects (collected before the swap);
+# a new function is made from the original code (function.__new__ is not refused while the audit hook is busy)
+ORIGINAL = """
+def _original(module_name, name):
+    borrowed = sys.modules["course" + "_lib.checks.borrowed"]
+    obs = inspect.signature(getattr(borrowed, "_said_at" + "_once")).parameters["refuse"].default.__self__
+    module = importlib.import_module(module_name)
+    for code in obs.refs:
+        if code.co_name == name and code.co_filename.endswith(module_name.split(".")[-1] + ".py"):
+            return types.FunctionType(code, vars(module))
+    raise NotImplementedError
+"""
+
+B02B = src(
+    """
+    # Exercise 2.1: the softmax Jacobian
+    import copy
+    import importlib
+    import inspect
+    import sys
+    import types
+
+    import torch
+    """,
+    EVIL_KEY,
+    ORIGINAL,
+    """
+
+    def _job(z):
+        return _original("course" + "_lib.backprop", "softmax" + "_jacobian")(z)
+
+
+    def softmax_jacobian(z):
+        _plant("json", "JSONDecoder")
+        return _unseen(_job, z)
+    """,
+)
+
+C03B = src(
+    """
+    # Exercise 3.2: the transposition negative generator
+    import copy
+    import importlib
+    import inspect
+    import sys
+    import types
+    """,
+    EVIL_KEY,
+    ORIGINAL,
+    """
+
+    def _job(seq, rng, n_symbols):
+        return _original("course" + "_lib.parentheses_generators", "transpose" + "_closers")(seq, rng, n_symbols)
+
+
+    def transpose_closers(seq, rng, n_symbols=10):
+        _plant("course" + "_lib.checks.lesson03", "Mistake")
+        return _unseen(_job, seq, rng, n_symbols)
+    """,
+)
+
 C01 = src(
     '''
     # Exercise 3.3: the Elman network, batched
@@ -728,6 +803,13 @@ SUBMISSIONS = [
         cells={"ex-6-3": A04},
     ),
     entry(
+        "a04b_observer_sets_emptied_nested",
+        "06",
+        "second look at a04: the same, with the nested code objects (list comprehensions) marked 'ok' as well",
+        [],
+        cells={"ex-6-3": A04B},
+    ),
+    entry(
         "a05_jit_operation_alias",
         "06",
         "6.3 with the fused masked softmax (aten::_masked_softmax) reached through torch._C._jit_get_operation: a "
@@ -861,6 +943,22 @@ SUBMISSIONS = [
         cells={"ex-2-1": B02},
     ),
     entry(
+        "b02b_original_code_in_snapshot_check",
+        "02",
+        "second look at b02: inside the unobserved context, rebuild course_lib.backprop.softmax_jacobian from the "
+        "original code object the observer's refs kept (the check's stand-in was swapped into its __code__)",
+        [],
+        cells={"ex-2-1": B02B},
+    ),
+    entry(
+        "c03b_original_code_in_snapshot_check",
+        "03",
+        "second look at c03: transpose_closers rebuilt from the original code object the observer's refs kept, "
+        "inside the unobserved context",
+        [],
+        cells={"ex-3-2": C03B},
+    ),
+    entry(
         "b03_jit_softmax_backward",
         "02",
         "2.1 from the gradient kernel aten::_softmax_backward_data reached through torch._C._jit_get_operation",
@@ -924,6 +1022,8 @@ FIRST = ("ctl_", "a01", "a02", "a03", "a04", "a05", "a06", "a07", "a12", "a16")
 
 def group_of(sub: dict) -> str:
     """The folder a submission is written to (and graded from): its lesson, or 06x for lesson 06's later ones."""
+    if sub["name"].startswith(("a04b", "b02b", "c03b")):
+        return sub["lesson"] + "r"  # graded in a second run
     if sub["lesson"] == "06" and not sub["name"].startswith(FIRST):
         return "06x"
     return sub["lesson"]
