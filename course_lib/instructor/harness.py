@@ -72,6 +72,7 @@ DECORATORS = {"staticmethod", "classmethod", "property"}
 # methods Python calls while a class statement runs (a subclass made, a base that is no class, a subscript):
 # code of the student's at load time, so an answer cell may not define them
 CLASS_HOOKS = {"__init_subclass__", "__set_name__", "__class_getitem__", "__mro_entries__", "__prepare__"}
+HOOK_REFUSAL = "line {}: `{}` runs code when a class statement is loaded"
 # modules whose (re)import hands the student a way around the observer: a thread, a signal handler (it gets the
 # harness's frame), an interpreter of its own, raw memory
 DOORS = {
@@ -211,12 +212,12 @@ def _def_refusal(node, properties: set = frozenset()) -> str:
             f"{where}: a decorator other than staticmethod, classmethod, property (or the setter of a property "
             "defined just above) runs code when loaded"
         )
+    if node.name in CLASS_HOOKS:
+        return HOOK_REFUSAL.format(node.lineno, node.name)
     if isinstance(node, ast.ClassDef):
         if node.keywords or not all(_simple_name(b) for b in node.bases):
             return f"{where}: a class whose bases are not plain names"
         return _body_refusal(node.body, top=False)
-    if node.name in CLASS_HOOKS:
-        return f"{where}: `{node.name}` runs code when a class statement is loaded"
     args = node.args
     defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
     if not all(_literal(d) for d in defaults):
@@ -230,10 +231,12 @@ def _def_refusal(node, properties: set = frozenset()) -> str:
 def _body_refusal(body, top: bool) -> str:
     properties: set = set()  # in a class body: names bound, so far, to a property (what x.setter may decorate)
     for node in body:
-        hooks = {n for target in ast.walk(node) for n in _bound_names(target)} & CLASS_HOOKS
-        if hooks and not top and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            # `from sys import exit as __init_subclass__`: Python would call it while the cell loads
-            return f"line {node.lineno}: `{sorted(hooks)[0]}` runs code when a class statement is loaded"
+        if not top and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # `from sys import exit as __init_subclass__`: Python would call it while the cell loads (a def or a
+            # class of that name is refused by _def_refusal)
+            hooks = {n for target in ast.walk(node) for n in _bound_names(target)} & CLASS_HOOKS
+            if hooks:
+                return HOOK_REFUSAL.format(node.lineno, sorted(hooks)[0])
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
             properties -= _bound_names(node)
             continue
@@ -814,7 +817,6 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     import linecache
 
     from course_lib.checks import borrowed
-    from course_lib.checks.borrowed import _functions_of  # a class's functions, a property's three included
 
     def say(message: dict, dumps=_plain_json, write=os.write) -> None:  # nothing looked up when it runs
         data = (dumps(message) + "\n").encode()
@@ -837,7 +839,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
     # each refusal the check's own observer notes leaves this process at once (the snapshot below then guards it)
-    borrowed._said_at_once = lambda name, refuse=observer.refuse: refuse(f"{name}")
+    borrowed._said_at_once = lambda name, refuse=observer.refuse: refuse(name)
     max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace, gc_disable = sys.gettrace, __import__("gc").disable
@@ -846,7 +848,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     # cannot change under it), and said on the local channel, so a swapped refusal method cannot drop it
     kept = {k: v for k, v in vars(observer).items() if k not in ("busy", "exercise")}
     label = exercise.id if exercise is not None else "loading"
-    own = [(fn, _state(fn)) for fn in (_changed, _state, _plain_json, *_functions_of(_Observer))]
+    own = [(fn, _state(fn)) for fn in (_changed, _state, _plain_json, *borrowed._functions_of(_Observer))]
 
     def intact_now(vars=vars, len=len, zip=zip, any=any, state=_state) -> str:
         if observer.exercise != label or any(vars(observer).get(k) is not v for k, v in kept.items()):
