@@ -903,3 +903,271 @@ def test_autograds_graph_walked_node_by_node_is_refused_or_never_built(context, 
     assert status == submission.FAILED, (message, refused)
     if "enable_grad" in context:
         assert any("enable_grad" in r for r in refused), (message, refused)
+
+
+# --------------------------------------------------------------------------- the sixth class (issue33e), as classes
+
+# lesson 06's 6.3 written honestly; each attack below adds one way around the observer to it (or uses it as cover)
+HONEST_63 = """
+def honest(scores, values, lengths):
+    B, T, _ = scores.shape
+    positions = torch.arange(T)
+    allowed = (positions[None, :] <= positions[:, None])[None] & (positions[None, :] < lengths[:, None])[:, None, :]
+    empty = ~allowed.any(dim=-1, keepdim=True)
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")).masked_fill(empty, 0.0), dim=-1)
+    weights = weights.masked_fill(empty, 0.0)
+    return weights @ values, weights
+"""
+
+# code of the student's run from inside the harness's own look at course_lib (the trace hook calls it when the
+# student's code is entered from outside, and Python pauses every hook there); two ways in: a name that is not
+# plain text planted in a module dict the look compares (its __eq__ runs), and a builtin the look calls replaced
+INSIDE_THE_LOOK = {
+    "a name that is not text": """import copy
+import sys
+
+import torch
+
+
+class Key(str):
+    def __hash__(self):
+        return str.__hash__(self)
+
+    def __eq__(self, other):
+        if ARGS:
+            BOX.append(sys.modules["course_lib.checks.lesson06"].reference_masked_attention(*ARGS.pop()))
+        return str.__eq__(self, other)
+
+
+class Poke:
+    def __copy__(self):
+        return self
+
+
+def masked_attention(scores, values, lengths):
+    global ARGS, BOX
+    ARGS, BOX = [], []
+    space = vars(sys.modules["course_lib.checks.lesson06"])
+    if not any(type(key) is Key for key in space):  # planted once (a look-up of it runs __eq__)
+        value = space.pop("_tensor_of_shape")
+        space[Key("_tensor_of_shape")] = value
+    ARGS.append((scores, values, lengths))
+    copy.copy(Poke())  # the student's __copy__ entered from copy.py: the harness looks at course_lib
+    return BOX[0]
+""",
+    "a builtin replaced": """import builtins
+import copy
+import sys
+
+import torch
+
+
+def fake(*args):
+    builtins.tuple = real
+    if ARGS:
+        BOX.append(sys.modules["course_lib.checks.lesson06"].reference_masked_attention(*ARGS.pop()))
+    return real(*args)
+
+
+class Poke:
+    def __copy__(self):
+        return self
+
+
+def masked_attention(scores, values, lengths):
+    global ARGS, BOX, real
+    ARGS, BOX, real = [(scores, values, lengths)], [], builtins.tuple
+    builtins.tuple = fake
+    copy.copy(Poke())
+    builtins.tuple = real
+    return BOX[0]
+""",
+    # the observer reached without a frame, through what the harness put in the checks' module (its refusal
+    # path's default argument), then switched off around the reference
+    "the observer from a default": """import inspect
+import sys
+
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    borrowed = sys.modules["course_lib.checks.borrowed"]
+    found = [
+        p.default.__self__
+        for p in inspect.signature(borrowed._said_at_once).parameters.values()
+        if type(getattr(p.default, "__self__", None)).__name__ == "_Observer"
+    ]
+    observer = found[0]  # IndexError when the observer is not reachable
+    label, observer.exercise, observer.busy = observer.exercise, "", True
+    try:
+        return sys.modules["course_lib.checks.lesson06"].reference_masked_attention(scores, values, lengths)
+    finally:
+        observer.exercise, observer.busy = label, False
+        for seen in borrowed._OBSERVING:  # what the checks' own observer noted meanwhile
+            seen.refused.clear()
+""",
+}
+
+
+@pytest.mark.parametrize("route", sorted(INSIDE_THE_LOOK))
+def test_the_student_s_code_never_runs_inside_the_harness_s_own_look(route, tmp_path):
+    status, message, refused = run_harness("06", {"6.3": INSIDE_THE_LOOK[route]}, tmp_path)["6.3"]
+    assert status != submission.PASSED, (route, message, refused)
+
+
+def test_what_the_observer_refuses_is_frozen_and_its_remembered_verdicts_are_verified():
+    """The observer's sets cannot be emptied in place, and a verdict changed in its cache is seen (the student's
+    code cannot reach the observer; this is the second line)."""
+    import types
+
+    from course_lib.checks import lesson06
+
+    observer = harness._Observer(str(sandbox._package_dir()), lambda message: None)
+    observer.collect()
+    observer.arm(checks.exercises("06")["6.3"])
+    assert isinstance(observer.refs, frozenset) and isinstance(observer.checks, frozenset)
+    assert isinstance(observer.prints, types.MappingProxyType)
+    reference = lesson06.reference_masked_attention.__code__
+    assert reference in observer.checks
+    observer.seen[reference] = observer.verdict(reference)
+    assert observer.stale() == ""
+    observer.seen[reference] = "nothing to refuse here"
+    assert "reference_masked_attention" in observer.stale()
+
+
+def test_a_name_that_is_not_text_in_a_course_module_is_itself_a_change():
+    from course_lib.checks import lesson06
+
+    class Key(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other):
+            raise AssertionError("the look ran the student's __eq__")
+
+    snapshot = harness._snapshot()
+    space = vars(lesson06)
+    value = space.pop("_lower")
+    space[Key("_lower")] = value
+    try:
+        assert "not text" in harness._changed(snapshot)
+    finally:
+        for key in [k for k in space if type(k) is not str]:
+            del space[key]  # by the key itself: no __eq__ runs
+        space["_lower"] = value
+    assert harness._changed(snapshot) == ""
+
+
+# a fused kernel the exercise forbids, reached by objects other than torch's usual ones for it: an op looked up by
+# name (another builtin, the op's name), a nameless overload outside torch.ops, and the dispatcher's handle
+KERNEL_HANDLES = {
+    "6.3 by name": (
+        "06",
+        "6.3",
+        "import torch\n"
+        + HONEST_63
+        + """
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    positions = torch.arange(T)
+    allowed = (positions[None, :] <= positions[:, None])[None] & (positions[None, :] < lengths[:, None])[:, None, :]
+    fused = torch._C._jit_get_operation("aten::_masked_softmax")[0]
+    weights = fused(scores, ~allowed, -1)
+    return weights @ values, weights
+""",
+        "_masked_softmax",
+    ),
+    "6.3 by its handle": (
+        "06",
+        "6.3",
+        "import torch\n"
+        + HONEST_63
+        + """
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    positions = torch.arange(T)
+    allowed = (positions[None, :] <= positions[:, None])[None] & (positions[None, :] < lengths[:, None])[:, None, :]
+    handle = torch._C._dispatch_find_schema_or_throw("aten::_masked_softmax", "")
+    weights = torch._C._dispatch_call_boxed(handle, scores, ~allowed, -1, None)
+    return weights @ values, weights
+""",
+        "_dispatch_call_boxed",
+    ),
+    "3.3 nameless overload": (
+        "03",
+        "3.3",
+        KERNEL_THEN_CLEARED["3.3"]
+        .replace(
+            'getattr(torch._VF, "rnn_" + "relu_cell")', 'torch._C._get_operation_overload("aten::rnn_relu_cell", "")[0]'
+        )
+        .replace("        for seen in borrowed._OBSERVING:\n            seen.refused.clear()\n", ""),
+        "nameless handle",
+    ),
+}
+
+
+@pytest.mark.parametrize("route", sorted(KERNEL_HANDLES))
+def test_a_forbidden_kernel_is_refused_whatever_object_runs_it(route, tmp_path):
+    lesson, exercise, source, name = KERNEL_HANDLES[route]
+    status, message, refused = run_harness(lesson, {exercise: source}, tmp_path)[exercise]
+    assert status == submission.FAILED, (route, message, refused)
+    assert refused and any(name in r for r in refused), refused
+
+
+def test_the_course_files_cannot_be_reached_from_a_directory_descriptor(tmp_path):
+    """The audit event of an open carries no ``dir_fd``: a directory opened is refused (no exercise opens one)."""
+    source = (
+        "import os\nimport sys\n\nimport torch\n"
+        + HONEST_63
+        + """
+
+def masked_attention(scores, values, lengths):
+    path = sys.modules["course_lib.checks.lesson06"].__file__
+    top = os.path.dirname(os.path.dirname(os.path.dirname(path)))
+    folder = os.open(top, os.O_RDONLY)
+    with os.fdopen(os.open(os.path.relpath(path, top), os.O_RDONLY, dir_fd=folder)) as f:
+        text = f.read()
+    assert "def reference_masked_attention" in text
+    return honest(scores, values, lengths)  # stands for whatever the text would be used for
+"""
+    )
+    status, message, refused = run_harness("06", {"6.3": source}, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any(r.startswith("open") for r in refused), refused
+
+
+def test_the_student_s_function_run_while_the_cells_load_is_refused(tmp_path):
+    """An Enum's ``__init__`` (a base class's metaclass calling the student's method) runs while the cell loads,
+    where no exercise is armed in the loading process: refused, whatever it does."""
+    source = (
+        "import enum\n\nimport torch\n"
+        + HONEST_63
+        + """
+
+class Table(enum.Enum):
+    READY = 1
+
+    def __init__(self, value):
+        self.filled = value  # a student would compute a table of the reference's answers here
+
+
+def masked_attention(scores, values, lengths):
+    return honest(scores, values, lengths)
+"""
+    )
+    status, message, refused = run_harness("06", {"6.3": source}, tmp_path)["6.3"]
+    assert status != submission.PASSED, (message, refused)
+    assert "loaded" in message, message
+
+
+def test_a_module_built_to_count_its_parameters_is_refused_whatever_class_builds_it(tmp_path):
+    source = """import torch
+
+
+def param_count(kind, input_size, hidden_size, num_layers=1):
+    module = torch.nn.modules.rnn.RNNBase(kind.upper(), input_size, hidden_size, num_layers)
+    return sum(p.numel() for p in module.parameters())
+"""
+    status, message, refused = run_harness("04", {"4.3": source}, tmp_path)["4.3"]
+    assert status == submission.FAILED, (message, refused)

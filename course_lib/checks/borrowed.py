@@ -516,6 +516,18 @@ _ATTENTION = (
     "multi_head_attention_forward",
 )
 _TRANSFORMER = (*_ATTENTION, "_transformer_encoder_layer_fwd")
+# ways to run an aten op that no Python name shows: by its dispatcher handle, or inside a graph built from text;
+# refused wherever fused kernels are (an op found by name, ``torch._C._jit_get_operation``, is refused by that name)
+_BY_HANDLE = (
+    "_dispatch_call_boxed",
+    "parse_ir",
+    "_create_function_from_graph",
+    "_create_function_from_trace",
+    "_create_method_from_trace",
+    "import_ir_module",
+    "_jit_script_compile",
+    "_jit_script_class_compile",
+)
 KERNELS = {
     "torch.nn.RNN": _RNN,
     "torch.nn.RNNCell": _RNN,
@@ -698,6 +710,8 @@ class _Watcher:
         self.c_kinds: dict = {_setprofile: "tamper", _getprofile: "tamper"}
         self.kernel_codes: set = set()
         self.tamper_types: tuple = ()
+        self.handle = None  # torch's dispatcher handle type (its redispatch runs any op), where kernels are refused
+        self.ops_file = ""
         self.engine = None
         self.modes: list = [None, None]  # a function mode (none today) and the dispatch mode installed, once entered
         torch = sys.modules.get("torch")
@@ -714,6 +728,13 @@ class _Watcher:
             for op in rules.kernels:
                 for builtin in _kernel_builtins(torch, op):
                     self.c_kinds[builtin] = "kernel"
+            if rules.kernels:
+                for name in _BY_HANDLE:
+                    if hasattr(torch._C, name):
+                        self.c_kinds[getattr(torch._C, name)] = "kernel"
+                        _KERNEL_NAMES[getattr(torch._C, name)] = f"torch._C.{name}"
+                self.handle = torch._C._DispatchOperatorHandle
+                self.ops_file = os.path.join(_torch_dir(), "_ops.py")
                 python = getattr(torch.nn.functional, op, None)  # a kernel written in Python (the MHA forward)
                 if inspect.isfunction(python):
                     self.kernel_codes.add(python.__code__)
@@ -724,6 +745,7 @@ class _Watcher:
     def hook(self):
         kinds, classify, c_kinds, type_kinds = _KINDS, _classify, self.c_kinds, {}
         called, c_called, type_kind, kernel_codes = self._called, self._c_called, self._type_kind, self.kernel_codes
+        kernel_names, by_name = self.rules.kernels, self._by_name
 
         def profile(frame, event, arg):
             if event == "call":
@@ -737,17 +759,33 @@ class _Watcher:
                 if how is None:
                     how = type_kinds[type(owner)] = type_kind(type(owner))
                 if how == "lookup":  # a module's builtin, a torch.ops overload's: the same object on every call
-                    how = c_kinds.get(arg)
+                    how = c_kinds.get(arg) or (kernel_names and by_name(frame, arg))
                 if how:
                     c_called(frame, arg, how)
 
         return profile
 
+    def _by_name(self, frame, builtin) -> str:
+        """ "kernel" when a builtin that is not one of torch's usual objects for an op runs a refused one: another
+        object for it (``torch._C._jit_get_operation``'s) carries the op's name; a nameless one (what
+        ``torch._C._get_operation_overload`` returns) is refused unless torch's own OpOverload calls it, for an op
+        it names."""
+        name = getattr(builtin, "__name__", None)
+        if name:
+            return "kernel" if name in self.rules.kernels else ""
+        if frame.f_code.co_filename != self.ops_file:
+            return "kernel"  # an op by a nameless handle, outside torch.ops: which op is not known, so refused
+        op = frame.f_locals.get("self")
+        return "kernel" if str(getattr(op, "_opname", "")) in self.rules.kernels else ""
+
     def _type_kind(self, owner_type) -> str:
         """What a C call bound to an object of this type may be: "lookup" (by the builtin's identity), "tamper",
-        "autograd" (the engine), or "" (nothing refused: a list's append, a tensor's method)."""
+        "autograd" (the engine), "kernel" (a dispatcher handle's methods: it runs any op) or "" (nothing refused:
+        a list's append, a tensor's method)."""
         if owner_type is type(None) or owner_type is types.ModuleType or owner_type.__module__ == "pybind11_builtins":
             return "lookup"
+        if self.handle is not None and issubclass(owner_type, self.handle):
+            return "kernel"
         if self.tamper_types and issubclass(owner_type, self.tamper_types):
             return "tamper"
         if self.engine is not None and issubclass(owner_type, self.engine):
@@ -897,6 +935,8 @@ def _builtin_name(func) -> str:
     owner = getattr(func, "__self__", None)
     name = getattr(func, "__name__", "") or "?"
     if type(owner).__module__ == "pybind11_builtins":  # what a torch.ops overload calls
+        if name == "?":
+            return "an aten op by a nameless handle (torch._C._get_operation_overload)"
         return _KERNEL_NAMES.get(func) or f"torch.ops.aten.{name}"
     if owner is not None and not isinstance(owner, types.ModuleType):
         return f"{type(owner).__module__}.{type(owner).__qualname__}.{name}"

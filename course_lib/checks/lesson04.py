@@ -617,8 +617,9 @@ check_param_count = Exercise(
     ("kind", "input_size", "hidden_size", "num_layers"),
     _draw_count,
     _judge_count,
-    # counting the parameters of a built module is not counting them
-    forbidden=("torch.nn.LSTM", "torch.nn.GRU", "course_lib.rnn.LSTM", "course_lib.rnn.GRU"),
+    # counting the parameters of a built module is not counting them: any module (nn.Module, the base of every
+    # one: torch's RNNBase and cells, the course's) as well as the two named
+    forbidden=("torch.nn.LSTM", "torch.nn.GRU", "course_lib.rnn.LSTM", "course_lib.rnn.GRU", "torch.nn.Module"),
 )
 
 

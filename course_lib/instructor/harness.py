@@ -35,6 +35,7 @@ import json
 import os
 import sys
 import threading
+import types
 
 FORGED = "something other than the grader wrote on its results pipe"  # a refusal that is not borrowed work
 ANSWER_FILE = "<answer {}>"  # the file name an answer cell's code carries (how the observer knows it)
@@ -104,6 +105,7 @@ DENIED_EVENTS = {
 # createResolutionCallbackFromFrame, ...), so a frame taken there while the student's code asked is refused.
 FRAME_KEEPERS = {"typing", "enum", "collections", "dataclasses", "abc", "warnings", "sympy", "_weakrefset"}
 FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
+NEW_LOCALS = 0x0002  # inspect.CO_NEWLOCALS: a function's code (a cell's own code and class bodies have not)
 
 
 # --------------------------------------------------------------------------- what an answer cell may do
@@ -281,12 +283,14 @@ class _Observer:
         self.package = package_dir.rstrip(os.sep) + os.sep
         self.say = say
         self.exercise = ""  # set while the answer cells load and while the grader's call runs
-        self.refs: set = set()  # every course_lib function: refused in a build exercise (one that forbids)
-        self.checks: set = set()  # the checks' own (references, machinery): refused in every exercise
-        self.prints: dict = {}  # fingerprint of each of those -> its name (a copy under another name is refused)
+        self.loading = False  # True while the answer cells load: none of the student's functions may run then
+        # frozen once filled (frozenset, a read-only mapping): what the observer refuses cannot be emptied in place
+        self.refs: frozenset = frozenset()  # every course_lib function: refused in a build exercise (one that forbids)
+        self.checks: frozenset = frozenset()  # the checks' own (references, machinery): refused in every exercise
+        self.prints = types.MappingProxyType({})  # fingerprint of each of those -> its name (a copy is refused)
         self.build = False
-        self.given: set = set()  # course_lib functions the check hands the student's function as inputs
-        self.answers: set = set()  # every code object compiled from the answer cells (what is the student's)
+        self.given: frozenset = frozenset()  # course_lib functions the check hands the student's function as inputs
+        self.answers: frozenset = frozenset()  # every code object compiled from the answer cells (the student's)
         self.seen: dict = {}  # code object -> "" or why calling it is refused (each judged once)
         self.snapshot: list = []  # course_lib's functions and classes as they were before any student code
         # the harness's own helpers, taken now: the student's code can replace the module's names, not these
@@ -300,8 +304,7 @@ class _Observer:
     def collect(self) -> None:
         """Every function and method defined at module level in course_lib (the lesson's module, the checks'
         references, the checks' machinery): the student's code may not call one of them, nor a copy."""
-        import types
-
+        refs, checks = set(), set()
         here = os.path.abspath(__file__)
         for name, module in list(sys.modules.items()):
             if not name.startswith("course_lib") or getattr(module, "__file__", None) in (None, here):
@@ -309,9 +312,10 @@ class _Observer:
             for value in list(vars(module).values()):
                 for fn in _functions(value):
                     if isinstance(fn, types.FunctionType) and self.course_code(fn.__code__.co_filename):
-                        self.refs.add(fn.__code__)
+                        refs.add(fn.__code__)
                         if name.startswith("course_lib.checks"):
-                            self.checks.add(fn.__code__)
+                            checks.add(fn.__code__)
+        self.refs, self.checks = frozenset(refs), frozenset(checks)
 
     def refuse(self, what: str) -> None:
         if self.exercise:
@@ -399,8 +403,10 @@ class _Observer:
         return False
 
     def hidden(self, path) -> bool:
-        """Files the student's code may not open: the course's own (the references' text) and the ways back to
-        the harness's pipes and memory (/proc/*/fd, /dev/fd, /proc/*/mem)."""
+        """Files the student's code may not open: the course's own (the references' text), any directory (a
+        directory's descriptor is a ``dir_fd`` from which a relative path reaches any file, and the audit event
+        does not carry the ``dir_fd``: no exercise opens a directory) and the ways back to the harness's pipes and
+        memory (/proc/*/fd, /dev/fd, /proc/*/mem)."""
         if isinstance(path, int) or path is None:
             return False
         try:
@@ -410,6 +416,7 @@ class _Observer:
         parts = name.split(os.sep)
         return (
             (name + os.sep).startswith(self.package)
+            or os.path.isdir(name)
             or name.startswith("/dev/fd")
             or (len(parts) > 2 and parts[1] == "proc" and ({"fd", "fdinfo", "mem", "map_files"} & set(parts)))
         )
@@ -447,6 +454,10 @@ class _Observer:
             return
         code = self.code_of(frame)
         if code in self.answers:
+            if self.loading and code.co_flags & NEW_LOCALS:
+                # a function of the student's run while the cells load (an Enum's __init__, a base class's
+                # metaclass calling a method): the cells only define, so this is code run before any exercise is
+                self.refuse(f"the student's {code.co_qualname} ran while the answer cells loaded")
             copied = self.seen.get(code)
             if copied is None:
                 copied = self.seen[code] = self.copy_of(code)
@@ -481,14 +492,26 @@ class _Observer:
     def arm(self, exercise) -> None:
         """What the check refuses for this exercise; fingerprints of the functions it refuses."""
         self.build = bool(exercise.forbidden)
+        prints: dict = {}
         for code in self.refs if self.build else self.checks:
             if len(code.co_code) > 24:  # a one-line helper may be anyone's
-                self.prints.setdefault(_fingerprint(code), code.co_qualname)
+                prints.setdefault(_fingerprint(code), code.co_qualname)
         for code in self.given:  # a copy of what the check hands in is no borrowing
-            self.prints.pop(_fingerprint(code), None)
+            prints.pop(_fingerprint(code), None)
+        self.prints = types.MappingProxyType(prints)
+
+    def stale(self) -> str:
+        """A remembered verdict that is not what the observer would say now ("" if none): the cache of verdicts
+        is the one part of the observer that changes while the student's code runs."""
+        for code, why in list(self.seen.items()):
+            if type(code) is not types.CodeType or type(why) is not str:
+                return "something other than a verdict"
+            if why != (self.copy_of(code) if code in self.answers else self.verdict(code)):
+                return f"the verdict on {code.co_qualname}"
+        return ""
 
 
-def _snapshot(forbidden=()) -> list:
+def _snapshot(forbidden=()) -> tuple:
     """Every function, class and module that course_lib's modules and classes (and json's, which encodes the
     reply) hold, as (where, live, then, state): ``state`` is what each of those functions runs (its code,
     defaults, keyword defaults, closure cells), which a change in place leaves its identity. ``forbidden``:
@@ -499,8 +522,8 @@ def _snapshot(forbidden=()) -> list:
     found = []
 
     def entry(where, space, values):
-        kept = {k: v for k, v in values if isinstance(v, kinds) and id(v) not in skip}
-        state = [(fn, _state(fn)) for v in kept.values() for fn in _own_functions(v) if id(fn) not in skip]
+        kept = tuple((k, v) for k, v in values if isinstance(v, kinds) and id(v) not in skip)
+        state = tuple((fn, fn.__name__, _state(fn)) for _, v in kept for fn in _own_functions(v) if id(fn) not in skip)
         found.append((where, space, kept, state))
 
     for name, module in list(sys.modules.items()):
@@ -510,7 +533,7 @@ def _snapshot(forbidden=()) -> list:
             for value in list(space.values()):
                 if isinstance(value, type) and value.__module__ == name and id(value) not in skip:
                     entry(f"{name}.{value.__qualname__}", vars(value), list(vars(value).items()))
-    return found
+    return tuple(found)  # tuples all the way down: nothing of it can be emptied in place
 
 
 _EMPTY = object()  # an empty closure cell
@@ -527,30 +550,34 @@ def _own_functions(value) -> list:
     return [value] if isinstance(value, types.FunctionType) else []
 
 
-def _state(fn) -> tuple:
-    """What a function runs, each part by identity: code, defaults, keyword defaults, closure cells' contents."""
+def _state(fn, tuple=tuple, ValueError=ValueError, empty=_EMPTY) -> tuple:
+    """What a function runs, each part by identity: code, defaults, keyword defaults, closure cells' contents.
+    Every builtin it uses is bound here, at import (the student's code may replace ``builtins.tuple``)."""
     cells = []
     for cell in fn.__closure__ or ():
         try:
             cells.append(cell.cell_contents)
         except ValueError:
-            cells.append(_EMPTY)
+            cells.append(empty)
     kwdefaults = tuple((fn.__kwdefaults__ or {}).items())
-    return (fn.__code__, fn.__defaults__, *(v for kv in kwdefaults for v in kv), _EMPTY, *cells)
+    return (fn.__code__, fn.__defaults__, *(v for kv in kwdefaults for v in kv), empty, *cells)
 
 
-def _changed(snapshot) -> str:
+def _changed(snapshot, type=type, str=str, len=len, any=any, zip=zip, state=_state, missing=_EMPTY) -> str:
     """The first function or class of course_lib that is no longer what it was, or runs other code ("" if
-    none)."""
-    missing = _EMPTY
-    for where, live, then, state in snapshot:
-        for key, value in then.items():
+    none). It runs nothing of the student's: every builtin is bound at import, values are compared by identity,
+    and a name that is not plain text (whose ``__eq__`` a look-up would run) is itself the change."""
+    for where, live, then, functions in snapshot:
+        for key in live:
+            if type(key) is not str:
+                return f"{where} (a name that is not text was put there)"
+        for key, value in then:
             if live.get(key, missing) is not value:
                 return f"{where}.{key}"
-        for fn, parts in state:
-            now = _state(fn)
+        for fn, name, parts in functions:
+            now = state(fn)
             if len(now) != len(parts) or any(a is not b for a, b in zip(now, parts)):
-                return f"{where}.{fn.__name__} (its code, defaults or closure)"
+                return f"{where}.{name} (its code, defaults or closure)"
     return ""
 
 
@@ -834,33 +861,53 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     observer = _Observer(package, say)
     observer.collect()
     if exercise is not None:
-        observer.given = _given(exercise, cases)
+        observer.given = frozenset(_given(exercise, cases))
         observer.arm(exercise)
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
-    # each refusal the check's own observer notes leaves this process at once (the snapshot below then guards it)
-    borrowed._said_at_once = lambda name, refuse=observer.refuse: refuse(name)
+    # each refusal the check's own observer notes leaves this process at once (the snapshot below then guards it);
+    # what is put there holds ``say`` only: the observer is reachable from nothing the student's code can read
+    borrowed._said_at_once = lambda name, say=say: say({"refused": str(name)[:200]})
     max_line = int(job.get("max_line", MAX_LINE))
-    observer.snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
+    observer.snapshot = snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace, gc_disable = sys.gettrace, __import__("gc").disable
     _close_doors(say)
     # what the observer is and runs, taken before any student code: checked here, in this frame (whose own code
-    # cannot change under it), and said on the local channel, so a swapped refusal method cannot drop it
-    kept = {k: v for k, v in vars(observer).items() if k not in ("busy", "exercise")}
+    # cannot change under it), with everything it uses bound now, and said on the local channel
+    moving = ("busy", "exercise", "loading", "reading", "answers", "seen")  # compared below, one by one
+    kept = tuple((k, v) for k, v in vars(observer).items() if k not in moving)
     label = exercise.id if exercise is not None else "loading"
-    own = [(fn, _state(fn)) for fn in (_changed, _state, _plain_json, *borrowed._functions_of(_Observer))]
+    own = tuple((fn, _state(fn)) for fn in (_changed, _state, _plain_json, *borrowed._functions_of(_Observer)))
+    loaded_answers: list = []  # the answer cells' code objects once loaded (a frozenset)
 
-    def intact_now(vars=vars, len=len, zip=zip, any=any, state=_state) -> str:
-        if observer.exercise != label or any(vars(observer).get(k) is not v for k, v in kept.items()):
+    def intact_now(
+        vars=vars, type=type, str=str, len=len, zip=zip, any=any, state=_state, changed=_changed, stale=_Observer.stale
+    ) -> str:
+        fields = vars(observer)
+        for key in fields:  # plain names only: a look-up below then runs no one's __eq__
+            if type(key) is not str:
+                return "the grader's observer (its settings)"
+        if (
+            fields.get("exercise") is not label
+            or fields.get("busy") is not False
+            or fields.get("loading") is not False
+            or fields.get("reading") is not False
+            or fields.get("answers") is not loaded_answers[0]
+            or any(fields.get(k) is not v for k, v in kept)
+        ):
             return "the grader's observer (its settings)"
         for fn, parts in own:
             now = state(fn)
             if len(now) != len(parts) or any(a is not b for a, b in zip(now, parts)):
                 return f"the grader's {fn.__qualname__} (its code)"
-        return observer.check()
+        found = changed(snapshot)
+        if not found and stale(observer):
+            return "the grader's observer (its remembered verdicts)"
+        return found
 
     sys.addaudithook(observer.audit)  # before any student code; Python offers no way to remove it
     observer.exercise = label
+    observer.loading = True
     sys.settrace(observer.trace)
     ns: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     loaded: dict[str, str] = {}
@@ -869,13 +916,15 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
         if not why:
             try:
                 code = compile(source, ANSWER_FILE.format(grade_id), "exec", ANNOTATIONS, dont_inherit=True)
-                observer.answers |= _code_objects(code)
+                observer.answers = observer.answers | _code_objects(code)
                 exec(code, ns)
             except BaseException as exc:  # SystemExit too: the cell failed to load, the rest still loads
                 why = f"loading it raised {type(exc).__name__}: {str(exc)[:200]}"
         if why and not loaded.get(exercise_id):
             loaded[exercise_id] = f"answer cell {grade_id} was not loaded: {why}"
         loaded.setdefault(exercise_id, "")
+    observer.loading = False
+    loaded_answers.append(observer.answers)
     if exercise is None:
         sys.settrace(None)
         say({"loaded": loaded, "token": token})  # the audit hook still on: a finalizer here reaches no frame
