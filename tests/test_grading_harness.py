@@ -1029,9 +1029,9 @@ def test_what_the_observer_refuses_is_frozen_and_its_remembered_verdicts_are_ver
     assert isinstance(observer.prints, types.MappingProxyType)
     reference = lesson06.reference_masked_attention.__code__
     assert reference in observer.checks
-    observer.seen[reference] = observer.verdict(reference)
+    observer.seen[id(reference)] = (reference, observer.verdict(reference))
     assert observer.stale() == ""
-    observer.seen[reference] = "nothing to refuse here"
+    observer.seen[id(reference)] = (reference, "nothing to refuse here")
     assert "reference_masked_attention" in observer.stale()
 
 

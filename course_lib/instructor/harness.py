@@ -40,72 +40,99 @@ import types
 FORGED = "something other than the grader wrote on its results pipe"  # a refusal that is not borrowed work
 ANSWER_FILE = "<answer {}>"  # the file name an answer cell's code carries (how the observer knows it)
 # audit events that reach around the observer or into the interpreter: refused while the student's code runs
-SENSITIVE_EVENTS = {
-    "sys.setprofile",
-    "sys.settrace",
-    "sys._getframe",
-    "sys._current_frames",
-    "sys._current_exceptions",
-    "sys.addaudithook",
-    "gc.get_objects",
-    "gc.get_referrers",
-    "gc.get_referents",
-    "object.__getattr__",  # __code__, tb_frame, gi_frame, f_back: the way to frames and code objects
-    "object.__setattr__",
-    "object.__delattr__",
-    "code.__new__",
-    "function.__new__",
-    "exec",
-    "os.system",
-    "subprocess.Popen",
-    "os.exec",
-    "os.posix_spawn",
-    "os.fork",
-}
+SENSITIVE_EVENTS = frozenset(
+    {
+        "sys.setprofile",
+        "sys.settrace",
+        "sys._getframe",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "sys.addaudithook",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "object.__getattr__",  # __code__, tb_frame, gi_frame, f_back: the way to frames and code objects
+        "object.__setattr__",
+        "object.__delattr__",
+        "code.__new__",
+        "function.__new__",
+        "exec",
+        "os.system",
+        "subprocess.Popen",
+        "os.exec",
+        "os.posix_spawn",
+        "os.fork",
+    }
+)
 # a new process runs where no observer does (a fresh Python computes the reference): while the student's code runs,
 # starting one is refused and stopped whatever frame asks (subprocess.py's, multiprocessing's, os's): no
 # exercise needs a process
-PROCESS_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "os.spawn"}
+PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "os.spawn"}
+)
 # a function's behaviour changed in place (its identity kept): refused and stopped whoever does it, unless it is
 # course_lib's own code (the checks' stand-ins for the forbidden names)
-CODE_ATTRIBUTES = {"__code__", "__defaults__", "__kwdefaults__"}
-DECORATORS = {"staticmethod", "classmethod", "property"}
+CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
 # methods Python calls while a class statement runs (a subclass made, a base that is no class, a subscript):
 # code of the student's at load time, so an answer cell may not define them
-CLASS_HOOKS = {"__init_subclass__", "__set_name__", "__class_getitem__", "__mro_entries__", "__prepare__"}
+CLASS_HOOKS = frozenset({"__init_subclass__", "__set_name__", "__class_getitem__", "__mro_entries__", "__prepare__"})
 HOOK_REFUSAL = "line {}: `{}` runs code when a class statement is loaded"
 # modules whose (re)import hands the student a way around the observer: a thread, a signal handler (it gets the
 # harness's frame), an interpreter of its own, raw memory
-DOORS = {
-    "_thread",
-    "_signal",
-    "signal",
-    "_posixsubprocess",
-    "_xxsubinterpreters",
-    "_xxinterpchannels",
-    "_testcapi",
-    "_testinternalcapi",
-}
+DOORS = frozenset(
+    {
+        "_thread",
+        "_signal",
+        "signal",
+        "_posixsubprocess",
+        "_xxsubinterpreters",
+        "_xxinterpchannels",
+        "_testcapi",
+        "_testinternalcapi",
+    }
+)
 # what the observer refuses AND stops (the audit hook raises) whoever the student's code asked to do it: the
 # ways to a frame (and from there to the harness), to every object, to the hooks
-DENIED_EVENTS = {
-    "sys._getframe",
-    "sys._current_frames",
-    "sys._current_exceptions",
-    "sys.setprofile",
-    "sys.settrace",
-    "sys.addaudithook",
-    "gc.get_objects",
-    "gc.get_referrers",
-    "gc.get_referents",
-}
+DENIED_EVENTS = frozenset(
+    {
+        "sys._getframe",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "sys.setprofile",
+        "sys.settrace",
+        "sys.addaudithook",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+    }
+)
 # modules that read a frame for their own use and hand none out (a NamedTuple, an Enum or a TypeVar names its
 # module; sympy names its caller): a frame one of them takes is not the student's. Every other module may hand
 # the frame it takes to the student's code (inspect, traceback, logging, torch's
 # createResolutionCallbackFromFrame, ...), so a frame taken there while the student's code asked is refused.
-FRAME_KEEPERS = {"typing", "enum", "collections", "dataclasses", "abc", "warnings", "sympy", "_weakrefset"}
-FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
+FRAME_KEEPERS = frozenset({"typing", "enum", "collections", "dataclasses", "abc", "warnings", "sympy", "_weakrefset"})
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 NEW_LOCALS = 0x0002  # inspect.CO_NEWLOCALS: a function's code (a cell's own code and class bodies have not)
+PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files"})  # /proc/<pid>/...: ways to a process's pipes and memory
+
+
+def _keeper_files() -> tuple:
+    """Where the FRAME_KEEPERS' code lives (a module's file, a package's folder), found without importing them."""
+    import importlib.util
+
+    found = []
+    for name in sorted(FRAME_KEEPERS):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin:
+            found.append(os.path.dirname(spec.origin) + os.sep if spec.submodule_search_locations else spec.origin)
+    return tuple(found)
+
+
+_KEEPER_FILES = _keeper_files()
 
 
 # --------------------------------------------------------------------------- what an answer cell may do
@@ -277,33 +304,42 @@ class _Observer:
     """What the student's code reaches while it loads and runs: a trace hook (calls into course_lib, copies of
     it) and an audit hook (installed before any student code loads; Python cannot remove it). Each refusal
     goes out at once, so code that runs later cannot take it back; the ways to the harness's own objects
-    (frames, every object, the hooks, new threads, the results pipe reopened) are refused and stopped."""
+    (frames, every object, the hooks, new threads, the results pipe reopened) are refused and stopped.
+
+    The hooks are not these methods but private copies of the functions below (:func:`_private`), run on this
+    object's own ``__dict__`` (``st``): the student's code can reach this class and this module (``object.
+    __subclasses__()``, ``sys.modules``) and change them for a moment, but not the copies, nor the state."""
 
     def __init__(self, package_dir: str, say):
         self.package = package_dir.rstrip(os.sep) + os.sep
         self.say = say
         self.exercise = ""  # set while the answer cells load and while the grader's call runs
         self.loading = False  # True while the answer cells load: none of the student's functions may run then
-        # frozen once filled (frozenset, a read-only mapping): what the observer refuses cannot be emptied in place
+        # frozen once filled (frozenset, a read-only mapping): what the observer refuses cannot be emptied in place;
+        # the hooks look code objects up by id (hashing one hashes its constants: the student's objects)
         self.refs: frozenset = frozenset()  # every course_lib function: refused in a build exercise (one that forbids)
         self.checks: frozenset = frozenset()  # the checks' own (references, machinery): refused in every exercise
+        self.ref_ids: frozenset = frozenset()
+        self.refused_ids: frozenset = frozenset()  # ids of those this exercise refuses (refs or checks)
         self.prints = types.MappingProxyType({})  # fingerprint of each of those -> its name (a copy is refused)
         self.build = False
         self.given: frozenset = frozenset()  # course_lib functions the check hands the student's function as inputs
+        self.given_ids: frozenset = frozenset()
         self.answers: frozenset = frozenset()  # every code object compiled from the answer cells (the student's)
-        self.seen: dict = {}  # code object -> "" or why calling it is refused (each judged once)
-        self.snapshot: list = []  # course_lib's functions and classes as they were before any student code
-        # the harness's own helpers, taken now: the student's code can replace the module's names, not these
-        self.changed, self.fingerprint = _changed, _fingerprint
+        self.answer_ids: frozenset = frozenset()
+        self.seen: dict = {}  # id(code) -> (code, "" or why calling it is refused): each judged once, kept alive
+        self.snapshot: tuple = ()  # course_lib's functions and classes as they were before any student code
+        self.course_files: frozenset = frozenset()  # (device, inode) of every file and folder of course_lib
         self.busy = False
-        self.reading = False  # True only while the observer itself reads a frame's code (see code_of)
+        self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
 
     def course_code(self, filename: str) -> bool:
-        return filename.startswith(self.package)
+        return _course(vars(self), filename)
 
     def collect(self) -> None:
         """Every function and method defined at module level in course_lib (the lesson's module, the checks'
-        references, the checks' machinery): the student's code may not call one of them, nor a copy."""
+        references, the checks' machinery): the student's code may not call one of them, nor a copy. And the
+        identity of every file of course_lib on disk (what an open is compared with)."""
         refs, checks = set(), set()
         here = os.path.abspath(__file__)
         for name, module in list(sys.modules.items()):
@@ -316,199 +352,375 @@ class _Observer:
                         if name.startswith("course_lib.checks"):
                             checks.add(fn.__code__)
         self.refs, self.checks = frozenset(refs), frozenset(checks)
-
-    def refuse(self, what: str) -> None:
-        if self.exercise:
-            self.say({"refused": what[:200]})
-
-    def by_student(self, frame) -> bool:
-        """Is the innermost frame that is the student's or course_lib's the student's?"""
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if name.startswith("<answer "):
-                return True
-            if self.course_code(name):
-                return False
-            frame = frame.f_back
-        return True  # a thread the student's code started (the grader's own calls start from the harness)
-
-    def audit(self, event: str, args) -> None:
-        if self.busy or self.reading or not self.exercise:
-            return
-        denied = (
-            event in DENIED_EVENTS
-            or event.startswith("ctypes.")
-            or (event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES)
-            or (event == "open" and self.hidden(args[0] if args else None))
-            or (event == "import" and args and str(args[0]).split(".")[0] in DOORS)
-        )
-        if not denied and event not in SENSITIVE_EVENTS:
-            return
-        self.busy = True
-        try:
-            frame = sys._getframe(1)
-            if event in PROCESS_EVENTS or self.swapped(event, args, frame):
-                # a process's arguments are the student's and may hold a host path (sys.executable): the event alone
-                self.refuse(event if event in PROCESS_EVENTS else f"{event}{self.detail(event, args)}")
-                raise PermissionError(f"grading does not allow {event} while the student's code runs")
-            hooks = event in ("sys.setprofile", "sys.settrace")
-            if hooks and frame.f_code.co_filename == threading.__file__:  # a new thread taking on our hook
-                return
-            if denied and self.by_student(frame) and (event.startswith(("open", "import")) or self.near(frame)):
-                # whoever the student's code asked to do it (inspect.stack, traceback, importlib...): refused and
-                # stopped, so nothing of the harness is reached
-                detail = f" {args[1]}" if event.startswith("object.") else f" {str(args[0])[:80]}" if args else ""
-                self.refuse(f"{event}{detail}")
-                raise PermissionError(f"grading does not allow {event} here")
-            if frame.f_code.co_filename.startswith("<answer "):  # the student's own line (torch does some inside)
-                detail = f" {args[1]}" if event.startswith("object.") and len(args) > 1 else ""
-                self.refuse(f"{event}{detail}")
-        finally:
-            self.busy = False
-
-    def swapped(self, event: str, args, frame) -> bool:
-        """A function of course_lib's (the harness's and the checks' own included) given other code, defaults or
-        keyword defaults, from any frame but course_lib's own (``setattr`` from pickle's unpickler or
-        ``unittest.mock`` is the student's doing)."""
-        import types
-
-        return (
-            event in ("object.__setattr__", "object.__delattr__")
-            and len(args) > 1
-            and args[1] in CODE_ATTRIBUTES
-            and isinstance(args[0], types.FunctionType)
-            and self.course_code(args[0].__code__.co_filename)  # torch sets its own lambdas' defaults
-            and not self.course_code(frame.f_code.co_filename)
-        )
-
-    @staticmethod
-    def detail(event: str, args) -> str:
-        if event.startswith("object.") and len(args) > 1:
-            return f" {str(args[1])[:40]} of {getattr(args[0], '__qualname__', type(args[0]).__name__)}"[:120]
-        return f" {str(args[0])[:80]}" if args else ""
-
-    def near(self, frame) -> bool:
-        """Asked for by the student's code: its own line, or any code between it and the frame taken (inspect,
-        traceback, torch, ...: each may hand the frame on), unless a module that keeps the frames it reads
-        (FRAME_KEEPERS: typing, enum, ...) took it for itself."""
-        while frame is not None:
-            back = frame.f_back
-            if frame.f_code.co_filename.startswith("<answer ") or (
-                back is not None and back.f_code.co_filename.startswith("<answer ")
-            ):
-                return True
-            if frame.f_globals.get("__name__", "").split(".")[0] in FRAME_KEEPERS:
-                return False
-            frame = back
-        return False
-
-    def hidden(self, path) -> bool:
-        """Files the student's code may not open: the course's own (the references' text), any directory (a
-        directory's descriptor is a ``dir_fd`` from which a relative path reaches any file, and the audit event
-        does not carry the ``dir_fd``: no exercise opens a directory) and the ways back to the harness's pipes and
-        memory (/proc/*/fd, /dev/fd, /proc/*/mem)."""
-        if isinstance(path, int) or path is None:
-            return False
-        try:
-            name = os.path.realpath(os.fsdecode(path))
-        except (TypeError, ValueError, OSError):
-            return True
-        parts = name.split(os.sep)
-        return (
-            (name + os.sep).startswith(self.package)
-            or os.path.isdir(name)
-            or name.startswith("/dev/fd")
-            or (len(parts) > 2 and parts[1] == "proc" and ({"fd", "fdinfo", "mem", "map_files"} & set(parts)))
-        )
-
-    def verdict(self, code) -> str:
-        """Why calling ``code`` is refused whatever calls it ("" if not): compiled under an answer cell's name
-        but not from one, or a copy (same bytecode and names) of a course_lib function under another name."""
-        if code in self.answers or code in self.refs:
-            return ""
-        if code.co_filename.startswith("<answer "):
-            return f"code made at run time under an answer cell's name ({code.co_qualname})"
-        return self.copy_of(code)
-
-    def copy_of(self, code) -> str:
-        """ "a copy of NAME" when ``code`` has the bytecode and names of a function this exercise refuses, else ""."""
-        name = self.prints.get(self.fingerprint(code))
-        return f"a copy of {name}" if name else ""
-
-    def code_of(self, frame):
-        """``frame.f_code``, read without a trip through :meth:`audit`: Python audits that read
-        (``object.__getattr__``), and the trace hook makes it on every call, so the full audit of the observer's
-        own read cost up to half of a check's time. Only the read itself is let through: a frame's ``f_code`` is a
-        getter in C that runs nothing of anyone's, and the flag is down again before anything else runs."""
-        self.reading = True
-        try:
-            return frame.f_code
-        finally:
-            self.reading = False
-
-    def trace(self, frame, event, arg):
-        """A global trace function: Python calls only (C calls cost nothing), no line events (returns None)."""
-        # called by the student's code, directly or through torch or Python (vmap, map, a thread): refused;
-        # called by course_lib's own code (the check's machinery, a helper the check gave) it is the check's
-        if event != "call":
-            return
-        code = self.code_of(frame)
-        if code in self.answers:
-            if self.loading and code.co_flags & NEW_LOCALS:
-                # a function of the student's run while the cells load (an Enum's __init__, a base class's
-                # metaclass calling a method): the cells only define, so this is code run before any exercise is
-                self.refuse(f"the student's {code.co_qualname} ran while the answer cells loaded")
-            copied = self.seen.get(code)
-            if copied is None:
-                copied = self.seen[code] = self.copy_of(code)
-            if copied:  # an answer cell that is a refused function pasted whole (same bytecode and names)
-                self.refuse(copied)
-            # the student's code entered from outside it (the check's call, torch's): is course_lib as it was?
-            caller = frame.f_back
-            if caller is not None and self.code_of(caller) not in self.answers:
-                changed = self.check()
-                if changed:
-                    self.refuse(f"{changed} (replaced by the student's code)")
-            return
-        why = self.seen.get(code)
-        if why is None:
-            why = self.seen[code] = self.verdict(code)
-        if why:
-            self.refuse(why)
-            return
-        if code not in (self.refs if self.build else self.checks) or code in self.given:
-            return
-        if self.by_student(frame.f_back):
-            self.refuse(f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}")
-
-    def check(self) -> str:
-        """``changed`` on the snapshot, the audit hook quiet meanwhile (it reads every function's ``__code__``)."""
-        busy, self.busy = self.busy, True
-        try:
-            return self.changed(self.snapshot)
-        finally:
-            self.busy = busy
+        self.ref_ids = frozenset(id(code) for code in self.refs)
+        files = set()
+        for folder, _, names in os.walk(self.package):
+            for name in [".", *names]:
+                try:
+                    found = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                files.add((found.st_dev, found.st_ino))
+        self.course_files = frozenset(files)
 
     def arm(self, exercise) -> None:
         """What the check refuses for this exercise; fingerprints of the functions it refuses."""
         self.build = bool(exercise.forbidden)
         prints: dict = {}
-        for code in self.refs if self.build else self.checks:
+        refused = self.refs if self.build else self.checks
+        for code in refused:
             if len(code.co_code) > 24:  # a one-line helper may be anyone's
                 prints.setdefault(_fingerprint(code), code.co_qualname)
         for code in self.given:  # a copy of what the check hands in is no borrowing
             prints.pop(_fingerprint(code), None)
         self.prints = types.MappingProxyType(prints)
+        self.refused_ids = frozenset(id(code) for code in refused)
+
+    def hand_in(self, given) -> None:
+        self.given = frozenset(given)
+        self.given_ids = frozenset(id(code) for code in self.given)
+
+    def add_answers(self, codes) -> None:
+        self.answers = self.answers | codes
+        self.answer_ids = frozenset(id(code) for code in self.answers)
 
     def stale(self) -> str:
-        """A remembered verdict that is not what the observer would say now ("" if none): the cache of verdicts
-        is the one part of the observer that changes while the student's code runs."""
-        for code, why in list(self.seen.items()):
-            if type(code) is not types.CodeType or type(why) is not str:
-                return "something other than a verdict"
-            if why != (self.copy_of(code) if code in self.answers else self.verdict(code)):
-                return f"the verdict on {code.co_qualname}"
+        return _stale(vars(self))
+
+    # the hooks' functions, for the tests and for reading (the installed hooks are private copies of them)
+    def audit(self, event, args) -> None:
+        _audit(vars(self), event, args)
+
+    def trace(self, frame, event, arg):
+        return _trace(vars(self), frame, event, arg)
+
+    def refuse(self, what: str) -> None:
+        _refuse(vars(self), what)
+
+    def check(self) -> str:
+        return _check(vars(self))
+
+    def verdict(self, code) -> str:
+        return _verdict(vars(self), code)
+
+    def hidden(self, path) -> bool:
+        return _hidden(vars(self), path)
+
+    def swapped(self, event, args, frame) -> bool:
+        return _swapped(vars(self), event, args, frame)
+
+    @staticmethod
+    def detail(event, args) -> str:
+        return _detail(event, args)
+
+
+# --------------------------------------------------------------------------- the observer's hooks
+# Functions of the observer's state ``st`` (its __dict__). They never hash, compare, format or call an object the
+# student's code made: names are taken as plain text (_text) or refused, code objects are looked up by id, paths
+# compared by what the kernel says they are (os.stat). Installed as private copies (_private): their globals are
+# a copy of this module's taken before any student code, so nothing they use can be replaced while they run.
+
+_getframe, _stat, _join = sys._getframe, os.stat, "".join
+_S_ISDIR, _S_ISFIFO, _S_ISSOCK = __import__("stat").S_ISDIR, __import__("stat").S_ISFIFO, __import__("stat").S_ISSOCK
+_starts, _split, _decode, _realpath = str.startswith, str.split, bytes.decode, os.path.realpath
+_THREADING_FILE = threading.__file__
+_function_name = types.FunctionType.__dict__["__qualname__"].__get__
+_type_name = type.__dict__["__qualname__"].__get__
+_CODE, _FUNCTION = types.CodeType, types.FunctionType
+
+
+def _text(value, limit: int = 200) -> str:
+    """``value`` as plain text when it is text (a subclass's characters, none of its methods run), else "?"."""
+    try:
+        return _join([value])[:limit]
+    except TypeError:
+        return "?"
+
+
+def _course(st, filename) -> bool:
+    return _starts(filename, st["package"]) if isinstance(filename, str) else False
+
+
+def _refuse(st, what) -> None:
+    if st["exercise"]:
+        st["say"]({"refused": _text(what)})
+
+
+def _code_of(st, frame):
+    """``frame.f_code``, read without a trip through the audit hook: Python audits that read
+    (``object.__getattr__``), and the trace hook makes it on every call, so the full audit of the observer's
+    own read cost up to half of a check's time. Only the read itself is let through: a frame's ``f_code`` is a
+    getter in C that runs nothing of anyone's, and the flag is down again before anything else runs."""
+    st["reading"] = True
+    try:
+        return frame.f_code
+    finally:
+        st["reading"] = False
+
+
+def _by_student(st, frame) -> bool:
+    """Is the innermost frame that is the student's or course_lib's the student's?"""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if _starts(name, "<answer "):
+            return True
+        if _course(st, name):
+            return False
+        frame = frame.f_back
+    return True  # a thread the student's code started (the grader's own calls start from the harness)
+
+
+def _near(frame) -> bool:
+    """Asked for by the student's code: its own line, or any code between it and the frame taken (inspect,
+    traceback, torch, ...: each may hand the frame on), unless a module that keeps the frames it reads
+    (FRAME_KEEPERS: typing, enum, ...) took it for itself (known by its file, not by a name the student can set)."""
+    while frame is not None:
+        back = frame.f_back
+        if _starts(frame.f_code.co_filename, "<answer ") or (
+            back is not None and _starts(back.f_code.co_filename, "<answer ")
+        ):
+            return True
+        if _starts(frame.f_code.co_filename, _KEEPER_FILES):
+            return False
+        frame = back
+    return False
+
+
+def _detail(event, args) -> str:
+    if _starts(event, "object.") and len(args) > 1:
+        owner, kind = args[0], type(args[0])
+        # read by C's own getters: a class of the student's may define __qualname__ or __name__ as it likes
+        name = _function_name(owner) if kind is _FUNCTION else _type_name(owner if kind is type else kind)
+        return f" {_text(args[1], 40)} of {_text(name, 60)}"
+    return f" {_text(args[0], 80)}" if args else ""
+
+
+def _swapped(st, event, args, frame) -> bool:
+    """A function of course_lib's (the harness's and the checks' own included) given other code, defaults or
+    keyword defaults, from any frame but course_lib's own (``setattr`` from pickle's unpickler or
+    ``unittest.mock`` is the student's doing)."""
+    return (
+        (event == "object.__setattr__" or event == "object.__delattr__")
+        and len(args) > 1
+        and type(args[0]) is _FUNCTION
+        and _text(args[1], 20) in CODE_ATTRIBUTES
+        and _course(st, args[0].__code__.co_filename)  # torch sets its own lambdas' defaults
+        and not _course(st, frame.f_code.co_filename)
+    )
+
+
+def _hidden(st, path) -> bool:
+    """Files the student's code may not open: the course's own (the references' text, by the file's identity on
+    disk), any directory (a directory's descriptor is a ``dir_fd`` from which a relative path reaches any file,
+    and the audit event does not carry the ``dir_fd``: no exercise opens a directory), pipes and sockets (the
+    harness's channel, reopened) and the ways back to the harness's memory (/proc/*/fd, /dev/fd, /proc/*/mem)."""
+    if path is None or type(path) is int:
+        return False
+    if type(path) is bytes:
+        try:
+            path = _decode(path, "utf-8", "surrogateescape")
+        except UnicodeError:
+            return True
+    if type(path) is not str:
+        return True  # a subclass of str or bytes: its methods are the student's
+    try:
+        found = _stat(path)
+    except (OSError, ValueError):
+        found = None  # a file that does not exist yet (a new one is no one's)
+    if found is not None and (
+        (found.st_dev, found.st_ino) in st["course_files"]
+        or _S_ISDIR(found.st_mode)
+        or _S_ISFIFO(found.st_mode)
+        or _S_ISSOCK(found.st_mode)
+    ):
+        return True
+    try:
+        name = _realpath(path)
+    except (TypeError, ValueError, OSError):
+        return True
+    parts = _split(name, os.sep)
+    return (
+        _starts(name + os.sep, st["package"])
+        or _starts(name, "/dev/fd")
+        or (len(parts) > 2 and parts[1] == "proc" and bool(PROC_PARTS.intersection(parts)))
+    )
+
+
+def _fingerprint(code) -> tuple:
+    """What a copy of a function keeps whatever its file name, line numbers and local names (the bytecode, and
+    the names it uses as plain text: a code object's parts may be the student's objects)."""
+    return code.co_code, _join([_text(n, 1000) + "\0" for n in code.co_names])
+
+
+def _verdict(st, code) -> str:
+    """Why calling ``code`` is refused whatever calls it ("" if not): compiled under an answer cell's name
+    but not from one, or a copy (same bytecode and names) of a course_lib function under another name."""
+    key = id(code)
+    if key in st["answer_ids"] or key in st["ref_ids"]:  # ids of code objects kept alive in answers and refs
         return ""
+    if _starts(code.co_filename, "<answer ") if isinstance(code.co_filename, str) else True:
+        return f"code made at run time under an answer cell's name ({_text(code.co_qualname, 80)})"
+    return _copy_of(st, code)
+
+
+def _copy_of(st, code) -> str:
+    """ "a copy of NAME" when ``code`` has the bytecode and names of a function this exercise refuses, else ""."""
+    name = st["prints"].get(_fingerprint(code))
+    return f"a copy of {name}" if name else ""
+
+
+def _stale(st) -> str:
+    """A remembered verdict that is not what the observer would say now ("" if none): the cache of verdicts is
+    the one part of the observer that changes while the student's code runs."""
+    for key, entry in list(st["seen"].items()):
+        if type(key) is not int or type(entry) is not tuple or len(entry) != 2:
+            return "something other than a verdict"
+        code, why = entry
+        if type(code) is not _CODE or type(why) is not str or id(code) != key:
+            return "something other than a verdict"
+        if why != (_copy_of(st, code) if key in st["answer_ids"] else _verdict(st, code)):
+            return f"the verdict on {_text(code.co_qualname, 80)}"
+    return ""
+
+
+def _check(st) -> str:
+    """``_changed`` on the snapshot, the audit hook quiet meanwhile (it reads every function's ``__code__``)."""
+    busy, st["busy"] = st["busy"], True
+    try:
+        return _changed(st["snapshot"])
+    finally:
+        st["busy"] = busy
+
+
+def _remembered(st, code):
+    """The verdict cached for ``code`` (None if none): by id, the code itself kept with it so no id is reused."""
+    entry = st["seen"].get(id(code))
+    return entry[1] if entry is not None and entry[0] is code else None
+
+
+def _trace(st, frame, event, arg):
+    """A global trace function: Python calls only (C calls cost nothing), no line events (returns None)."""
+    # called by the student's code, directly or through torch or Python (vmap, map, a thread): refused;
+    # called by course_lib's own code (the check's machinery, a helper the check gave) it is the check's
+    if event != "call":
+        return
+    code = _code_of(st, frame)
+    key = id(code)
+    if key in st["answer_ids"]:
+        if st["loading"] and code.co_flags & NEW_LOCALS:
+            # a function of the student's run while the cells load (an Enum's __init__, a base class's
+            # metaclass calling a method): the cells only define, so this is code run before any exercise is
+            _refuse(st, f"the student's {_text(code.co_qualname, 80)} ran while the answer cells loaded")
+        copied = _remembered(st, code)
+        if copied is None:
+            copied = _copy_of(st, code)
+            st["seen"][key] = (code, copied)
+        if copied:  # an answer cell that is a refused function pasted whole (same bytecode and names)
+            _refuse(st, copied)
+        # the student's code entered from outside it (the check's call, torch's): is course_lib as it was?
+        caller = frame.f_back
+        if caller is not None and id(_code_of(st, caller)) not in st["answer_ids"]:
+            changed = _check(st)
+            if changed:
+                _refuse(st, f"{changed} (replaced by the student's code)")
+        return
+    why = _remembered(st, code)
+    if why is None:
+        why = _verdict(st, code)
+        st["seen"][key] = (code, why)
+    if why:
+        _refuse(st, why)
+        return
+    if key not in st["refused_ids"] or key in st["given_ids"]:
+        return
+    if _by_student(st, frame.f_back):
+        _refuse(st, _dotted(st, code))
+
+
+def _dotted(st, code) -> str:
+    """course_lib.module.Qual.name of a course_lib function, from its file (never from a namespace)."""
+    path = _text(code.co_filename, 4096)[len(st["package"]) :]
+    module = _split(path[:-3] if _starts(path[-3:], ".py") else path, os.sep)
+    if module and module[-1] == "__init__":
+        module = module[:-1]
+    return _join([_text(part, 60) + "." for part in ["course_lib", *module]]) + _text(code.co_qualname, 80)
+
+
+def _audit(st, event, args) -> None:
+    if st["busy"] or st["reading"] or not st["exercise"] or type(event) is not str:
+        return  # an event that is not plain text was raised by the student's code (sys.audit): it reaches nothing
+    denied = (
+        event in DENIED_EVENTS
+        or _starts(event, "ctypes.")
+        or (event == "object.__getattr__" and len(args) > 1 and _text(args[1], 20) in FRAME_ATTRIBUTES)
+        or (event == "open" and _hidden(st, args[0] if args else None))
+        or (event == "import" and args and _split(_text(args[0]), ".")[0] in DOORS)
+    )
+    if not denied and event not in SENSITIVE_EVENTS:
+        return
+    st["busy"] = True
+    try:
+        frame = _getframe(1)
+        if event in PROCESS_EVENTS or _swapped(st, event, args, frame):
+            # a process's arguments are the student's and may hold a host path (sys.executable): the event alone
+            _refuse(st, event if event in PROCESS_EVENTS else f"{event}{_detail(event, args)}")
+            raise PermissionError(f"grading does not allow {event} while the student's code runs")
+        hooks = event == "sys.setprofile" or event == "sys.settrace"
+        if hooks and _text(frame.f_code.co_filename, 4096) == _THREADING_FILE:  # a new thread taking on our hook
+            return
+        if denied and _by_student(st, frame) and (_starts(event, ("open", "import")) or _near(frame)):
+            # whoever the student's code asked to do it (inspect.stack, traceback, importlib...): refused and
+            # stopped, so nothing of the harness is reached
+            detail = f" {_text(args[1], 40)}" if _starts(event, "object.") else f" {_text(args[0], 80)}" if args else ""
+            _refuse(st, f"{event}{detail}")
+            raise PermissionError(f"grading does not allow {event} here")
+        if _starts(frame.f_code.co_filename, "<answer "):  # the student's own line (torch does some inside)
+            detail = f" {_text(args[1], 40)}" if _starts(event, "object.") and len(args) > 1 else ""
+            _refuse(st, f"{event}{detail}")
+    finally:
+        st["busy"] = False
+
+
+# the hooks and every function they call: copied with private globals by _private
+HOOK_FUNCTIONS = (
+    "_text",
+    "_course",
+    "_refuse",
+    "_code_of",
+    "_by_student",
+    "_near",
+    "_detail",
+    "_swapped",
+    "_hidden",
+    "_fingerprint",
+    "_verdict",
+    "_copy_of",
+    "_check",
+    "_stale",
+    "_remembered",
+    "_trace",
+    "_dotted",
+    "_audit",
+    "_changed",
+    "_state",
+)
+
+
+def _private(st) -> tuple:
+    """(audit hook, trace hook, _changed, _stale) for the observer state ``st``: private copies of the functions
+    above, whose globals are a copy of this module's taken now (before any student code), bound to ``st``."""
+    import functools
+
+    space = dict(globals())
+    for name in HOOK_FUNCTIONS:
+        fn = space[name]
+        space[name] = types.FunctionType(fn.__code__, space, fn.__name__, fn.__defaults__, fn.__closure__)
+    for name in ("_state", "_changed"):  # their defaults name the module's own: the private copies instead
+        fn = space[name]
+        if fn.__defaults__:
+            fn.__defaults__ = tuple(space["_state"] if d is _state else d for d in fn.__defaults__)
+    audit, trace = functools.partial(space["_audit"], st), functools.partial(space["_trace"], st)
+    return audit, trace, space["_changed"], functools.partial(space["_stale"], st)
 
 
 def _snapshot(forbidden=()) -> tuple:
@@ -592,11 +804,6 @@ def _resolved(names) -> list:
         except Exception:
             continue
     return found
-
-
-def _fingerprint(code) -> tuple:
-    """What a copy of a function keeps whatever its file name, line numbers and local names."""
-    return code.co_code, code.co_names
 
 
 def _code_objects(code) -> set:
@@ -861,7 +1068,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     observer = _Observer(package, say)
     observer.collect()
     if exercise is not None:
-        observer.given = frozenset(_given(exercise, cases))
+        observer.hand_in(_given(exercise, cases))
         observer.arm(exercise)
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
@@ -874,16 +1081,15 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     _close_doors(say)
     # what the observer is and runs, taken before any student code: checked here, in this frame (whose own code
     # cannot change under it), with everything it uses bound now, and said on the local channel
-    moving = ("busy", "exercise", "loading", "reading", "answers", "seen")  # compared below, one by one
+    moving = ("busy", "exercise", "loading", "reading", "answers", "answer_ids", "seen")  # compared one by one
     kept = tuple((k, v) for k, v in vars(observer).items() if k not in moving)
     label = exercise.id if exercise is not None else "loading"
     own = tuple((fn, _state(fn)) for fn in (_changed, _state, _plain_json, *borrowed._functions_of(_Observer)))
-    loaded_answers: list = []  # the answer cells' code objects once loaded (a frozenset)
+    loaded_answers: list = []  # the answer cells' code objects and their ids once loaded (frozensets)
+    fields = vars(observer)  # what the hooks run on, as it is now (the hooks are private copies, bound to it)
+    audit, trace, changed_now, stale = _private(fields)
 
-    def intact_now(
-        vars=vars, type=type, str=str, len=len, zip=zip, any=any, state=_state, changed=_changed, stale=_Observer.stale
-    ) -> str:
-        fields = vars(observer)
+    def intact_now(type=type, str=str, len=len, zip=zip, any=any, state=_state) -> str:
         for key in fields:  # plain names only: a look-up below then runs no one's __eq__
             if type(key) is not str:
                 return "the grader's observer (its settings)"
@@ -893,6 +1099,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
             or fields.get("loading") is not False
             or fields.get("reading") is not False
             or fields.get("answers") is not loaded_answers[0]
+            or fields.get("answer_ids") is not loaded_answers[1]
             or any(fields.get(k) is not v for k, v in kept)
         ):
             return "the grader's observer (its settings)"
@@ -900,15 +1107,15 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
             now = state(fn)
             if len(now) != len(parts) or any(a is not b for a, b in zip(now, parts)):
                 return f"the grader's {fn.__qualname__} (its code)"
-        found = changed(snapshot)
-        if not found and stale(observer):
+        found = changed_now(snapshot)
+        if not found and stale():
             return "the grader's observer (its remembered verdicts)"
         return found
 
-    sys.addaudithook(observer.audit)  # before any student code; Python offers no way to remove it
+    sys.addaudithook(audit)  # before any student code; Python offers no way to remove it
     observer.exercise = label
     observer.loading = True
-    sys.settrace(observer.trace)
+    sys.settrace(trace)
     ns: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     loaded: dict[str, str] = {}
     for exercise_id, grade_id, source in job["cells"]:
@@ -916,7 +1123,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
         if not why:
             try:
                 code = compile(source, ANSWER_FILE.format(grade_id), "exec", ANNOTATIONS, dont_inherit=True)
-                observer.answers = observer.answers | _code_objects(code)
+                observer.add_answers(_code_objects(code))
                 exec(code, ns)
             except BaseException as exc:  # SystemExit too: the cell failed to load, the rest still loads
                 why = f"loading it raised {type(exc).__name__}: {str(exc)[:200]}"
@@ -924,7 +1131,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
             loaded[exercise_id] = f"answer cell {grade_id} was not loaded: {why}"
         loaded.setdefault(exercise_id, "")
     observer.loading = False
-    loaded_answers.append(observer.answers)
+    loaded_answers += [observer.answers, observer.answer_ids]
     if exercise is None:
         sys.settrace(None)
         say({"loaded": loaded, "token": token})  # the audit hook still on: a finalizer here reaches no frame
@@ -951,7 +1158,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
                 say({"refused": f"{changed} (replaced by the student's code)"[:200]})
     except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
         reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-    intact = gettrace() == observer.trace
+    intact = gettrace() is trace
     gc_disable()  # no finalizer of the student's objects runs once the trace is off (a cycle collected mid-reply)
     sys.settrace(None)
     if not intact:
