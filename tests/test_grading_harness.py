@@ -1171,3 +1171,84 @@ def param_count(kind, input_size, hidden_size, num_layers=1):
 """
     status, message, refused = run_harness("04", {"4.3": source}, tmp_path)["4.3"]
     assert status == submission.FAILED, (message, refused)
+
+
+# The harness's module and its observer's class are reachable (sys.modules, object.__subclasses__()) and Python
+# audits none of these writes: everything the hooks use swapped for a moment around the reference, then put back
+# (so no look at the end sees a change), with the checks' own refusal path silenced and its observation emptied
+SWAPPED_FOR_A_MOMENT = {
+    "6.3": """import sys
+
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    harness = sys.modules["course_lib.instructor.harness"]
+    borrowed = sys.modules["course_lib.checks.borrowed"]
+    space, klass = vars(harness), harness._Observer
+    saved, methods, said = dict(space), dict(vars(klass)), borrowed._said_at_once
+
+    def noop(*args, **kwargs):
+        return None
+
+    for name, value in list(space.items()):
+        if isinstance(value, frozenset):
+            space[name] = frozenset()
+        elif name in ("_refuse", "_check", "_changed"):
+            space[name] = noop
+    for name in ("refuse", "check"):
+        setattr(klass, name, noop)
+    borrowed._said_at_once = noop
+    try:
+        return sys.modules["course_lib.checks.lesson06"].reference_masked_attention(scores, values, lengths)
+    finally:
+        space.update(saved)
+        for name in ("refuse", "check"):
+            setattr(klass, name, methods[name])
+        borrowed._said_at_once = said
+        for seen in borrowed._OBSERVING:
+            seen.refused.clear()
+""",
+}
+
+
+def test_the_harness_and_its_classes_swapped_for_a_moment_change_nothing_the_hooks_do(tmp_path):
+    status, message, refused = run_harness("06", SWAPPED_FOR_A_MOMENT, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("reference_masked_attention" in r for r in refused), refused
+
+
+# the checks' own observer (what sees C calls: fused kernels, autograd's engine) is a module the answer can import:
+# its refusal path swapped for a moment around a fused kernel, then put back and its observation emptied
+CHECKS_OBSERVER_SILENCED = {
+    "6.3": """import sys
+
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    borrowed = sys.modules["course_lib.checks.borrowed"]
+    said = borrowed._said_at_once
+    B, T, _ = scores.shape
+    positions = torch.arange(T)
+    allowed = (positions[None, :] <= positions[:, None])[None] & (positions[None, :] < lengths[:, None])[:, None, :]
+
+    def noop(*args, **kwargs):
+        return None
+
+    borrowed._said_at_once = noop
+    try:
+        weights = torch._masked_softmax(scores, ~allowed, -1).nan_to_num(0.0)
+    finally:
+        borrowed._said_at_once = said
+        for seen in borrowed._OBSERVING:
+            seen.refused.clear()
+    return weights @ values, weights
+""",
+}
+
+
+def test_the_checks_observer_silenced_for_a_moment_still_refuses_a_fused_kernel(tmp_path):
+    status, message, refused = run_harness("06", CHECKS_OBSERVER_SILENCED, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("_masked_softmax" in r for r in refused), refused

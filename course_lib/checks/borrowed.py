@@ -728,6 +728,9 @@ class _Watcher:
             for op in rules.kernels:
                 for builtin in _kernel_builtins(torch, op):
                     self.c_kinds[builtin] = "kernel"
+                python = getattr(torch.nn.functional, op, None)  # a kernel written in Python (the MHA forward)
+                if inspect.isfunction(python):
+                    self.kernel_codes.add(python.__code__)
             if rules.kernels:
                 for name in _BY_HANDLE:
                     if hasattr(torch._C, name):
@@ -735,9 +738,6 @@ class _Watcher:
                         _KERNEL_NAMES[getattr(torch._C, name)] = f"torch._C.{name}"
                 self.handle = torch._C._DispatchOperatorHandle
                 self.ops_file = os.path.join(_torch_dir(), "_ops.py")
-                python = getattr(torch.nn.functional, op, None)  # a kernel written in Python (the MHA forward)
-                if inspect.isfunction(python):
-                    self.kernel_codes.add(python.__code__)
         self.torch = torch
 
     # -- the profile hook: never raises (an exception here would switch the hook off). It runs on every call and

@@ -330,6 +330,18 @@ class _Observer:
         self.seen: dict = {}  # id(code) -> (code, "" or why calling it is refused): each judged once, kept alive
         self.snapshot: tuple = ()  # course_lib's functions and classes as they were before any student code
         self.course_files: frozenset = frozenset()  # (device, inode) of every file and folder of course_lib
+        # C calls (the trace sees Python's only): what the checks' own observer refuses, judged here instead
+        self.c_ids: dict = {}  # id(builtin) -> (builtin, "kernel", "autograd" or "tamper")
+        self.kernel_names: frozenset = frozenset()  # aten op names of the fused kernels this exercise refuses
+        self.kernel_code_ids: frozenset = frozenset()  # ids of those written in Python (kept alive in c_ids)
+        self.autograd = False  # the exercise asks for a gradient by hand: autograd's engine, its Python, refused
+        self.torch_rules = False
+        self.c_types: dict = {}  # id(type) -> (type, "lookup" / "kernel" / "autograd" / "tamper" / ""), a cache
+        self.special_types: tuple = ()  # (type, how): the dispatcher's handle, autograd's engine, torch's switches
+        self.ops_file = ""  # torch/_ops.py: where torch.ops calls an overload's nameless builtin
+        self.overload = (None, None)  # torch's OpOverload class and the C getter of its instances' __dict__
+        self.torch_dir = ""
+        self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
 
@@ -375,6 +387,35 @@ class _Observer:
             prints.pop(_fingerprint(code), None)
         self.prints = types.MappingProxyType(prints)
         self.refused_ids = frozenset(id(code) for code in refused)
+
+    def rule_c_calls(self, exercise) -> None:
+        """What a C call may not be in this exercise, taken from the checks' own rules (borrowed.Rules) now, before
+        any student code: the checks' observer is a module the student's code can reach, this state is not."""
+        import torch
+
+        from course_lib.checks import borrowed
+
+        rules = exercise.rules
+        watcher = borrowed._Watcher(rules, borrowed.Observation(), set())
+        self.c_ids = {id(b): (b, how) for b, how in watcher.c_kinds.items() if how in ("kernel", "autograd", "tamper")}
+        self.kernel_names = frozenset(rules.kernels)
+        self.kernel_code_ids = frozenset(id(c) for c in watcher.kernel_codes)
+        self.c_ids.update({id(c): (c, "kernel") for c in watcher.kernel_codes})
+        self.autograd = bool(rules.autograd)
+        self.torch_rules = bool(rules.autograd or rules.kernels)  # torch's compilers refused too (they run unseen)
+        special = [(t, "tamper") for t in watcher.tamper_types]
+        if rules.autograd and watcher.engine is not None:
+            special.append((watcher.engine, "autograd"))
+        if rules.kernels:
+            special.append((torch._C._DispatchOperatorHandle, "kernel"))
+        self.special_types = tuple(special)
+        self.ops_file = os.path.join(os.path.dirname(torch.__file__), "_ops.py")
+        overload = torch._ops.OpOverload
+        getter = next((vars(k)["__dict__"] for k in overload.__mro__ if "__dict__" in vars(k)), None)
+        self.overload = (overload, getter.__get__ if getter is not None else None)
+        self.torch_dir = os.path.dirname(torch.__file__) + os.sep
+        record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
+        self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
 
     def hand_in(self, given) -> None:
         self.given = frozenset(given)
@@ -427,6 +468,13 @@ _THREADING_FILE = threading.__file__
 _function_name = types.FunctionType.__dict__["__qualname__"].__get__
 _type_name = type.__dict__["__qualname__"].__get__
 _CODE, _FUNCTION = types.CodeType, types.FunctionType
+_getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
+# where autograd's Python lives in torch (as the checks' observer says): refused where a gradient is the exercise
+AUTOGRAD_DIRS = frozenset({"autograd", "_functorch", "func", "_decomp"})
+OPAQUE_DIRS = frozenset({"jit", "_dynamo", "compiler", "_inductor", "_export", "export"})
+AUTOGRAD_SPARED = frozenset(
+    {"grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py"}
+)
 
 
 def _text(value, limit: int = 200) -> str:
@@ -632,6 +680,18 @@ def _trace(st, frame, event, arg):
         _refuse(st, why)
         return
     if key not in st["refused_ids"] or key in st["given_ids"]:
+        if st["torch_rules"]:
+            torch = st["torch_kinds"].get(key)
+            if torch is None or torch[0] is not code:
+                torch = st["torch_kinds"][key] = (code, _torch_python(st, code))
+            caller = frame.f_back
+            if (
+                torch[1]
+                and (torch[1] != "compiled" or not _starts(caller.f_code.co_filename, st["torch_dir"]))
+                and _by_student(st, caller)
+                and not _importing(st, frame)
+            ):
+                _refuse(st, f"torch's {_text(code.co_qualname, 80)} ({torch[1]})")
         return
     if _by_student(st, frame.f_back):
         _refuse(st, _dotted(st, code))
@@ -681,6 +741,88 @@ def _audit(st, event, args) -> None:
         st["busy"] = False
 
 
+def _c_kind(st, frame, builtin) -> str:
+    """What a C call is in this exercise: "kernel", "autograd", "tamper" or "" (nothing refused). By the builtin's
+    identity, else by its name (an op found by name is another object with the op's name), else for a nameless
+    one (an overload's) by the op torch.ops says it is; never by anything the student's objects say of
+    themselves."""
+    kind = type(_getattr(builtin, "__self__", None))
+    cached = st["c_types"].get(id(kind))
+    if cached is None or cached[0] is not kind:
+        how = ""
+        for special, what in st["special_types"]:
+            if _subclass(special, kind):
+                how = what
+                break
+        cached = st["c_types"][id(kind)] = (kind, how)
+    if cached[1] != "lookup":
+        return cached[1]
+    entry = st["c_ids"].get(id(builtin))
+    if entry is not None and entry[0] is builtin:
+        return entry[1]
+    if not st["kernel_names"] and not st["autograd"]:
+        return ""
+    name = _getattr(builtin, "__name__", "")
+    if type(name) is str and name:
+        if name in st["kernel_names"] or (st["autograd"] and "backward" in name):
+            return "kernel" if name in st["kernel_names"] else "autograd"
+        return ""
+    # a nameless builtin: an overload's, which torch.ops calls from _ops.py; anywhere else it is an op by handle
+    if _text(frame.f_code.co_filename, 4096) != st["ops_file"]:
+        return "kernel"
+    overload, instance_dict = st["overload"]
+    op = frame.f_locals.get("self")
+    if type(op) is not overload or instance_dict is None:
+        return "kernel"
+    name = instance_dict(op).get("_opname")
+    if type(name) is not str:
+        return "kernel"
+    if name in st["kernel_names"] or (st["autograd"] and "backward" in name):
+        return "kernel" if name in st["kernel_names"] else "autograd"
+    return ""
+
+
+def _profile(st, frame, event, arg) -> None:
+    """The profile hook (C calls; the trace hook has Python's): fused kernels, autograd's engine and the switches
+    of torch's modes, refused when the student's code asked for them (its own line, or code it called)."""
+    if event != "c_call" or st["busy"] or st["reading"] or not st["exercise"]:
+        return
+    how = _c_kind(st, frame, arg)
+    if how and _by_student(st, frame):
+        name = _getattr(arg, "__name__", None)
+        owner = _getattr(arg, "__module__", None)
+        _refuse(
+            st, f"{_text(owner, 40) if owner else 'torch'}.{_text(name, 80) if name else 'an op by a nameless handle'}"
+        )
+
+
+def _importing(st, frame) -> bool:
+    """Is a module of torch being imported (its classes defined: autograd.Function subclasses run autograd's
+    metaclass), rather than called?"""
+    while frame is not None:
+        code = frame.f_code
+        if _text(code.co_name, 20) == "<module>" and _starts(code.co_filename, st["torch_dir"]):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _torch_python(st, code) -> str:
+    """A call into torch's Python that the exercise refuses: autograd's (where a gradient is the exercise; its
+    no_grad, profiler and anomaly mode compute none) or a fused kernel written in Python."""
+    if id(code) in st["kernel_code_ids"]:
+        return "kernel"
+    filename = _text(code.co_filename, 4096)
+    if not _starts(filename, st["torch_dir"]) or _text(code.co_name, 80) == "<module>":
+        return ""
+    parts = _split(filename[len(st["torch_dir"]) :], os.sep)
+    if st["autograd"] and parts[0] in AUTOGRAD_DIRS and parts[-1] not in AUTOGRAD_SPARED:
+        return "autograd"
+    if parts[0] in OPAQUE_DIRS:  # a compiler runs what it compiled out of the hooks' sight
+        return "compiled"
+    return ""
+
+
 # the hooks and every function they call: copied with private globals by _private
 HOOK_FUNCTIONS = (
     "_text",
@@ -703,12 +845,17 @@ HOOK_FUNCTIONS = (
     "_audit",
     "_changed",
     "_state",
+    "_c_kind",
+    "_profile",
+    "_torch_python",
+    "_importing",
 )
 
 
 def _private(st) -> tuple:
-    """(audit hook, trace hook, _changed, _stale) for the observer state ``st``: private copies of the functions
-    above, whose globals are a copy of this module's taken now (before any student code), bound to ``st``."""
+    """(audit hook, trace hook, profile hook, _changed, _stale) for the observer state ``st``: private copies of
+    the functions above, whose globals are a copy of this module's taken now (before any student code), bound to
+    ``st``."""
     import functools
 
     space = dict(globals())
@@ -720,7 +867,8 @@ def _private(st) -> tuple:
         if fn.__defaults__:
             fn.__defaults__ = tuple(space["_state"] if d is _state else d for d in fn.__defaults__)
     audit, trace = functools.partial(space["_audit"], st), functools.partial(space["_trace"], st)
-    return audit, trace, space["_changed"], functools.partial(space["_stale"], st)
+    profile = functools.partial(space["_profile"], st)
+    return audit, trace, profile, space["_changed"], functools.partial(space["_stale"], st)
 
 
 def _snapshot(forbidden=()) -> tuple:
@@ -1070,14 +1218,20 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     if exercise is not None:
         observer.hand_in(_given(exercise, cases))
         observer.arm(exercise)
+        observer.rule_c_calls(exercise)
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
     # each refusal the check's own observer notes leaves this process at once (the snapshot below then guards it);
     # what is put there holds ``say`` only: the observer is reachable from nothing the student's code can read
     borrowed._said_at_once = lambda name, say=say: say({"refused": str(name)[:200]})
+    # the checks' own profile hook (what they install around each call) is kept, never installed: this process's
+    # profile hook is the harness's, whose C-call rules are taken above, where the student's code cannot reach
+    kept_hook: list = [None]
+    borrowed._setprofile = lambda hook, box=kept_hook: box.__setitem__(0, hook)
+    borrowed._getprofile = lambda box=kept_hook: box[0]
     max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
-    gettrace, gc_disable = sys.gettrace, __import__("gc").disable
+    gettrace, getprofile, gc_disable = sys.gettrace, sys.getprofile, __import__("gc").disable
     _close_doors(say)
     # what the observer is and runs, taken before any student code: checked here, in this frame (whose own code
     # cannot change under it), with everything it uses bound now, and said on the local channel
@@ -1087,7 +1241,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     own = tuple((fn, _state(fn)) for fn in (_changed, _state, _plain_json, *borrowed._functions_of(_Observer)))
     loaded_answers: list = []  # the answer cells' code objects and their ids once loaded (frozensets)
     fields = vars(observer)  # what the hooks run on, as it is now (the hooks are private copies, bound to it)
-    audit, trace, changed_now, stale = _private(fields)
+    audit, trace, profile, changed_now, stale = _private(fields)
 
     def intact_now(type=type, str=str, len=len, zip=zip, any=any, state=_state) -> str:
         for key in fields:  # plain names only: a look-up below then runs no one's __eq__
@@ -1116,6 +1270,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     observer.exercise = label
     observer.loading = True
     sys.settrace(trace)
+    sys.setprofile(profile)
     ns: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     loaded: dict[str, str] = {}
     for exercise_id, grade_id, source in job["cells"]:
@@ -1134,6 +1289,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     loaded_answers += [observer.answers, observer.answer_ids]
     if exercise is None:
         sys.settrace(None)
+        sys.setprofile(None)
         say({"loaded": loaded, "token": token})  # the audit hook still on: a finalizer here reaches no frame
         observer.exercise = ""
         return
@@ -1158,11 +1314,12 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
                 say({"refused": f"{changed} (replaced by the student's code)"[:200]})
     except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
         reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-    intact = gettrace() is trace
+    intact = gettrace() is trace and getprofile() is profile
     gc_disable()  # no finalizer of the student's objects runs once the trace is off (a cycle collected mid-reply)
     sys.settrace(None)
+    sys.setprofile(None)
     if not intact:
-        say({"refused": "sys.settrace (the observer was switched off)"})
+        say({"refused": "sys.settrace or sys.setprofile (the observer was switched off)"})
     say({"reply": reply, "token": token})  # the audit hook still on: a finalizer here reaches no frame
     observer.exercise = ""
 
