@@ -935,9 +935,9 @@ def _builtin_name(func) -> str:
     owner = getattr(func, "__self__", None)
     name = getattr(func, "__name__", "") or "?"
     if type(owner).__module__ == "pybind11_builtins":  # what a torch.ops overload calls
-        if name == "?":
-            return "an aten op by a nameless handle (torch._C._get_operation_overload)"
-        return _KERNEL_NAMES.get(func) or f"torch.ops.aten.{name}"
+        if func in _KERNEL_NAMES:
+            return _KERNEL_NAMES[func]
+        return f"torch.ops.aten.{name}" if name != "?" else "an aten op by a nameless handle (an overload's)"
     if owner is not None and not isinstance(owner, types.ModuleType):
         return f"{type(owner).__module__}.{type(owner).__qualname__}.{name}"
     module = getattr(func, "__module__", None) or getattr(owner, "__name__", "") or "?"
