@@ -1252,3 +1252,43 @@ def test_the_checks_observer_silenced_for_a_moment_still_refuses_a_fused_kernel(
     status, message, refused = run_harness("06", CHECKS_OBSERVER_SILENCED, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
     assert any("_masked_softmax" in r for r in refused), refused
+
+
+# code compiled at run time under one of course_lib's file names (run by a stdlib frame, so no exec event is the
+# answer's), called back by the check's own frame while it reads the returned object (its __class__): the
+# observers judged "course_lib's own code" by file name, so this ran as if it were the check's
+RUN_TIME_CODE_UNDER_COURSE_NAME = {
+    "6.3": '''import code
+import os
+import sys
+
+import torch
+
+GETTER = """
+def getter(self):
+    if not self.box:
+        self.box.append(1)
+        out, weights = sys.modules["course_lib.checks.lesson06"].reference_masked_attention(*self.args)
+        self[0].copy_(out)
+        self[1].copy_(weights)
+    return self.kind
+"""
+
+
+def masked_attention(scores, values, lengths):
+    path = os.path.join(os.path.dirname(sys.modules["course_lib"].__file__), "checks", "lesson06.py")
+    space = {"sys": sys}
+    code.InteractiveInterpreter(space).runcode(compile(GETTER, path, "exec"))
+    Laundered = type("Laundered", (tuple,), {"__class__": property(space["getter"])})
+    B, T, _ = scores.shape
+    answer = Laundered((torch.zeros(values.shape, dtype=values.dtype), torch.zeros(B, T, T, dtype=scores.dtype)))
+    answer.box, answer.args, answer.kind = [], (scores.clone(), values.clone(), lengths.clone()), Laundered
+    return answer
+''',
+}
+
+
+def test_code_made_at_run_time_under_a_course_file_name_is_the_students(tmp_path):
+    status, message, refused = run_harness("06", RUN_TIME_CODE_UNDER_COURSE_NAME, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("made at run time under course_lib's name" in r for r in refused), refused

@@ -142,7 +142,11 @@ def _stand_in_for(name: str, free: tuple) -> types.CodeType:
     exec(compile(f"def _outer():\n{inner}    return refused\n", _HERE, "exec"), namespace)
     code = namespace["_outer"]().__code__
     assert len(code.co_freevars) == len(free)
+    _STAND_INS.append(code)  # the grader's harness knows these as course_lib's own code (made before any student's)
     return code
+
+
+_STAND_INS: list = []
 
 
 def _raiser(name: str):

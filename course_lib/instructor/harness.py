@@ -330,6 +330,8 @@ class _Observer:
         self.seen: dict = {}  # id(code) -> (code, "" or why calling it is refused): each judged once, kept alive
         self.snapshot: tuple = ()  # course_lib's functions and classes as they were before any student code
         self.course_files: frozenset = frozenset()  # (device, inode) of every file and folder of course_lib
+        self.course_codes: frozenset = frozenset()  # every code object of course_lib's before any student code
+        self.course_ids: frozenset = frozenset()
         # C calls (the trace sees Python's only): what the checks' own observer refuses, judged here instead
         self.c_ids: dict = {}  # id(builtin) -> (builtin, "kernel", "autograd" or "tamper")
         self.kernel_names: frozenset = frozenset()  # aten op names of the fused kernels this exercise refuses
@@ -416,6 +418,10 @@ class _Observer:
         self.torch_dir = os.path.dirname(torch.__file__) + os.sep
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
+
+    def know_course(self, codes) -> None:
+        self.course_codes = frozenset(codes)
+        self.course_ids = frozenset(id(code) for code in self.course_codes)
 
     def hand_in(self, given) -> None:
         self.given = frozenset(given)
@@ -507,13 +513,16 @@ def _code_of(st, frame):
 
 
 def _by_student(st, frame) -> bool:
-    """Is the innermost frame that is the student's or course_lib's the student's?"""
+    """Is the innermost frame that is the student's or course_lib's the student's? course_lib's code is known by
+    identity (what existed before any student code), never by its file name: code compiled at run time may carry
+    any file name, course_lib's included, and is the student's."""
     while frame is not None:
-        name = frame.f_code.co_filename
-        if _starts(name, "<answer "):
-            return True
-        if _course(st, name):
+        code = frame.f_code
+        if id(code) in st["course_ids"]:
             return False
+        name = code.co_filename
+        if _starts(name, "<answer ") or _course(st, name):
+            return True
         frame = frame.f_back
     return True  # a thread the student's code started (the grader's own calls start from the harness)
 
@@ -552,8 +561,8 @@ def _swapped(st, event, args, frame) -> bool:
         and len(args) > 1
         and type(args[0]) is _FUNCTION
         and _text(args[1], 20) in CODE_ATTRIBUTES
-        and _course(st, args[0].__code__.co_filename)  # torch sets its own lambdas' defaults
-        and not _course(st, frame.f_code.co_filename)
+        and id(args[0].__code__) in st["course_ids"]  # torch sets its own lambdas' defaults
+        and id(frame.f_code) not in st["course_ids"]
     )
 
 
@@ -608,6 +617,8 @@ def _verdict(st, code) -> str:
         return ""
     if _starts(code.co_filename, "<answer ") if isinstance(code.co_filename, str) else True:
         return f"code made at run time under an answer cell's name ({_text(code.co_qualname, 80)})"
+    if key not in st["course_ids"] and _course(st, code.co_filename):
+        return f"code made at run time under course_lib's name ({_text(code.co_qualname, 80)})"
     return _copy_of(st, code)
 
 
@@ -954,6 +965,23 @@ def _resolved(names) -> list:
     return found
 
 
+def _course_code(package: str) -> set:
+    """Every code object of course_lib's that exists now (in the harness's process, before any child, so before
+    any student code): each live function's (closures and lambdas included) with what it nests, and the checks'
+    stand-ins. What runs later under course_lib's file name but is none of these was made at run time."""
+    import gc
+
+    from course_lib.checks import borrowed
+
+    found: set = set()
+    for obj in gc.get_objects():
+        if type(obj) is types.FunctionType and obj.__code__.co_filename.startswith(package):
+            found |= _code_objects(obj.__code__)
+    for code in borrowed._STAND_INS:
+        found |= _code_objects(code)
+    return found
+
+
 def _code_objects(code) -> set:
     """A code object and every code object nested in it (functions, classes, comprehensions)."""
     found = {code}
@@ -1059,6 +1087,7 @@ def _serve(commands, say, channel: int) -> None:
     closed = (channel, commands.fileno())
 
     _warm_up(job.get("setup", ""), exercises.values())
+    tools["course"] = _course_code(package)  # after the warm-up: what the checks compiled (stand-ins) is in it
     refused, reply, status = _in_child(
         lambda out, token: _child(job, exercises, tools, package, None, out, token), closed, max_line
     )
@@ -1215,6 +1244,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     cases = tools["from_plain"](order["cases"]) if order else None
     observer = _Observer(package, say)
     observer.collect()
+    observer.know_course(tools["course"])
     if exercise is not None:
         observer.hand_in(_given(exercise, cases))
         observer.arm(exercise)
