@@ -1292,3 +1292,24 @@ def test_code_made_at_run_time_under_a_course_file_name_is_the_students(tmp_path
     status, message, refused = run_harness("06", RUN_TIME_CODE_UNDER_COURSE_NAME, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
     assert any("made at run time under course_lib's name" in r for r in refused), refused
+
+
+# the check's own frame calls into its reference, through C callables an object the answer returned carries (no
+# Python frame of the student's between): the check's references and judging are refused whoever calls them
+CALLED_BACK_THROUGH_C = {
+    "4.3": """import functools
+import sys
+
+
+def param_count(kind, input_size, hidden_size, num_layers=1):
+    count = functools.partial(sys.modules["course_lib.checks.lesson04"]._count, kind, input_size, hidden_size, num_layers)
+    Number = type("Number", (int,), {"__int__": count, "__index__": count})
+    return Number(0)
+""",
+}
+
+
+def test_the_checks_judging_code_is_refused_whoever_calls_it(tmp_path):
+    status, message, refused = run_harness("04", CALLED_BACK_THROUGH_C, tmp_path)["4.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("only the grader's judging runs" in r for r in refused), refused

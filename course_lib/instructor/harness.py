@@ -332,6 +332,9 @@ class _Observer:
         self.course_files: frozenset = frozenset()  # (device, inode) of every file and folder of course_lib
         self.course_codes: frozenset = frozenset()  # every code object of course_lib's before any student code
         self.course_ids: frozenset = frozenset()
+        # the lesson checks' code that only judging runs (references, hints): nothing in this process calls it
+        self.judging: frozenset = frozenset()
+        self.judge_ids: frozenset = frozenset()
         # C calls (the trace sees Python's only): what the checks' own observer refuses, judged here instead
         self.c_ids: dict = {}  # id(builtin) -> (builtin, "kernel", "autograd" or "tamper")
         self.kernel_names: frozenset = frozenset()  # aten op names of the fused kernels this exercise refuses
@@ -418,6 +421,20 @@ class _Observer:
         self.torch_dir = os.path.dirname(torch.__file__) + os.sep
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
+
+    def judge_only(self, exercise) -> None:
+        """The code of the lessons' checks (course_lib/checks/lessonNN.py) that this exercise's run path never
+        calls: its references and judging. Refused whoever calls it, the check's own frames included (a student's
+        object the check reads may call back into it, or hand it a C callable that does)."""
+        every: set = set()
+        for name, module in list(sys.modules.items()):
+            if name.startswith("course_lib.checks.lesson") and module is not None:
+                for value in list(vars(module).values()):
+                    for fn in _functions(value):
+                        if isinstance(fn, types.FunctionType) and self.course_code(fn.__code__.co_filename):
+                            every |= _code_objects(fn.__code__)
+        self.judging = frozenset(every - _run_path(exercise) - set(self.given))
+        self.judge_ids = frozenset(id(code) for code in self.judging)
 
     def know_course(self, codes) -> None:
         self.course_codes = frozenset(codes)
@@ -613,6 +630,8 @@ def _verdict(st, code) -> str:
     """Why calling ``code`` is refused whatever calls it ("" if not): compiled under an answer cell's name
     but not from one, or a copy (same bytecode and names) of a course_lib function under another name."""
     key = id(code)
+    if key in st["judge_ids"]:  # whoever calls it: the check's own frames too, called back by the student's objects
+        return f"{_dotted(st, code)}, which only the grader's judging runs"
     if key in st["answer_ids"] or key in st["ref_ids"]:  # ids of code objects kept alive in answers and refs
         return ""
     if _starts(code.co_filename, "<answer ") if isinstance(code.co_filename, str) else True:
@@ -965,6 +984,42 @@ def _resolved(names) -> list:
     return found
 
 
+def _run_path(exercise) -> set:
+    """The code a check's run path may call in the child for this exercise: its materialise, observe and describe,
+    and every function they name (globals, closure cells, containers, a partial's function), transitively."""
+    import functools
+
+    found: set = set()
+    done: set = set()
+    todo = [getattr(exercise, part, None) for part in ("materialise", "observe", "describe")]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, functools.partial):
+            todo += [value.func, *value.args, *value.keywords.values()]
+            continue
+        if isinstance(value, (list, tuple, set, frozenset)):
+            todo += list(value)[:256]
+            continue
+        if isinstance(value, dict):
+            todo += list(value.values())[:256]
+            continue
+        functions = _functions(value) if isinstance(value, type) else [value]
+        for fn in functions:
+            if not isinstance(fn, types.FunctionType) or id(fn) in done:
+                continue
+            done.add(id(fn))
+            codes = _code_objects(fn.__code__)
+            found |= codes
+            for cell in fn.__closure__ or ():
+                try:
+                    todo.append(cell.cell_contents)
+                except ValueError:
+                    continue
+            for code in codes:
+                todo += [fn.__globals__[n] for n in code.co_names if n in fn.__globals__]
+    return found
+
+
 def _course_code(package: str) -> set:
     """Every code object of course_lib's that exists now (in the harness's process, before any child, so before
     any student code): each live function's (closures and lambdas included) with what it nests, and the checks'
@@ -1249,6 +1304,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
         observer.hand_in(_given(exercise, cases))
         observer.arm(exercise)
         observer.rule_c_calls(exercise)
+        observer.judge_only(exercise)
     run = exercise.run if exercise is not None else None
     to_plain = tools["to_plain"]
     # each refusal the check's own observer notes leaves this process at once (the snapshot below then guards it);
