@@ -896,7 +896,15 @@ def softmax_jacobian(z):
 """
 
 
-@pytest.mark.parametrize("context", ["contextlib.nullcontext()", "torch.enable_grad()"])
+@pytest.mark.parametrize(
+    "context",
+    [
+        "contextlib.nullcontext()",
+        "torch.enable_grad()",
+        # the dispatcher's Python key excluded first: no dispatch mode sees the ops run with recording on
+        "torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)), torch.enable_grad()",
+    ],
+)
 def test_autograds_graph_walked_node_by_node_is_refused_or_never_built(context, tmp_path):
     source = GRAPH_WALK.replace("CONTEXT", context)
     status, message, refused = run_harness("02", {"2.1": source}, tmp_path)["2.1"]
@@ -1093,6 +1101,23 @@ def masked_attention(scores, values, lengths):
     return weights @ values, weights
 """,
         "_dispatch_call_boxed",
+    ),
+    "6.3 redispatched": (
+        "06",
+        "6.3",
+        "import torch\n"
+        + HONEST_63
+        + """
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    positions = torch.arange(T)
+    allowed = (positions[None, :] <= positions[:, None])[None] & (positions[None, :] < lengths[:, None])[:, None, :]
+    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+    weights = torch.ops.aten._masked_softmax.default.redispatch(keys, scores, ~allowed, -1, 2).nan_to_num(0.0)
+    return weights @ values, weights
+""",
+        "redispatch",
     ),
     "3.3 nameless overload": (
         "03",

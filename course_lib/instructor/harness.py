@@ -341,6 +341,8 @@ class _Observer:
         self.kernel_code_ids: frozenset = frozenset()  # ids of those written in Python (kept alive in c_ids)
         self.autograd = False  # the exercise asks for a gradient by hand: autograd's engine, its Python, refused
         self.torch_rules = False
+        self.grad_switch = None
+        self.grad_enabled = None
         self.c_types: dict = {}  # id(type) -> (type, "lookup" / "kernel" / "autograd" / "tamper" / ""), a cache
         self.special_types: tuple = ()  # (type, how): the dispatcher's handle, autograd's engine, torch's switches
         self.ops_file = ""  # torch/_ops.py: where torch.ops calls an overload's nameless builtin
@@ -408,6 +410,9 @@ class _Observer:
         self.c_ids.update({id(c): (c, "kernel") for c in watcher.kernel_codes})
         self.autograd = bool(rules.autograd)
         self.torch_rules = bool(rules.autograd or rules.kernels)  # torch's compilers refused too (they run unseen)
+        # the switch of autograd's recording, and whether it is on: watched where a gradient is the exercise
+        self.grad_switch = torch._C._set_grad_enabled if rules.autograd else None
+        self.grad_enabled = torch.is_grad_enabled
         special = [(t, "tamper") for t in watcher.tamper_types]
         if rules.autograd and watcher.engine is not None:
             special.append((watcher.engine, "autograd"))
@@ -495,6 +500,7 @@ _CODE, _FUNCTION = types.CodeType, types.FunctionType
 _getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
 # where autograd's Python lives in torch (as the checks' observer says): refused where a gradient is the exercise
 AUTOGRAD_DIRS = frozenset({"autograd", "_functorch", "func", "_decomp"})
+REDISPATCH = frozenset({"redispatch", "_op_dk"})  # torch.ops' calls that pick the dispatch key themselves
 OPAQUE_DIRS = frozenset({"jit", "_dynamo", "compiler", "_inductor", "_export", "export"})
 AUTOGRAD_SPARED = frozenset(
     {"grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py"}
@@ -815,7 +821,12 @@ def _c_kind(st, frame, builtin) -> str:
 
 def _profile(st, frame, event, arg) -> None:
     """The profile hook (C calls; the trace hook has Python's): fused kernels, autograd's engine and the switches
-    of torch's modes, refused when the student's code asked for them (its own line, or code it called)."""
+    of torch's modes, refused when the student's code asked for them (its own line, or code it called); and, where
+    a gradient is the exercise (the student's code runs with autograd's recording off), recording turned back on."""
+    if event == "c_return" and arg is st["grad_switch"] and not st["busy"] and st["exercise"]:
+        if st["grad_enabled"]() and _by_student(st, frame):
+            _refuse(st, "torch.enable_grad (autograd's recording, turned back on: a graph to walk)")
+        return
     if event != "c_call" or st["busy"] or st["reading"] or not st["exercise"]:
         return
     how = _c_kind(st, frame, arg)
@@ -851,6 +862,8 @@ def _torch_python(st, code) -> str:
         return "autograd"
     if parts[0] in OPAQUE_DIRS:  # a compiler runs what it compiled out of the hooks' sight
         return "compiled"
+    if filename == st["ops_file"] and _text(code.co_name, 40) in REDISPATCH:
+        return "an op run below the dispatcher's Python key"
     return ""
 
 
