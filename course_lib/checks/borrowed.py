@@ -496,10 +496,10 @@ _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler
 _RNN = ("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell")
 _LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
 _GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
-# a masked softmax in one call: fill and normalise (``_masked_softmax``), or a softmax that turns a row with no
-# key at all into zeros (``_safe_softmax``, what the SDPA kernels use); the plain softmax (``_softmax`` too) is
-# allowed everywhere, so it is not among them
-_MASKED_SOFTMAX = ("_masked_softmax", "_safe_softmax")
+# a masked softmax in one call: fill and normalise (``_masked_softmax``), a softmax that turns a row with no
+# key at all into zeros (``_safe_softmax``, what the SDPA kernels use), or a sparse tensor's (what is not stored
+# counts as -inf); the plain softmax (``_softmax`` too) is allowed everywhere, so it is not among them
+_MASKED_SOFTMAX = ("_masked_softmax", "_safe_softmax", "_sparse_softmax", "_sparse_log_softmax")
 _ATTENTION = (
     *_MASKED_SOFTMAX,
     "scaled_dot_product_attention",

@@ -192,6 +192,18 @@ def _alpha_errors(case, record):
     return ""
 
 
+# torch's softmax over what a mask keeps, in one call, under each of its names: the masked tensors' (the mask
+# argument does the filling; softmin is softmax of the negated scores) and the sparse tensors' (what is not stored
+# counts as -inf: the sparsity pattern is the mask)
+TORCH_MASKED_SOFTMAX = (
+    "torch.masked.softmax",
+    "torch.masked.log_softmax",
+    "torch.masked.softmin",
+    "torch.sparse.softmax",
+    "torch.sparse.log_softmax",
+)
+
+
 check_alpha = Exercise(
     "6.1",
     "the quiz for any score matrix",
@@ -206,6 +218,7 @@ check_alpha = Exercise(
         "course_lib.attention.decoder_mask",
         "course_lib.attention.scaled_dot_product_attention",
         "torch.nn.functional.scaled_dot_product_attention",
+        *TORCH_MASKED_SOFTMAX,
     ),
 )
 
@@ -219,8 +232,7 @@ FORBIDDEN_MASKING = (
     "course_lib.attention.MultiHeadAttention",
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.MultiheadAttention",
-    "torch.masked.softmax",  # torch's masked softmax in one call (its mask argument does the filling)
-    "torch.masked.log_softmax",
+    *TORCH_MASKED_SOFTMAX,
 )
 
 

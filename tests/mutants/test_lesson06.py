@@ -224,6 +224,26 @@ BORROWED = [
         "    weights = torch.ops.aten._safe_softmax(scores.masked_fill(~allowed, float('-inf')), -1)\n",
         "torch.ops.aten._safe_softmax",
     ),
+    # issue 33, seventh class: torch's softmax over what a mask keeps, under its other names
+    (  # softmin of the negated scores is the softmax
+        "masked_attention",
+        "    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1\n",
+        "    weights = torch.masked.softmin(-scores, -1, mask=allowed).nan_to_num(0.0)\n",
+        "torch.masked.softmin",
+    ),
+    (  # a sparse tensor's softmax: what is not stored counts as -inf, so the sparsity pattern is the mask
+        "masked_attention",
+        "    weights = torch.softmax(e, dim=-1)  # over the keys j: each row sums to 1\n",
+        "    kept = torch.sparse_coo_tensor(allowed.nonzero().T, scores[allowed], scores.shape)\n"
+        "    weights = torch.sparse.softmax(kept, -1).to_dense()\n",
+        "torch.sparse.softmax",
+    ),
+    (  # 6.1 too: the masked softmax of the masked tensors
+        "alpha",
+        ALPHA,
+        "weights = torch.masked.softmax(scores, -1, mask=allowed).nan_to_num(0.0)",
+        "torch.masked.softmax",
+    ),
 ]
 
 # pytest collects the suite's tests (solution, stub, mutants, alternatives, borrowed, random state) here.
