@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Grade the seventh hostile class with the real grader, in the sandbox, --jobs 2, one lesson at a time.
+#   bash tests/outsider/issue33f/run_class.sh CLASS_DIR GRADES_DIR [ROOT]
+# CLASS_DIR: what make_class.py wrote; GRADES_DIR: where NN.csv, NN.csv.log and the feedback go;
+# ROOT: the clone whose grader and released exercises are used (default /work/main).
+set -u
+CLASS=${1:?class dir}
+GRADES=${2:?grades dir}
+ROOT=${3:-/work/main}
+GRADER="$ROOT/.venv/bin/course-lib"
+mkdir -p "$GRADES"
+cd /tmp || exit 1  # never from the submissions folder, nor from a clone
+for dir in "$CLASS"/*/; do
+  lesson=$(basename "$dir")
+  echo "== lesson $lesson: $(ls "$dir" | wc -l) submissions, $(date -u +%H:%M:%S)"
+  start=$(date +%s)
+  "$GRADER" grade "$dir" --lesson "$lesson" --out "$GRADES/$lesson.csv" --feedback "$GRADES/feedback-$lesson" \
+    --root "$ROOT" --jobs 2 --timeout 60 > "$GRADES/$lesson.stdout" 2> "$GRADES/$lesson.stderr"
+  echo "   exit $?, $(( $(date +%s) - start )) s"
+done
