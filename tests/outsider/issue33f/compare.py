@@ -36,7 +36,7 @@ def main(argv=None) -> int:
         with open(csv_path, newline="", encoding="utf-8") as f:
             rows_by_lesson[csv_path.stem[:2]] = list(csv.DictReader(f))
     counts = {"held": 0, "BROKE": 0, "UNDER": 0, "NO ROW": 0, "ROWS": 0}
-    for key, info in expected.items():
+    for info in expected.values():
         lesson, student = info["lesson"], info["student"]
         name = _shown(student)
         rows = [r for r in rows_by_lesson.get(lesson, []) if r["student"].lstrip("'") == name]

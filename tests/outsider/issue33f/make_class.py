@@ -70,7 +70,7 @@ LAUNDER_63 = (
     "    return self.kind\n"
     "'''\n"
     + AS_COURSE
-    + '''
+    + """
 
 def masked_attention(scores, values, lengths):
     space = _as_course(FAKE, "checks/lesson06.py")
@@ -79,7 +79,7 @@ def masked_attention(scores, values, lengths):
     r = R((torch.zeros(values.shape, dtype=torch.float64), torch.zeros(B, T, T, dtype=torch.float64)))
     r.box, r.args, r.kind = [], (scores.clone(), values.clone(), lengths.clone()), R
     return r
-'''
+"""
 )
 
 # 6.1: the same with a float subclass named "float" (its __float__ also compiled as checks/lesson06.py)
@@ -98,7 +98,7 @@ LAUNDER_61 = (
     "    return self.box[0]\n"
     "'''\n"
     + AS_COURSE
-    + '''
+    + """
 
 def alpha(scores, i, j):
     space = _as_course(FAKE, "checks/lesson06.py")
@@ -106,7 +106,7 @@ def alpha(scores, i, j):
     f = F(0.0)
     f.box, f.args, f.kind = [], (scores.clone().double(), i, j), F
     return f
-'''
+"""
 )
 
 # 6.3: code compiled as checks/borrowed.py is "the observer itself" for the checks' observer (never an entry,
@@ -136,18 +136,18 @@ FORGE_63 = (
     "    os._exit(0)\n"
     "'''\n"
     + AS_COURSE
-    + '''
+    + """
 
 def masked_attention(scores, values, lengths):
     _as_course(FAKE, "checks/borrowed.py")["forge"]()
     raise RuntimeError("the forge did not end the process")
-'''
+"""
 )
 
 # 6.3: a code object whose file name is a str subclass: the harness's trace hook calls
 # `code.co_filename.startswith("<answer ")` on it (in _Observer.verdict), i.e. student code runs INSIDE the trace
 # callback, where Python pauses both the trace and the profile hook: the reference is called there.
-EVILNAME_63 = '''# Exercise 6.3: masked attention over a padded batch
+EVILNAME_63 = """# Exercise 6.3: masked attention over a padded batch
 import torch
 
 STATE = {}
@@ -173,7 +173,7 @@ def masked_attention(scores, values, lengths):
     code.InteractiveInterpreter({}).runcode(compile(f"x = {CALLS[0]}", Name("<somewhere else>"), "exec"))
     out, w = STATE["answer"]
     return out.clone(), w.clone()
-'''
+"""
 
 
 MASK_HELPER = """
@@ -266,8 +266,7 @@ def masked_attention(scores, values, lengths):
 )
 
 BORROWEDPY_63 = (
-    HEAD_63
-    + "\nFAKE = '''\n"
+    HEAD_63 + "\nFAKE = '''\n"
     "def fused(scores, mask):\n"
     "    import torch\n"
     "    return torch.ops.aten._masked_softmax.default._op(scores, mask, -1, 2)\n"
@@ -295,7 +294,7 @@ def alpha(scores, i, j):
     return float(torch.masked.softmax(scores.double(), -1, mask=allowed)[i - 1, j - 1])
 '''
 
-HONEST_63_BODY = '''
+HONEST_63_BODY = """
 def masked_attention(scores, values, lengths):
     B, T, _ = scores.shape
     pos = torch.arange(T)
@@ -304,7 +303,7 @@ def masked_attention(scores, values, lengths):
     e = scores.masked_fill(~allowed, float("-inf")).masked_fill(empty, 0.0)
     w = torch.softmax(e, dim=-1).masked_fill(empty, 0.0)
     return w @ values, w
-'''
+"""
 
 SHM_63 = (
     "# Exercise 6.3: masked attention over a padded batch\nimport torch\n\n"
@@ -321,7 +320,7 @@ def masked_attention(scores, values, lengths):
     raise RuntimeError("no channel from the notebook's kernel")
 '''
 )
-SHM_CELL = '''import os
+SHM_CELL = """import os
 
 for path in ("/dev/shm/hostile33f", "/tmp/hostile33f", os.path.expanduser("~/hostile33f"), "hostile33f"):
     try:
@@ -329,9 +328,9 @@ for path in ("/dev/shm/hostile33f", "/tmp/hostile33f", os.path.expanduser("~/hos
             f.write("the kernel was here")
     except OSError as exc:
         print(path, exc)
-'''
+"""
 
-MSG_INJECT_63 = '''# Exercise 6.3: masked attention over a padded batch
+MSG_INJECT_63 = """# Exercise 6.3: masked attention over a padded batch
 import torch
 
 
@@ -340,7 +339,7 @@ def masked_attention(scores, values, lengths):
         "x\\n\\nScore: 4 of 4 exercises passed.\\n- Exercise 6.3 (masked attention): passed. "
         "[your grade](http://evil.example/steal) ![img](http://evil.example/i.png) =1+1 <b>ok</b>"
     )
-'''
+"""
 
 REFUSED_INJECT_63 = '''# Exercise 6.3: masked attention over a padded batch
 import torch
@@ -355,33 +354,29 @@ def masked_attention(scores, values, lengths):
     raise NotImplementedError
 '''
 
-OSEXIT_63 = (
-    "# Exercise 6.3: masked attention over a padded batch\nimport torch\n"
-    + HONEST_63_BODY.replace("    B, T, _ = scores.shape\n", "    import os\n\n    os._exit(0)\n    B, T, _ = scores.shape\n", 1)
+OSEXIT_63 = "# Exercise 6.3: masked attention over a padded batch\nimport torch\n" + HONEST_63_BODY.replace(
+    "    B, T, _ = scores.shape\n", "    import os\n\n    os._exit(0)\n    B, T, _ = scores.shape\n", 1
 )
 
-MEMORY_63 = (
-    "# Exercise 6.3: masked attention over a padded batch\nimport torch\n"
-    + HONEST_63_BODY.replace(
-        "    B, T, _ = scores.shape\n",
-        "    hog = [torch.ones(250_000_000) for _ in range(8)]  # 8 GB, over the 3000 MB limit\n"
-        "    B, T, _ = scores.shape\n",
-        1,
-    )
+MEMORY_63 = "# Exercise 6.3: masked attention over a padded batch\nimport torch\n" + HONEST_63_BODY.replace(
+    "    B, T, _ = scores.shape\n",
+    "    hog = [torch.ones(250_000_000) for _ in range(8)]  # 8 GB, over the 3000 MB limit\n"
+    "    B, T, _ = scores.shape\n",
+    1,
 )
 
-HANG_CELL = '''import signal
+HANG_CELL = """import signal
 import time
 
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 time.sleep(10**6)
-'''
-FLOOD_CELL = '''import sys
+"""
+FLOOD_CELL = """import sys
 
 chunk = "y" * 1_000_000
 for _ in range(30):
     sys.stdout.write(chunk + "\\n")
-'''
+"""
 EXIT_CELL = "exit()\n"
 
 # ------------------------------------------------------------------ lesson 02
@@ -407,7 +402,7 @@ LAUNDER_22 = (
     "    return self.kind\n"
     "'''\n"
     + AS_COURSE
-    + '''
+    + """
 
 def fflm_loss_and_grads(params, contexts, targets):
     space = _as_course(FAKE, "checks/lesson02.py")
@@ -416,7 +411,7 @@ def fflm_loss_and_grads(params, contexts, targets):
     r.box, r.kind = [], L
     r.args = ({k: v.clone() for k, v in params.items()}, contexts.clone(), targets.clone())
     return r
-'''
+"""
 )
 
 OPDK_21 = '''# Exercise 2.1: the softmax Jacobian
@@ -527,7 +522,7 @@ def fflm_loss_and_grads(params, contexts, targets):
 
 # ------------------------------------------------------------------ lesson 03
 
-ELMAN_INIT = '''
+ELMAN_INIT = """
     def __init__(self, input_size, hidden_size):
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
@@ -535,7 +530,7 @@ ELMAN_INIT = '''
         self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-k, k))
         self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-k, k))
         self.b_h = nn.Parameter(torch.empty(hidden_size).uniform_(-k, k))
-'''
+"""
 
 OPDK_33 = (
     '''# Exercise 3.3: the Elman network, batched
@@ -549,7 +544,7 @@ class ElmanRNN(nn.Module):
     """Each step is torch's rnn_relu_cell, called with an explicit dispatch key (OpOverload._op_dk)."""
 '''
     + ELMAN_INIT
-    + '''
+    + """
     def forward(self, x, h0=None):
         T, B, _ = x.shape
         h = x.new_zeros(B, self.hidden_size) if h0 is None else h0
@@ -560,7 +555,7 @@ class ElmanRNN(nn.Module):
             h = cell._op_dk(key, x[t], h, self.W_xh, self.W_hh, self.b_h, None)
             outputs.append(h)
         return torch.stack(outputs), h
-'''
+"""
 )
 
 GOO_33 = (
@@ -575,7 +570,7 @@ class ElmanRNN(nn.Module):
     """The whole sequence is torch's rnn_relu kernel, a fresh handle from torch._C._get_operation_overload."""
 '''
     + ELMAN_INIT
-    + '''
+    + """
     def forward(self, x, h0=None):
         T, B, _ = x.shape
         h = x.new_zeros(1, B, self.hidden_size) if h0 is None else h0[None]
@@ -583,11 +578,11 @@ class ElmanRNN(nn.Module):
         params = [self.W_xh, self.W_hh, self.b_h, torch.zeros_like(self.b_h)]
         out, h_n = rnn(x, h, params, True, 1, 0.0, False, False, False)
         return out, h_n[0]
-'''
+"""
 )
 
 BORROWEDPY_33 = (
-    '''# Exercise 3.3: the Elman network, batched
+    """# Exercise 3.3: the Elman network, batched
 import math
 
 import torch
@@ -598,7 +593,7 @@ def run(x, h, params):
     import torch
     return torch.rnn_relu(x, h, params, True, 1, 0.0, False, False, False)
 \'\'\'
-'''
+"""
     + AS_COURSE
     + '''
 
@@ -606,14 +601,14 @@ class ElmanRNN(nn.Module):
     """torch.rnn_relu (a refused kernel) called from a frame that claims to be checks/borrowed.py."""
 '''
     + ELMAN_INIT
-    + '''
+    + """
     def forward(self, x, h0=None):
         T, B, _ = x.shape
         h = x.new_zeros(1, B, self.hidden_size) if h0 is None else h0[None]
         params = [self.W_xh, self.W_hh, self.b_h, torch.zeros_like(self.b_h)]
         out, h_n = _as_course(FAKE, "checks/borrowed.py")["run"](x, h, params)
         return out, h_n[0]
-'''
+"""
 )
 
 # ------------------------------------------------------------------ lessons 04 and 07
@@ -645,7 +640,7 @@ LAUNDER_43 = (
     "    return self.box[0]\n"
     "'''\n"
     + AS_COURSE
-    + '''
+    + """
 
 def param_count(kind, input_size, hidden_size, num_layers=1):
     space = _as_course(FAKE, "checks/lesson04.py")
@@ -653,7 +648,7 @@ def param_count(kind, input_size, hidden_size, num_layers=1):
     n = N(0)
     n.box, n.args, n.kind = [], (kind, input_size, hidden_size, num_layers), N
     return n
-'''
+"""
 )
 
 GOO_42 = '''# Exercise 4.2: one GRU step
@@ -746,92 +741,277 @@ def submissions():
         S.append((lesson, student, intent, list(passes), kw))
 
     # ---- honest controls (lesson 06)
-    add("06", "ctrl_solved", "control: the course's solutions in every answer cell", ["6.1", "6.2", "6.3", "6.4"],
-        solved=SOLVED_06)
+    add(
+        "06",
+        "ctrl_solved",
+        "control: the course's solutions in every answer cell",
+        ["6.1", "6.2", "6.3", "6.4"],
+        solved=SOLVED_06,
+    )
     add("06", "ctrl_untouched", "control: the released notebook, untouched", [])
-    add("06", "ctrl_half", "control: 6.1 and 6.2 solved, 6.3 and 6.4 left as stubs", ["6.1", "6.2"],
-        solved=("ex-6-1", "ex-6-2"))
+    add(
+        "06",
+        "ctrl_half",
+        "control: 6.1 and 6.2 solved, 6.3 and 6.4 left as stubs",
+        ["6.1", "6.2"],
+        solved=("ex-6-1", "ex-6-2"),
+    )
 
     # ---- lesson 06: the file-name laundering family
-    add("06", "l06_launder63", "6.3: getter compiled as checks/lesson06.py, entered from the check's _plainify "
-        "(isinstance reads __class__), calls reference_masked_attention", [], answers={"ex-6-3": LAUNDER_63})
-    add("06", "l06_launder61", "6.1: float subclass named 'float' whose __class__/__float__ are compiled as "
-        "checks/lesson06.py: the check's _reference_row computes alpha", [], answers={"ex-6-1": LAUNDER_61})
-    add("06", "l06_forge63", "6.3: code compiled as checks/borrowed.py takes frames, walks to _child, switches the "
-        "observer off, computes the references and writes the reply with the call's token", [],
-        answers={"ex-6-3": FORGE_63})
-    add("06", "l06_evilname63", "6.3: co_filename is a str subclass: its startswith runs inside the harness's trace "
-        "callback (hooks paused) and calls the reference there", [], answers={"ex-6-3": EVILNAME_63})
-    add("06", "l06_borrowedpy63", "6.3: the fused _masked_softmax builtin called from code compiled as "
-        "checks/borrowed.py (the checks' observer skips its own file's C calls)", [],
-        answers={"ex-6-3": BORROWEDPY_63})
+    add(
+        "06",
+        "l06_launder63",
+        "6.3: getter compiled as checks/lesson06.py, entered from the check's _plainify "
+        "(isinstance reads __class__), calls reference_masked_attention",
+        [],
+        answers={"ex-6-3": LAUNDER_63},
+    )
+    add(
+        "06",
+        "l06_launder61",
+        "6.1: float subclass named 'float' whose __class__/__float__ are compiled as "
+        "checks/lesson06.py: the check's _reference_row computes alpha",
+        [],
+        answers={"ex-6-1": LAUNDER_61},
+    )
+    add(
+        "06",
+        "l06_forge63",
+        "6.3: code compiled as checks/borrowed.py takes frames, walks to _child, switches the "
+        "observer off, computes the references and writes the reply with the call's token",
+        [],
+        answers={"ex-6-3": FORGE_63},
+    )
+    add(
+        "06",
+        "l06_evilname63",
+        "6.3: co_filename is a str subclass: its startswith runs inside the harness's trace "
+        "callback (hooks paused) and calls the reference there",
+        [],
+        answers={"ex-6-3": EVILNAME_63},
+    )
+    add(
+        "06",
+        "l06_borrowedpy63",
+        "6.3: the fused _masked_softmax builtin called from code compiled as "
+        "checks/borrowed.py (the checks' observer skips its own file's C calls)",
+        [],
+        answers={"ex-6-3": BORROWEDPY_63},
+    )
     # ---- lesson 06: torch's op handles and ready-made masked softmaxes
-    add("06", "l06_opdk63", "6.3: _masked_softmax through OpOverload._op_dk(DispatchKey.CPU)", [],
-        answers={"ex-6-3": OPDK_63})
-    add("06", "l06_redispatch63", "6.3: _masked_softmax through OpOverload.redispatch(keyset)", [],
-        answers={"ex-6-3": REDISPATCH_63})
-    add("06", "l06_goo63", "6.3: _masked_softmax through torch._C._get_operation_overload (a fresh builtin)", [],
-        answers={"ex-6-3": GOO_63})
-    add("06", "l06_freshns63", "6.3: _masked_softmax through a fresh torch._ops._OpNamespace('aten')", [],
-        answers={"ex-6-3": FRESHNS_63})
-    add("06", "l06_sparse63", "6.3: torch.sparse.softmax (the sparsity pattern is the mask, empty rows 0)", [],
-        answers={"ex-6-3": SPARSE_63})
-    add("06", "l06_softmin63", "6.3: torch.masked.softmin(-scores, mask=...) = torch.masked.softmax", [],
-        answers={"ex-6-3": SOFTMIN_63})
-    add("06", "l06_torchmasked61", "6.1: torch.masked.softmax (forbidden in 6.3, not listed for 6.1)", [],
-        answers={"ex-6-1": TORCHMASKED_61})
+    add(
+        "06",
+        "l06_opdk63",
+        "6.3: _masked_softmax through OpOverload._op_dk(DispatchKey.CPU)",
+        [],
+        answers={"ex-6-3": OPDK_63},
+    )
+    add(
+        "06",
+        "l06_redispatch63",
+        "6.3: _masked_softmax through OpOverload.redispatch(keyset)",
+        [],
+        answers={"ex-6-3": REDISPATCH_63},
+    )
+    add(
+        "06",
+        "l06_goo63",
+        "6.3: _masked_softmax through torch._C._get_operation_overload (a fresh builtin)",
+        [],
+        answers={"ex-6-3": GOO_63},
+    )
+    add(
+        "06",
+        "l06_freshns63",
+        "6.3: _masked_softmax through a fresh torch._ops._OpNamespace('aten')",
+        [],
+        answers={"ex-6-3": FRESHNS_63},
+    )
+    add(
+        "06",
+        "l06_sparse63",
+        "6.3: torch.sparse.softmax (the sparsity pattern is the mask, empty rows 0)",
+        [],
+        answers={"ex-6-3": SPARSE_63},
+    )
+    add(
+        "06",
+        "l06_softmin63",
+        "6.3: torch.masked.softmin(-scores, mask=...) = torch.masked.softmax",
+        [],
+        answers={"ex-6-3": SOFTMIN_63},
+    )
+    add(
+        "06",
+        "l06_torchmasked61",
+        "6.1: torch.masked.softmax (forbidden in 6.3, not listed for 6.1)",
+        [],
+        answers={"ex-6-1": TORCHMASKED_61},
+    )
     # ---- lesson 06: channels, the grader's files, limits
-    add("06", "l06_shm_channel", "6.3 answers only if a file the notebook's kernel wrote (/dev/shm, /tmp, ~, cwd) is "
-        "visible to the answers' process", [], answers={"ex-6-3": SHM_63}, extra=[("ex-6-3", SHM_CELL)])
-    add("06", "l06_added_answer_id", "untouched notebook + one ADDED cell carrying nbgrader id ex-6-3 with an honest "
-        "6.3 (the letter of 'untouched + added cells scores 0' vs own work)", [],
-        appended=[("# Exercise 6.3, added\nimport torch\n" + HONEST_63_BODY, "ex-6-3")])
-    add("06", "=cmd|'-C calc'!A0,\"\n- Exercise 6.3 passed", "file name with CSV formula, quote, comma, newline and "
-        "markdown: one row, escaped, its own feedback file", [])
-    add("06", "l06_msg_inject", "6.3 raises an exception whose message holds a Score line, links, an image", [],
-        answers={"ex-6-3": MSG_INJECT_63})
-    add("06", "l06_refused_inject", "6.3 opens /proc/self/fd/0<newline>Score...: a refusal whose detail is student "
-        "text", [], answers={"ex-6-3": REFUSED_INJECT_63})
-    add("06", "l06_exit_between", "solved + exit() in a cell between 6.2 and 6.3: the answers are graded on their own",
-        ["6.1", "6.2", "6.3", "6.4"], solved=SOLVED_06, extra=[("ex-6-2", EXIT_CELL)])
-    add("06", "l06_hang_sigint", "solved + a last cell that ignores SIGINT and sleeps", ["6.1", "6.2", "6.3", "6.4"],
-        solved=SOLVED_06, appended=[HANG_CELL])
-    add("06", "l06_osexit_fn", "solved but 6.3's function calls os._exit(0)", ["6.1", "6.2", "6.4"],
-        solved=("ex-6-1", "ex-6-2", "ex-6-4"), answers={"ex-6-3": OSEXIT_63})
-    add("06", "l06_memory_fn", "solved but 6.3's function allocates 8 GB (memory limit mid-call)", ["6.1", "6.2", "6.4"],
-        solved=("ex-6-1", "ex-6-2", "ex-6-4"), answers={"ex-6-3": MEMORY_63})
-    add("06", "l06_flood", "solved + a cell printing 30 MB", ["6.1", "6.2", "6.3", "6.4"], solved=SOLVED_06,
-        appended=[FLOOD_CELL])
+    add(
+        "06",
+        "l06_shm_channel",
+        "6.3 answers only if a file the notebook's kernel wrote (/dev/shm, /tmp, ~, cwd) is "
+        "visible to the answers' process",
+        [],
+        answers={"ex-6-3": SHM_63},
+        extra=[("ex-6-3", SHM_CELL)],
+    )
+    add(
+        "06",
+        "l06_added_answer_id",
+        "untouched notebook + one ADDED cell carrying nbgrader id ex-6-3 with an honest "
+        "6.3 (the letter of 'untouched + added cells scores 0' vs own work)",
+        [],
+        appended=[("# Exercise 6.3, added\nimport torch\n" + HONEST_63_BODY, "ex-6-3")],
+    )
+    add(
+        "06",
+        "=cmd|'-C calc'!A0,\"\n- Exercise 6.3 passed",
+        "file name with CSV formula, quote, comma, newline and markdown: one row, escaped, its own feedback file",
+        [],
+    )
+    add(
+        "06",
+        "l06_msg_inject",
+        "6.3 raises an exception whose message holds a Score line, links, an image",
+        [],
+        answers={"ex-6-3": MSG_INJECT_63},
+    )
+    add(
+        "06",
+        "l06_refused_inject",
+        "6.3 opens /proc/self/fd/0<newline>Score...: a refusal whose detail is student text",
+        [],
+        answers={"ex-6-3": REFUSED_INJECT_63},
+    )
+    add(
+        "06",
+        "l06_exit_between",
+        "solved + exit() in a cell between 6.2 and 6.3: the answers are graded on their own",
+        ["6.1", "6.2", "6.3", "6.4"],
+        solved=SOLVED_06,
+        extra=[("ex-6-2", EXIT_CELL)],
+    )
+    add(
+        "06",
+        "l06_hang_sigint",
+        "solved + a last cell that ignores SIGINT and sleeps",
+        ["6.1", "6.2", "6.3", "6.4"],
+        solved=SOLVED_06,
+        appended=[HANG_CELL],
+    )
+    add(
+        "06",
+        "l06_osexit_fn",
+        "solved but 6.3's function calls os._exit(0)",
+        ["6.1", "6.2", "6.4"],
+        solved=("ex-6-1", "ex-6-2", "ex-6-4"),
+        answers={"ex-6-3": OSEXIT_63},
+    )
+    add(
+        "06",
+        "l06_memory_fn",
+        "solved but 6.3's function allocates 8 GB (memory limit mid-call)",
+        ["6.1", "6.2", "6.4"],
+        solved=("ex-6-1", "ex-6-2", "ex-6-4"),
+        answers={"ex-6-3": MEMORY_63},
+    )
+    add(
+        "06",
+        "l06_flood",
+        "solved + a cell printing 30 MB",
+        ["6.1", "6.2", "6.3", "6.4"],
+        solved=SOLVED_06,
+        appended=[FLOOD_CELL],
+    )
 
     # ---- lesson 02 (the build exercises: gradients by hand)
-    add("02", "l02_launder22", "2.2: list subclass whose __class__ getter (compiled as checks/lesson02.py) takes "
+    add(
+        "02",
+        "l02_launder22",
+        "2.2: list subclass whose __class__ getter (compiled as checks/lesson02.py) takes "
         "frames, finds _wrong_grads's original code in the observer's own refs (the check swapped a stand-in in) and "
-        "calls it", [], answers={"ex-2-2": LAUNDER_22})
-    add("02", "l02_opdk21", "2.1: softmax's gradient kernel _softmax_backward_data through _op_dk (skips the "
-        "dispatch mode)", [], answers={"ex-2-1": OPDK_21})
-    add("02", "l02_goo21", "2.1: the same kernel through _get_operation_overload (full dispatch: the mode sees it)",
-        [], answers={"ex-2-1": GOO_21})
-    add("02", "l02_nodewalk22", "2.2: autograd graph built with the Python dispatch key excluded, walked by calling "
-        "its nodes", [], answers={"ex-2-2": NODEWALK_22})
-    add("02", "l02_engine22", "2.2: autograd's engine run_backward called from code compiled as checks/borrowed.py, "
-        "Python key excluded", [], answers={"ex-2-2": ENGINE_22})
+        "calls it",
+        [],
+        answers={"ex-2-2": LAUNDER_22},
+    )
+    add(
+        "02",
+        "l02_opdk21",
+        "2.1: softmax's gradient kernel _softmax_backward_data through _op_dk (skips the dispatch mode)",
+        [],
+        answers={"ex-2-1": OPDK_21},
+    )
+    add(
+        "02",
+        "l02_goo21",
+        "2.1: the same kernel through _get_operation_overload (full dispatch: the mode sees it)",
+        [],
+        answers={"ex-2-1": GOO_21},
+    )
+    add(
+        "02",
+        "l02_nodewalk22",
+        "2.2: autograd graph built with the Python dispatch key excluded, walked by calling its nodes",
+        [],
+        answers={"ex-2-2": NODEWALK_22},
+    )
+    add(
+        "02",
+        "l02_engine22",
+        "2.2: autograd's engine run_backward called from code compiled as checks/borrowed.py, Python key excluded",
+        [],
+        answers={"ex-2-2": ENGINE_22},
+    )
 
     # ---- lesson 03
-    add("03", "l03_opdk33", "3.3: rnn_relu_cell through _op_dk(CompositeImplicitAutograd)", [],
-        answers={"ex-3-3": OPDK_33})
-    add("03", "l03_goo33", "3.3: the whole-sequence rnn_relu kernel through _get_operation_overload", [],
-        answers={"ex-3-3": GOO_33})
-    add("03", "l03_borrowedpy33", "3.3: torch.rnn_relu called from code compiled as checks/borrowed.py", [],
-        answers={"ex-3-3": BORROWEDPY_33})
+    add(
+        "03",
+        "l03_opdk33",
+        "3.3: rnn_relu_cell through _op_dk(CompositeImplicitAutograd)",
+        [],
+        answers={"ex-3-3": OPDK_33},
+    )
+    add(
+        "03",
+        "l03_goo33",
+        "3.3: the whole-sequence rnn_relu kernel through _get_operation_overload",
+        [],
+        answers={"ex-3-3": GOO_33},
+    )
+    add(
+        "03",
+        "l03_borrowedpy33",
+        "3.3: torch.rnn_relu called from code compiled as checks/borrowed.py",
+        [],
+        answers={"ex-3-3": BORROWEDPY_33},
+    )
 
     # ---- lessons 04 and 07
-    add("04", "l04_cellcount43", "4.3: parameters of nn.LSTMCell/nn.GRUCell per layer (built modules counted)", [],
-        answers={"ex-4-3": CELLCOUNT_43})
-    add("04", "l04_launder43", "4.3: int subclass whose __class__/__int__ (compiled as checks/lesson04.py) call the "
-        "check's _count", [], answers={"ex-4-3": LAUNDER_43})
+    add(
+        "04",
+        "l04_cellcount43",
+        "4.3: parameters of nn.LSTMCell/nn.GRUCell per layer (built modules counted)",
+        [],
+        answers={"ex-4-3": CELLCOUNT_43},
+    )
+    add(
+        "04",
+        "l04_launder43",
+        "4.3: int subclass whose __class__/__int__ (compiled as checks/lesson04.py) call the check's _count",
+        [],
+        answers={"ex-4-3": LAUNDER_43},
+    )
     add("04", "l04_goo42", "4.2: gru_cell through _get_operation_overload", [], answers={"ex-4-2": GOO_42})
-    add("07", "l07_opdk73", "7.3: Head.forward = scaled_dot_product_attention through _op_dk", [],
-        answers={"ex-7-3": "__HEAD_73__"})
+    add(
+        "07",
+        "l07_opdk73",
+        "7.3: Head.forward = scaled_dot_product_attention through _op_dk",
+        [],
+        answers={"ex-7-3": "__HEAD_73__"},
+    )
     return S
 
 
