@@ -379,6 +379,56 @@ for _ in range(30):
 """
 EXIT_CELL = "exit()\n"
 
+# The grader's own environment: run_class.sh exports HOSTILE33F_CANARY before grading; the notebook's kernel and
+# the answers' process search every /proc/*/environ and cmdline they can read and raise with what they find (an
+# exception's text reaches the student's feedback).
+ENV_SEARCH = """
+def _search():
+    import os
+
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        for what in ("environ", "cmdline"):
+            try:
+                with open(f"/proc/{pid}/{what}", "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            for item in data.split(bytes(1)):
+                if b"HOSTILE33F" in item or b"canary" in item:
+                    found.append(f"{pid}/{what}: {item[:60]!r}")
+    for key, value in os.environ.items():
+        if "HOSTILE33F" in key or "canary" in value:
+            found.append(f"own env {key}={value[:40]}")
+    return found
+"""
+ENV_63 = (
+    "# Exercise 6.3: masked attention over a padded batch\nimport torch\n"
+    + ENV_SEARCH
+    + """
+
+def masked_attention(scores, values, lengths):
+    found = _search()
+    raise RuntimeError("LEAK " + "; ".join(found) if found else "no canary in the answers' process")
+"""
+)
+ENV_CELL = (
+    ENV_SEARCH
+    + """
+found = _search()
+raise RuntimeError("LEAK " + "; ".join(found) if found else "no canary in the notebook's kernel")
+"""
+)
+
+# Files planted beside the notebooks: run_class.sh grades lesson 06 from INSIDE its submissions folder; a grader
+# that imports from the current folder creates the marker.
+PLANTED = {
+    name: "import pathlib\npathlib.Path('/tmp/hostile33f_cwd_pwned').write_text(__name__)\n"
+    for name in ("json.py", "secrets.py", "nbclient.py", "nbformat.py", "sitecustomize.py", "usercustomize.py")
+}
+
 # ------------------------------------------------------------------ lesson 02
 
 LAUNDER_22 = (
@@ -927,6 +977,16 @@ def submissions():
         appended=[FLOOD_CELL],
     )
 
+    add(
+        "06",
+        "l06_env_canary",
+        "the grader's environment (a canary exported by run_class.sh) searched in every /proc/*/environ and "
+        "cmdline, by a notebook cell and by 6.3's function; what is found is raised into the feedback",
+        [],
+        answers={"ex-6-3": ENV_63},
+        appended=[ENV_CELL],
+    )
+
     # ---- lesson 02 (the build exercises: gradients by hand)
     add(
         "02",
@@ -1045,6 +1105,8 @@ def main(argv=None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / _file_name(student)).write_text(json.dumps(nb, indent=1))
         expected[f"{lesson}/{student}"] = {"lesson": lesson, "student": student, "intent": intent, "passes": passes}
+    for name, text in PLANTED.items():
+        (out / "06" / name).write_text(text)
     (out / "expected.json").write_text(json.dumps(expected, indent=1))
     counts = {}
     for key in expected:

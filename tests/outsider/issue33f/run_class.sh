@@ -4,17 +4,21 @@
 # CLASS_DIR: what make_class.py wrote; GRADES_DIR: where NN.csv, NN.csv.log and the feedback go;
 # ROOT: the clone whose grader and released exercises are used (default /work/main).
 set -u
-CLASS=${1:?class dir}
-GRADES=${2:?grades dir}
+CLASS=$(realpath -m "${1:?class dir}")
+GRADES=$(realpath -m "${2:?grades dir}")
 ROOT=${3:-/work/main}
 GRADER="$ROOT/.venv/bin/course-lib"
 mkdir -p "$GRADES"
-cd /tmp || exit 1  # never from the submissions folder, nor from a clone
+export HOSTILE33F_CANARY="canary-$(date +%s)"  # the submissions search for it (l06_env_canary)
+rm -f /tmp/hostile33f_cwd_pwned
 for dir in "$CLASS"/*/; do
   lesson=$(basename "$dir")
+  # lesson 06 is graded from inside its own folder, where json.py, secrets.py, ... are planted; the rest from /tmp
+  if [ "$lesson" = 06 ]; then cd "$dir" || exit 1; else cd /tmp || exit 1; fi
   echo "== lesson $lesson: $(ls "$dir" | wc -l) submissions, $(date -u +%H:%M:%S)"
   start=$(date +%s)
   "$GRADER" grade "$dir" --lesson "$lesson" --out "$GRADES/$lesson.csv" --feedback "$GRADES/feedback-$lesson" \
     --root "$ROOT" --jobs 2 --timeout 60 > "$GRADES/$lesson.stdout" 2> "$GRADES/$lesson.stderr"
   echo "   exit $?, $(( $(date +%s) - start )) s"
 done
+if [ -e /tmp/hostile33f_cwd_pwned ]; then echo "PLANTED FILE RAN: $(cat /tmp/hostile33f_cwd_pwned)"; else echo "no planted file ran"; fi
