@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -175,6 +176,50 @@ def masked_attention(scores, values, lengths):
     return out.clone(), w.clone()
 """
 
+
+# 6.3: the same str-subclass file name, reached from the harness's AUDIT hook instead: a sensitive event (reading a
+# function's __code__) raised by that code makes the hook call `frame.f_code.co_filename.startswith(...)` while
+# its `busy` flag is up (every audit event is let through): frames are free there, so the method walks to _child,
+# switches the observer's refusals off, computes the references and writes the reply with the call's token.
+EVILAUDIT_63 = """# Exercise 6.3: masked attention over a padded batch
+import torch
+
+ARMED = [0]
+
+
+class Name(str):
+    def startswith(self, prefix, *rest):
+        if ARMED[0]:
+            ARMED[0] = 0
+            import os
+            import sys
+
+            from course_lib.checks import lesson06
+            from course_lib.checks.plain import to_plain
+
+            f = sys._getframe()
+            while f.f_code.co_name != "_child":
+                f = f.f_back
+            loc = f.f_locals
+            loc["observer"].exercise = ""
+            records = []
+            for scores, values, lengths in loc["cases"]:
+                out, w = lesson06.reference_masked_attention(scores, values, lengths)
+                observed = {"refused": [], "intact": True, "tampered": ""}
+                inputs = [scores, values, lengths]
+                records.append({"returned": (out, w), "type": "tuple", "inputs": inputs, "observed": observed})
+            loc["say"]({"reply": {"records": to_plain(records)}, "token": loc["token"]})
+            os._exit(0)
+        return str.startswith(self, prefix, *rest)
+
+
+def masked_attention(scores, values, lengths):
+    import code
+
+    source = "ARMED[0] = 1\\n(lambda: 0).__code__\\n"
+    code.InteractiveInterpreter({"ARMED": ARMED}).runcode(compile(source, Name("<elsewhere>"), "exec"))
+    raise RuntimeError("the audit hook did not call startswith")
+"""
 
 MASK_HELPER = """
 def _allowed(scores, lengths):
@@ -842,6 +887,14 @@ def submissions():
     )
     add(
         "06",
+        "l06_evilaudit63",
+        "6.3: a str-subclass co_filename whose startswith the harness's audit hook calls with its busy flag up: "
+        "frames taken there, the observer switched off, the reply forged with the call's token",
+        [],
+        answers={"ex-6-3": EVILAUDIT_63},
+    )
+    add(
+        "06",
         "l06_borrowedpy63",
         "6.3: the fused _masked_softmax builtin called from code compiled as "
         "checks/borrowed.py (the checks' observer skips its own file's C calls)",
@@ -979,6 +1032,20 @@ def submissions():
 
     add(
         "06",
+        "CTRL_SOLVED",
+        "untouched notebook named like ctrl_solved but for case: its own row and its own feedback file",
+        [],
+    )
+    add(
+        "06",
+        "l06_symlink",
+        "a symbolic link to ctrl_solved.ipynb: a row saying why it was not graded",
+        [],
+        special="symlink",
+    )
+    add("06", "l06_fifo", "a FIFO named like a notebook: a row saying why, the run never blocks", [], special="fifo")
+    add(
+        "06",
         "l06_env_canary",
         "the grader's environment (a canary exported by run_class.sh) searched in every /proc/*/environ and "
         "cmdline, by a notebook cell and by 6.3's function; what is found is raised into the feedback",
@@ -1103,7 +1170,13 @@ def main(argv=None) -> int:
         nb = build(args.root, lesson, kw.get("solved", ()), answers, kw.get("extra", ()), kw.get("appended", ()))
         folder = out / lesson
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / _file_name(student)).write_text(json.dumps(nb, indent=1))
+        target = folder / _file_name(student)
+        if kw.get("special") == "symlink":
+            target.symlink_to("ctrl_solved.ipynb")
+        elif kw.get("special") == "fifo":
+            os.mkfifo(target)
+        else:
+            target.write_text(json.dumps(nb, indent=1))
         expected[f"{lesson}/{student}"] = {"lesson": lesson, "student": student, "intent": intent, "passes": passes}
     for name, text in PLANTED.items():
         (out / "06" / name).write_text(text)
