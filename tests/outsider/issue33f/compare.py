@@ -27,6 +27,19 @@ def _shown(text: str) -> str:
         return text
 
 
+def _feedback(grades_dir: Path, lesson: str, student: str) -> list[str]:
+    """The lines of the student's feedback file (found by its title, markdown escapes removed)."""
+    import re
+
+    want = _shown(student)
+    for path in sorted((grades_dir / f"feedback-{lesson}").glob("*.md")):
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        title = re.sub(r"\\(.)", r"\1", lines[0]) if lines else ""
+        if title == f"# Feedback for {want}":
+            return [path.name, *lines]
+    return []
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     class_dir, grades_dir = Path(argv[0]), Path(argv[1])
@@ -62,6 +75,11 @@ def main(argv=None) -> int:
             print(f"          deserved but not passed: {sorted(under)}")
         if row.get("problems"):
             print(f"          problems: {row['problems'][:300]}")
+        fb = _feedback(grades_dir, lesson, student)
+        if not fb:
+            print("          NO FEEDBACK FILE FOUND")
+        for line in fb[:1] + [ln for ln in fb[1:] if ln.startswith(("- Exercise", "Score"))]:
+            print(f"          | {line[:260]}")
     print()
     print("counts:", ", ".join(f"{k} {v}" for k, v in counts.items()), f"(of {len(expected)})")
     return 0

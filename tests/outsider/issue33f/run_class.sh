@@ -7,7 +7,19 @@ set -u
 CLASS=$(realpath -m "${1:?class dir}")
 GRADES=$(realpath -m "${2:?grades dir}")
 ROOT=${3:-/work/main}
-GRADER="$ROOT/.venv/bin/course-lib"
+# SNAPSHOT (optional): a folder holding course_lib/ and exercises/ exported from a commit of ROOT
+# (git -C ROOT archive COMMIT course_lib exercises | tar -x -C SNAPSHOT): graded with ROOT's venv but that commit's
+# grader, so edits in ROOT's working tree during the run change nothing.
+SNAPSHOT=${SNAPSHOT:-}
+if [ -n "$SNAPSHOT" ]; then
+  grader() {
+    "$ROOT/.venv/bin/python" -I -c "import sys; sys.path.insert(0, '$SNAPSHOT'); from course_lib.instructor.cli import main; sys.exit(main(sys.argv[1:]))" "$@"
+  }
+  RELEASE_ROOT="$SNAPSHOT"
+else
+  grader() { "$ROOT/.venv/bin/course-lib" "$@"; }
+  RELEASE_ROOT="$ROOT"
+fi
 mkdir -p "$GRADES"
 export HOSTILE33F_CANARY="canary-$(date +%s)"  # the submissions search for it (l06_env_canary)
 rm -f /tmp/hostile33f_cwd_pwned
@@ -17,8 +29,8 @@ for dir in "$CLASS"/*/; do
   if [ "$lesson" = 06 ]; then cd "$dir" || exit 1; else cd /tmp || exit 1; fi
   echo "== lesson $lesson: $(ls "$dir" | wc -l) submissions, $(date -u +%H:%M:%S)"
   start=$(date +%s)
-  "$GRADER" grade "$dir" --lesson "$lesson" --out "$GRADES/$lesson.csv" --feedback "$GRADES/feedback-$lesson" \
-    --root "$ROOT" --jobs 2 --timeout 60 > "$GRADES/$lesson.stdout" 2> "$GRADES/$lesson.stderr"
+  grader grade "$dir" --lesson "$lesson" --out "$GRADES/$lesson.csv" --feedback "$GRADES/feedback-$lesson" \
+    --root "$RELEASE_ROOT" --jobs 2 --timeout 60 > "$GRADES/$lesson.stdout" 2> "$GRADES/$lesson.stderr"
   echo "   exit $?, $(( $(date +%s) - start )) s"
 done
 if [ -e /tmp/hostile33f_cwd_pwned ]; then echo "PLANTED FILE RAN: $(cat /tmp/hostile33f_cwd_pwned)"; else echo "no planted file ran"; fi
