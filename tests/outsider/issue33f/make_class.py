@@ -145,6 +145,40 @@ def masked_attention(scores, values, lengths):
 """
 )
 
+# the same, also silencing the checks' refusal path (since eb1c89e _said_at_once says each refusal itself)
+FORGE_63B = (
+    "# Exercise 6.3: masked attention over a padded batch\nimport torch\n\n"
+    "FAKE = '''\n"
+    "def forge():\n"
+    "    import os\n"
+    "    import sys\n"
+    "    f = sys._getframe()\n"
+    "    while f is not None and f.f_code.co_name != '_child':\n"
+    "        f = f.f_back\n"
+    "    loc = f.f_locals\n"
+    "    loc['observer'].exercise = ''\n"
+    "    from course_lib.checks import borrowed\n"
+    "    borrowed._said_at_once = lambda name: None\n"
+    "    from course_lib.checks import lesson06\n"
+    "    from course_lib.checks.plain import to_plain\n"
+    "    records = []\n"
+    "    for scores, values, lengths in loc['cases']:\n"
+    "        out, w = lesson06.reference_masked_attention(scores, values, lengths)\n"
+    "        observed = {'refused': [], 'intact': True, 'tampered': ''}\n"
+    "        records.append({'returned': (out, w), 'type': 'tuple', 'inputs': [scores, values, lengths],\n"
+    "                        'observed': observed})\n"
+    "    loc['say']({'reply': {'records': to_plain(records)}, 'token': loc['token']})\n"
+    "    os._exit(0)\n"
+    "'''\n"
+    + AS_COURSE
+    + """
+
+def masked_attention(scores, values, lengths):
+    _as_course(FAKE, "checks/borrowed.py")["forge"]()
+    raise RuntimeError("the forge did not end the process")
+"""
+)
+
 # 6.3: a code object whose file name is a str subclass: the harness's trace hook calls
 # `code.co_filename.startswith("<answer ")` on it (in _Observer.verdict), i.e. student code runs INSIDE the trace
 # callback, where Python pauses both the trace and the profile hook: the reference is called there.
@@ -876,6 +910,13 @@ def submissions():
         "observer off, computes the references and writes the reply with the call's token",
         [],
         answers={"ex-6-3": FORGE_63},
+    )
+    add(
+        "06",
+        "l06_forge63b",
+        "6.3: l06_forge63 again, also replacing borrowed._said_at_once by a no-op before calling the reference",
+        [],
+        answers={"ex-6-3": FORGE_63B},
     )
     add(
         "06",
