@@ -362,6 +362,56 @@ def masked_attention(scores, values, lengths):
 '''
 )
 
+JITCU_63 = (
+    HEAD_63
+    + """
+
+SCRIPT = \'\'\'
+def fused(scores: Tensor, masked: Tensor) -> Tensor:
+    return torch._masked_softmax(scores, masked, -1, 2)
+\'\'\'
+
+
+def masked_attention(scores, values, lengths):
+    \"\"\"torch's fused masked softmax inside TorchScript compiled from text by torch.jit.CompilationUnit (a C++ class:
+    building it and calling its function raise no profile event).\"\"\"
+    allowed = _allowed(scores, lengths)
+    unit = torch.jit.CompilationUnit(SCRIPT)
+    w = unit.fused(scores, ~allowed).nan_to_num(0.0)
+    return w @ values, w
+"""
+)
+
+# No run-time code, no file name at all: C callables only. A tuple subclass whose __iter__ is a functools.partial
+# (not a descriptor, so Python calls it with no argument) of itertools.chain.from_iterable over a starmap of the
+# check's reference. The check's _plainify iterates the returned tuple in its own generator: the reference runs
+# with that checks frame as the nearest Python caller (partial, chain and starmap are C), so every observer sees
+# course_lib calling its own function.
+CBACK_63 = """# Exercise 6.3: masked attention over a padded batch
+import functools
+import itertools
+
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    from course_lib.checks import lesson06
+
+    jobs = itertools.starmap(lesson06.reference_masked_attention, [(scores, values, lengths)])
+    R = type("R", (tuple,), {"__iter__": functools.partial(itertools.chain.from_iterable, jobs)})
+    return R()
+"""
+CBACK_43 = """# Exercise 4.3: the parameter count
+import functools
+
+
+def param_count(kind, input_size, hidden_size, num_layers=1):
+    from course_lib.checks import lesson04
+
+    N = type("N", (int,), {"__int__": functools.partial(lesson04._count, kind, input_size, hidden_size, num_layers)})
+    return N(0)
+"""
+
 TORCHMASKED_61 = '''# Exercise 6.1: the quiz for any score matrix
 import torch
 
@@ -920,6 +970,23 @@ def submissions():
     )
     add(
         "06",
+        "l06_cback63",
+        "6.3: no run-time code: a tuple subclass whose __iter__ is functools.partial(chain.from_iterable, "
+        "starmap(reference_masked_attention, ...)); the check's _plainify iterates it, so the reference runs "
+        "under a checks frame",
+        [],
+        answers={"ex-6-3": CBACK_63},
+    )
+    add(
+        "04",
+        "l04_cback43",
+        "4.3: an int subclass whose __int__ is functools.partial(lesson04._count, ...): the check's _plainify calls "
+        "int() on it",
+        [],
+        answers={"ex-4-3": CBACK_43},
+    )
+    add(
+        "06",
         "l06_evilname63",
         "6.3: co_filename is a str subclass: its startswith runs inside the harness's trace "
         "callback (hooks paused) and calls the reference there",
@@ -970,6 +1037,13 @@ def submissions():
         "6.3: _masked_softmax through a fresh torch._ops._OpNamespace('aten')",
         [],
         answers={"ex-6-3": FRESHNS_63},
+    )
+    add(
+        "06",
+        "l06_jitcu63",
+        "6.3: _masked_softmax inside TorchScript compiled from text with torch.jit.CompilationUnit",
+        [],
+        answers={"ex-6-3": JITCU_63},
     )
     add(
         "06",
