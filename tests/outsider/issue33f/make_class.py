@@ -849,6 +849,25 @@ OPDK_73_FORWARD = '''
         return sdpa._op_dk(key, q, k, v, None, 0.0, True)
 '''
 
+# Family A again, for a grader that knows course_lib's code by identity (main cc9a886): the same getters compiled
+# under a NEUTRAL file name ("<string>"): neither the student's nor course_lib's, so the harness's walk for "who
+# asked" passes over it to the check's _plainify frame, as it passes over torch's and Python's frames.
+AS_NAMED = '''
+def _as_named(src, name):
+    """Run `src` compiled under the file name `name`; return its namespace."""
+    import code as _code
+
+    space = {"__name__": "neutral"}
+    _code.InteractiveInterpreter(space).runcode(compile(src, name, "exec"))
+    return space
+'''
+NEUTRAL_63 = LAUNDER_63.replace(AS_COURSE, AS_NAMED).replace(
+    '_as_course(FAKE, "checks/lesson06.py")', '_as_named(FAKE, "<string>")'
+)
+NEUTRAL_22 = LAUNDER_22.replace(AS_COURSE, AS_NAMED).replace(
+    '_as_course(FAKE, "checks/lesson02.py")', '_as_named(FAKE, "<string>")'
+)
+
 # ------------------------------------------------------------------ building notebooks
 
 
@@ -984,6 +1003,20 @@ def submissions():
         "int() on it",
         [],
         answers={"ex-4-3": CBACK_43},
+    )
+    add(
+        "06",
+        "l06_neutral63",
+        "6.3: l06_launder63's getter compiled as '<string>' (neither the student's nor course_lib's file)",
+        [],
+        answers={"ex-6-3": NEUTRAL_63},
+    )
+    add(
+        "02",
+        "l02_neutral22",
+        "2.2: l02_launder22's getter (frames, _wrong_grads's original code) compiled as '<string>'",
+        [],
+        answers={"ex-2-2": NEUTRAL_22},
     )
     add(
         "06",
