@@ -868,6 +868,42 @@ NEUTRAL_22 = LAUNDER_22.replace(AS_COURSE, AS_NAMED).replace(
     '_as_course(FAKE, "checks/lesson02.py")', '_as_named(FAKE, "<string>")'
 )
 
+# Family E with course_lib's own helper instead of a check's reference (a grader that refuses the checks'
+# judging code whoever calls it, main 12d292b): course_lib.backprop.numerical_gradient (a build exercise refuses
+# every course_lib function; this one is not among 2.2's forbidden names) computes every gradient by central
+# differences of the student's forward, called through C (starmap, zip, dict, chain) from the check's _plainify.
+CBACK_22 = """# Exercise 2.2: backprop ninja
+import functools
+import itertools
+
+import torch
+
+NAMES = ("E", "W", "b", "U", "c")
+
+
+def _loss(params, contexts, targets):
+    emb = params["E"][contexts].flatten(1)
+    hidden = torch.tanh(emb @ params["W"].T + params["b"])
+    logp = torch.log_softmax(hidden @ params["U"].T + params["c"], dim=1)
+    return -logp.gather(1, targets[:, None]).mean()
+
+
+def _loss_with(name, params, contexts, targets, x):
+    return _loss({**params, name: x}, contexts, targets)
+
+
+def fflm_loss_and_grads(params, contexts, targets):
+    from course_lib import backprop
+
+    params = dict(params)
+    jobs = [(functools.partial(_loss_with, k, params, contexts, targets), params[k]) for k in NAMES]
+    grads = map(dict, [zip(NAMES, itertools.starmap(backprop.numerical_gradient, jobs))])
+    loss = float(_loss(params, contexts, targets))
+    L = type("L", (list,), {"__iter__": functools.partial(itertools.chain, [loss], grads)})
+    return L()
+"""
+
+
 # ------------------------------------------------------------------ building notebooks
 
 
@@ -1017,6 +1053,14 @@ def submissions():
         "2.2: l02_launder22's getter (frames, _wrong_grads's original code) compiled as '<string>'",
         [],
         answers={"ex-2-2": NEUTRAL_22},
+    )
+    add(
+        "02",
+        "l02_cback22",
+        "2.2: course_lib.backprop.numerical_gradient of the student's own forward, reached through C callables "
+        "from the check's _plainify (no reference of the checks)",
+        [],
+        answers={"ex-2-2": CBACK_22},
     )
     add(
         "06",
