@@ -1338,3 +1338,26 @@ def test_the_checks_judging_code_is_refused_whoever_calls_it(tmp_path):
     status, message, refused = run_harness("04", CALLED_BACK_THROUGH_C, tmp_path)["4.3"]
     assert status == submission.FAILED, (message, refused)
     assert any("only the grader's judging runs" in r for r in refused), refused
+
+
+# in a build exercise, lesson code called by the check's own frame, through C callables the answer's returned
+# object carries (the check iterates it): not the check's choice, so refused like a call from the answer
+LESSON_CODE_CALLED_BACK = {
+    "6.3": "import functools\nimport itertools\nimport sys\n\nimport torch\n"
+    + HONEST_63
+    + """
+
+def masked_attention(scores, values, lengths):
+    out, weights = honest(scores, values, lengths)
+    lesson = sys.modules["course_lib.attention"]
+    calls = itertools.starmap(lesson._additive, [(torch.ones(1, dtype=torch.bool), scores.dtype)])
+    Pair = type("Pair", (tuple,), {"__iter__": functools.partial(itertools.chain, [out, weights], itertools.compress(calls, [0]))})
+    return Pair((out, weights))
+""",
+}
+
+
+def test_lesson_code_the_check_calls_back_for_the_answers_object_is_refused(tmp_path):
+    status, message, refused = run_harness("06", LESSON_CODE_CALLED_BACK, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("course_lib.attention._additive" in r for r in refused), refused

@@ -335,6 +335,8 @@ class _Observer:
         # the lesson checks' code that only judging runs (references, hints): nothing in this process calls it
         self.judging: frozenset = frozenset()
         self.judge_ids: frozenset = frozenset()
+        self.run_path: frozenset = frozenset()  # the code the check's run path may call (see _run_path)
+        self.run_ids: frozenset = frozenset()
         # C calls (the trace sees Python's only): what the checks' own observer refuses, judged here instead
         self.c_ids: dict = {}  # id(builtin) -> (builtin, "kernel", "autograd" or "tamper")
         self.kernel_names: frozenset = frozenset()  # aten op names of the fused kernels this exercise refuses
@@ -439,8 +441,11 @@ class _Observer:
                     for fn in _functions(value):
                         if isinstance(fn, types.FunctionType) and fn.__code__.co_filename == own:
                             every |= _code_objects(fn.__code__)
-        self.judging = frozenset(every - _run_path(exercise) - set(self.given))
+        run = _run_path(exercise)
+        self.judging = frozenset(every - run - set(self.given))
         self.judge_ids = frozenset(id(code) for code in self.judging)
+        self.run_path = frozenset(run)
+        self.run_ids = frozenset(id(code) for code in self.run_path)
 
     def know_course(self, codes) -> None:
         self.course_codes = frozenset(codes)
@@ -716,6 +721,11 @@ def _trace(st, frame, event, arg):
     if why:
         _refuse(st, why)
         return
+    if key in st["refused_ids"] and key not in st["given_ids"] and _checks_reach_lesson(st, frame.f_back, code):
+        # the check's own frame calling lesson code its run path never names: an object of the student's that the
+        # check reads (a C callable it carries) chose the call
+        _refuse(st, _dotted(st, code))
+        return
     if key not in st["refused_ids"] or key in st["given_ids"]:
         if st["torch_rules"]:
             torch = st["torch_kinds"].get(key)
@@ -732,6 +742,20 @@ def _trace(st, frame, event, arg):
         return
     if _by_student(st, frame.f_back):
         _refuse(st, _dotted(st, code))
+
+
+def _checks_reach_lesson(st, caller, code) -> bool:
+    """Does a frame of the checks' own code call a lesson module's function that the check's run path never
+    calls (see :meth:`_Observer.judge_only`)?"""
+    if caller is None or id(code) in st["run_ids"]:
+        return False
+    calling = caller.f_code
+    checks = st["package"] + "checks" + os.sep
+    return (
+        id(calling) in st["course_ids"]
+        and _starts(calling.co_filename, checks)
+        and not _starts(code.co_filename, checks)
+    )
 
 
 def _dotted(st, code) -> str:
@@ -893,6 +917,7 @@ HOOK_FUNCTIONS = (
     "_profile",
     "_torch_python",
     "_importing",
+    "_checks_reach_lesson",
 )
 
 
@@ -1030,7 +1055,11 @@ def _run_path(exercise) -> set:
                 except ValueError:
                     continue
             for code in codes:
-                todo += [fn.__globals__[n] for n in code.co_names if n in fn.__globals__]
+                named = [fn.__globals__[n] for n in code.co_names if n in fn.__globals__]
+                todo += named
+                for module in named:  # `rnn.LSTM(...)`: a course_lib module's attributes the code names
+                    if isinstance(module, types.ModuleType) and module.__name__.startswith("course_lib"):
+                        todo += [getattr(module, n) for n in code.co_names if hasattr(module, n)]
     return found
 
 
