@@ -350,6 +350,7 @@ class _Observer:
         self.ops_file = ""  # torch/_ops.py: where torch.ops calls an overload's nameless builtin
         self.overload = (None, None)  # torch's OpOverload class and the C getter of its instances' __dict__
         self.torch_dir = ""
+        self.autograd_dirs = self.autograd_spared = self.opaque_dirs = frozenset()
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
@@ -426,6 +427,10 @@ class _Observer:
         getter = next((vars(k)["__dict__"] for k in overload.__mro__ if "__dict__" in vars(k)), None)
         self.overload = (overload, getter.__get__ if getter is not None else None)
         self.torch_dir = os.path.dirname(torch.__file__) + os.sep
+        # where autograd's Python and torch's compilers live in torch: the checks' own lists, frozen here
+        self.autograd_dirs = frozenset(borrowed._AUTOGRAD_DIRS)
+        self.autograd_spared = frozenset(borrowed._AUTOGRAD_SPARED)
+        self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
 
@@ -503,13 +508,7 @@ _function_name = types.FunctionType.__dict__["__qualname__"].__get__
 _type_name = type.__dict__["__qualname__"].__get__
 _CODE, _FUNCTION = types.CodeType, types.FunctionType
 _getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
-# where autograd's Python lives in torch (as the checks' observer says): refused where a gradient is the exercise
-AUTOGRAD_DIRS = frozenset({"autograd", "_functorch", "func", "_decomp"})
 REDISPATCH = frozenset({"redispatch", "_op_dk"})  # torch.ops' calls that pick the dispatch key themselves
-OPAQUE_DIRS = frozenset({"jit", "_dynamo", "compiler", "_inductor", "_export", "export"})
-AUTOGRAD_SPARED = frozenset(
-    {"grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py"}
-)
 
 
 def _text(value, limit: int = 200) -> str:
@@ -882,9 +881,9 @@ def _torch_python(st, code) -> str:
     if not _starts(filename, st["torch_dir"]) or _text(code.co_name, 80) == "<module>":
         return ""
     parts = _split(filename[len(st["torch_dir"]) :], os.sep)
-    if st["autograd"] and parts[0] in AUTOGRAD_DIRS and parts[-1] not in AUTOGRAD_SPARED:
+    if st["autograd"] and parts[0] in st["autograd_dirs"] and parts[-1] not in st["autograd_spared"]:
         return "autograd"
-    if parts[0] in OPAQUE_DIRS:  # a compiler runs what it compiled out of the hooks' sight
+    if parts[0] in st["opaque_dirs"]:  # a compiler runs what it compiled out of the hooks' sight
         return "compiled"
     if filename == st["ops_file"] and _text(code.co_name, 40) in REDISPATCH:
         return "an op run below the dispatcher's Python key"
