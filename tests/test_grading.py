@@ -167,7 +167,11 @@ def graded(tmp_path_factory):
 
     nbformat.write(solved(release(), *EXERCISES), subs / "good.ipynb")
     nbformat.write(release(), subs / "untouched.ipynb")
-    nbformat.write(solved(release(), "6.1", "6.3"), subs / "partial.ipynb")
+    # three kinds in one submission (each grade is a sandboxed kernel and an answers process): partly solved, a
+    # name that is a spreadsheet formula, and a notebook that tries to overwrite itself on disk
+    nb = solved(release(), "6.1", "6.3")
+    nb.cells.insert(1, nbformat.v4.new_code_cell("open('self.ipynb', 'w').write('gone')"))
+    nbformat.write(nb, subs / "=1+2.ipynb")
 
     nb = solved(release(), "6.1")
     exercise_cell(nb, "6.2").source = "def by_hand()\n    return 0"  # syntax error
@@ -198,16 +202,11 @@ def graded(tmp_path_factory):
     nb.cells[i], nb.cells[j] = nb.cells[j], nb.cells[i]
     nbformat.write(nb, subs / "reordered.ipynb")
 
-    nb = solved(release(), "6.2")  # a notebook that tries to overwrite itself on disk
-    nb.cells.insert(1, nbformat.v4.new_code_cell("open('self.ipynb', 'w').write('gone')"))
-    nbformat.write(nb, subs / "selfwriter.ipynb")
-
     where = f"SOLUTIONS = {str(SOLUTION)!r}\nSUBMISSIONS = {str(subs)!r}\nGRADES = {str(grades)!r}\n"
     for name, attack in ATTACKS.items():
         nb = solved(release(), "6.1")
         exercise_cell(nb, "6.2").source = where + attack
         nbformat.write(nb, subs / f"{name}.ipynb")
-    nbformat.write(solved(release(), "6.1", "6.2"), subs / "=1+2.ipynb")  # a name that is a formula
 
     (subs / "notes.ipynb").write_text("these are my notes, not a notebook", encoding="utf-8")
     (subs / "empty.ipynb").write_bytes(b"")
@@ -224,6 +223,9 @@ def graded(tmp_path_factory):
     rows = {r["student"]: r for r in csv.DictReader(open(out, encoding="utf-8"))}
     feedback = {p.stem: p.read_text(encoding="utf-8") for p in (out.parent / "grades_feedback").iterdir()}
     return subs, hashes, rows, feedback
+
+
+PARTIAL = "'=1+2"  # the row of the partly solved submission (its name, a formula, is written as text)
 
 
 def statuses(row):
@@ -251,7 +253,7 @@ def test_good_and_untouched(graded):
 
 def test_partial(graded):
     _, _, rows, _ = graded
-    assert statuses(rows["partial"]) == ["passed", "not implemented yet", "passed", "not implemented yet"]
+    assert statuses(rows[PARTIAL]) == ["passed", "not implemented yet", "passed", "not implemented yet"]
 
 
 def test_broken_cell_is_reported_and_the_rest_still_graded(graded):
@@ -304,7 +306,7 @@ def test_submissions_are_never_modified(graded):
     subs, hashes, rows, _ = graded
     files = [p for p in subs.iterdir() if p.is_file()]
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files} == hashes
-    assert rows["selfwriter"]["ex 6.2"] == "passed"  # it wrote into the grader's scratch copy, not here
+    assert rows[PARTIAL]["ex 6.3"] == "passed"  # it wrote self.ipynb into the grader's scratch copy, not here
 
 
 def test_restore_checks_without_any_metadata_appends_checks_at_the_end():
@@ -402,7 +404,7 @@ def test_fork_bomb_memory_bomb_and_killers_cost_only_their_own_rows(graded):
         assert all(rows[name][f"ex {e}"] != "passed" for e in EXERCISES[1:]), name
     assert "kernel" in rows["memory_bomb"]["problems"]  # it died: out of memory
     assert "ignored the interrupt" in rows["sigint_ignorer"]["problems"]
-    assert rows["good"]["score"] == str(len(EXERCISES)) and rows["partial"]["score"] == "2"
+    assert rows["good"]["score"] == str(len(EXERCISES)) and rows[PARTIAL]["score"] == "2"
 
 
 def test_no_process_outlives_its_submission(graded):
@@ -425,7 +427,7 @@ def test_symlinks_and_fifos_are_not_followed(graded):
 
 def test_a_name_that_is_a_spreadsheet_formula_stays_text(graded):
     _, _, rows, _ = graded
-    assert "'=1+2" in rows and rows["'=1+2"]["score"] == "2"
+    assert PARTIAL in rows and rows[PARTIAL]["score"] == "2"
     assert grading.safe_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and grading.safe_cell("-1") == "'-1"
     assert grading.safe_cell("@x") == "'@x" and grading.safe_cell("+1") == "'+1" and grading.safe_cell("ok") == "ok"
 

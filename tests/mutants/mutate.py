@@ -6,6 +6,7 @@ A mutant is the solution's own source with one edit a student could plausibly ma
 
 from __future__ import annotations
 
+import functools
 import itertools
 import linecache
 import os
@@ -20,13 +21,18 @@ STRESS = int(os.environ.get("MUTANT_STRESS", "1"))
 
 def exercise_cells(lesson: str, folder: str = "solutions") -> list[str]:
     """Source of every code cell that holds an exercise (solution markers or a stub)."""
+    return list(_exercise_cells(lesson, folder))
+
+
+@functools.cache  # read once per test process: every mutant and solution test of a lesson reads the same file
+def _exercise_cells(lesson: str, folder: str) -> tuple[str, ...]:
     path = ROOT / folder / (f"{lesson}.py" if folder == "solutions" else f"{lesson}.ipynb")
     nb = jupytext.read(path)
-    return [
+    return tuple(
         c.source
         for c in nb.cells
         if c.cell_type == "code" and ("### BEGIN SOLUTION" in c.source or "NotImplementedError(" in c.source)
-    ]
+    )
 
 
 def load(sources: list[str], *, with_source: bool = True) -> dict:
