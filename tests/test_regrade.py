@@ -67,7 +67,6 @@ def twice(tmp_path_factory):
     class_ = {
         "solved": _solved(release, *everything),
         "partial": _solved(release, "6.1", "6.3"),
-        "exits": _solved(release, *everything, extra="exit()"),
         "random": _solved(
             release,
             *everything,
@@ -76,6 +75,8 @@ def twice(tmp_path_factory):
             at_end=False,
         ),
         "loud": _solved(release, *everything, extra="print('x' * 3_000_000)"),
+        # (a solved notebook that calls exit() between cells, full marks: test_grading_answers.py's class,
+        # test_exit_between_cells_keeps_every_answer; not graded twice here, each grade being two sandboxed Pythons)
     }
     for name, nb in class_.items():
         nbformat.write(nb, subs / f"{name}.ipynb")
@@ -133,7 +134,6 @@ def test_the_same_submissions_graded_twice_get_the_same_points(twice):
     [
         "random",
         "loud",
-        "exits",  # exit() in a last cell: the grade comes from the answer cells, in their own process (issue 33)
     ],
 )
 def test_a_fully_solved_submission_gets_every_point_whatever_else_it_does(twice, student):
