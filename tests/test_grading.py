@@ -611,3 +611,19 @@ def test_an_answer_id_carried_by_two_cells_is_reported():
     nb.cells.append(copy.deepcopy(exercise_cell(nb, "6.4")))
     [note] = submission.duplicated_answers(nb, expected)
     assert "ex-6-4 appears 2 times" in note and "last definition" in note
+
+
+def test_a_local_worker_adopts_its_graders_sandbox_check(monkeypatch):
+    """grade() hands its own sandbox.detect() to the workers it starts: a worker runs no trial sandbox of its own."""
+
+    def no_trial(*args, **kwargs):
+        raise AssertionError("a trial sandbox was started")
+
+    given = sandbox.Support(bwrap="/usr/bin/bwrap", cgroup=None, own_uid=False)
+    monkeypatch.setattr(sandbox, "_trial", no_trial)
+    try:
+        sandbox.adopt(given)
+        assert sandbox.detect() is given and sandbox.host_uid() is None  # own_uid False: no uid of its own
+    finally:
+        sandbox._adopted.clear()
+        sandbox.detect.cache_clear()

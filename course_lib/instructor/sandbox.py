@@ -146,9 +146,21 @@ _PROBE = (
 )
 
 
+_adopted: list[Support] = []  # what the grader's process found, given to the local workers it started (adopt)
+
+
+def adopt(support: Support) -> None:
+    """A local grading worker takes what its grader's process detected moments before on the same machine, as the
+    same user, instead of two more trial sandboxes per worker (a kernel whose sandbox fails still fails to start)."""
+    _adopted[:] = [support]
+    detect.cache_clear()
+
+
 @functools.cache
 def detect() -> Support:
     """Try the sandbox once, by a trial run of the very command a kernel starts with; cached per process."""
+    if _adopted:
+        return _adopted[0]
     bwrap = shutil.which("bwrap")
     why = ""
     own_uid = True
