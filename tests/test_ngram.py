@@ -150,6 +150,19 @@ def test_vocabulary_and_counts_match_nltk(order, unk_cutoff):
         assert lm.count((EOS, ".")[:order]) == 0  # nothing follows </s>
 
 
+@pytest.mark.parametrize("unk_cutoff", [1, 2, 3])
+def test_vocabulary_order_is_most_frequent_first_ties_in_order_of_first_appearance(unk_cutoff):
+    """The ids as collections.Counter.most_common orders the words (nltk.lm.Vocabulary's order), ties included."""
+    from collections import Counter
+
+    sents = [["b", "a", "c", "a"], ["d", "c", "b"], [], ["e", "</s>", "a"], ["f", "d", "g", "<UNK>"]]
+    lm = NGramLM(2, unk_cutoff=unk_cutoff).fit(sents)
+    common = Counter(w for s in sents for w in s).most_common()
+    assert lm.vocab == [UNK, BOS, EOS] + [w for w, c in common if c >= unk_cutoff and w not in (UNK, BOS, EOS)]
+    assert lm.n_tokens == sum(map(len, sents))
+    assert lm.count(["a"]) == 3 and lm.count(["d", "c"]) == (1 if unk_cutoff <= 2 else 5)  # c, d seen twice: <UNK> at 3
+
+
 @pytest.mark.parametrize("order", [1, 2, 3])
 @pytest.mark.parametrize("unk_cutoff", [1, 2])
 @pytest.mark.parametrize(
