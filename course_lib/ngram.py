@@ -421,6 +421,21 @@ class NGramLM:
         j = self.cross_entropy(sentences)
         return math.inf if math.isinf(j) else float(2.0**j)
 
+    def sentence_perplexities(self, sentences: Iterable[Sequence[str]]) -> np.ndarray:
+        """The perplexity of each sentence on its own, ``perplexity([s])`` for each s (the same arithmetic,
+        so the same floats), with the probabilities of all the sentences' n-grams looked up at once."""
+        self._check_fitted()
+        grams = self._test_ngram_ids(sentences)  # len(s) + 1 n-grams per sentence, in order
+        keys, p = self._fold(grams), self._prob_ids(grams[:, :-1], grams[:, -1])
+        ends = np.cumsum([len(s) + 1 for s in _check_sentences(sentences)])
+        out = np.empty(len(ends))
+        with np.errstate(divide="ignore"):  # log2(0) = -inf: that sentence's perplexity is inf
+            for i, (start, end) in enumerate(zip(np.r_[0, ends[:-1]], ends)):
+                # as cross_entropy: each distinct n-gram once, weighted by its count, in the order of its key
+                _, first, counts = np.unique(keys[start:end], return_index=True, return_counts=True)
+                out[i] = 2.0 ** float(-np.sum(counts * np.log2(p[start:end][first])) / counts.sum())
+        return out
+
     # Generation.
     def generate(
         self,
