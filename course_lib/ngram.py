@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import partial
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 
 import numpy as np
 
@@ -182,19 +182,26 @@ class NGramLM:
         if not sents:
             raise ValueError("sentences is empty: fit needs at least one sentence (a list of tokens)")
         n = self.order
+        # One pass over the tokens: each distinct token gets a provisional id, in order of first appearance
+        # (first_seen gives a new token the next number); its count is then one bincount of those ids.
+        first_seen = defaultdict(count().__next__)
         try:
-            word_counts = Counter(chain.from_iterable(sents))
+            raw_ids = np.fromiter(map(first_seen.__getitem__, chain.from_iterable(sents)), dtype=np.int64)
         except TypeError as err:  # e.g. a list inside a sentence
             raise ValueError(f"sentences must be lists of string tokens ({err})") from None
-        _check_tokens(word_counts, "sentences")
-        if not word_counts:
+        distinct = list(first_seen)  # distinct[i] is the token of provisional id i
+        _check_tokens(distinct, "sentences")
+        if not distinct:
             raise ValueError("sentences contains no tokens: every sentence is empty")
+        counts = np.bincount(raw_ids, minlength=len(distinct))
 
         # Token ids: <UNK>, <s>, </s>, then the words seen >= unk_cutoff times, most frequent
         # first (as nltk.lm.Vocabulary(unk_cutoff)). <s> has an id because it is context, but
         # it is never predicted: |V| (vocab_size) is len(vocab) - 1.
         specials = [UNK, BOS, EOS]
-        words = [w for w, c in word_counts.most_common() if c >= self.unk_cutoff and w not in specials]
+        # most frequent first, ties in order of first appearance (as Counter.most_common orders them)
+        by_count = np.argsort(-counts, kind="stable").tolist()
+        words = [distinct[i] for i in by_count if counts[i] >= self.unk_cutoff and distinct[i] not in specials]
         self.vocab: list[str] = specials + words
         self.word_to_id: dict[str, int] = {w: i for i, w in enumerate(self.vocab)}
         V = len(self.vocab)  # the base of the n-gram keys
@@ -206,9 +213,10 @@ class NGramLM:
         self._V = V
         self._unk, self._bos, self._eos = 0, 1, 2
         self.n_sentences = len(sents)
-        self.n_tokens = sum(word_counts.values())
+        self.n_tokens = len(raw_ids)
 
-        padded, scored = self._pad(sents)
+        # the provisional ids -> token ids (unknown words -> <UNK>, 0), without a second pass over the tokens
+        padded, scored = self._pad(sents, ids=self._ids(distinct)[raw_ids])
         keys = [None] + [self._gram_keys(padded, scored, j) for j in range(1, n + 1)]
         self._table: NGramCounts = count_ngrams(keys, n, V, V - 1, self.smoothing == "kneser-ney")
         self._fitted = True
@@ -219,15 +227,17 @@ class NGramLM:
         # map(get, tokens, repeat(0)) calls word_to_id.get(token, 0) without a Python loop
         return np.fromiter(map(self.word_to_id.get, tokens, repeat(0)), dtype=np.int64, count=count)
 
-    def _pad(self, sents: list[Sequence[str]]):
+    def _pad(self, sents: list[Sequence[str]], ids: np.ndarray | None = None):
         """Each sentence as n-1 <s>, its words, one </s> (the standard count).
 
         Returns the flat array of padded ids and the positions of the scored tokens (every
         word and every </s>): each has its n-1 tokens of context inside its own sentence.
+        ``ids``: the token ids of all the sentences' words in order, if already known.
         """
         p = self.order - 1
         lens = np.fromiter((len(s) for s in sents), dtype=np.int64, count=len(sents))
-        ids = self._ids(chain.from_iterable(sents), count=int(lens.sum()))
+        if ids is None:
+            ids = self._ids(chain.from_iterable(sents), count=int(lens.sum()))
         plen = lens + p + 1
         sent_of = np.repeat(np.arange(len(sents)), plen)
         off = np.arange(int(plen.sum())) - (np.cumsum(plen) - plen)[sent_of]  # position in its sentence
@@ -410,6 +420,21 @@ class NGramLM:
         """Perplexity 2 ** J of the test sentences (lists of tokens); inf if some P(w | h) = 0."""
         j = self.cross_entropy(sentences)
         return math.inf if math.isinf(j) else float(2.0**j)
+
+    def sentence_perplexities(self, sentences: Iterable[Sequence[str]]) -> np.ndarray:
+        """The perplexity of each sentence on its own, ``perplexity([s])`` for each s (the same arithmetic,
+        so the same floats), with the probabilities of all the sentences' n-grams looked up at once."""
+        self._check_fitted()
+        grams = self._test_ngram_ids(sentences)  # len(s) + 1 n-grams per sentence, in order
+        keys, p = self._fold(grams), self._prob_ids(grams[:, :-1], grams[:, -1])
+        ends = np.cumsum([len(s) + 1 for s in _check_sentences(sentences)])
+        out = np.empty(len(ends))
+        with np.errstate(divide="ignore"):  # log2(0) = -inf: that sentence's perplexity is inf
+            for i, (start, end) in enumerate(zip(np.r_[0, ends[:-1]], ends)):
+                # as cross_entropy: each distinct n-gram once, weighted by its count, in the order of its key
+                _, first, counts = np.unique(keys[start:end], return_index=True, return_counts=True)
+                out[i] = 2.0 ** float(-np.sum(counts * np.log2(p[start:end][first])) / counts.sum())
+        return out
 
     # Generation.
     def generate(

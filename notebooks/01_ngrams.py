@@ -489,10 +489,10 @@ swapped_sets = [swap_neighbours(order_test, seed) for seed in SWAP_SEEDS]
 right, tied = {}, {}  # per order: the share right and the share tied, one value per draw of the swaps
 for n in (1, 2, 3):
     m = models[n, "kneser-ney"]
-    real = np.array([m.perplexity([s]) for s in order_test])
+    real = m.sentence_perplexities(order_test)  # each sentence's own perplexity, m.perplexity([s])
     right[n], tied[n] = [], []
     for swapped in swapped_sets:
-        fake = np.array([m.perplexity([s]) for s in swapped])
+        fake = m.sentence_perplexities(swapped)
         right[n].append(np.mean(real < fake))
         tied[n].append(np.mean(np.isclose(real, fake, rtol=1e-12)))
     print(

@@ -455,6 +455,24 @@ def test_feedforward_lm_perplexity_and_checkpoint_round_trip(tmp_path):
     assert all(torch.equal(again.params[k], model.params[k]) for k in model.PARAMS)
 
 
+def test_feedforward_lm_log_probs_score_each_window_in_its_place():
+    """Each distinct context is scored once; every window still gets its own target's log-probability, in its
+    row, as torch's cross-entropy of the whole forward pass gives it (the oracle), whatever the batch size."""
+    model = bp.FeedForwardLM(11, 2, 4, 5, seed=4)
+    g = torch.Generator().manual_seed(5)
+    contexts = torch.randint(0, 11, (6, 2), generator=g)[torch.randint(0, 6, (80,), generator=g)]  # few, repeated
+    windows = torch.cat([contexts, torch.randint(0, 11, (80, 1), generator=g)], dim=1)
+    P = model.params
+    logits = torch.tanh(P["E"][windows[:, :2]].reshape(80, -1) @ P["W"].T + P["b"]) @ P["U"].T + P["c"]
+    expected = -torch.nn.functional.cross_entropy(logits, windows[:, 2], reduction="none")
+    for batch_size in (1, 4, 256):
+        got = model.log_probs(windows, batch_size=batch_size)
+        assert got.shape == (80,) and torch.allclose(got, expected, atol=1e-5, rtol=0)
+    seen = []
+    model.log_probs(windows, batch_size=2, progress=lambda starts: seen.extend(starts) or starts)
+    assert len(seen) == -(-len(torch.unique(contexts, dim=0)) // 2)  # batches of 2 distinct contexts, not of 80 rows
+
+
 def test_feedforward_lm_bad_input():
     model = bp.FeedForwardLM(9, 3, 4, 5)
     with pytest.raises(ValueError, match=r"contexts must be \(B, 3\) word ids"):

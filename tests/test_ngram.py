@@ -150,6 +150,35 @@ def test_vocabulary_and_counts_match_nltk(order, unk_cutoff):
         assert lm.count((EOS, ".")[:order]) == 0  # nothing follows </s>
 
 
+@pytest.mark.parametrize("smoothing", ["mle", "laplace", "kneser-ney"])
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_sentence_perplexities_are_each_sentences_own_perplexity(order, smoothing):
+    train, test = corpus()
+    lm = our_model(order, smoothing, 2)
+    sents = test + [list(reversed(test[0])), ["zzz-never-seen", "the"], []]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroProbabilityWarning)
+        expected = [lm.perplexity([s]) for s in sents]  # the oracle: one call per sentence
+    got = lm.sentence_perplexities(sents)
+    assert got.shape == (len(sents),)
+    assert got.tolist() == expected  # the same arithmetic: the same floats, so ties stay ties (lesson 01's swaps)
+    if order == 1:  # the same words in another order
+        assert got[len(test)] == got[0]
+
+
+@pytest.mark.parametrize("unk_cutoff", [1, 2, 3])
+def test_vocabulary_order_is_most_frequent_first_ties_in_order_of_first_appearance(unk_cutoff):
+    """The ids as collections.Counter.most_common orders the words (nltk.lm.Vocabulary's order), ties included."""
+    from collections import Counter
+
+    sents = [["b", "a", "c", "a"], ["d", "c", "b"], [], ["e", "</s>", "a"], ["f", "d", "g", "<UNK>"]]
+    lm = NGramLM(2, unk_cutoff=unk_cutoff).fit(sents)
+    common = Counter(w for s in sents for w in s).most_common()
+    assert lm.vocab == [UNK, BOS, EOS] + [w for w, c in common if c >= unk_cutoff and w not in (UNK, BOS, EOS)]
+    assert lm.n_tokens == sum(map(len, sents))
+    assert lm.count(["a"]) == 3 and lm.count(["d", "c"]) == (1 if unk_cutoff <= 2 else 5)  # c, d seen twice: <UNK> at 3
+
+
 @pytest.mark.parametrize("order", [1, 2, 3])
 @pytest.mark.parametrize("unk_cutoff", [1, 2])
 @pytest.mark.parametrize(
