@@ -196,6 +196,7 @@ def refusing(forbidden, fn=None):
     """
     called: list[str] = []
     undo: list = []
+    loose: dict[int, tuple] = {}  # id -> (builtin, its stand-in): every module is searched once for all of them
     _ACTIVE.append(called)
     try:
         for name in forbidden:
@@ -217,13 +218,7 @@ def refusing(forbidden, fn=None):
                         undo.append(lambda obj=obj, method=method, own=own: setattr(obj, method, own))
             else:
                 stand_in = _raiser(name)
-                spaces = [vars(m) for m in list(sys.modules.values()) if isinstance(getattr(m, "__dict__", None), dict)]
-                spaces += _namespaces(fn) if fn is not None else []
-                for space in spaces:
-                    for key, value in list(space.items()):
-                        if value is obj:
-                            space[key] = stand_in
-                            undo.append(lambda space=space, key=key, obj=obj: space.__setitem__(key, obj))
+                loose.setdefault(id(obj), (obj, stand_in))  # two names of one builtin: the first name is said
                 if not isinstance(owner, types.ModuleType) and getattr(owner, attr, None) is obj:
                     # a method of a class (e.g. a builtin method of torch.Tensor, perhaps inherited)
                     own = attr in vars(owner)
@@ -232,6 +227,15 @@ def refusing(forbidden, fn=None):
                         undo.append(lambda owner=owner, attr=attr, obj=obj: setattr(owner, attr, obj))
                     else:
                         undo.append(lambda owner=owner, attr=attr: delattr(owner, attr))
+        if loose:
+            spaces = [vars(m) for m in list(sys.modules.values()) if isinstance(getattr(m, "__dict__", None), dict)]
+            spaces += _namespaces(fn) if fn is not None else []
+            for space in spaces:
+                for key, value in list(space.items()):
+                    found = loose.get(id(value))
+                    if found is not None and found[0] is value:
+                        space[key] = found[1]
+                        undo.append(lambda space=space, key=key, obj=value: space.__setitem__(key, obj))
         yield called
     finally:
         for restore in reversed(undo):
