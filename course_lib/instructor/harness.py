@@ -581,8 +581,8 @@ def _note_made(st, event, args, frame) -> None:
         return
     if type(code) is not _CODE or id(code) in st["course_ids"] or id(code) in st["answer_ids"]:
         return
-    below = frame
-    while below is not None and not _students(st, below.f_code):
+    below = frame  # is a frame of the student's anywhere below (course_lib's own, known by identity, is not)?
+    while below is not None and (id(below.f_code) in st["course_ids"] or not _students(st, below.f_code)):
         below = below.f_back
     if below is None:
         return
