@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
+import torch
 
 from course_lib import checks
 from course_lib.instructor import harness, sandbox, submission
@@ -330,6 +332,7 @@ def test_an_honest_answer_with_annotations_passes(tmp_path):
 WARMED = """
 import sys
 import nbformat
+import numpy as np
 from course_lib.checks import borrowed
 from course_lib.instructor import harness, submission
 from course_lib.instructor.release import _setup_cell
@@ -1337,7 +1340,8 @@ def param_count(kind, input_size, hidden_size, num_layers=1):
 def test_the_checks_judging_code_is_refused_whoever_calls_it(tmp_path):
     status, message, refused = run_harness("04", CALLED_BACK_THROUGH_C, tmp_path)["4.3"]
     assert status == submission.FAILED, (message, refused)
-    assert any("only the grader's judging runs" in r for r in refused), refused
+    # since session 17 the check never calls the subclass's __int__ (it reads exact types only): refused by name
+    assert any("only the grader's judging runs" in r for r in refused) or "subclass of int" in message, refused
 
 
 # in a build exercise, lesson code called by the check's own frame, through C callables the answer's returned
@@ -1360,4 +1364,163 @@ def masked_attention(scores, values, lengths):
 def test_lesson_code_the_check_calls_back_for_the_answers_object_is_refused(tmp_path):
     status, message, refused = run_harness("06", LESSON_CODE_CALLED_BACK, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
-    assert any("course_lib.attention._additive" in r for r in refused), refused
+    # since session 17 the check never iterates a tuple subclass (exact types only): refused by name
+    assert any("course_lib.attention._additive" in r for r in refused) or "subclass of tuple" in message, refused
+
+
+# --------------------------------------------------------------------------- session 17: the classes behind the seventh
+# class's breaks (tests/outsider/issue33f/results.md)
+
+# 1. the check reads exact builtin types only, through their C structure: a subclass's methods (here a chain of C
+# callables, no frame of the student's) never run in the check's frames, and the hint names the type
+SOLUTION_22 = next(  # the solutions' own answer to 2.2 (the backward pass by hand)
+    c.source
+    for c in nbformat.read(ROOT / "solutions" / "02_backprop.ipynb", as_version=4).cells
+    if (c.metadata.get("nbgrader") or {}).get("grade_id") == "ex-2-2"
+)
+SUBCLASSED_RETURN = {
+    "2.2": "import functools\nimport itertools\n\n"
+    + SOLUTION_22.replace("def fflm_loss_and_grads(", "def honest(")
+    + """
+
+def fflm_loss_and_grads(params, contexts, targets):
+    loss, grads = honest(params, contexts, targets)
+    # named as the check expects; what it holds is not what its __iter__ (C callables, no frame) hands out
+    Pair = type("tuple", (tuple,), {"__iter__": functools.partial(itertools.chain, [loss, grads])})
+    return Pair((None, None))
+""",
+}
+
+
+def test_a_returned_subclass_is_refused_by_name_and_none_of_its_methods_runs(tmp_path):
+    status, message, refused = run_harness("02", SUBCLASSED_RETURN, tmp_path)["2.2"]
+    assert status == submission.FAILED, (message, refused)
+    assert "returned a tuple (a subclass of tuple), expected a tuple" in message, message
+
+
+def test_plainify_reads_exact_types_and_runs_no_method_of_a_subclass():
+    from course_lib.checks import protocol
+
+    ran = []
+
+    class Spy(type):  # a metaclass whose name, equality and hash are the student's code
+        __name__ = property(lambda cls: ran.append("name") or "Spy")
+        __eq__ = lambda cls, other: ran.append("eq") or False  # noqa: E731
+        __hash__ = lambda cls: ran.append("hash") or 0  # noqa: E731
+
+    class MyList(list, metaclass=Spy):
+        def __iter__(self):
+            ran.append("iter")
+            return iter([1])
+
+    class MyInt(int):
+        def __int__(self):
+            ran.append("int")
+            return 1
+
+    class MyTensor(torch.Tensor):
+        pass
+
+    for value, expected in ((MyList([2]), "list"), (MyInt(3), "int"), (torch.ones(1).as_subclass(MyTensor), "tensor")):
+        with pytest.raises(protocol.NotPlain, match=f"subclass of {expected}\\), expected an? {expected}$"):
+            protocol._plainify([value])
+    assert ran == [], ran
+    assert protocol.type_name(MyList()) == "MyList" and ran == [], ran
+    plain = protocol._plainify({"a": (1, 2.5, None, [True, "x"]), 2: torch.ones(2), "n": np.float32(1)})
+    assert plain["a"] == (1, 2.5, None, [True, "x"]) and torch.equal(plain[2], torch.ones(2))
+    assert type(plain["n"]) is np.ndarray
+
+
+# 2. code made runnable while the student's code ran is the student's whatever its file name: here a function compiled
+# under a stdlib file's name and exec'd by Python's own `code` module, set as the model's forward, which the check's
+# describe runs after the student's function returned; it reaches lesson code (3.3 is a build exercise)
+NEUTRAL_FORWARD = """import code
+import functools
+import math
+import sys
+import types
+
+import torch
+from torch import nn
+
+FORWARD = '''
+def forward(self, x, h0=None):
+    sys.modules["course_lib.rnn_cells"].{}
+    return self.honest(x, h0)
+'''
+
+
+class ElmanRNN(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        k = 1 / math.sqrt(hidden_size)
+        self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-k, k))
+        self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-k, k))
+        self.b_h = nn.Parameter(torch.empty(hidden_size).uniform_(-k, k))
+        space = {{"sys": sys}}
+        {}
+        self.forward = types.MethodType(space["forward"], self)
+
+    def honest(self, x, h0=None):
+        T, B, _ = x.shape
+        h = x.new_zeros(B, self.hidden_size) if h0 is None else h0
+        outputs = []
+        for t in range(T):
+            h = torch.relu(x[t] @ self.W_xh.T + h @ self.W_hh.T + self.b_h)
+            outputs.append(h)
+        return torch.stack(outputs), h
+"""
+MADE_AT_RUN_TIME = {  # route -> (what the forward reaches, how __init__ makes the forward)
+    "exec under a stdlib name": (
+        "course_lib.rnn_cells._describe",
+        'code.InteractiveInterpreter(space).runcode(compile(FORWARD, math.__file__, "exec"))',
+    ),
+    # compiled, never exec'd: its function's code handed to an answer's function by functools (a library's frame)
+    "__code__ given by a library": (
+        "course_lib.rnn_cells._describe",
+        'made = next(c for c in compile(FORWARD, "<string>", "exec").co_consts if isinstance(c, types.CodeType))\n'
+        "        space['forward'] = lambda self, x, h0=None: None\n"
+        "        functools.update_wrapper(space['forward'], types.SimpleNamespace(__code__=made), ('__code__',), ())",
+    ),
+    # no code made at all: C callables (a partial, sorted's key) that torch's Module.__call__ runs for the
+    # check's frame; lesson code reached that way is not the check's choice
+    "C callables run by torch for the check": (
+        "course_lib._validate.positive_int",
+        "valid = sys.modules['course_lib._validate']\n"
+        "        self.forward = functools.partial(sorted, key=functools.partial(valid.positive_int, 'n'))\n"
+        "        return",
+    ),
+}
+
+
+# 3. a crash of the process that runs the answer (a segfault: torch's C code called outside its rules does it) ends
+# that exercise with a row that says so, and the exercises after it are still graded (in the first run below)
+CRASH = "import faulthandler\n\n\ndef transpose_closers(seq, rng, n_symbols):\n    faulthandler._sigsegv()\n"
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """route -> the verdict of 3.3; and "crash" -> the verdicts of a run whose 3.2 crashes before 3.1 and 3.3."""
+    found = {}
+    for route, (_, make) in MADE_AT_RUN_TIME.items():
+        cells = {"3.3": NEUTRAL_FORWARD.format("_describe(3)", make)}
+        if not found:  # one harness run serves the crash too: each run costs seconds
+            cells = {"3.2": CRASH, "3.1": SOLUTION_31, **cells}
+        verdicts = run_harness("03", cells, tmp_path_factory.mktemp("made"))
+        found.setdefault("crash", verdicts)
+        found[route] = verdicts["3.3"]
+    return found
+
+
+@pytest.mark.parametrize("route", sorted(MADE_AT_RUN_TIME))
+def test_code_made_while_the_student_s_code_ran_is_the_student_s_whatever_its_file_name(made, route):
+    status, message, refused = made[route]
+    assert status == submission.FAILED, (message, refused)
+    assert any(MADE_AT_RUN_TIME[route][0] in r for r in refused), refused
+
+
+def test_a_crash_of_the_answer_s_process_is_named_and_the_next_exercise_is_graded(made):
+    status, message, refused = made["crash"]["3.2"]
+    assert status == submission.FAILED and "crashed" in message and "SIGSEGV" in message, (message, refused)
+    assert made["crash"]["3.1"][0] == submission.PASSED, made["crash"]["3.1"]

@@ -22,6 +22,7 @@ through :func:`to_plain`/:func:`from_plain`, run, send the records back the same
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import math
@@ -90,28 +91,63 @@ def seeded(seed: int):
         yield
 
 
+class NotPlain(TypeError):
+    """What the student's function returned is not one of the exact types a check reads (see :func:`_plainify`)."""
+
+
+_name_of = type.__dict__["__name__"].__get__  # a class's name by C's own getter (a metaclass may define __name__)
+_mro_of = type.__dict__["__mro__"].__get__
+# compared by identity, looked up by id: ``==`` or a hash of a class would run its metaclass's methods
+_DICTS = {id(t): t for t in (dict, collections.Counter, collections.defaultdict, collections.OrderedDict)}
+_NUMPY_SCALARS = {id(t): t for t in np.sctypeDict.values()}
+_KINDS = ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"), (list, "list"), (tuple, "tuple"))
+_KINDS += ((dict, "dict"), (np.ndarray, "NumPy array"), (np.generic, "NumPy number"))
+
+
+def type_name(x) -> str:
+    """The name of ``x``'s class, read without running anything of the class's own (a str subclass's characters)."""
+    return "".join([_name_of(type(x))])[:80]
+
+
+def _not_plain(x) -> NotPlain:
+    """ "returned a MyList (a subclass of list), expected a list": the nearest plain base of ``x``'s class, from its MRO
+    as C stores it."""
+    import torch
+
+    kinds = ((torch.Tensor, "tensor"), *_KINDS)
+    expected = next((name for base in _mro_of(type(x)) for kind, name in kinds if base is kind), "")
+    if not expected:
+        return NotPlain(f"returned a {type_name(x)}, which a check does not read (plain data, arrays and tensors only)")
+    article = "an" if expected[0] in "aeiou" else "a"
+    return NotPlain(f"returned a {type_name(x)} (a subclass of {expected}), expected {article} {expected}")
+
+
 def _plainify(x, _depth: int = 0):
-    """What the student returned, as plain data: containers and NumPy/torch values unwrapped."""
+    """What the student returned, as plain data: containers and NumPy/torch values copied out.
+
+    Exact types only, read through their own C structure: no method of an object of the student's runs in the
+    check's frames (a subclass's ``__iter__``, ``__int__`` or ``__class__`` is the student's code, and may be a
+    chain of C callables with no frame of the student's). Anything else raises :class:`NotPlain` naming it."""
+    import torch
+
     if _depth > 32:
         raise TypeError("nested too deeply")
-    if x is None or type(x) in (bool, int, float, str):
+    kind = type(x)
+    if x is None or kind is bool or kind is int or kind is float or kind is str:
         return x
-    for base in (bool, int, float, str):  # a subclass (an IntEnum, ...) becomes its plain base
-        if isinstance(x, base) and not isinstance(x, np.generic):
-            return base(x)
-    if isinstance(x, dict):
-        return {_plainify(k, _depth + 1): _plainify(v, _depth + 1) for k, v in x.items()}
-    if isinstance(x, tuple):
-        return tuple(_plainify(v, _depth + 1) for v in x)
-    if isinstance(x, list):
-        return [_plainify(v, _depth + 1) for v in x]
-    if isinstance(x, np.ndarray):
+    if kind is list or kind is tuple or kind is torch.Size:  # builtin (immutable) types: their iteration is C's
+        items = [_plainify(v, _depth + 1) for v in x]
+        return items if kind is list else tuple(items)
+    if _DICTS.get(id(kind)) is kind:  # dict's own items (Counter's and the others' are Python: replaceable)
+        return {_plainify(k, _depth + 1): _plainify(v, _depth + 1) for k, v in dict.items(x)}
+    if kind is np.ndarray:
         return np.array(x)
-    if isinstance(x, np.generic):
+    if _NUMPY_SCALARS.get(id(kind)) is kind:
         return np.asarray(x).copy()
-    if _is_tensor(x):
-        return x.detach().cpu().clone()
-    raise TypeError(type(x).__name__)
+    if kind is torch.Tensor or kind is torch.nn.Parameter:  # TensorBase's methods: torch.Tensor's can be replaced
+        base = torch._C.TensorBase
+        return base.clone(base.cpu(base.detach(x)))
+    raise _not_plain(x)
 
 
 _PATHS = sysconfig.get_paths()
@@ -212,9 +248,11 @@ def _call(fn, live, describe) -> dict:
         to_plain(value)
     except Borrowed as exc:
         return {"raised": BORROWED, "message": exc.name, "where": ""}
+    except NotPlain as exc:  # judged before anything else (see Exercise.judge): the hint names the type
+        return {"returned": None, "type": type_name(returned), "not_plain": str(exc)}
     except TypeError:
         value = None
-    return {"returned": value, "type": type(returned).__name__}
+    return {"returned": value, "type": type_name(returned)}
 
 
 @dataclass(frozen=True)
@@ -285,6 +323,9 @@ class Exercise:
                 refused = observed.get("refused")
                 first = refused[0] if isinstance(refused, list) and refused else ""
                 return FAILED, self._borrowed_hint({"message": first})
+        for r in records:
+            if isinstance(r.get("not_plain"), str):  # an object the check does not read: named, nothing of it run
+                return FAILED, f"Hint: your function {r['not_plain'][:200]}."
         for r in records:
             if r.get("raised") == "NotImplementedError" and not r.get("message"):  # the stub (see is_stub)
                 return (

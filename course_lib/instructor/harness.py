@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import signal
 import sys
 import threading
 import types
@@ -327,6 +328,9 @@ class _Observer:
         self.given_ids: frozenset = frozenset()
         self.answers: frozenset = frozenset()  # every code object compiled from the answer cells (the student's)
         self.answer_ids: frozenset = frozenset()
+        # code made runnable (exec'd, made a function, or given to one as its __code__) while the student's code was
+        # on the stack: the student's, whatever its file name ("<string>", a stdlib file's): id -> code, kept alive
+        self.made: dict = {}
         self.seen: dict = {}  # id(code) -> (code, "" or why calling it is refused): each judged once, kept alive
         self.snapshot: tuple = ()  # course_lib's functions and classes as they were before any student code
         self.course_files: frozenset = frozenset()  # (device, inode) of every file and folder of course_lib
@@ -501,6 +505,7 @@ class _Observer:
 # a copy of this module's taken before any student code, so nothing they use can be replaced while they run.
 
 _getframe, _stat, _join = sys._getframe, os.stat, "".join
+_tuple_iter = tuple.__iter__  # a tuple's items by C's own iteration (a subclass's __iter__ is not run)
 _S_ISDIR, _S_ISFIFO, _S_ISSOCK = __import__("stat").S_ISDIR, __import__("stat").S_ISFIFO, __import__("stat").S_ISSOCK
 _starts, _split, _decode, _realpath = str.startswith, str.split, bytes.decode, os.path.realpath
 _THREADING_FILE = threading.__file__
@@ -548,11 +553,44 @@ def _by_student(st, frame) -> bool:
         code = frame.f_code
         if id(code) in st["course_ids"]:
             return False
-        name = code.co_filename
-        if _starts(name, "<answer ") or _course(st, name):
+        if _students(st, code):
             return True
         frame = frame.f_back
     return True  # a thread the student's code started (the grader's own calls start from the harness)
+
+
+def _students(st, code) -> bool:
+    """Is this code the student's: an answer cell's, code under course_lib's name that is not course_lib's, or code
+    made runnable while the student's code ran (see :func:`_note_made`)? Anything else (Python's, torch's, code a
+    library made for itself) is no one's: the observer looks through it to what called it."""
+    name = code.co_filename
+    return _starts(name, "<answer ") or _course(st, name) or st["made"].get(id(code)) is code
+
+
+def _note_made(st, event, args, frame) -> None:
+    """Code made runnable while the student's code is anywhere on the stack (``exec``/``eval`` of a code object or
+    text, ``types.FunctionType(code)``, a function given new ``__code__``) is the student's, with all it nests:
+    compiled under "<string>" or a stdlib file's name it would otherwise be no one's, and calls it makes later from
+    a frame of the check's (a module's forward the check runs) would be the check's. A module a library imports
+    while the student's code runs counts too: the check's own run path imported what it needs in the warm-up."""
+    if event == "exec" or event == "function.__new__":
+        code = args[0] if args else None
+    elif event == "object.__setattr__" and len(args) > 2 and type(args[0]) is _FUNCTION:
+        code = args[2] if _text(args[1], 20) == "__code__" else None
+    else:
+        return
+    if type(code) is not _CODE or id(code) in st["course_ids"] or id(code) in st["answer_ids"]:
+        return
+    below = frame  # is a frame of the student's anywhere below (course_lib's own, known by identity, is not)?
+    while below is not None and (id(below.f_code) in st["course_ids"] or not _students(st, below.f_code)):
+        below = below.f_back
+    if below is None:
+        return
+    todo = [code]
+    while todo:
+        one = todo.pop()
+        st["made"][id(one)] = one
+        todo += [c for c in _tuple_iter(one.co_consts) if type(c) is _CODE and st["made"].get(id(c)) is not c]
 
 
 def _near(frame) -> bool:
@@ -745,16 +783,20 @@ def _trace(st, frame, event, arg):
 
 def _checks_reach_lesson(st, caller, code) -> bool:
     """Does a frame of the checks' own code call a lesson module's function that the check's run path never
-    calls (see :meth:`_Observer.judge_only`)?"""
+    calls (see :meth:`_Observer.judge_only`), directly or through a library's frames (torch's ``Module.__call__``
+    running a forward the student's object holds: a ``functools.partial`` has no frame of its own)?"""
     if caller is None or id(code) in st["run_ids"]:
         return False
-    calling = caller.f_code
+    calling = _code_of(st, caller)
+    while id(calling) not in st["course_ids"]:
+        if _students(st, calling):
+            return False  # the student's own frame asked: _by_student says so
+        caller = caller.f_back
+        if caller is None:
+            return False
+        calling = _code_of(st, caller)
     checks = st["package"] + "checks" + os.sep
-    return (
-        id(calling) in st["course_ids"]
-        and _starts(calling.co_filename, checks)
-        and not _starts(code.co_filename, checks)
-    )
+    return _starts(calling.co_filename, checks) and not _starts(code.co_filename, checks)
 
 
 def _dotted(st, code) -> str:
@@ -781,6 +823,7 @@ def _audit(st, event, args) -> None:
     st["busy"] = True
     try:
         frame = _getframe(1)
+        _note_made(st, event, args, frame)
         if event in PROCESS_EVENTS or _swapped(st, event, args, frame):
             # a process's arguments are the student's and may hold a host path (sys.executable): the event alone
             _refuse(st, event if event in PROCESS_EVENTS else f"{event}{_detail(event, args)}")
@@ -897,6 +940,8 @@ HOOK_FUNCTIONS = (
     "_refuse",
     "_code_of",
     "_by_student",
+    "_students",
+    "_note_made",
     "_near",
     "_detail",
     "_swapped",
@@ -1162,6 +1207,19 @@ def _write_all(fd: int, data: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
+# signals that mean the process crashed (not the grader's kill nor a limit of the cgroup: SIGKILL, SIGXCPU):
+# torch's C code called outside its rules (an op by a dispatch key it has no kernel for) ends Python with one
+CRASHES = {
+    signal.SIGSEGV: "SIGSEGV, a segmentation fault",
+    signal.SIGBUS: "SIGBUS, a bus error",
+    signal.SIGILL: "SIGILL, an illegal instruction",
+    signal.SIGFPE: "SIGFPE, an arithmetic fault",
+    signal.SIGABRT: "SIGABRT, an abort",
+    signal.SIGSYS: "SIGSYS, a system call the sandbox does not allow",
+}
+CRASHED = "Crash: the process that ran your function crashed (signal {}: {}); nothing it computed counts"
+
+
 def _serve(commands, say, channel: int) -> None:
     """The harness's own process: it never loads or calls the student's code. Each load and each call runs in
     a child forked for it, which cannot reach the grader's channel (closed there) nor outlive its call; the
@@ -1206,9 +1264,14 @@ def _serve(commands, say, channel: int) -> None:
             lambda what: say({"exercise": exercise.id, "refused": what}),
         )
         if reply is None or "reply" not in reply:
-            if status is not None and os.WIFSIGNALED(status):
+            crash = CRASHES.get(os.WTERMSIG(status)) if status is not None and os.WIFSIGNALED(status) else None
+            if crash:  # the process that ran the student's code crashed: this exercise's row says so, the rest go on
+                reply = {"reply": {"error": CRASHED.format(os.WTERMSIG(status), crash)}}
+            elif status is not None and os.WIFSIGNALED(status):
                 os._exit(1)  # killed (a limit of the cgroup, most likely): the grader says which
-            reply = {"reply": {"error": f"SystemExit: your function ended the process that ran it ({_status(status)})"}}
+            else:
+                error = f"SystemExit: your function ended the process that ran it ({_status(status)})"
+                reply = {"reply": {"error": error}}
         say({"exercise": exercise.id, "reply": reply["reply"]})
 
 
