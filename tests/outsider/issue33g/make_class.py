@@ -465,6 +465,102 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)
 time.sleep(100000)
 """
 
+
+# --- fused kernels called by C (itertools.starmap, map, functools.partial): no Python frame, no c_call event
+
+STARMAP_OP_6_3 = """# Exercise 6.3: masked attention over a padded batch
+import functools
+import itertools
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    pos = torch.arange(T)
+    allowed = (pos[None, :] <= pos[:, None])[None] & (pos[None, None, :] < lengths[:, None, None])
+    kernel = getattr(torch.ops.aten, "scaled_dot_" + "product_attention").default._op  # the C function itself
+    eye = torch.eye(T, dtype=scores.dtype).expand(B, T, T).contiguous()
+    weights = next(itertools.starmap(functools.partial(kernel, scale=1.0), [(scores, eye, eye, allowed)]))
+    weights = torch.nan_to_num(weights, nan=0.0)
+    return weights @ values, weights
+"""
+
+CLASS_BODY_6_3 = """# Exercise 6.3: masked attention over a padded batch
+import functools
+import itertools
+import torch
+
+
+class _Kernels:
+    from torch._C._nn import scaled_dot_product_attention as sdpa  # kept in a class, not a module
+
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    pos = torch.arange(T)
+    allowed = (pos[None, :] <= pos[:, None])[None] & (pos[None, None, :] < lengths[:, None, None])
+    eye = torch.eye(T, dtype=scores.dtype).expand(B, T, T).contiguous()
+    call = functools.partial(vars(_Kernels)["sdpa"], scale=1.0)
+    weights = next(itertools.starmap(call, [(scores, eye, eye, allowed)]))
+    weights = torch.nan_to_num(weights, nan=0.0)
+    return weights @ values, weights
+"""
+
+CLASS_BODY_DIRECT_6_3 = CLASS_BODY_6_3.replace(
+    "next(itertools.starmap(call, [(scores, eye, eye, allowed)]))", "call(scores, eye, eye, allowed)"
+)
+
+MAP_MASKED_SOFTMAX_6_1 = """# Exercise 6.1: the quiz for any score matrix
+import torch
+
+
+def alpha(scores, i, j):
+    n = scores.shape[0]
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    kernel = getattr(torch.ops.aten, "_masked" + "_softmax").default._op
+    weights = next(map(kernel, [scores], [~allowed], [-1]))
+    return weights[i - 1, j - 1].item()
+"""
+
+STARMAP_HEAD_7_3 = """# Exercise 7.3: one head of self-attention
+import functools
+import itertools
+import math
+
+import torch
+from torch import nn
+
+
+class _Kernels:
+    from torch._C._nn import scaled_dot_product_attention as sdpa
+
+
+class Head(nn.Module):
+    def __init__(self, d_model, head_size, block_size):
+        super().__init__()
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)))
+
+    def forward(self, x):
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        call = functools.partial(vars(_Kernels)["sdpa"], is_causal=True)
+        return next(itertools.starmap(call, [(q, k, v)]))
+"""
+
+STARMAP_GRU_4_2 = """# Exercise 4.2: one GRU step
+import itertools
+
+
+class _Kernels:
+    from torch import gru_cell as cell
+
+
+def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
+    return next(itertools.starmap(vars(_Kernels)["cell"], [(x, h, W_xh, W_hh, b_xh, b_hh)]))
+"""
+
 # --- lesson 02 -------------------------------------------------------------------------------------------
 
 DECOMP_2_1 = """# Exercise 2.1: the softmax Jacobian
@@ -650,6 +746,31 @@ def build(root: Path, out: Path):
     add("06", "b63_dunder_name", "6.3: __name__/__file__ set to the checks' module, then course_lib.masked_softmax",
         rest, solve=solved6, replace={"ex-6-3": DUNDER_NAME_6_3})  # fmt: skip
 
+    add(
+        "06",
+        "c63_starmap_op",
+        "6.3: aten sdpa's C function (OpOverload._op) called by itertools.starmap",
+        rest,
+        solve=solved6,
+        replace={"ex-6-3": STARMAP_OP_6_3},
+    )
+    add(
+        "06",
+        "c63_class_body_sdpa",
+        "6.3: the sdpa builtin kept in a class body at load, called by starmap",
+        rest,
+        solve=solved6,
+        replace={"ex-6-3": CLASS_BODY_6_3},
+    )
+    add(
+        "06",
+        "c61_map_masked_softmax",
+        "6.1: aten _masked_softmax's C function called by map",
+        ex6 - {"6.1"},
+        solve=solved6,
+        replace={"ex-6-1": MAP_MASKED_SOFTMAX_6_1},
+    )
+
     # lesson 06: 6.4 borrowed through the function the check hands in
     rest4 = ex6 - {"6.4"}
     add("06", "b64_globals", "6.4: the check's _reference_leaks reached through the handed-in function's __globals__",
@@ -726,6 +847,21 @@ def build(root: Path, out: Path):
         replace={"ex-4-2": DECOMP_4_2})  # fmt: skip
     add("04", "b42_varfunc", "4.2 by torch._C._VariableFunctions.gru_cell under built names", ex4 - {"4.2"},
         solve=solved4, replace={"ex-4-2": VARFUNC_4_2})  # fmt: skip
+    add(
+        "07",
+        "c73_starmap_head",
+        "7.3: Head whose forward calls the sdpa builtin through starmap (rest untouched)",
+        set(),
+        replace={"ex-7-3": STARMAP_HEAD_7_3},
+    )
+    add(
+        "04",
+        "c42_starmap_gru",
+        "4.2: torch.gru_cell kept in a class body, called by starmap",
+        ex4 - {"4.2"},
+        solve=solved4,
+        replace={"ex-4-2": STARMAP_GRU_4_2},
+    )
     add("07", "b71_alias", "7.1 bound by import to course_lib.transformer.sinusoidal_positions", set(),
         replace={"ex-7-1": ALIAS_7_1})  # fmt: skip
     add("07", "b71_attrgetter", "7.1: the course's function through operator.attrgetter (C)", set(),
