@@ -764,6 +764,14 @@ def build(root: Path, out: Path):
     )
     add(
         "06",
+        "c63_class_body_direct",
+        "6.3: control for c63_class_body_sdpa: the same builtin called directly",
+        rest,
+        solve=solved6,
+        replace={"ex-6-3": CLASS_BODY_DIRECT_6_3},
+    )
+    add(
+        "06",
         "c61_map_masked_softmax",
         "6.1: aten _masked_softmax's C function called by map",
         ex6 - {"6.1"},
