@@ -561,6 +561,44 @@ def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
     return next(itertools.starmap(vars(_Kernels)["cell"], [(x, h, W_xh, W_hh, b_xh, b_hh)]))
 """
 
+# autograd itself, every switch and the engine reached by C calls only
+AUTOGRAD_C_2_2 = """# Exercise 2.2: backprop ninja
+import itertools
+
+import torch
+import torch.nn.functional as F
+
+
+def fflm_loss_and_grads(params, contexts, targets):
+    # step out of every dispatch mode and turn recording on, all by C calls (map: no frame, no c_call event),
+    # let autograd's engine compute the gradients (called by starmap), then put everything back as it was
+    C = torch._C
+    modes = []
+    for _ in range(next(itertools.starmap(C._len_torch_dispatch_stack, [()]))):
+        modes.append(next(map(C._pop_torch_dispatch_stack, [None])))
+    was = next(itertools.starmap(C.is_grad_enabled, [()]))
+    next(map(C._set_grad_enabled, [True]))
+    try:
+        names = ("E", "W", "b", "U", "c")
+        leaves = [params[k].detach().clone() for k in names]
+        list(map(torch.Tensor.requires_grad_, leaves))
+        E, W, b, U, c = leaves
+        B = contexts.shape[0]
+        e = E[contexts].reshape(B, -1)
+        h = torch.tanh(e @ W.T + b)
+        loss = F.cross_entropy(h @ U.T + c, targets)
+        engine = torch.autograd.variable.Variable._execution_engine
+        grads = next(itertools.starmap(engine.run_backward, [((loss,), (torch.ones_like(loss),), False, False, tuple(leaves), False, False)]))
+        value = float(loss.detach())
+        out = {k: g.detach() for k, g in zip(names, grads)}
+    finally:
+        next(map(C._set_grad_enabled, [was]))
+        for mode in reversed(modes):
+            next(map(C._push_on_torch_dispatch_stack, [mode]))
+    return value, out
+"""
+
+
 # --- lesson 02 -------------------------------------------------------------------------------------------
 
 DECOMP_2_1 = """# Exercise 2.1: the softmax Jacobian
@@ -831,6 +869,14 @@ def build(root: Path, out: Path):
         ex2 - {"2.1"}, solve=solved2, replace={"ex-2-1": DECOMP_2_1})  # fmt: skip
     add("02", "b22_decomp", "2.2 with every backward step from torch._decomp's Python decompositions",
         ex2 - {"2.2"}, solve=solved2, replace={"ex-2-2": DECOMP_2_2})  # fmt: skip
+    add(
+        "02",
+        "b22_autograd_c",
+        "2.2: dispatch modes popped, recording on, autograd's engine run, all by map/starmap (C), then put back",
+        ex2 - {"2.2"},
+        solve=solved2,
+        replace={"ex-2-2": AUTOGRAD_C_2_2},
+    )
     add("02", "b22_func", "2.2 by torch.func.grad_and_value", ex2 - {"2.2"}, solve=solved2,
         replace={"ex-2-2": FUNC_2_2})  # fmt: skip
     add("02", "b22_alias", "2.2 bound by import to the checks' hand_loss_and_grads", ex2 - {"2.2"}, solve=solved2,
