@@ -16,6 +16,19 @@ def norm(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text).lower() if c.isalnum())
 
 
+def feedback_lines(out: Path, lesson: str, student: str) -> list[str]:
+    """The lines of a student's feedback file that say why an exercise failed (the file found by its name)."""
+    folder = out / f"feedback{lesson}"
+    wanted = [p for p in folder.glob("*.md") if p.stem == student] or [
+        p for p in folder.glob("*.md") if norm(p.stem).startswith(norm(student)[:20])
+    ]
+    if len(wanted) != 1:
+        return [f"({len(wanted)} feedback files match)"]
+    text = wanted[0].read_text(errors="replace").splitlines()
+    keep = ("fail", "refus", "may not", "hint", "not graded", "limit", "error", "raised", "kernel", "time")
+    return [line for line in text if any(k in line.lower() for k in keep)][:6]
+
+
 def main():
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/hostile33g/class")
     out = root / "out"
@@ -54,6 +67,8 @@ def main():
         print(f"{verdict:6} {key}: deserved {deserved} got {passed} (score {row['score']}/{row['total']})")
         print(f"       intent: {want['intent']}")
         print(f"       problems: {row['problems'][:400]}")
+        for line in feedback_lines(out, lesson, row["student"]):
+            print(f"       feedback: {line[:300]}")
     for lesson, rs in rows.items():
         for r in rs:
             if id(r) not in seen_rows:

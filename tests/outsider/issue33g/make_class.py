@@ -935,6 +935,32 @@ def build(root: Path, out: Path):
         os.symlink("/etc/passwd", link)
     manifest["06/n_link.ipynb"] = {"lesson": "06", "student": "n_link", "intent": "a symlink: a row, not graded",
                                    "deserved": [], "row": "not graded"}  # fmt: skip
+    # nbgrader's layout (graded as lesson 06 in a run of its own): one row per student folder, whatever it holds
+    released, answers = load(root, "06")
+    solved = json.dumps(notebook(released, answers, solve_all=True), indent=1)
+    nbg = out / "06nb" / "submitted"
+    layout = {
+        "alice": ("solved, in nbgrader's layout", ["6.1", "6.2", "6.3", "6.4"]),
+        "bob": ("two notebooks in one assignment folder: one row saying why", []),
+        "carol": ("the notebook is a symbolic link: one row saying why", []),
+        "dave": ("the assignment folder is a link to another student's folder: one row", []),
+        "erin": ("a FIFO named like the notebook: one row, and the run does not block", []),
+    }
+    for student, (intent, deserved) in layout.items():
+        folder = nbg / student / "06"
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest[f"06nb/{student}"] = {"lesson": "06nb", "student": student, "intent": intent, "deserved": deserved}
+    (nbg / "alice" / "06" / "06_masked_attention.ipynb").write_text(solved)
+    (nbg / "bob" / "06" / "06_masked_attention.ipynb").write_text(solved)
+    (nbg / "bob" / "06" / "copy.ipynb").write_text(solved)
+    carol = nbg / "carol" / "06" / "06_masked_attention.ipynb"
+    if not carol.is_symlink():
+        os.symlink(nbg / "alice" / "06" / "06_masked_attention.ipynb", carol)
+    (nbg / "dave" / "06").rmdir()
+    os.symlink(nbg / "alice" / "06", nbg / "dave" / "06")
+    erin = nbg / "erin" / "06" / "06_masked_attention.ipynb"
+    if not erin.exists():
+        os.mkfifo(erin)
     # files in the folder the grader is started from: nothing may import them
     cwd = out / "cwd"
     cwd.mkdir(exist_ok=True)

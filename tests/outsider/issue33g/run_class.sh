@@ -6,7 +6,7 @@
 set -u
 CLASS=${1:-/tmp/hostile33g/class}
 shift || true
-LESSONS=${*:-06 02 03 04 05 07}
+LESSONS=${*:-06 02 03 04 05 07 06nb}
 GRADER=${GRADER:-/work/main/.venv/bin/course-lib}
 ROOT=${ROOT:-/work/main}
 OUT=$CLASS/out
@@ -16,7 +16,7 @@ for lesson in $LESSONS; do
     [ -d "$CLASS/$lesson" ] || continue
     echo "== lesson $lesson $(date -u +%T)"
     start=$(date +%s)
-    HOSTILE33G_SECRET=HOSTILE33G_SECRET_d41d8cd98f timeout 1500 "$GRADER" grade "$CLASS/$lesson" --lesson "$lesson" \
+    HOSTILE33G_SECRET=HOSTILE33G_SECRET_d41d8cd98f timeout 1500 "$GRADER" grade "$CLASS/$lesson" --lesson "${lesson:0:2}" \
         --root "$ROOT" --out "$OUT/grades$lesson.csv" --feedback "$OUT/feedback$lesson" --jobs 2 --timeout 60 \
         >"$OUT/stdout$lesson.txt" 2>"$OUT/stderr$lesson.txt"
     echo "exit $? after $(($(date +%s) - start)) s"
