@@ -72,6 +72,11 @@ class ZeroProbabilityWarning(UserWarning):
 
 
 # Input checks: a clear message that names the argument and what was expected.
+def _bits_per_token(counts: np.ndarray, p: np.ndarray) -> float:
+    """J = -1/N sum_i log2 P(w_i | h_i), each distinct n-gram's probability ``p`` weighted by its ``counts``."""
+    return float(-np.sum(counts * np.log2(p)) / counts.sum())
+
+
 def _check_sentences(sentences, name: str = "sentences") -> list[Sequence[str]]:
     """Return `sentences` as a list of token sequences, or raise a ValueError."""
     if isinstance(sentences, str):
@@ -392,7 +397,7 @@ class NGramLM:
                 stacklevel=3,
             )
             return math.inf
-        return float(-np.sum(counts * np.log2(p)) / counts.sum())  # J = -1/N sum_i log2 P(w_i | h_i)
+        return _bits_per_token(counts, p)
 
     def probs(self, sentences: Iterable[Sequence[str]]) -> np.ndarray:
         """P(w_i | h_i) for each n-gram of ``ngrams(sentences)``, in that order (the terms of J)."""
@@ -425,15 +430,16 @@ class NGramLM:
         """The perplexity of each sentence on its own, ``perplexity([s])`` for each s (the same arithmetic,
         so the same floats), with the probabilities of all the sentences' n-grams looked up at once."""
         self._check_fitted()
-        grams = self._test_ngram_ids(sentences)  # len(s) + 1 n-grams per sentence, in order
+        sents = _check_sentences(sentences)  # read once: an iterator would be empty the second time
+        grams = self._test_ngram_ids(sents)  # len(s) + 1 n-grams per sentence, in order
         keys, p = self._fold(grams), self._prob_ids(grams[:, :-1], grams[:, -1])
-        ends = np.cumsum([len(s) + 1 for s in _check_sentences(sentences)])
+        ends = np.cumsum([len(s) + 1 for s in sents])
         out = np.empty(len(ends))
         with np.errstate(divide="ignore"):  # log2(0) = -inf: that sentence's perplexity is inf
             for i, (start, end) in enumerate(zip(np.r_[0, ends[:-1]], ends)):
                 # as cross_entropy: each distinct n-gram once, weighted by its count, in the order of its key
                 _, first, counts = np.unique(keys[start:end], return_index=True, return_counts=True)
-                out[i] = 2.0 ** float(-np.sum(counts * np.log2(p[start:end][first])) / counts.sum())
+                out[i] = 2.0 ** _bits_per_token(counts, p[start:end][first])
         return out
 
     # Generation.

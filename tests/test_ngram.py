@@ -164,6 +164,7 @@ def test_sentence_perplexities_are_each_sentences_own_perplexity(order, smoothin
     assert got.tolist() == expected  # the same arithmetic: the same floats, so ties stay ties (lesson 01's swaps)
     if order == 1:  # the same words in another order
         assert got[len(test)] == got[0]
+    assert lm.sentence_perplexities(iter(sents)).tolist() == expected  # an iterator, read once: nothing lost
 
 
 @pytest.mark.parametrize("unk_cutoff", [1, 2, 3])
