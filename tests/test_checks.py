@@ -1009,3 +1009,68 @@ def test_torchs_masked_softmax_is_refused_where_the_masking_is_the_exercise():
     )
     r = ex.check(_from_source(source, "masked_attention", {"torch": torch}), quiet=True)
     assert r.status == FAILED and "torch.masked" in r.message, r
+
+
+# torch's own mask builders (issue 33, the eighth class: nn.Transformer.generate_square_subsequent_mask was in no
+# list while the exercise said torch's masking helpers are out of reach). Every function of torch.nn's functional,
+# transformer and activation modules whose name says "mask" is refused by name in the masking exercises or named
+# here with why it builds none; torch.nn.attention (CausalBias, causal_lower_right, flex_attention's create_mask)
+# is refused as a folder.
+MAKES_NO_MASK = {
+    "_detect_is_causal_mask": "reads a mask the caller made and says whether it is causal",
+    "_canonical_mask": "converts a mask the caller made (bool to float)",
+    "_check_key_padding_mask": "checks a mask's dtype",
+    "_mha_shape_check": "checks shapes",
+}
+
+
+def test_every_mask_builder_of_torch_nn_is_refused_in_the_masking_exercises():
+    import inspect
+
+    import torch.nn.modules.activation
+    import torch.nn.modules.transformer
+
+    from course_lib.checks import borrowed, lesson06
+
+    refused = {id(borrowed.resolve(name)[2]) for name in lesson06.FORBIDDEN_MASKING}
+    builders = []
+    for module in (torch.nn.functional, torch.nn.modules.transformer, torch.nn.modules.activation):
+        for name, value in list(vars(module).items()):
+            members = [(name, value)]
+            if inspect.isclass(value) and value.__module__ == module.__name__:
+                members += [(f"{name}.{m}", getattr(value, m)) for m in vars(value)]
+            for dotted, fn in members:
+                if "mask" in dotted.split(".")[-1].lower() and callable(fn) and not inspect.isclass(fn):
+                    builders.append((f"{module.__name__}.{dotted}", fn))
+    assert len(builders) >= 4, builders  # the helpers this test was written against are still there
+    for dotted, fn in builders:
+        short = dotted.split(".")[-1]
+        assert id(fn) in refused or short in MAKES_NO_MASK, f"{dotted}: refuse it in lesson06.FORBIDDEN_MASKING"
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [
+        "torch.nn.Transformer.generate_square_subsequent_mask(T) == 0",
+        "torch.nn.attention.bias.causal_lower_right(T, T)._materialize()",
+    ],
+)
+def test_torchs_causal_mask_helpers_are_refused_in_6_3(mask):
+    source = f"""
+def masked_attention(scores, values, lengths):
+    import torch
+    import torch.nn.attention.bias
+
+    B, T, _ = scores.shape
+    causal = {mask}
+    allowed = causal[None] & (torch.arange(T)[None, :] < lengths[:, None])[:, None, :]
+    empty = ~allowed.any(dim=-1, keepdim=True)
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")).masked_fill(empty, 0.0), dim=-1)
+    weights = weights.masked_fill(empty, 0.0)
+    return weights @ values, weights
+"""
+    ex = checks.exercises("06")["6.3"]
+    r = ex.check(_from_source(source, "masked_attention"), quiet=True)
+    assert r.status == FAILED and "may not call" in r.message, r
+    honest = source.replace(mask, "torch.ones(T, T, dtype=torch.bool).tril()")
+    assert ex.check(_from_source(honest, "masked_attention"), quiet=True).status == PASSED

@@ -13,6 +13,7 @@ Lesson 03 is used: its first checks cost little, and its reference (``is_balance
 
 import inspect
 import secrets
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -1524,3 +1525,155 @@ def test_a_crash_of_the_answer_s_process_is_named_and_the_next_exercise_is_grade
     status, message, refused = made["crash"]["3.2"]
     assert status == submission.FAILED and "crashed" in message and "SIGSEGV" in message, (message, refused)
     assert made["crash"]["3.1"][0] == submission.PASSED, made["crash"]["3.1"]
+
+
+# --------------------------------------------------------------------------- session 18: the classes behind the eighth
+# class's breaks (tests/outsider/issue33g/results.md). C code calling C code (map, itertools.starmap,
+# functools.partial) raises no profile event, so whatever an answer reaches that way, the profile hook never sees:
+# - a fused kernel: barred at the dispatcher in the grading child (it computes nothing, however it is called);
+# - autograd: a graph recorded while the student's code ran moves autograd's sequence clock, which nothing sets back;
+# - torch's Python reimplementations of ops (torch._decomp, _refs, _prims): refused wherever kernels are.
+KERNEL_BY_C = {
+    "6.1": """import torch
+
+
+def alpha(scores, i, j):
+    n = scores.shape[0]
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    weights = next(map(torch.ops.aten._masked_softmax.default._op, [scores], [~allowed], [-1]))
+    return weights[i - 1, j - 1].item()
+""",
+    "6.3": "import functools\nimport itertools\n\nimport torch\n"
+    + HONEST_63
+    + """
+
+def masked_attention(scores, values, lengths):
+    _, weights = honest(scores, values, lengths)  # the masks, by hand; the weights by aten's fused kernel
+    B, T, _ = scores.shape
+    allowed = weights > 0
+    kernel = getattr(torch.ops.aten, "scaled_dot_" + "product_attention").default._op
+    eye = torch.eye(T, dtype=scores.dtype).expand(B, T, T).contiguous()
+    fused = next(itertools.starmap(functools.partial(kernel, scale=1.0), [(scores, eye, eye, allowed)]))
+    return fused @ values, fused
+""",
+}
+
+
+def test_a_fused_kernel_called_by_c_code_is_barred_at_the_dispatcher(tmp_path):
+    verdicts = run_harness("06", KERNEL_BY_C, tmp_path)
+    for exercise, op in (("6.1", "_masked_softmax"), ("6.3", "scaled_dot_product_attention")):
+        status, message, refused = verdicts[exercise]
+        assert status == submission.FAILED, (exercise, message, refused)
+        assert any(f"torch.ops.aten.{op}" in r for r in refused), (exercise, refused)
+
+
+def test_the_bar_is_held_by_the_dispatcher_alone_and_lets_other_ops_run():
+    import itertools
+
+    import torch
+
+    def run(code: str) -> str:  # in a fresh process: a registration is for good
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+
+    out = run(
+        "import gc, itertools, torch\n"
+        "from course_lib.instructor import harness\n"
+        "said = []\n"
+        "harness._bar_ops({'_masked_softmax', 'gru_cell'}, said.append)\n"
+        "gc.collect()\n"
+        "s = torch.randn(2, 3, 3); keep = torch.ones(3, 3, dtype=torch.bool).tril()\n"
+        "for attempt in (lambda: torch._masked_softmax(s, ~keep, -1),\n"
+        "                lambda: next(map(torch.ops.aten._masked_softmax.default._op, [s], [~keep], [-1])),\n"
+        "                lambda: torch.inference_mode().__enter__() or torch._masked_softmax(s, ~keep, -1),\n"
+        "                lambda: torch.gru_cell(torch.randn(1, 2), torch.randn(1, 3), torch.randn(9, 2), torch.randn(9, 3))):\n"
+        "    try:\n"
+        "        attempt(); print('RAN')\n"
+        "    except PermissionError:\n"
+        "        print('barred')\n"
+        "print(len(said), torch.allclose(torch.softmax(s, -1).sum(-1), torch.ones(2, 3)))\n"
+    )
+    assert out.split() == ["barred"] * 4 + ["4", "True"], out
+    # the oracle: the same ops in this process (never barred) still compute
+    s = torch.randn(2, 3, 3)
+    none = torch.zeros(2, 3, 3, dtype=torch.bool)  # nothing masked: a plain softmax
+    assert torch.allclose(
+        next(itertools.starmap(torch.ops.aten._masked_softmax.default._op, [(s, none, -1)])), s.softmax(-1)
+    )
+
+
+AUTOGRAD_BY_C = {
+    "2.2": """import itertools
+
+import torch
+import torch.nn.functional as F
+
+
+def fflm_loss_and_grads(params, contexts, targets):
+    # every switch by C calls (map, starmap: no profile event): dispatch modes popped and pushed back, recording
+    # turned on and off, autograd's engine run
+    C = torch._C
+    modes = [next(map(C._pop_torch_dispatch_stack, [None])) for _ in range(next(itertools.starmap(C._len_torch_dispatch_stack, [()])))]
+    was = next(itertools.starmap(C.is_grad_enabled, [()]))
+    next(map(C._set_grad_enabled, [True]))
+    try:
+        names = ("E", "W", "b", "U", "c")
+        leaves = [params[k].detach().clone() for k in names]
+        list(map(torch.Tensor.requires_grad_, leaves))
+        E, W, b, U, c = leaves
+        h = torch.tanh(E[contexts].reshape(contexts.shape[0], -1) @ W.T + b)
+        loss = F.cross_entropy(h @ U.T + c, targets)
+        engine = torch.autograd.variable.Variable._execution_engine
+        call = ((loss,), (torch.ones_like(loss),), False, False, tuple(leaves), False, False)
+        grads = next(itertools.starmap(engine.run_backward, [call]))
+        return float(loss.detach()), {k: g.detach() for k, g in zip(names, grads)}
+    finally:
+        next(map(C._set_grad_enabled, [was]))
+        for mode in reversed(modes):
+            next(map(C._push_on_torch_dispatch_stack, [mode]))
+""",
+}
+
+
+def test_autograd_reached_by_c_code_with_every_switch_put_back_is_refused(tmp_path):
+    status, message, refused = run_harness("02", AUTOGRAD_BY_C, tmp_path)["2.2"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("a graph was recorded" in r for r in refused), refused
+
+
+def test_the_graph_clock_counts_every_node_and_nothing_sets_it_back():
+    import torch
+
+    from course_lib.checks import borrowed
+
+    before = borrowed._graph_clock(torch)
+    x = torch.ones(3, requires_grad=True)
+    y = ((x * 2).exp() + 1).sum()  # four nodes: mul, exp, add, sum (the oracle: autograd's own graph)
+    nodes, todo = set(), [y.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is not None and type(node).__name__ != "AccumulateGrad" and node not in nodes:
+            nodes.add(node)
+            todo += [n for n, _ in node.next_functions]
+    assert len(nodes) == 4
+    assert borrowed._graph_clock(torch) == before + len(nodes) + 1  # each read makes one node too
+    with torch.no_grad():
+        (x * 2).sum()  # recording off: no node
+    after = borrowed._graph_clock(torch)
+    assert borrowed._graph_clock(torch) == after + 1
+
+
+REIMPLEMENTED = {
+    "4.2": """import torch
+from torch._decomp import decompositions
+
+
+def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
+    return decompositions.gru_cell_data(x, h, W_xh, b_xh, W_hh, b_hh)
+""",
+}
+
+
+def test_torchs_python_reimplementation_of_a_forbidden_op_is_refused(tmp_path):
+    status, message, refused = run_harness("04", REIMPLEMENTED, tmp_path)["4.2"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("reimplemented" in r for r in refused), refused

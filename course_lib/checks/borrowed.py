@@ -489,10 +489,17 @@ _thread_setprofile, _thread_getprofile = threading.setprofile, threading.getprof
 # the engine itself. torch.no_grad and friends (grad_mode), the profiler (optimizer.step wraps itself in it) and
 # anomaly mode compute no gradient: allowed.
 AUTOGRAD_NAMES = ("torch.Tensor.backward", "torch.autograd.grad", "torch.autograd.backward")
-_AUTOGRAD_DIRS = ("autograd", "_functorch", "func", "_decomp")  # _decomp: torch's gradient formulas in Python
+_AUTOGRAD_DIRS = ("autograd", "_functorch", "func")  # and _decomp's gradient formulas: _REIMPLEMENTED_DIRS
+# forward-mode autograd's way in: a tangent is attached to a tensor by this aten op only (fwAD.make_dual,
+# torch.func.jvp): barred at the dispatcher while grading (see barred_ops), whatever calls it
+FORWARD_AD_OPS = ("_make_dual",)
 # compilers run what they compiled out of the observer's sight (TorchScript, dynamo): refused where a torch
 # route is refused, when the student's code (not torch's own) calls them
 _OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
+# torch's own Python reimplementations of its ops (decompositions, references, primitives: gru_cell_data is a GRU
+# step, _refs' softmax a softmax): what eager torch never runs, so a call there is a ready-made op by another
+# route; refused where a torch route is (fused kernels or autograd), whoever calls them
+_REIMPLEMENTED_DIRS = ("_decomp", "_refs", "_prims")
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
@@ -586,6 +593,40 @@ class Rules:
         forbidden = tuple(forbidden)
         kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
         return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed))
+
+
+def barred_ops(rules: Rules) -> frozenset:
+    """The aten ops a grading process bars at the dispatcher for an exercise with these rules (see
+    course_lib.instructor.harness._bar_ops): its fused kernels, and forward-mode autograd where a gradient is the
+    exercise (backward mode is seen by :func:`_graph_clock`)."""
+    return rules.kernels | (frozenset(FORWARD_AD_OPS) if rules.autograd else frozenset())
+
+
+_CLOCK: tuple = ()  # torch's C pieces the clock reads with, taken on its first read (before any student code)
+
+
+def _graph_clock(torch) -> int:
+    """The sequence number autograd gave the newest node of a graph on this thread: it only ever grows, and no call
+    can set it back. Reading it makes one node (a multiplication with recording on), through torch's C objects as
+    they were at the first read (guarded), with torch's function modes off: nothing the student's code replaced
+    or pushed can answer for it. -1 when it cannot be read."""
+    global _CLOCK
+    if not _CLOCK:
+        C = torch._C
+        _CLOCK = (C._VariableFunctions.zeros, C.TensorBase.mul, C.TensorBase.grad_fn.__get__, C.is_grad_enabled,
+                  C._set_grad_enabled, C.DisableTorchFunction)  # fmt: skip
+        guard(sys.modules[__name__], "_CLOCK", f"{__name__}._CLOCK")
+    zeros, mul, grad_fn, is_on, switch, no_function_modes = _CLOCK
+    was = is_on()
+    try:
+        with no_function_modes():
+            switch(True)
+            node = grad_fn(mul(zeros((), requires_grad=True), 1))
+            return node._sequence_nr()  # made by autograd's kernel (above any dispatch mode): a C node
+    except Exception:  # noqa: BLE001 - a mode left by the student's code in the way: not read, so refused
+        return -1
+    finally:
+        switch(was)
 
 
 @dataclass(eq=False)  # one observation is itself, not any other with the same record
@@ -809,6 +850,8 @@ class _Watcher:
                     return
             elif kind == "autograd" and (not self.rules.autograd or _importing(frame)):
                 return
+            elif kind == "reimplemented" and (not (self.rules.autograd or self.rules.kernels) or _importing(frame)):
+                return
             elif kind == "opaque":
                 caller = frame.f_back
                 torch_dir = _torch_dir()
@@ -927,6 +970,8 @@ def _classify(code) -> str:
                 kind = "autograd"
             elif rest[0] in _OPAQUE_DIRS:
                 kind = "opaque"
+            elif rest[0] in _REIMPLEMENTED_DIRS:
+                kind = "reimplemented"
     _KINDS[code] = kind
     return kind
 
@@ -999,6 +1044,9 @@ def observing(rules: Rules, handed_in=()):
     modes = contextlib.ExitStack()
     if torch is not None and _TENSOR_BACKWARD[0] is None:
         _TENSOR_BACKWARD[0] = torch.Tensor.backward.__code__
+    # where a gradient is the exercise the student's code runs with recording off (graphless): a node of a graph
+    # made in between, however (autograd's engine, torch.func, recording turned on by C code that no hook sees)
+    clock = _graph_clock(torch) if torch is not None and rules.autograd else None
     if torch is not None and rules.autograd:  # gradient kernels, whatever started them
         watcher.modes[1] = modes.enter_context(_dispatch_mode()(watcher))
     depth = _mode_depths(torch)
@@ -1027,6 +1075,8 @@ def observing(rules: Rules, handed_in=()):
         after = tampered()
         if after:
             seen.tamper(after)
+        if clock is not None and (clock < 0 or _graph_clock(torch) != clock + 1):
+            seen.note("torch's autograd (a graph was recorded while your code ran: gradients by autograd)")
 
 
 def _mode_depths(torch) -> tuple:
@@ -1072,6 +1122,8 @@ for _name in (
     "_stand_in_for",
     "resolve",
     "_raiser",
+    "_graph_clock",
+    "barred_ops",
 ):
     guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
 for _name in ("hook", "_called", "_c_called", "_type_kind", "torch_dispatch", "_entry"):

@@ -354,7 +354,7 @@ class _Observer:
         self.ops_file = ""  # torch/_ops.py: where torch.ops calls an overload's nameless builtin
         self.overload = (None, None)  # torch's OpOverload class and the C getter of its instances' __dict__
         self.torch_dir = ""
-        self.autograd_dirs = self.autograd_spared = self.opaque_dirs = frozenset()
+        self.autograd_dirs = self.autograd_spared = self.opaque_dirs = self.reimplemented_dirs = frozenset()
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
@@ -435,6 +435,7 @@ class _Observer:
         self.autograd_dirs = frozenset(borrowed._AUTOGRAD_DIRS)
         self.autograd_spared = frozenset(borrowed._AUTOGRAD_SPARED)
         self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
+        self.reimplemented_dirs = frozenset(borrowed._REIMPLEMENTED_DIRS)
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
 
@@ -928,6 +929,8 @@ def _torch_python(st, code) -> str:
         return "autograd"
     if parts[0] in st["opaque_dirs"]:  # a compiler runs what it compiled out of the hooks' sight
         return "compiled"
+    if parts[0] in st["reimplemented_dirs"]:  # torch's Python version of an op (eager torch never runs it)
+        return "an op reimplemented in Python"
     if filename == st["ops_file"] and _text(code.co_name, 40) in REDISPATCH:
         return "an op run below the dispatcher's Python key"
     return ""
@@ -1423,6 +1426,8 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace, getprofile, gc_disable = sys.gettrace, sys.getprofile, __import__("gc").disable
+    if exercise is not None:
+        _bar_ops(borrowed.barred_ops(exercise.rules), say)
     _close_doors(say)
     # what the observer is and runs, taken before any student code: checked here, in this frame (whose own code
     # cannot change under it), with everything it uses bound now, and said on the local channel
@@ -1596,6 +1601,45 @@ def _over_cap(records, cap: int) -> bool:
 
 
 ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations kept as text, never evaluated
+
+
+def _bar_ops(ops, say) -> None:
+    """In this child, each aten op in ``ops`` (the exercise's fused kernels; forward-mode autograd where a gradient is
+    the exercise) computes nothing: at every dispatch key where it has a kernel, the dispatcher runs a refusal
+    instead, however the op is reached (a torch name, torch.ops, a dispatcher handle, or C code calling C code,
+    which no profile hook sees). Nothing in this process needs them: the grader computes what it compares in its
+    own. Nothing can take the refusal back: the registration is held only by the refusals themselves, which only
+    the dispatcher holds (no Python object the student's code can reach refers to either)."""
+    import re
+    import warnings
+
+    import torch
+
+    if not ops:
+        return
+    library = torch._C._dispatch_library("IMPL", "aten", "")
+
+    def refusal(name: str):
+        def barred(*args, **kwargs):
+            say({"refused": f"torch.ops.aten.{name} (a fused kernel or autograd, barred while grading)"})
+            raise PermissionError(f"grading does not allow torch.ops.aten.{name} in this exercise")
+
+        barred.keep = library  # the registration lives as long as the dispatcher holds this function: for good
+        return barred
+
+    kernel = re.compile(r"^(\w+): (?:registered|fallthrough)[^\n]*\[(?!backend fallback)[^\n]*$", re.M)
+    for op in sorted(ops):
+        packet = getattr(torch.ops.aten, op, None)
+        for overload in packet.overloads() if packet is not None else ():
+            name = op if overload == "default" else f"{op}.{overload}"
+            barred = refusal(name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+                for key in kernel.findall(torch._C._dispatch_dump_table(f"aten::{name}")):
+                    try:
+                        library.impl(name, key, barred, False)
+                    except RuntimeError:  # a key this build of torch cannot name: no tensor dispatches to it
+                        pass
 
 
 def _close_doors(say) -> None:
