@@ -1677,3 +1677,23 @@ def test_torchs_python_reimplementation_of_a_forbidden_op_is_refused(tmp_path):
     status, message, refused = run_harness("04", REIMPLEMENTED, tmp_path)["4.2"]
     assert status == submission.FAILED, (message, refused)
     assert any("reimplemented" in r for r in refused), refused
+
+
+# torch.nn.attention builds attention's masks and biases (CausalBias materialises a causal mask): refused in the
+# grading child as a folder wherever attention's kernel is, as in the checks' own observer (tests/test_checks.py,
+# which uses causal_lower_right itself: in the grading child its module cannot even be imported, it imports
+# torch._dynamo, which takes frames). Here a function of the folder that torch has already imported.
+MASK_BY_TORCH = {
+    "6.3": "import torch\n\n"
+    + HONEST_63.replace("def honest(", "def masked_attention(").replace(
+        "    B, T, _ = scores.shape\n",
+        "    B, T, _ = scores.shape\n    torch.nn.attention._cur_sdpa_kernel_backends()\n",
+    ),
+}
+
+
+def test_torchs_attention_python_is_refused_in_the_grading_child(tmp_path):
+    assert "_cur_sdpa_kernel_backends" in MASK_BY_TORCH["6.3"]
+    status, message, refused = run_harness("06", MASK_BY_TORCH, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("attention's masks and biases" in r for r in refused), refused

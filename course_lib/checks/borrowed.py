@@ -500,6 +500,10 @@ _OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
 # step, _refs' softmax a softmax): what eager torch never runs, so a call there is a ready-made op by another
 # route; refused where a torch route is (fused kernels or autograd), whoever calls them
 _REIMPLEMENTED_DIRS = ("_decomp", "_refs", "_prims")
+# torch's Python that builds what attention's fused kernel takes or computes (torch.nn.attention: CausalBias and
+# causal_lower_right materialise a causal mask, flex_attention's create_mask any mask): refused wherever that
+# kernel is, whoever calls it; with the transformer's named mask helper (FORBIDDEN_MASKING of lesson 06)
+ATTENTION_PYTHON = os.path.join("nn", "attention") + os.sep
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
@@ -852,6 +856,10 @@ class _Watcher:
                 return
             elif kind == "reimplemented" and (not (self.rules.autograd or self.rules.kernels) or _importing(frame)):
                 return
+            elif kind == "attention" and (
+                "scaled_dot_product_attention" not in self.rules.kernels or _importing(frame)
+            ):
+                return
             elif kind == "opaque":
                 caller = frame.f_back
                 torch_dir = _torch_dir()
@@ -972,6 +980,8 @@ def _classify(code) -> str:
                 kind = "opaque"
             elif rest[0] in _REIMPLEMENTED_DIRS:
                 kind = "reimplemented"
+            elif path[len(torch_dir) + 1 :].startswith(ATTENTION_PYTHON):
+                kind = "attention"
     _KINDS[code] = kind
     return kind
 

@@ -232,6 +232,11 @@ FORBIDDEN_MASKING = (
     "course_lib.attention.MultiHeadAttention",
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.MultiheadAttention",
+    # torch's causal-mask helpers (torch.nn.attention's, which builds the rest, is refused as a folder: see
+    # borrowed.ATTENTION_PYTHON; tests/test_checks.py lists torch's mask builders against these)
+    "torch.nn.Transformer.generate_square_subsequent_mask",
+    "torch.nn.modules.transformer._generate_square_subsequent_mask",
+    "torch.nn.MultiheadAttention.merge_masks",  # the padding mask and the causal one, combined
     *TORCH_MASKED_SOFTMAX,
 )
 

@@ -355,6 +355,7 @@ class _Observer:
         self.overload = (None, None)  # torch's OpOverload class and the C getter of its instances' __dict__
         self.torch_dir = ""
         self.autograd_dirs = self.autograd_spared = self.opaque_dirs = self.reimplemented_dirs = frozenset()
+        self.attention_python = ""  # torch.nn.attention's folder, where attention's kernel is refused
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
@@ -436,6 +437,7 @@ class _Observer:
         self.autograd_spared = frozenset(borrowed._AUTOGRAD_SPARED)
         self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
         self.reimplemented_dirs = frozenset(borrowed._REIMPLEMENTED_DIRS)
+        self.attention_python = borrowed.ATTENTION_PYTHON if "scaled_dot_product_attention" in rules.kernels else ""
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
 
@@ -931,6 +933,8 @@ def _torch_python(st, code) -> str:
         return "compiled"
     if parts[0] in st["reimplemented_dirs"]:  # torch's Python version of an op (eager torch never runs it)
         return "an op reimplemented in Python"
+    if st["attention_python"] and _starts(filename[len(st["torch_dir"]) :], st["attention_python"]):
+        return "attention's masks and biases"
     if filename == st["ops_file"] and _text(code.co_name, 40) in REDISPATCH:
         return "an op run below the dispatcher's Python key"
     return ""
