@@ -322,8 +322,14 @@ def test_bad_arguments(tmp_path):
         grading.release_notebook("one", ROOT)
     with pytest.raises(FileNotFoundError, match="no exercise notebook"):
         grading.release_notebook("99", ROOT)
-    with pytest.raises(ValueError, match="no notebooks found"):
+    with pytest.raises(ValueError, match="no notebooks found$"):
         grading.grade([tmp_path], "01", tmp_path / "g.csv", root=ROOT)
+    # nbgrader's course folder given one level too high (submitted/<student>/<assignment>/<notebook>.ipynb below it)
+    course = tmp_path / "course"
+    (course / "submitted" / "alice" / "01").mkdir(parents=True)
+    (course / "submitted" / "alice" / "01" / "01_ngrams.ipynb").write_text("{}")
+    with pytest.raises(ValueError, match="pass the submitted/ folder itself: .*course/submitted"):
+        grading.grade([course], "01", tmp_path / "g.csv", root=ROOT)
 
 
 def test_release_copies_and_never_overwrites(tmp_path, capsys):

@@ -224,7 +224,10 @@ def grade(
     feedback_dir = Path(feedback_dir) if feedback_dir else out.with_name(out.stem + "_feedback")
     entries, warnings = collect(submissions)
     if not entries:
-        raise ValueError("submissions: no notebooks found")
+        inner = [Path(s) / "submitted" for s in submissions if (Path(s) / "submitted").is_dir()]
+        # nbgrader's course folder passed instead of its submitted/ folder (one level too high)
+        hint = f"; for nbgrader's layout pass the submitted/ folder itself: {inner[0]}" if inner else ""
+        raise ValueError(f"submissions: no notebooks found{hint}")
     entries = unique_names(entries)
     expected = preflight(lesson, release, out, feedback_dir)
     header = _header(sorted(expected, key=sort_key))
