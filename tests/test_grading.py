@@ -502,13 +502,18 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
     (tmp_path / "carol.ipynb").write_text("{}")
     (tmp_path / "dave" / "ps1" / "deep" / "x").mkdir(parents=True)
     (tmp_path / "dave" / "ps1" / "deep" / "x" / "01_ngrams.ipynb").write_text("{}")
+    (tmp_path / "erin" / "ps1").mkdir(parents=True)  # nbgrader's layout, the assignment folder a link
+    (tmp_path / "erin" / "ps1" / "ps1").symlink_to(tmp_path / "alice" / "ps1")
+    (tmp_path / "frank").mkdir()  # nothing handed in: no row
     entries, warnings = grading.collect([tmp_path])
-    assert sorted((e.student, e.path.name) for e in entries) == [
-        ("alice", "01_ngrams.ipynb"),
-        ("bob", "01_ngrams.ipynb"),
-        ("carol", "carol.ipynb"),
+    assert sorted((e.student, e.path.name, e.problem[:60]) for e in entries) == [
+        ("alice", "01_ngrams.ipynb", ""),
+        ("bob", "01_ngrams.ipynb", ""),
+        ("carol", "carol.ipynb", ""),
+        ("dave", "dave", "not graded: the notebook ps1/deep/x/01_ngrams.ipynb is too d"),
+        ("erin", "erin", "not graded: ps1/ps1 is a symbolic link (links are not follow"),
     ]
-    assert any("too deep" in w for w in warnings)
+    assert any("too deep" in w for w in warnings) and any("frank: no notebook" in w for w in warnings)
 
 
 def test_a_malformed_reply_from_the_kernel_fails_that_exercise_and_nothing_else():

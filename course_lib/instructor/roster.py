@@ -85,8 +85,9 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
     """One nbgrader student folder: its one notebook (at most two levels down), and a warning for every link,
     special file, extra notebook or notebook too deep in it. Links are never followed. A folder with
     notebooks in it always gives its student one row: the notebook, or (a link or special file named like
-    a notebook, several notebooks, a folder that cannot be read) a row that says why it was not graded."""
-    found, odd, warnings, unreadable = [], [], [], []
+    a notebook, several notebooks, a folder that cannot be read, a link or a notebook too deep where the notebook
+    belongs) a row that says why it was not graded."""
+    found, odd, warnings, unreadable, links, deep = [], [], [], [], [], []
     for parent, dirs, files in os.walk(folder, onerror=unreadable.append):  # os.walk does not follow links
         depth = len(Path(parent).parts) - len(folder.parts)
         for name in sorted(dirs + files):
@@ -98,6 +99,7 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
                 odd.append(path)  # graded only if it is all there is: read_regular then names what it is
                 warnings.append(f"{shown(path)}: {'a symbolic link; not followed' if kind == 'link' else kind}")
             elif kind == "link":
+                links.append(path)
                 warnings.append(f"{shown(path)}: a symbolic link; not followed")
             elif kind not in ("file", "folder"):
                 warnings.append(f"{shown(path)}: {kind}; skipped")
@@ -105,6 +107,7 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
                 if depth + 1 <= 2:
                     found.append(path)
                 else:
+                    deep.append(path)
                     warnings.append(f"{shown(path)}: too deep to be a submission; skipped")
             elif kind == "folder" and path.suffix == ".ipynb":
                 warnings.append(f"{shown(path)}: a folder named like a notebook; skipped")
@@ -120,6 +123,14 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
         error = unreadable[0]
         why = f"not graded: the folder could not be read ({getattr(error, 'strerror', None) or error})"
         return [Entry(student, folder, why)], warnings
+    # no notebook where one belongs, but the student handed in something: the row says what (a gradebook without
+    # the student would say nothing)
+    if links:
+        why = f"not graded: {shown(links[0].relative_to(folder))} is a symbolic link (links are not followed)"
+        return [Entry(student, folder, why + "; hand in the folder or the notebook itself")], warnings
+    if deep:
+        why = f"not graded: the notebook {shown(deep[0].relative_to(folder))} is too deep in the folder"
+        return [Entry(student, folder, why + " (<student>/<assignment>/<notebook>.ipynb at most)")], warnings
     warnings.append(f"{shown(folder)}: no notebook in it; skipped")
     return [], warnings
 
