@@ -1074,3 +1074,37 @@ def masked_attention(scores, values, lengths):
     assert r.status == FAILED and "may not call" in r.message, r
     honest = source.replace(mask, "torch.ones(T, T, dtype=torch.bool).tril()")
     assert ex.check(_from_source(honest, "masked_attention"), quiet=True).status == PASSED
+
+
+# torch's Python versions of an op outside the decompositions (issue 33): torch.ao's float "quantizable" LSTMCell is
+# an LSTM step written with plain Linear layers; an answer to 4.1 that runs it passes the numbers, and is refused
+def test_torchs_python_lstm_step_in_torch_ao_is_refused_in_4_1():
+    source = """
+import math
+
+import torch
+from torch import nn
+
+
+class LSTMCell(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        k = 1 / math.sqrt(hidden_size)
+        self.W_xh = nn.Parameter(torch.empty(4 * hidden_size, input_size).uniform_(-k, k))
+        self.W_hh = nn.Parameter(torch.empty(4 * hidden_size, hidden_size).uniform_(-k, k))
+        self.b_xh = nn.Parameter(torch.empty(4 * hidden_size).uniform_(-k, k))
+        self.b_hh = nn.Parameter(torch.empty(4 * hidden_size).uniform_(-k, k))
+
+    def forward(self, x, state=None):
+        from torch.ao.nn.quantizable import LSTMCell as Q  # torch's float LSTM step, in Python
+
+        cell = Q(self.input_size, self.hidden_size).to(x.dtype)
+        cell.igates.weight, cell.igates.bias = self.W_xh, self.b_xh
+        cell.hgates.weight, cell.hgates.bias = self.W_hh, self.b_hh
+        if state is None:
+            state = (x.new_zeros(x.shape[0], self.hidden_size),) * 2
+        return cell(x, state)
+"""
+    r = checks.exercises("04")["4.1"].check(_from_source(source, "LSTMCell"), quiet=True)
+    assert r.status == FAILED and "may not call `torch.ao." in r.message, r

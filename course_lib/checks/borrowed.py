@@ -497,9 +497,10 @@ FORWARD_AD_OPS = ("_make_dual",)
 # route is refused, when the student's code (not torch's own) calls them
 _OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
 # torch's own Python reimplementations of its ops (decompositions, references, primitives: gru_cell_data is a GRU
-# step, _refs' softmax a softmax): what eager torch never runs, so a call there is a ready-made op by another
-# route; refused where a torch route is (fused kernels or autograd), whoever calls them
-_REIMPLEMENTED_DIRS = ("_decomp", "_refs", "_prims")
+# step, _refs' softmax a softmax; torch.ao's float "quantizable" LSTMCell; the reference implementations torch's
+# own tests keep): what eager torch never runs, so a call there is a ready-made op by another route; refused where
+# a torch route is (fused kernels or autograd), whoever calls them. Paths inside torch's folder.
+_REIMPLEMENTED_DIRS = ("_decomp", "_refs", "_prims", "ao", os.path.join("testing", "_internal"))
 # torch's Python that builds what attention's fused kernel takes or computes (torch.nn.attention: CausalBias and
 # causal_lower_right materialise a causal mask, flex_attention's create_mask any mask): refused wherever that
 # kernel is, whoever calls it; with the transformer's named mask helper (FORBIDDEN_MASKING of lesson 06)
@@ -978,7 +979,7 @@ def _classify(code) -> str:
                 kind = "autograd"
             elif rest[0] in _OPAQUE_DIRS:
                 kind = "opaque"
-            elif rest[0] in _REIMPLEMENTED_DIRS:
+            elif any(rest[: len(d.split(os.sep))] == d.split(os.sep) for d in _REIMPLEMENTED_DIRS):
                 kind = "reimplemented"
             elif path[len(torch_dir) + 1 :].startswith(ATTENTION_PYTHON):
                 kind = "attention"

@@ -354,7 +354,8 @@ class _Observer:
         self.ops_file = ""  # torch/_ops.py: where torch.ops calls an overload's nameless builtin
         self.overload = (None, None)  # torch's OpOverload class and the C getter of its instances' __dict__
         self.torch_dir = ""
-        self.autograd_dirs = self.autograd_spared = self.opaque_dirs = self.reimplemented_dirs = frozenset()
+        self.autograd_dirs = self.autograd_spared = self.opaque_dirs = frozenset()
+        self.reimplemented_dirs: tuple = ()  # torch's Python versions of its ops (folders inside torch's)
         self.attention_python = ""  # torch.nn.attention's folder, where attention's kernel is refused
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
@@ -436,7 +437,7 @@ class _Observer:
         self.autograd_dirs = frozenset(borrowed._AUTOGRAD_DIRS)
         self.autograd_spared = frozenset(borrowed._AUTOGRAD_SPARED)
         self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
-        self.reimplemented_dirs = frozenset(borrowed._REIMPLEMENTED_DIRS)
+        self.reimplemented_dirs = tuple(d + os.sep for d in borrowed._REIMPLEMENTED_DIRS)
         self.attention_python = borrowed.ATTENTION_PYTHON if "scaled_dot_product_attention" in rules.kernels else ""
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
@@ -931,7 +932,7 @@ def _torch_python(st, code) -> str:
         return "autograd"
     if parts[0] in st["opaque_dirs"]:  # a compiler runs what it compiled out of the hooks' sight
         return "compiled"
-    if parts[0] in st["reimplemented_dirs"]:  # torch's Python version of an op (eager torch never runs it)
+    if _starts(filename[len(st["torch_dir"]) :], st["reimplemented_dirs"]):  # torch's Python version of an op
         return "an op reimplemented in Python"
     if st["attention_python"] and _starts(filename[len(st["torch_dir"]) :], st["attention_python"]):
         return "attention's masks and biases"
