@@ -1697,3 +1697,33 @@ def test_torchs_attention_python_is_refused_in_the_grading_child(tmp_path):
     status, message, refused = run_harness("06", MASK_BY_TORCH, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
     assert any("attention's masks and biases" in r for r in refused), refused
+
+
+# gradient kernels called by C code with the dispatch mode popped (its watch on "*backward*" ops off, no graph
+# recorded, so the clock does not move): barred at the dispatcher too, where a gradient is the exercise
+GRADIENT_KERNELS_BY_C = {
+    "2.2": "import itertools\n\n"
+    + SOLUTION_22.replace("    dz = log_probs.exp()  # y_hat\n", "    dz = kernel_dz(log_probs, targets, B)\n")
+    + """
+
+def kernel_dz(log_probs, targets, B):
+    C = torch._C
+    modes = [next(map(C._pop_torch_dispatch_stack, [None])) for _ in range(next(itertools.starmap(C._len_torch_dispatch_stack, [()])))]
+    try:
+        grad = torch.zeros_like(log_probs)
+        grad[torch.arange(B), targets] = -1.0
+        kernel = torch.ops.aten._log_softmax_backward_data.default._op
+        dz = next(map(kernel, [grad], [log_probs], [1], [log_probs.dtype]))
+        dz[torch.arange(B), targets] += 1  # the solution's next line takes 1 off again
+        return dz
+    finally:
+        for mode in reversed(modes):
+            next(map(C._push_on_torch_dispatch_stack, [mode]))
+""",
+}
+
+
+def test_gradient_kernels_called_by_c_code_are_barred_where_a_gradient_is_the_exercise(tmp_path):
+    status, message, refused = run_harness("02", GRADIENT_KERNELS_BY_C, tmp_path)["2.2"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("_log_softmax_backward_data" in r for r in refused), refused

@@ -602,9 +602,15 @@ class Rules:
 
 def barred_ops(rules: Rules) -> frozenset:
     """The aten ops a grading process bars at the dispatcher for an exercise with these rules (see
-    course_lib.instructor.harness._bar_ops): its fused kernels, and forward-mode autograd where a gradient is the
-    exercise (backward mode is seen by :func:`_graph_clock`)."""
-    return rules.kernels | (frozenset(FORWARD_AD_OPS) if rules.autograd else frozenset())
+    course_lib.instructor.harness._bar_ops): its fused kernels; where a gradient is the exercise, forward-mode
+    autograd and every gradient kernel (an aten op named ``*backward*``: tanh_backward, _softmax_backward_data...,
+    the pieces of a backward pass; the graph that autograd's engine walks is seen by :func:`_graph_clock`)."""
+    if not rules.autograd:
+        return rules.kernels
+    torch = sys.modules.get("torch")
+    ops = torch._C._dispatch_get_all_op_names() if torch is not None else ()
+    gradients = {op[6:].split(".")[0] for op in ops if op.startswith("aten::") and "backward" in op}
+    return rules.kernels | frozenset(FORWARD_AD_OPS) | frozenset(gradients)
 
 
 _CLOCK: tuple = ()  # torch's C pieces the clock reads with, taken on its first read (before any student code)
