@@ -328,7 +328,7 @@ def test_bad_arguments(tmp_path):
     course = tmp_path / "course"
     (course / "submitted" / "alice" / "01").mkdir(parents=True)
     (course / "submitted" / "alice" / "01" / "01_ngrams.ipynb").write_text("{}")
-    with pytest.raises(ValueError, match="pass the submitted/ folder itself: .*course/submitted"):
+    with pytest.raises(ValueError, match="course holds nbgrader's submitted/ folder; pass that folder itself"):
         grading.grade([course], "01", tmp_path / "g.csv", root=ROOT)
 
 
@@ -505,8 +505,10 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
     (tmp_path / "erin" / "ps1").mkdir(parents=True)  # nbgrader's layout, the assignment folder a link
     (tmp_path / "erin" / "ps1" / "ps1").symlink_to(tmp_path / "alice" / "ps1")
     (tmp_path / "frank").mkdir()  # nothing handed in: no row
+    (tmp_path / ".ipynb").write_text("{}")  # a notebook with no name: a row that says so
     entries, warnings = grading.collect([tmp_path])
     assert sorted((e.student, e.path.name, e.problem[:60]) for e in entries) == [
+        (".ipynb", ".ipynb", "not graded: the notebook has no name before .ipynb"),
         ("alice", "01_ngrams.ipynb", ""),
         ("bob", "01_ngrams.ipynb", ""),
         ("carol", "carol.ipynb", ""),

@@ -300,6 +300,11 @@ def test_feedback_names_are_unique_and_valid_whatever_the_student_names():
 
     from course_lib.instructor.roster import Entry, _digest, _file_name, feedback_names, unique_names
 
+    # Microsoft's "Naming Files, Paths, and Namespaces": reserved whatever the extension (COM0 and LPT0 included)
+    WINDOWS_RESERVED = (
+        {"con", "prn", "aux", "nul"} | {f"com{d}" for d in "0123456789"} | {f"lpt{d}" for d in "0123456789"}
+    )
+
     def derived(names):  # names a student could pick to collide with what the grader derives from others'
         out = list(names)
         for s in names:
@@ -311,12 +316,13 @@ def test_feedback_names_are_unique_and_valid_whatever_the_student_names():
     @settings(max_examples=300, deadline=None)
     @given(st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=12))
     def check(names):
-        students = list(dict.fromkeys(derived(names) + ["CON", "nul.txt", "a" * 400, "é" * 200, "."]))
+        fixed = ["CON", "nul.txt", "com0", "LPT0.md", "Lpt9", "a" * 400, "é" * 200, "."]
+        students = list(dict.fromkeys(derived(names) + fixed))
         files = feedback_names(students)
         assert len({f.lower() for f in files.values()}) == len(students)
         for name in files.values():
             assert len((name + ".md").encode()) <= 255 and set(name) <= valid, name
-            assert not name.startswith((".", "-")) and name.split(".")[0].lower() not in {"con", "nul", "prn"}
+            assert not name.startswith((".", "-")) and name.split(".")[0].lower() not in WINDOWS_RESERVED
         entries = unique_names([Entry(s, f"p/{s}") for s in names] + [Entry(s, f"q/{s}") for s in derived(names)])
         assert len({e.student for e in entries}) == len(entries)
 

@@ -222,12 +222,14 @@ def grade(
     lesson = lesson[:2] if lesson else release.name[:2]
     out = Path(out)
     feedback_dir = Path(feedback_dir) if feedback_dir else out.with_name(out.stem + "_feedback")
+    # nbgrader's course folder passed instead of its submitted/ folder (one level too high): its submitted/ would be
+    # read as one student's folder (and autograded/, feedback/ as others)
+    course = [Path(s) for s in submissions if Path(s).is_dir() and (Path(s) / "submitted").is_dir()]
+    if course:
+        raise ValueError(f"submissions: {course[0]} holds nbgrader's submitted/ folder; pass that folder itself")
     entries, warnings = collect(submissions)
     if not entries:
-        inner = [Path(s) / "submitted" for s in submissions if (Path(s) / "submitted").is_dir()]
-        # nbgrader's course folder passed instead of its submitted/ folder (one level too high)
-        hint = f"; for nbgrader's layout pass the submitted/ folder itself: {inner[0]}" if inner else ""
-        raise ValueError(f"submissions: no notebooks found{hint}")
+        raise ValueError("submissions: no notebooks found")
     entries = unique_names(entries)
     expected = preflight(lesson, release, out, feedback_dir)
     header = _header(sorted(expected, key=sort_key))

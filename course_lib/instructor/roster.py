@@ -46,7 +46,9 @@ def collect(submissions) -> tuple[list[Entry], list[str]]:
             continue
         for child in sorted(item.iterdir()):
             kind = _kind(child)
-            if child.suffix == ".ipynb" and kind != "folder":  # a file, a link or a special file: its row says
+            if child.name.lower() == ".ipynb":  # a notebook with no name before its suffix (Path: no suffix at all)
+                entries.append(Entry(shown(child.name), child, "not graded: the notebook has no name before .ipynb"))
+            elif child.suffix == ".ipynb" and kind != "folder":  # a file, a link or a special file: its row says
                 entries.append(Entry(shown(child.stem), child))
             elif kind == "folder":  # nbgrader: one folder per student
                 entries_here, warnings_here = _student_folder(child)
@@ -159,7 +161,7 @@ def _digest(text: str, size: int = 8) -> str:
 
 
 # names Windows refuses whatever the extension (an LMS upload or a zip opened there)
-_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
+_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(10)}  # COM0, LPT0 too
 MAX_NAME = 100  # bytes of the plain part of a feedback file name (ext4 allows 255 bytes in all)
 
 
