@@ -1727,3 +1727,42 @@ def test_gradient_kernels_called_by_c_code_are_barred_where_a_gradient_is_the_ex
     status, message, refused = run_harness("02", GRADIENT_KERNELS_BY_C, tmp_path)["2.2"]
     assert status == submission.FAILED, (message, refused)
     assert any("_log_softmax_backward_data" in r for r in refused), refused
+
+
+# a run-time copy of a reference (the ninth class, tests/outsider/issue33h): its code read through copy.copy (the
+# audited read in copy.py's frame, not the answer's line), one byte added to its bytecode (no fingerprint matches),
+# made a function again. Reading course_lib's code while the student's code runs is refused and stopped, whoever's
+# frame reads it.
+COPIED_AT_RUN_TIME = {
+    "6.1": """import copy
+import functools
+import sys
+import types
+
+
+class Via:
+    def __init__(self, f, *args):
+        self.f, self.args = f, args
+
+    def __reduce_ex__(self, protocol):
+        return (self.f, self.args)
+
+
+def call(f, *args):
+    return copy.copy(Via(f, *args))  # copy.py calls f(*args)
+
+
+def alpha(scores, i, j):
+    reference = vars(sys.modules["course_lib.checks.lesson06"])["_reference_row"]
+    code = call(getattr, reference, "__code__")
+    code = call(functools.partial(code.replace, co_filename="<scratch>", co_code=code.co_code + bytes([9, 0])))
+    row = call(types.FunctionType, code, reference.__globals__)(scores[i - 1].tolist(), i)
+    return float(row[j - 1])
+""",
+}
+
+
+def test_a_copy_of_a_reference_made_at_run_time_is_refused_at_the_read_of_its_code(tmp_path):
+    status, message, refused = run_harness("06", COPIED_AT_RUN_TIME, tmp_path)["6.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("__code__" in r for r in refused), (message, refused)

@@ -114,6 +114,11 @@ DENIED_EVENTS = frozenset(
 # createResolutionCallbackFromFrame, ...), so a frame taken there while the student's code asked is refused.
 FRAME_KEEPERS = frozenset({"typing", "enum", "collections", "dataclasses", "abc", "warnings", "sympy", "_weakrefset"})
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+# the audited reads of a function's or generator's code: course_lib's own code read while the student's code runs is
+# the first step of a copy made at run time (its bytecode changed by a byte, so no fingerprint matches), whoever's
+# frame reads it (copy.copy calling what an object's __reduce_ex__ names): refused and stopped
+CODE_READS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
+CODE_HOLDERS = (types.FunctionType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 NEW_LOCALS = 0x0002  # inspect.CO_NEWLOCALS: a function's code (a cell's own code and class bodies have not)
 PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files"})  # /proc/<pid>/...: ways to a process's pipes and memory
 
@@ -819,6 +824,7 @@ def _audit(st, event, args) -> None:
         event in DENIED_EVENTS
         or _starts(event, "ctypes.")
         or (event == "object.__getattr__" and len(args) > 1 and _text(args[1], 20) in FRAME_ATTRIBUTES)
+        or (event == "object.__getattr__" and _reads_course_code(st, args))
         or (event == "open" and _hidden(st, args[0] if args else None))
         or (event == "import" and args and _split(_text(args[0]), ".")[0] in DOORS)
     )
@@ -846,6 +852,19 @@ def _audit(st, event, args) -> None:
             _refuse(st, f"{event}{detail}")
     finally:
         st["busy"] = False
+
+
+def _reads_course_code(st, args) -> bool:
+    """Is this audited read the code of one of course_lib's functions (or generators)? Read here only for torch's
+    and Python's own code holders, whose getters run nothing of anyone's; ``busy`` keeps the read's own event out."""
+    if len(args) < 2 or _text(args[1], 20) not in CODE_READS or type(args[0]) not in CODE_HOLDERS:
+        return False
+    st["busy"] = True
+    try:
+        code = _getattr(args[0], _text(args[1], 20), None)
+    finally:
+        st["busy"] = False
+    return code is not None and id(code) in st["course_ids"]
 
 
 def _c_kind(st, frame, builtin) -> str:
@@ -970,6 +989,7 @@ HOOK_FUNCTIONS = (
     "_torch_python",
     "_importing",
     "_checks_reach_lesson",
+    "_reads_course_code",
 )
 
 
