@@ -272,12 +272,21 @@ for seq, label in zip(tokens.tolist(), labels.tolist()):
 # fit the lesson's time budget: the numbers are what a short run gives (the time the runs took on
 # your machine is printed under the cell, with whether every run took all `STEPS` steps: a run also
 # stops after 30 seconds, so a slow or busy machine can cut it short), not each model's best.
+#
+# The GRU and the LSTM are trained as torch's own modules, `nn.GRU` and `nn.LSTM`
+# (`SequenceClassifier(kind, ..., fused=True)`): the equations and the weight layout of sections 1 and 2,
+# computed by compiled kernels instead of our Python loop over the steps, so they train faster
+# (`benchmarks/RESULTS.md`, "Lesson 04 on torch's fused RNNs", measures by how much). The Elman network stays
+# ours: in that measurement torch's `nn.RNN` was no faster than our Elman loop, and it keeps two biases where ours
+# has one (section 3: only their sum changes the function, but Adam would train them as two). The cell after the
+# figure checks that the trained networks are the ones sections 1 and 2 built.
 
 # %%
 HIDDEN, STEPS, BATCH, LR, CLIP, N_TEST = 16, 250, 32, 1e-2, 1.0, 1000
 T_VALUES = [5, 10, 20, 40]
 SEEDS = [0, 1, 2]
 KINDS = {"elman": "Elman", "gru": "GRU", "lstm": "LSTM"}
+FUSED = {"elman": False, "gru": True, "lstm": True}  # train on torch's nn.GRU / nn.LSTM; the Elman network on ours
 print(
     f"recipe: hidden size {HIDDEN}, Adam (lr {LR:g}), {STEPS} steps of {BATCH} sequences, gradients clipped "
     f"to norm {CLIP:g}, accuracy on {N_TEST} fresh sequences; T in {T_VALUES}; seeds {SEEDS}"
@@ -297,7 +306,7 @@ def train_memory(kind, T, forget_bias=None, seed=0):
     torch.manual_seed(seed)
     X, y = memory.first_symbol_task(STEPS * BATCH, T, seed=1000 * seed + T, device=device)
     X_test, y_test = memory.first_symbol_task(N_TEST, T, seed=10_000 + T, device=device)
-    model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
+    model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4, fused=FUSED[kind]).to(device)
     if forget_bias is not None:
         memory.set_forget_bias(model.rnn, forget_bias)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
@@ -384,6 +393,33 @@ viz.show(
     "run as a small hollow marker beside its mean: "
     + "; ".join(f"T = {T}: " + ", ".join(f"{KINDS[k]} {stats[k, T][0]:.2f}" for k in KINDS) for T in T_VALUES)
 )
+
+# %% [markdown]
+# **The same networks as sections 1 and 2.** The GRUs and LSTMs above are torch's modules. With the same seed
+# they start from exactly the weights our cells would (torch's initialisation, drawn in the same order), and
+# `model.unfused()` copies a trained one into our `GRU` / `LSTM` layer (section 5 reads its gates that way).
+# The cell below prints the largest difference of the initial weights, and of the logits of each trained network
+# (the first seed's, at every $T$) and of its copy in our cells on the `N_TEST` test sequences:
+
+# %%
+init_diff, logit_diff = 0.0, 0.0
+for kind in [k for k in KINDS if FUSED[k]]:
+    torch.manual_seed(SEEDS[0])
+    ours = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4)
+    torch.manual_seed(SEEDS[0])
+    fused_copy = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4, fused=True).unfused()
+    init_diff = max(
+        [init_diff] + [(a - b).abs().max().item() for a, b in zip(ours.parameters(), fused_copy.parameters())]
+    )
+    for T in T_VALUES:
+        X_test, _ = memory.first_symbol_task(N_TEST, T, seed=10_000 + T, device=device)
+        with torch.no_grad():
+            logit_diff = max(
+                logit_diff, (trained[kind, T](X_test) - trained[kind, T].unfused()(X_test)).abs().max().item()
+            )
+print(f"initial weights, torch's module vs our cells, same seed: max |difference| {init_diff:.1e}")
+print(f"trained networks, torch's module vs its copy in our cells: max |logit difference| {logit_diff:.1e}")
+assert init_diff == 0.0 and logit_diff < 1e-4
 
 # %% [markdown]
 # What the table says, computed (a difference between two networks counts here only when their
@@ -564,10 +600,10 @@ print(
 # picture (it is not bounded by 1).
 
 # %%
-gate_models = {
-    f"GRU (T = {T_FB})": trained["gru", T_FB],
-    f"LSTM, b_f = 2 (T = {T_FB})": trained["lstm_fb", 2.0],
-    f"LSTM, torch's init (T = {T_FB})": trained["lstm", T_FB],
+gate_models = {  # unfused(): the trained networks copied into our cells, whose gates gate_trace reads
+    f"GRU (T = {T_FB})": trained["gru", T_FB].unfused(),
+    f"LSTM, b_f = 2 (T = {T_FB})": trained["lstm_fb", 2.0].unfused(),
+    f"LSTM, torch's init (T = {T_FB})": trained["lstm", T_FB].unfused(),
 }
 example = " ".join(map(str, memory.first_symbol_task(1, T_FB, seed=3)[0][0].tolist()))
 GATE_NAMES = {
@@ -633,8 +669,8 @@ explorer = viz.interactive(
 # %%
 print(f"sigma(2) = {torch.sigmoid(torch.tensor(2.0)).item():.3f}")
 x = F.one_hot(torch.tensor([[int(s) for s in example.split()]], device=device).T, 8).float()
-f_mean = memory.gate_trace(trained["lstm_fb", 2.0].rnn, x)["f"][1:, 0].mean(0)
-z_mean = memory.gate_trace(trained["gru", T_FB].rnn, x)["z"][1:, 0].mean(0)
+f_mean = memory.gate_trace(gate_models[f"LSTM, b_f = 2 (T = {T_FB})"].rnn, x)["f"][1:, 0].mean(0)
+z_mean = memory.gate_trace(gate_models[f"GRU (T = {T_FB})"].rnn, x)["z"][1:, 0].mean(0)
 print("LSTM (b_f = 2), mean f_t per unit:", np.round(f_mean.cpu().numpy(), 2))
 print("GRU, mean z_t per unit:           ", np.round(z_mean.cpu().numpy(), 2))
 print(f"largest, in these two networks (seed {SEEDS[0]}): LSTM f {f_mean.max():.3f}, GRU z {z_mean.max():.3f}")
