@@ -1103,8 +1103,9 @@ print(
 #
 # * Add seeds to `SEEDS` (five, say): which of the rankings printed in section 4 survive?
 # * Train for four times `STEPS`: how far does each network's frontier $T$ move?
-# * Give the GRU a "keep bias": set the z block of `b_xh` to 2 (torch's z is a keep gate) and
-#   repeat section 4 at $T = 30$.
+# * Give the GRU a "keep bias": set the z block of its input-side bias to 2 (torch's z is a keep gate;
+#   section 4 trains torch's `nn.GRU`, whose bias is `bias_ih_l0`, ours calls it `b_xh`) and repeat
+#   section 4 at $T = 30$.
 # * Type a sequence with a second signal symbol in the middle into the gate explorer: does the
 #   network overwrite its memory?
 # * Make the sliced loop faster without changing its results (hint: `x @ W_xh.T` once), then
