@@ -1,13 +1,14 @@
 """Lesson 04's run time, and what one of its trainings costs on the course's cells vs torch's fused modules (issue 32).
 
     .venv/bin/python benchmarks/bench_lesson04.py training [--repeats 3]   # one section-4 training, both ways
-    .venv/bin/python benchmarks/bench_lesson04.py lesson                   # the lesson under nbclient, by section
+    .venv/bin/python benchmarks/bench_lesson04.py lesson [--notebook X]    # the lesson under nbclient, by section
 
 ``training``: the lesson's recipe (hidden 16, Adam, 250 steps of 32 sequences, clipping at 1, one torch thread) at
 T = 40 for the LSTM, the GRU and the Elman network, on the course's cells (``SequenceClassifier(kind)``) and on
 torch's fused module (``SequenceClassifier(kind, fused=True)``), interleaved, median wall and CPU
 (``time.process_time``) seconds of ``--repeats`` runs; the ratio is against the peer in the same run.
-``lesson``: executes notebooks/04_lstm_gru.ipynb once with a plain nbclient; an IPython hook in the kernel
+``lesson``: executes notebooks/04_lstm_gru.ipynb (or ``--notebook``, e.g. an older version from ``git show``, run
+from notebooks/ all the same) once with a plain nbclient; an IPython hook in the kernel
 records each cell's wall and CPU time, summed per section (## headings). The machine is shared: compare columns
 of one run, not runs.
 """
@@ -81,11 +82,10 @@ def training(repeats: int) -> None:
         )
 
 
-def lesson() -> None:
+def lesson(path: Path) -> None:
     import nbclient
     import nbformat
 
-    path = ROOT / "notebooks" / "04_lstm_gru.ipynb"
     nb = nbformat.read(path, as_version=4)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     section, sections = "preamble", {}
@@ -100,7 +100,7 @@ def lesson() -> None:
     nb.cells.append(nbformat.v4.new_code_cell("print(_j.dumps(_cell_times))"))
     wall = time.perf_counter()
     nbclient.NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
     ).execute()
     wall = time.perf_counter() - wall
     per_cell = json.loads(nb.cells[-1].outputs[0]["text"])  # the hook cell itself is not recorded (no pre-run)
@@ -125,5 +125,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("training", "lesson"))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--notebook", type=Path, default=ROOT / "notebooks" / "04_lstm_gru.ipynb")
     args = parser.parse_args()
-    training(args.repeats) if args.what == "training" else lesson()
+    training(args.repeats) if args.what == "training" else lesson(args.notebook)
