@@ -96,7 +96,7 @@ device = course_lib.setup(seed=0, threads=1)
 # two layers and a batch of 8:
 
 # %%
-torch.backends.cudnn.allow_tf32 = False  # on recent NVIDIA GPUs cuDNN's LSTM/GRU would round to about 1e-3
+torch.backends.cudnn.allow_tf32 = False  # TF32 (recent NVIDIA GPUs) keeps 10 mantissa bits: a coarser rounding
 for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
     theirs = torch_cls(5, 16, num_layers=2).to(device)
     ours = ours_cls.from_torch(theirs)
@@ -275,11 +275,12 @@ for seq, label in zip(tokens.tolist(), labels.tolist()):
 #
 # The GRU and the LSTM are trained as torch's own modules, `nn.GRU` and `nn.LSTM`
 # (`SequenceClassifier(kind, ..., fused=True)`): the equations and the weight layout of sections 1 and 2,
-# computed by compiled kernels instead of our Python loop over the steps, so they train faster
-# (`benchmarks/RESULTS.md`, "Lesson 04 on torch's fused RNNs", measures by how much). The Elman network stays
-# ours: in that measurement torch's `nn.RNN` was no faster than our Elman loop, and it keeps two biases where ours
-# has one (section 3: only their sum changes the function, but Adam would train them as two). The cell after the
-# figure checks that the trained networks are the ones sections 1 and 2 built.
+# computed in torch's C++ instead of our Python loop over the steps. On a CPU that pays for the LSTM, which has a
+# fused kernel there; torch's GRU and `nn.RNN` run a loop of small ops and gain little over ours
+# (`benchmarks/RESULTS.md`, "Lesson 04 on torch's fused RNNs", measures all three). The GRU goes with the LSTM so
+# that the two gated networks are trained by the same code; the Elman network stays on our loop, which also keeps
+# its one bias where `nn.RNN` has two (section 3: only their sum changes the function, but Adam would train them as
+# two). The cell after the figure checks that the trained networks compute what their copies in our cells compute.
 
 # %%
 HIDDEN, STEPS, BATCH, LR, CLIP, N_TEST = 16, 250, 32, 1e-2, 1.0, 1000
@@ -396,7 +397,8 @@ viz.show(
 
 # %% [markdown]
 # **The same networks as sections 1 and 2.** The GRUs and LSTMs above are torch's modules. With the same seed
-# they start from exactly the weights our cells would (torch's initialisation, drawn in the same order), and
+# they start from exactly the weights our cells would (torch's initialisation, drawn in the same order; checked
+# below for the first seed), and
 # `model.unfused()` copies a trained one into our `GRU` / `LSTM` layer (section 5 reads its gates that way).
 # The cell below prints the largest difference of the initial weights, and of the logits of each trained network
 # (the first seed's, at every $T$) and of its copy in our cells on the `N_TEST` test sequences:
@@ -649,7 +651,7 @@ def show_gates(model_name, sequence):
     fig.suptitle(f"{model_name}: answer {probs.argmax().item()} (p = {probs.max():.2f}); first symbol {seq[0]}")
     viz.show(
         f"Heatmaps of every gate and state of the {model_name} (rows: hidden units, columns: the {len(seq)} steps), "
-        f"each with its colour bar (gates 0 to 1 in viridis; candidate, c and h in red and blue, white at 0); the network answers {probs.argmax().item()} (p = {probs.max():.2f}) for first "
+        f"each with its colour bar (gates 0 to 1 in viridis; {', '.join(g for g in names if g not in 'ifozr')} in red and blue, white at 0); the network answers {probs.argmax().item()} (p = {probs.max():.2f}) for first "
         f"symbol {seq[0]}"
     )
 
@@ -863,7 +865,7 @@ print(
         floatfmt="{:.3g}",
     )
 )
-# plain: vanished; residual: alive at T = 60 (margins checked over 40 seeds of torch.manual_seed above)
+# plain: vanished; residual: alive at T = 60 (this draw of the weights)
 assert res_rows[-1][1] < 1e-6 * res_rows[-1][3] and res_rows[-1][3] > 1
 assert res_rows[-1][4] > 10 * res_rows[-1][2]  # ... but the residual state grows with T
 
