@@ -36,12 +36,16 @@ torch module's weights; tests check outputs, final states and gradients agree wi
 Weights are stored as torch stores them, gates stacked in torch's order (LSTM: i, f, g, o;
 GRU: r, z, n) so one product serves all gates; ``step`` names every gate.
 
-:class:`SequenceClassifier` puts a read-out ``y_T = W_hy h_T + b_y`` on top of any of them;
+:class:`SequenceClassifier` puts a read-out ``y_T = W_hy h_T + b_y`` on top of any of them
+(``fused=True``: on torch's own ``nn.RNN``/``GRU``/``LSTM`` instead, the same equations in compiled kernels,
+for trainings where only the result matters; ``unfused()`` copies such a network into our layers);
 :class:`RNNLanguageModel` reads out ``y_t = W_hy h_t + b_y`` at every step to predict the next token
 (lesson 07 compares it with the GPT on characters).
 """
 
 from __future__ import annotations
+
+import copy
 
 import torch
 import torch.nn.functional as F
@@ -66,10 +70,18 @@ __all__ = [
     "SequenceClassifier",
     "RNNLanguageModel",
     "RNN_TYPES",
+    "FUSED_TYPES",
     "save_classifier",
     "load_classifier",
     "CHECKPOINT_KIND",
 ]
+
+
+# torch's own modules for the same networks: the same equations and weights as ours (its tests and
+# from_torch check it), computed by compiled kernels with no Python loop over the steps, so much faster to train.
+FUSED_TYPES = {"elman": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+_FUSED_OPTIONS = {"elman": {"nonlinearity": "relu"}}  # our Elman network's ReLU (torch's default is tanh)
+_OURS = {nn.RNN: ElmanRNN, nn.GRU: GRU, nn.LSTM: LSTM}  # each fused module's twin among our layers
 
 
 class SequenceClassifier(nn.Module):
@@ -80,17 +92,30 @@ class SequenceClassifier(nn.Module):
     lengths are padded into one batch: since step t only sees steps 1..t, each sequence's
     prediction is read at its own last step ``lengths - 1`` and the padding after it never
     matters (padding + masking).
+
+    ``fused=True`` (with a name from :data:`FUSED_TYPES`) builds torch's ``nn.RNN`` (ReLU), ``nn.GRU`` or
+    ``nn.LSTM`` instead of ours: the same network, trained several times faster; :meth:`unfused` copies
+    it into our layers afterwards, e.g. to read its gates with :func:`course_lib.memory.gate_trace`.
     """
 
     def __init__(
-        self, rnn: str | nn.Module, n_symbols: int, hidden_size: int | None = None, n_classes: int = 2, **rnn_kwargs
+        self,
+        rnn: str | nn.Module,
+        n_symbols: int,
+        hidden_size: int | None = None,
+        n_classes: int = 2,
+        fused: bool = False,
+        **rnn_kwargs,
     ):
         super().__init__()
         self.n_symbols = positive_int("n_symbols", n_symbols)
         self.config = None  # what a checkpoint needs to rebuild the model: set when the rnn is given by name
         if isinstance(rnn, str):
-            if rnn not in RNN_TYPES:
-                raise ValueError(f"rnn must be one of {sorted(RNN_TYPES)} or a module, got {rnn!r}")
+            types = FUSED_TYPES if fused else RNN_TYPES
+            if rnn not in types:
+                raise ValueError(
+                    f"rnn must be one of {sorted(types)}{' with fused=True' if fused else ' or a module'}, got {rnn!r}"
+                )
             if hidden_size is None:
                 raise ValueError("hidden_size is needed to build the recurrent network by name")
             self.config = {
@@ -98,11 +123,14 @@ class SequenceClassifier(nn.Module):
                 "n_symbols": n_symbols,
                 "hidden_size": hidden_size,
                 "n_classes": n_classes,
+                **({"fused": True} if fused else {}),
                 **rnn_kwargs,
             }
-            rnn = RNN_TYPES[rnn](n_symbols, hidden_size, **rnn_kwargs)
-        elif rnn_kwargs or hidden_size is not None:
-            raise ValueError("give hidden_size and rnn options only when rnn is a name")
+            if fused:
+                rnn_kwargs = {**_FUSED_OPTIONS.get(rnn, {}), **rnn_kwargs}
+            rnn = types[rnn](n_symbols, hidden_size, **rnn_kwargs)
+        elif rnn_kwargs or hidden_size is not None or fused:
+            raise ValueError("give hidden_size, fused and rnn options only when rnn is a name")
         if getattr(rnn, "batch_first", False):
             raise ValueError("SequenceClassifier expects its rnn with batch_first=False")
         if rnn.input_size != n_symbols:
@@ -140,6 +168,21 @@ class SequenceClassifier(nn.Module):
     def step_logits(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits after every prefix: (B, T, n_classes); [:, t] is the prediction for tokens[:, :t+1]."""
         return self.W_hy(self.hidden_states(tokens)).transpose(0, 1)
+
+    def unfused(self) -> SequenceClassifier:
+        """A copy of this model whose torch ``nn.RNN``/``GRU``/``LSTM`` is replaced by our layer with its weights.
+
+        The same function (tests/test_rnn.py checks the outputs against torch's), but every gate can now be
+        read: :func:`course_lib.memory.gate_trace` needs our cells. An Elman network's two torch biases become
+        our one, their sum (only the sum ever counts).
+        """
+        if type(self.rnn) not in _OURS:
+            raise TypeError(f"unfused() needs a torch.nn RNN, GRU or LSTM, this model has a {type(self.rnn).__name__}")
+        ours = copy.deepcopy(self)
+        ours.rnn = _OURS[type(self.rnn)].from_torch(self.rnn)
+        if ours.config is not None:
+            ours.config.pop("fused", None)
+        return ours
 
 
 CHECKPOINT_KIND = "sequence_classifier"

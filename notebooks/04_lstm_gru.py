@@ -96,7 +96,7 @@ device = course_lib.setup(seed=0, threads=1)
 # two layers and a batch of 8:
 
 # %%
-torch.backends.cudnn.allow_tf32 = False  # on recent NVIDIA GPUs cuDNN's LSTM/GRU would round to about 1e-3
+torch.backends.cudnn.allow_tf32 = False  # TF32 (recent NVIDIA GPUs) keeps 10 mantissa bits: a coarser rounding
 for ours_cls, torch_cls in [(LSTM, nn.LSTM), (GRU, nn.GRU)]:
     theirs = torch_cls(5, 16, num_layers=2).to(device)
     ours = ours_cls.from_torch(theirs)
@@ -272,12 +272,22 @@ for seq, label in zip(tokens.tolist(), labels.tolist()):
 # fit the lesson's time budget: the numbers are what a short run gives (the time the runs took on
 # your machine is printed under the cell, with whether every run took all `STEPS` steps: a run also
 # stops after 30 seconds, so a slow or busy machine can cut it short), not each model's best.
+#
+# The GRU and the LSTM are trained as torch's own modules, `nn.GRU` and `nn.LSTM`
+# (`SequenceClassifier(kind, ..., fused=True)`): the equations and the weight layout of sections 1 and 2,
+# computed in torch's C++ instead of our Python loop over the steps. On a CPU that pays for the LSTM, which has a
+# fused kernel there; torch's GRU and `nn.RNN` run a loop of small ops and gain little over ours
+# (`benchmarks/RESULTS.md`, "Lesson 04 on torch's fused RNNs", measures all three). The GRU goes with the LSTM so
+# that the two gated networks are trained by the same code; the Elman network stays on our loop, which also keeps
+# its one bias where `nn.RNN` has two (section 3: only their sum changes the function, but Adam would train them as
+# two). The cell after the figure checks that the trained networks compute what their copies in our cells compute.
 
 # %%
 HIDDEN, STEPS, BATCH, LR, CLIP, N_TEST = 16, 250, 32, 1e-2, 1.0, 1000
 T_VALUES = [5, 10, 20, 40]
 SEEDS = [0, 1, 2]
 KINDS = {"elman": "Elman", "gru": "GRU", "lstm": "LSTM"}
+FUSED = {"elman": False, "gru": True, "lstm": True}  # train on torch's nn.GRU / nn.LSTM; the Elman network on ours
 print(
     f"recipe: hidden size {HIDDEN}, Adam (lr {LR:g}), {STEPS} steps of {BATCH} sequences, gradients clipped "
     f"to norm {CLIP:g}, accuracy on {N_TEST} fresh sequences; T in {T_VALUES}; seeds {SEEDS}"
@@ -297,7 +307,7 @@ def train_memory(kind, T, forget_bias=None, seed=0):
     torch.manual_seed(seed)
     X, y = memory.first_symbol_task(STEPS * BATCH, T, seed=1000 * seed + T, device=device)
     X_test, y_test = memory.first_symbol_task(N_TEST, T, seed=10_000 + T, device=device)
-    model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4).to(device)
+    model = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4, fused=FUSED[kind]).to(device)
     if forget_bias is not None:
         memory.set_forget_bias(model.rnn, forget_bias)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
@@ -384,6 +394,34 @@ viz.show(
     "run as a small hollow marker beside its mean: "
     + "; ".join(f"T = {T}: " + ", ".join(f"{KINDS[k]} {stats[k, T][0]:.2f}" for k in KINDS) for T in T_VALUES)
 )
+
+# %% [markdown]
+# **The same networks as sections 1 and 2.** The GRUs and LSTMs above are torch's modules. With the same seed
+# they start from exactly the weights our cells would (torch's initialisation, drawn in the same order; checked
+# below for the first seed), and
+# `model.unfused()` copies a trained one into our `GRU` / `LSTM` layer (section 5 reads its gates that way).
+# The cell below prints the largest difference of the initial weights, and of the logits of each trained network
+# (the first seed's, at every $T$) and of its copy in our cells on the `N_TEST` test sequences:
+
+# %%
+init_diff, logit_diff = 0.0, 0.0
+for kind in [k for k in KINDS if FUSED[k]]:
+    torch.manual_seed(SEEDS[0])
+    ours = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4)
+    torch.manual_seed(SEEDS[0])
+    fused_copy = SequenceClassifier(kind, n_symbols=8, hidden_size=HIDDEN, n_classes=4, fused=True).unfused()
+    init_diff = max(
+        [init_diff] + [(a - b).abs().max().item() for a, b in zip(ours.parameters(), fused_copy.parameters())]
+    )
+    for T in T_VALUES:
+        X_test, _ = memory.first_symbol_task(N_TEST, T, seed=10_000 + T, device=device)
+        with torch.no_grad():
+            logit_diff = max(
+                logit_diff, (trained[kind, T](X_test) - trained[kind, T].unfused()(X_test)).abs().max().item()
+            )
+print(f"initial weights, torch's module vs our cells, same seed: max |difference| {init_diff:.1e}")
+print(f"trained networks, torch's module vs its copy in our cells: max |logit difference| {logit_diff:.1e}")
+assert init_diff == 0.0 and logit_diff < 1e-4
 
 # %% [markdown]
 # What the table says, computed (a difference between two networks counts here only when their
@@ -564,10 +602,10 @@ print(
 # picture (it is not bounded by 1).
 
 # %%
-gate_models = {
-    f"GRU (T = {T_FB})": trained["gru", T_FB],
-    f"LSTM, b_f = 2 (T = {T_FB})": trained["lstm_fb", 2.0],
-    f"LSTM, torch's init (T = {T_FB})": trained["lstm", T_FB],
+gate_models = {  # unfused(): the trained networks copied into our cells, whose gates gate_trace reads
+    f"GRU (T = {T_FB})": trained["gru", T_FB].unfused(),
+    f"LSTM, b_f = 2 (T = {T_FB})": trained["lstm_fb", 2.0].unfused(),
+    f"LSTM, torch's init (T = {T_FB})": trained["lstm", T_FB].unfused(),
 }
 example = " ".join(map(str, memory.first_symbol_task(1, T_FB, seed=3)[0][0].tolist()))
 GATE_NAMES = {
@@ -613,7 +651,7 @@ def show_gates(model_name, sequence):
     fig.suptitle(f"{model_name}: answer {probs.argmax().item()} (p = {probs.max():.2f}); first symbol {seq[0]}")
     viz.show(
         f"Heatmaps of every gate and state of the {model_name} (rows: hidden units, columns: the {len(seq)} steps), "
-        f"each with its colour bar (gates 0 to 1 in viridis; candidate, c and h in red and blue, white at 0); the network answers {probs.argmax().item()} (p = {probs.max():.2f}) for first "
+        f"each with its colour bar (gates 0 to 1 in viridis; {', '.join(g for g in names if g not in 'ifozr')} in red and blue, white at 0); the network answers {probs.argmax().item()} (p = {probs.max():.2f}) for first "
         f"symbol {seq[0]}"
     )
 
@@ -633,8 +671,8 @@ explorer = viz.interactive(
 # %%
 print(f"sigma(2) = {torch.sigmoid(torch.tensor(2.0)).item():.3f}")
 x = F.one_hot(torch.tensor([[int(s) for s in example.split()]], device=device).T, 8).float()
-f_mean = memory.gate_trace(trained["lstm_fb", 2.0].rnn, x)["f"][1:, 0].mean(0)
-z_mean = memory.gate_trace(trained["gru", T_FB].rnn, x)["z"][1:, 0].mean(0)
+f_mean = memory.gate_trace(gate_models[f"LSTM, b_f = 2 (T = {T_FB})"].rnn, x)["f"][1:, 0].mean(0)
+z_mean = memory.gate_trace(gate_models[f"GRU (T = {T_FB})"].rnn, x)["z"][1:, 0].mean(0)
 print("LSTM (b_f = 2), mean f_t per unit:", np.round(f_mean.cpu().numpy(), 2))
 print("GRU, mean z_t per unit:           ", np.round(z_mean.cpu().numpy(), 2))
 print(f"largest, in these two networks (seed {SEEDS[0]}): LSTM f {f_mean.max():.3f}, GRU z {z_mean.max():.3f}")
@@ -827,7 +865,7 @@ print(
         floatfmt="{:.3g}",
     )
 )
-# plain: vanished; residual: alive at T = 60 (margins checked over 40 seeds of torch.manual_seed above)
+# plain: vanished; residual: alive at T = 60 (this draw of the weights)
 assert res_rows[-1][1] < 1e-6 * res_rows[-1][3] and res_rows[-1][3] > 1
 assert res_rows[-1][4] > 10 * res_rows[-1][2]  # ... but the residual state grows with T
 
@@ -1067,8 +1105,9 @@ print(
 #
 # * Add seeds to `SEEDS` (five, say): which of the rankings printed in section 4 survive?
 # * Train for four times `STEPS`: how far does each network's frontier $T$ move?
-# * Give the GRU a "keep bias": set the z block of `b_xh` to 2 (torch's z is a keep gate) and
-#   repeat section 4 at $T = 30$.
+# * Give the GRU a "keep bias": set the z block of its input-side bias to 2 (torch's z is a keep gate;
+#   section 4 trains torch's `nn.GRU`, whose bias is `bias_ih_l0`, ours calls it `b_xh`) and repeat
+#   section 4 at $T = 30$.
 # * Type a sequence with a second signal symbol in the middle into the gate explorer: does the
 #   network overwrite its memory?
 # * Make the sliced loop faster without changing its results (hint: `x @ W_xh.T` once), then

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from course_lib import rnn
+from course_lib import memory, rnn
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 PAIRS = [(rnn.LSTM, nn.LSTM), (rnn.GRU, nn.GRU)]
@@ -112,3 +112,22 @@ def test_parameter_count_formulas(I, H, L):
         formula = blocks * (H * (I + H) + 2 * H) + (L - 1) * blocks * (H * (H + H) + 2 * H)
         assert sum(p.numel() for p in cls(I, H, num_layers=L).parameters()) == formula
         assert sum(p.numel() for p in torch_cls(I, H, num_layers=L).parameters()) == formula
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_gate_trace_of_an_unfused_copy_reads_the_fused_modules_own_states(kind):
+    """Lesson 04 trains torch's nn.GRU/nn.LSTM (fused=True) and draws the gates of its unfused() copy: the copy's
+    traced h_t (and the LSTM's last c_t) are torch's own, forget-gate bias set on the fused module included."""
+    torch.manual_seed(2)
+    fused = rnn.SequenceClassifier(kind, n_symbols=8, hidden_size=6, n_classes=4, fused=True)
+    if kind == "lstm":
+        memory.set_forget_bias(fused.rnn, 2.0)
+    tokens, _ = memory.first_symbol_task(5, 15, seed=0)
+    x = nn.functional.one_hot(tokens.T, 8).float()
+    with torch.no_grad():
+        output, state = fused.rnn(x)  # the oracle: torch's module
+    trace = memory.gate_trace(fused.unfused().rnn, x)
+    torch.testing.assert_close(trace["h"], output, **TOL)
+    if kind == "lstm":
+        torch.testing.assert_close(trace["c"][-1], state[1][0], **TOL)
+        assert trace["f"][0].mean() > 0.8  # sigma(2 + ...) at the first step: the bias reached the copy

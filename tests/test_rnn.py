@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from course_lib import rnn
+from course_lib import memory, rnn
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 
@@ -379,3 +379,94 @@ def test_language_model_never_looks_ahead():
 def test_language_model_bad_input_is_a_clear_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --- fused=True: torch's own modules, and unfused() back to ours (lesson 04 trains this way) ----------
+
+FUSED = [("elman", nn.RNN, rnn.ElmanRNN), ("gru", nn.GRU, rnn.GRU), ("lstm", nn.LSTM, rnn.LSTM)]
+
+
+def _padded_batch(n_symbols, gen):
+    tokens = torch.randint(0, n_symbols, (6, 11), generator=gen)
+    lengths = torch.tensor([11, 1, 5, 11, 7, 2])
+    return tokens, lengths
+
+
+@pytest.mark.parametrize("kind,torch_cls,ours_cls", FUSED, ids=[k for k, _, _ in FUSED])
+@pytest.mark.parametrize("layers", [1, 2])
+def test_fused_classifier_is_torchs_module_and_unfused_computes_the_same(kind, torch_cls, ours_cls, layers):
+    """fused=True builds torch's module (ReLU for Elman, as ours); unfused() is our layer with its weights.
+    Oracle: torch's module itself, run by hand on the one-hot input, for logits and for dL/dx."""
+    torch.manual_seed(3)
+    fused = rnn.SequenceClassifier(kind, n_symbols=7, hidden_size=9, n_classes=3, fused=True, num_layers=layers)
+    assert type(fused.rnn) is torch_cls and fused.rnn.num_layers == layers
+    if kind == "elman":
+        assert fused.rnn.nonlinearity == "relu"
+    ours = fused.unfused()
+    assert type(ours.rnn) is ours_cls and type(fused.rnn) is torch_cls  # a copy: the fused model is unchanged
+    tokens, lengths = _padded_batch(7, torch.Generator().manual_seed(4))
+    x = nn.functional.one_hot(tokens.T, 7).float()
+    h = fused.rnn(x)[0]  # the oracle: torch's module, by hand
+    expected = fused.W_hy(h[lengths - 1, torch.arange(6)])
+    torch.testing.assert_close(ours(tokens, lengths), expected, **TOL)
+    torch.testing.assert_close(fused(tokens, lengths), expected, **TOL)
+    torch.testing.assert_close(ours.step_logits(tokens), fused.W_hy(h).transpose(0, 1), **TOL)
+    labels = torch.randint(0, 3, (6,), generator=torch.Generator().manual_seed(5))
+    torch.testing.assert_close(
+        memory.input_gradients(ours, tokens, labels), memory.input_gradients(fused, tokens, labels), **TOL
+    )
+
+
+def test_unfused_is_an_independent_copy_that_keeps_mode_and_config():
+    torch.manual_seed(0)
+    fused = rnn.SequenceClassifier("lstm", n_symbols=5, hidden_size=4, fused=True).eval()
+    ours = fused.unfused()
+    assert not ours.training and not ours.rnn.training
+    assert fused.config["fused"] is True and "fused" not in ours.config
+    with torch.no_grad():
+        ours.W_hy.weight.zero_()
+        ours.rnn.cells[0].W_hh.zero_()
+    assert fused.W_hy.weight.abs().sum() > 0 and fused.rnn.weight_hh_l0.abs().sum() > 0
+    # the copy is the network the name builds: its config rebuilds our LSTM
+    assert isinstance(rnn.SequenceClassifier(ours.config.pop("rnn"), **ours.config).rnn, rnn.LSTM)
+    with pytest.raises(TypeError, match="unfused"):
+        ours.unfused()
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_training_the_fused_module_trains_the_same_network_as_our_cells(kind):
+    """Same seed, same initial weights (torch's initialisation, drawn in the same order); then the same Adam
+    steps on each give the same weights, up to float32 rounding: the fused module is a faster way to train ours."""
+    torch.manual_seed(7)
+    cells = rnn.SequenceClassifier(kind, n_symbols=6, hidden_size=8, n_classes=3)
+    torch.manual_seed(7)
+    fused = rnn.SequenceClassifier(kind, n_symbols=6, hidden_size=8, n_classes=3, fused=True)
+    for a, b in zip(cells.parameters(), fused.unfused().parameters()):
+        assert torch.equal(a, b)
+    gen = torch.Generator().manual_seed(8)
+    batches = [
+        (torch.randint(0, 6, (16, 12), generator=gen), torch.randint(0, 3, (16,), generator=gen)) for _ in range(20)
+    ]
+    for model in (cells, fused):
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        for tokens, labels in batches:
+            loss = nn.functional.cross_entropy(model(tokens), labels)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    for a, b in zip(cells.parameters(), fused.unfused().parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_options_are_checked_and_a_fused_checkpoint_round_trips(tmp_path):
+    with pytest.raises(ValueError, match="with fused=True"):
+        rnn.SequenceClassifier("gated", n_symbols=5, hidden_size=4, fused=True)
+    with pytest.raises(ValueError, match="only when rnn is a name"):
+        rnn.SequenceClassifier(nn.LSTM(5, 4), n_symbols=5, fused=True)
+    torch.manual_seed(0)
+    model = rnn.SequenceClassifier("gru", n_symbols=5, hidden_size=4, fused=True)
+    rnn.save_classifier(tmp_path / "f.safetensors", model)
+    loaded, _ = rnn.load_classifier(tmp_path / "f.safetensors")
+    assert type(loaded.rnn) is nn.GRU
+    tokens = torch.randint(0, 5, (3, 6))
+    torch.testing.assert_close(loaded(tokens), model(tokens))
