@@ -81,7 +81,9 @@ def main():
     for key, table in tables.items():
         for i, r in enumerate(table or []):
             if i not in used[key]:
-                lines.append(f"UNMATCHED ROW in {key}: {r['student']!r} {r['file']!r} problems={r.get('problems', '')[:120]!r}")
+                lines.append(
+                    f"UNMATCHED ROW in {key}: {r['student']!r} {r['file']!r} problems={r.get('problems', '')[:120]!r}"
+                )
     # feedback: one file per row; no injected line
     for key, table in tables.items():
         fb = RES / f"fb{key}"
@@ -97,7 +99,8 @@ def main():
         for n in names:
             stem = n[:-3].split(".")[0].lower()
             if stem in {"con", "prn", "aux", "nul", "com0", "lpt0"} | {f"com{i}" for i in range(10)} | {
-                f"lpt{i}" for i in range(10)}:
+                f"lpt{i}" for i in range(10)
+            }:
                 lines.append(f"FEEDBACK NAME RESERVED ON WINDOWS {key}: {n}")
             if len(n.encode()) > 120 or not re.fullmatch(r"[A-Za-z0-9._-]+", n):
                 lines.append(f"FEEDBACK NAME ODD {key}: {n!r}")
