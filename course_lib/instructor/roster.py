@@ -101,7 +101,8 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
                 odd.append(path)  # graded only if it is all there is: read_regular then names what it is
                 warnings.append(f"{shown(path)}: {'a symbolic link; not followed' if kind == 'link' else kind}")
             elif kind == "link":
-                links.append(path)
+                if depth + 1 <= 2:  # where the notebook or its assignment folder belongs
+                    links.append(path)
                 warnings.append(f"{shown(path)}: a symbolic link; not followed")
             elif kind not in ("file", "folder"):
                 warnings.append(f"{shown(path)}: {kind}; skipped")
