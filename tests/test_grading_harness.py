@@ -549,8 +549,11 @@ def swapped(tmp_path_factory):
 def test_the_observers_methods_given_other_code_by_a_library_is_refused(swapped):
     status, message, refused = swapped["3.1"]
     assert status == submission.FAILED, (message, refused)
-    assert any("__code__ of _Observer.refuse" in r for r in refused), refused
-    assert any("__code__ of Observation.note" in r for r in refused), refused
+    # since session 18 the library's read of the observers' code is itself refused and stopped (reading course_lib's
+    # code at all while the student's code runs); before, the write that followed was refused
+    read = any(r.startswith("object.__getattr__ __code__") for r in refused)
+    assert read or any("__code__ of _Observer.refuse" in r for r in refused), refused
+    assert read or any("__code__ of Observation.note" in r for r in refused), refused
 
 
 def test_a_pickle_gadget_swapping_the_checks_observer_is_refused(swapped):

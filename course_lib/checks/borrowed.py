@@ -613,7 +613,10 @@ def barred_ops(rules: Rules) -> frozenset:
     return rules.kernels | frozenset(FORWARD_AD_OPS) | frozenset(gradients)
 
 
-_CLOCK: tuple = ()  # torch's C pieces the clock reads with, taken on its first read (before any student code)
+# torch's C pieces the clock reads with, taken on its first read (before any student code): a list filled in place
+# (guarded, and compared piece by piece by the grading harness), so the checks' fingerprint reads its assignment
+# whether it is filled yet or not
+_CLOCK: list = []
 
 
 def _graph_clock(torch) -> int:
@@ -621,12 +624,10 @@ def _graph_clock(torch) -> int:
     can set it back. Reading it makes one node (a multiplication with recording on), through torch's C objects as
     they were at the first read (guarded), with torch's function modes off: nothing the student's code replaced
     or pushed can answer for it. -1 when it cannot be read."""
-    global _CLOCK
     if not _CLOCK:
         C = torch._C
-        _CLOCK = (C._VariableFunctions.zeros, C.TensorBase.mul, C.TensorBase.grad_fn.__get__, C.is_grad_enabled,
-                  C._set_grad_enabled, C.DisableTorchFunction)  # fmt: skip
-        guard(sys.modules[__name__], "_CLOCK", f"{__name__}._CLOCK")
+        _CLOCK.extend((C._VariableFunctions.zeros, C.TensorBase.mul, C.TensorBase.grad_fn.__get__, C.is_grad_enabled,
+                       C._set_grad_enabled, C.DisableTorchFunction))  # fmt: skip
     zeros, mul, grad_fn, is_on, switch, no_function_modes = _CLOCK
     was = is_on()
     try:
@@ -1146,3 +1147,4 @@ for _name in (
 for _name in ("hook", "_called", "_c_called", "_type_kind", "torch_dispatch", "_entry"):
     guard(_Watcher, _name, f"{__name__}._Watcher.{_name}")
 guard(Rules, "of", f"{__name__}.Rules.of")
+guard(sys.modules[__name__], "_CLOCK", f"{__name__}._CLOCK")

@@ -1460,6 +1460,8 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     kept = tuple((k, v) for k, v in vars(observer).items() if k not in moving)
     label = exercise.id if exercise is not None else "loading"
     own = tuple((fn, _state(fn)) for fn in (_changed, _state, _plain_json, *borrowed._functions_of(_Observer)))
+    # the C pieces the checks' graph clock reads with (filled by the warm-up where a gradient is the exercise)
+    clock_list, clock = borrowed._CLOCK, tuple(borrowed._CLOCK)
     loaded_answers: list = []  # the answer cells' code objects and their ids once loaded (frozensets)
     fields = vars(observer)  # what the hooks run on, as it is now (the hooks are private copies, bound to it)
     audit, trace, profile, changed_now, stale = _private(fields)
@@ -1478,6 +1480,12 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
             or any(fields.get(k) is not v for k, v in kept)
         ):
             return "the grader's observer (its settings)"
+        if (
+            borrowed.__dict__.get("_CLOCK") is not clock_list
+            or len(clock_list) != len(clock)
+            or any(a is not b for a, b in zip(clock_list, clock))
+        ):
+            return "the checks' graph clock (its pieces)"
         for fn, parts in own:
             now = state(fn)
             if len(now) != len(parts) or any(a is not b for a, b in zip(now, parts)):
