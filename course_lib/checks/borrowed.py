@@ -276,6 +276,18 @@ def _locals(tree) -> set[str]:
     return names
 
 
+def _parse(source: str, tries: int = 3):
+    """``ast.parse``, again on CPython 3.11's spurious "AST constructor recursion depth mismatch" (gh-106905: the ast
+    module's depth count is shared, so a parse elsewhere, a traceback formatted on another thread, can upset it)."""
+    for attempt in range(tries):
+        try:
+            return ast.parse(source)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 def _source(fn) -> str | None:
     try:
         return textwrap.dedent(inspect.getsource(fn))
@@ -326,7 +338,7 @@ def uses_forbidden(fn, forbidden) -> str:
             if source is None:
                 continue
             try:
-                tree = ast.parse(source)
+                tree = _parse(source)
             except SyntaxError:
                 continue
             local = _locals(tree) - {f.__name__}
@@ -407,9 +419,7 @@ def notebook_uses_forbidden(sources: list[str], function: str, forbidden) -> str
     defs: dict[str, ast.AST] = {}
     for source in sources:
         try:
-            tree = ast.parse(
-                "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-            )
+            tree = _parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
         except SyntaxError:
             continue
         for node in tree.body:
