@@ -78,7 +78,8 @@ __all__ = [
 
 
 # torch's own modules for the same networks: the same equations and weights as ours (its tests and
-# from_torch check it), computed by compiled kernels with no Python loop over the steps, so much faster to train.
+# from_torch check it), computed in torch's C++ with no Python loop over the steps (on a CPU only the LSTM has a
+# fused kernel and trains several times faster; the GRU and RNN gain little: benchmarks/RESULTS.md).
 FUSED_TYPES = {"elman": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
 _FUSED_OPTIONS = {"elman": {"nonlinearity": "relu"}}  # our Elman network's ReLU (torch's default is tanh)
 _OURS = {nn.RNN: ElmanRNN, nn.GRU: GRU, nn.LSTM: LSTM}  # each fused module's twin among our layers
@@ -94,8 +95,9 @@ class SequenceClassifier(nn.Module):
     matters (padding + masking).
 
     ``fused=True`` (with a name from :data:`FUSED_TYPES`) builds torch's ``nn.RNN`` (ReLU), ``nn.GRU`` or
-    ``nn.LSTM`` instead of ours: the same network, trained several times faster; :meth:`unfused` copies
-    it into our layers afterwards, e.g. to read its gates with :func:`course_lib.memory.gate_trace`.
+    ``nn.LSTM`` instead of ours: the same network, trained faster (several times for the LSTM on a CPU);
+    :meth:`unfused` copies it into our layers afterwards, e.g. to read its gates with
+    :func:`course_lib.memory.gate_trace`.
     """
 
     def __init__(

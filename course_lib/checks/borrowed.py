@@ -279,13 +279,13 @@ def _locals(tree) -> set[str]:
 def _parse(source: str, tries: int = 3):
     """``ast.parse``, again on CPython 3.11's spurious "AST constructor recursion depth mismatch" (gh-106905: the ast
     module's depth count is shared, so a parse elsewhere, a traceback formatted on another thread, can upset it)."""
-    for attempt in range(tries):
+    for _ in range(tries - 1):
         try:
             return ast.parse(source)
         except SystemError as exc:
-            if "recursion depth mismatch" not in str(exc) or attempt == tries - 1:
+            if "recursion depth mismatch" not in str(exc):
                 raise
-    raise AssertionError("unreachable")
+    return ast.parse(source)
 
 
 def _source(fn) -> str | None:
@@ -510,7 +510,9 @@ _OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
 # step, _refs' softmax a softmax; torch.ao's float "quantizable" LSTMCell; the reference implementations torch's
 # own tests keep): what eager torch never runs, so a call there is a ready-made op by another route; refused where
 # a torch route is (fused kernels or autograd), whoever calls them. Paths inside torch's folder.
-_REIMPLEMENTED_DIRS = ("_decomp", "_refs", "_prims", "ao", os.path.join("testing", "_internal"))
+_REIMPLEMENTED_DIRS = tuple(
+    d + os.sep for d in ("_decomp", "_refs", "_prims", "ao", os.path.join("testing", "_internal"))
+)
 # torch's Python that builds what attention's fused kernel takes or computes (torch.nn.attention: CausalBias and
 # causal_lower_right materialise a causal mask, flex_attention's create_mask any mask): refused wherever that
 # kernel is, whoever calls it; with the transformer's named mask helper (FORBIDDEN_MASKING of lesson 06)
@@ -996,7 +998,7 @@ def _classify(code) -> str:
                 kind = "autograd"
             elif rest[0] in _OPAQUE_DIRS:
                 kind = "opaque"
-            elif any(rest[: len(d.split(os.sep))] == d.split(os.sep) for d in _REIMPLEMENTED_DIRS):
+            elif path[len(torch_dir) + 1 :].startswith(_REIMPLEMENTED_DIRS):
                 kind = "reimplemented"
             elif path[len(torch_dir) + 1 :].startswith(ATTENTION_PYTHON):
                 kind = "attention"

@@ -442,7 +442,7 @@ class _Observer:
         self.autograd_dirs = frozenset(borrowed._AUTOGRAD_DIRS)
         self.autograd_spared = frozenset(borrowed._AUTOGRAD_SPARED)
         self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
-        self.reimplemented_dirs = tuple(d + os.sep for d in borrowed._REIMPLEMENTED_DIRS)
+        self.reimplemented_dirs = borrowed._REIMPLEMENTED_DIRS
         self.attention_python = borrowed.ATTENTION_PYTHON if "scaled_dot_product_attention" in rules.kernels else ""
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
@@ -1637,12 +1637,13 @@ ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations 
 
 
 def _bar_ops(ops, say) -> None:
-    """In this child, each aten op in ``ops`` (the exercise's fused kernels; forward-mode autograd where a gradient is
-    the exercise) computes nothing: at every dispatch key where it has a kernel, the dispatcher runs a refusal
-    instead, however the op is reached (a torch name, torch.ops, a dispatcher handle, or C code calling C code,
-    which no profile hook sees). Nothing in this process needs them: the grader computes what it compares in its
-    own. Nothing can take the refusal back: the registration is held only by the refusals themselves, which only
-    the dispatcher holds (no Python object the student's code can reach refers to either)."""
+    """In this child, each aten op in ``ops`` (:func:`~course_lib.checks.borrowed.barred_ops`: the exercise's fused
+    kernels; where a gradient is the exercise, every gradient kernel and forward-mode autograd) computes nothing: at
+    every dispatch key of a device torch runs on where it has a kernel, the dispatcher runs a refusal instead,
+    however the op is reached (a torch name, torch.ops, a dispatcher handle, or C code calling C code, which no
+    profile hook sees). Nothing in this process needs them: the grader computes what it compares in its own.
+    Nothing can take the refusal back: the registration is held only by the refusals themselves, which only the
+    dispatcher holds (no Python object the student's code can reach refers to either)."""
     import re
     import warnings
 
