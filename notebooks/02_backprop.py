@@ -234,8 +234,9 @@ assert torch.equal(torch.nonzero(dE.abs().sum(1)).flatten(), torch.tensor(rows_u
 assert torch.allclose(dE[1], upstream["e"][ids == 1].sum(0))
 wrong = torch.zeros(V, d)
 wrong[ids.flatten()] += upstream["e"].reshape(-1, d)
+print("word 1's three de         =", upstream["e"][ids == 1].numpy().tolist())
 print("dE[ids] += de gives     =", wrong[1].numpy(), " (only one of the three)")
-assert not torch.allclose(wrong[1], dE[1])
+assert not torch.allclose(wrong[1], dE[1]) and any(torch.equal(wrong[1], de) for de in upstream["e"][ids == 1])
 # one_hot @ E is the row lookup, and one_hot^T @ de is the accumulated gradient
 X = bp.one_hot(ids.reshape(-1), V, dtype=E.dtype)  # (4, V): one row per lookup
 print("one_hot(ids) =\n", X.numpy())
@@ -392,7 +393,8 @@ print(
 # learning rate that decays along a cosine; still no autograd) for longer and saves the
 # parameters with the best validation perplexity with `course_lib.checkpoint` (float16
 # safetensors, with the config and the vocabulary). We load it and compute its test perplexity
-# here, on the same test 4-grams as lesson 01's models.
+# here, on the same test 4-grams as lesson 01's models. (A perplexity is $e$ to the mean loss in nats,
+# the same number as the Penn lecture's $2^J$ with the loss $J$ in bits.)
 #
 # ### Lesson 01's table, with the neural model and the mixture
 #
@@ -421,23 +423,23 @@ trained, ckpt = checkpoint.load(
     kind="fflm",
     vocab=kn4.vocab,
 )
-print("loaded", ckpt.path.name, trained, "\nrecorded by scripts/train_fflm.py:", ckpt.info)
+print("loaded", ckpt.path.name, trained, "\nrecorded in the checkpoint:", ckpt.info)
 ckpt_val = trained.perplexity(windows["val"][:20_000])
 print(
-    f"validation perplexity on the first 20,000 validation windows: this checkpoint {ckpt_val:.0f}, "
-    f"the {train_seconds:.0f} s run above {live_val:.0f}"
+    f"validation perplexity on the first 20,000 of the {len(windows['val']):,} validation windows (the recorded "
+    f"val_perplexity is over all of them): this checkpoint {ckpt_val:.0f}, the {train_seconds:.0f} s run above {live_val:.0f}"
 )
 assert ckpt_val < live_val
 p_ff_test = trained.log_probs(windows["test"], progress=lambda it: tqdm(it, desc="FF LM on the test set")).exp()
 ff_test = math.exp(-float(p_ff_test.log().double().mean()))
 
-test_ppl = {
-    n: kn4.perplexity(corpus.test)
-    if n == 4
-    else NGramLM(n, "kneser-ney", unk_cutoff=2).fit(corpus.train).perplexity(corpus.test)
+val_part = corpus.val[:1000]  # the first 1,000 validation sentences, to keep this cell fast
+kn = {
+    n: kn4 if n == 4 else NGramLM(n, "kneser-ney", unk_cutoff=2).fit(corpus.train)
     for n in tqdm([1, 2, 3, 4], desc="Kneser-Ney")
 }
-val_part = corpus.val[:1000]  # the first 1,000 validation sentences, to keep this cell fast
+test_ppl = {n: lm.perplexity(corpus.test) for n, lm in kn.items()}
+val_ppl = {n: lm.perplexity(val_part) for n, lm in kn.items()}  # to pick the best order, as the paper did: never test
 p_ff_val = trained.log_probs(bp.ngram_windows(val_part, vocab, order=4)).exp()
 weight = fflm.tune_mixture_weight(p_ff_val, kn4.probs(val_part))
 p_kn_test = kn4.probs(corpus.test)
@@ -451,10 +453,10 @@ assert math.isclose(math.exp(-np.mean(np.log(p_kn_test))), test_ppl[4], rel_tol=
 assert math.isclose(ff_test, ckpt.info["test_perplexity"], rel_tol=1e-4)  # what train_fflm.py recorded
 
 # %% [markdown]
-# What this run shows, next to the paper (each sentence below is printed from the numbers):
+# What this run shows (each sentence below is printed from the numbers):
 
 # %%
-best_n = min(test_ppl, key=test_ppl.get)
+best_n = min(val_ppl, key=val_ppl.get)  # the order best on validation data
 best_kn = test_ppl[best_n]
 n_params = sum(p.numel() for p in trained.params.values())
 n_grams = {j: kn4.distinct_ngrams(j) for j in [1, 2, 3, 4]}
@@ -468,16 +470,16 @@ def compare(a, b):
 print(
     f"* Alone, the network's test perplexity is {ff_test:.1f}: {compare(ff_test, test_ppl[1])} than the unigram's "
     f"{test_ppl[1]:.1f}, {compare(ff_test, test_ppl[2])} than the Kneser-Ney bigram's {test_ppl[2]:.1f}, and "
-    f"{compare(ff_test, best_kn)} than the best Kneser-Ney model's ({best_n}-gram) {best_kn:.1f}."
+    f"{compare(ff_test, best_kn)} than the Kneser-Ney model best on validation data ({best_n}-gram): {best_kn:.1f}."
 )
 print(
     f"* Mixed with the Kneser-Ney 4-gram (lambda = {weight:.2f}), it reaches {mix_test:.1f}: "
-    f"{compare(mix_test, best_kn)} than the best Kneser-Ney model and {compare(mix_test, ff_test)} than the network alone."
+    f"{compare(mix_test, best_kn)} than that Kneser-Ney model and {compare(mix_test, ff_test)} than the network alone."
 )
 print(
     f"* Size: the network has {n_params:,} parameters; the Kneser-Ney 4-gram stores {stored:,} distinct n-grams "
-    f"of orders 1 to 4 ({n_grams[4]:,} of them 4-grams), each with its count: the network is "
-    f"{'smaller' if n_params < stored else 'larger'} by a factor {max(n_params, stored) / min(n_params, stored):.1f}."
+    f"of orders 1 to 4 ({n_grams[4]:,} of them 4-grams), each with its count: counting a parameter against a stored "
+    f"n-gram, the network is {'smaller' if n_params < stored else 'larger'} by a factor {max(n_params, stored) / min(n_params, stored):.1f}."
 )
 below_both = mix_test < min(ff_test, test_ppl[4])
 print(
@@ -499,7 +501,7 @@ print(f"* The checkpoint: d = {trained.d}, H = {trained.hidden}, one seed; {ckpt
 # per word, ours the $H$ and $d$ printed above. The design differs in two ways: most of their
 # networks also had direct connections from the word features to the output layer, which ours
 # lacks (a network with no hidden units predicts through those connections alone), and their
-# networks read 2 or 4 previous words (orders $n$ = 3 and 5 in their Table 1), ours 3. Why
+# Brown networks read 2 or 4 previous words (orders $n$ = 3 and 5 in their Table 1; the AP News one read 5), ours 3. Why
 # mixing can help: Bengio et al. only say that the two make their errors in different places; a
 # plausible reading (ours, not measured here) is that the network generalises between similar
 # words through its embeddings while the n-gram model remembers exact phrases. The printout says
@@ -523,7 +525,7 @@ unseen = torch.tensor([kn4.count(tuple(kn4.vocab[i] for i in row)) == 0 for row 
 ff_logp = trained.log_probs(test_w[unseen])
 print(
     f"{float(unseen.float().mean()):.1%} of the first {len(test_w):,} test 4-grams never occur in training (MLE gives "
-    f"them probability 0); the network gives each a probability > 0 (smallest {float(ff_logp.exp().min()):.1e})"
+    f"them probability 0, or none at all where the 3-word context is unseen too); the network gives each a probability > 0 (smallest {float(ff_logp.exp().min()):.1e})"
 )
 assert bool(torch.isfinite(ff_logp).all())
 d_w, h_w = trained.d, trained.hidden
@@ -558,7 +560,7 @@ print(
 #   seeds before you conclude)?
 # * Train with plain SGD instead of Adam (after exercise 2.3, where you write that update yourself).
 #   What learning rate works, and how far does the loss get in the same number of steps?
-# * From the course folder, run `python scripts/train_fflm.py --minutes 60 --out notebooks/my_fflm.safetensors`
+# * In a clone of the course (or on Binder), from its folder, run `python scripts/train_fflm.py --minutes 60 --out notebooks/my_fflm.safetensors`
 #   (or with a larger `--hidden`; without `--out` the script stops rather than overwrite the course's
 #   checkpoint), load it above with `"my_fflm.safetensors"` in place of `checkpoint.weights_path("fflm_sotu")`
 #   and put the new model in the table. Does it overtake the Kneser-Ney 4-gram alone? How does the
