@@ -299,7 +299,9 @@ def accuracy_over_epochs(model, optimizer, batches, test_sets, epochs, train_epo
 def test_a_copy_of_the_reference_under_another_file_name_is_refused(copied):
     status, message, refused = copied["3.1"]
     assert status == submission.FAILED
-    assert any("a copy of" in r and "is_balanced" in r for r in refused), refused
+    # 3.1 is a build exercise: since the text is compiled during the call, the compile itself is refused (see
+    # MADE_FROM_TEXT_31 below), before the copy would run; the copy is refused as such where it gets that far
+    assert any(("a copy of" in r and "is_balanced" in r) or r.startswith("compile ") for r in refused), refused
 
 
 def test_the_course_files_cannot_be_read_by_the_answers(copied):
@@ -1323,7 +1325,9 @@ def masked_attention(scores, values, lengths):
 def test_code_made_at_run_time_under_a_course_file_name_is_the_students(tmp_path):
     status, message, refused = run_harness("06", RUN_TIME_CODE_UNDER_COURSE_NAME, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
-    assert any("made at run time under course_lib's name" in r for r in refused), refused
+    # 6.3 is a build exercise: the compile under course_lib's file name is refused as it happens (MADE_FROM_TEXT_31),
+    # before the code it makes could run
+    assert any(r.startswith("compile ") or "made at run time under course_lib's name" in r for r in refused), refused
 
 
 # the check's own frame calls into its reference, through C callables an object the answer returned carries (no
