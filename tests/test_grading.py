@@ -507,6 +507,8 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
     (tmp_path / "erin" / "ps1").mkdir(parents=True)  # nbgrader's layout, the assignment folder a link
     (tmp_path / "erin" / "ps1" / "ps1").symlink_to(tmp_path / "alice" / "ps1")
     (tmp_path / "frank").mkdir()  # nothing handed in: no row
+    (tmp_path / "gina" / "ps1").mkdir(parents=True)  # her notebook has no name before .ipynb: the folder names her
+    (tmp_path / "gina" / "ps1" / ".ipynb").write_text("{}")
     (tmp_path / ".ipynb").write_text("{}")  # a notebook with no name: a row that says so
     entries, warnings = grading.collect([tmp_path])
     assert sorted((e.student, e.path.name, e.problem[:60]) for e in entries) == [
@@ -516,6 +518,7 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
         ("carol", "carol.ipynb", ""),
         ("dave", "dave", "not graded: the notebook ps1/deep/x/01_ngrams.ipynb is too d"),
         ("erin", "erin", "not graded: ps1/ps1 is a symbolic link (links are not follow"),
+        ("gina", ".ipynb", ""),
     ]
     assert any("too deep" in w for w in warnings) and any("frank: no notebook" in w for w in warnings)
 

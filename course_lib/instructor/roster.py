@@ -83,6 +83,12 @@ def _kind(path: Path) -> str:
     return "a special file (FIFO, socket or device)"
 
 
+def _notebook_named(path: Path) -> bool:
+    """Named like a notebook: ``NAME.ipynb``, or only ``.ipynb`` (which pathlib gives no suffix at all). In a
+    student's folder the folder names the student, so a notebook with no name before ``.ipynb`` is graded too."""
+    return path.name.endswith(".ipynb")
+
+
 def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
     """One nbgrader student folder: its one notebook (at most two levels down), and a warning for every link,
     special file, extra notebook or notebook too deep in it. Links are never followed. A folder with
@@ -97,7 +103,7 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
             kind = _kind(path)
             if name == ".ipynb_checkpoints" or ".ipynb_checkpoints" in path.parts:
                 continue
-            if kind not in ("file", "folder") and path.suffix == ".ipynb" and depth + 1 <= 2:
+            if kind not in ("file", "folder") and _notebook_named(path) and depth + 1 <= 2:
                 odd.append(path)  # graded only if it is all there is: read_regular then names what it is
                 warnings.append(f"{shown(path)}: {'a symbolic link; not followed' if kind == 'link' else kind}")
             elif kind == "link":
@@ -106,13 +112,13 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
                 warnings.append(f"{shown(path)}: a symbolic link; not followed")
             elif kind not in ("file", "folder"):
                 warnings.append(f"{shown(path)}: {kind}; skipped")
-            elif kind == "file" and path.suffix == ".ipynb":
+            elif kind == "file" and _notebook_named(path):
                 if depth + 1 <= 2:
                     found.append(path)
                 else:
                     deep.append(path)
                     warnings.append(f"{shown(path)}: too deep to be a submission; skipped")
-            elif kind == "folder" and path.suffix == ".ipynb":
+            elif kind == "folder" and _notebook_named(path):
                 warnings.append(f"{shown(path)}: a folder named like a notebook; skipped")
     student = shown(folder.name)
     if len(found) == 1:
