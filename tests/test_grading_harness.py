@@ -2002,3 +2002,41 @@ def test_a_forbidden_class_s_module_functions_and_own_methods_are_refused_withou
     assert status == submission.FAILED, (message, refused)
     assert any("_single_tensor_sgd" in r for r in refused), refused  # a function of torch/optim/sgd.py
     assert any("SGD.step" in r for r in refused), refused  # a method of the class itself
+
+
+# --------------------------------------------------------------------------- work done after the function returned
+# The answer returns zeros and keeps an object whose finalizer, all C (deque over starmap over map), computes the
+# answer with torch's own Python (its decomposition of the masked softmax the attention kernels use) and copies it
+# into the returned tensors. It runs when the answer's frame is cleared: from the check's frame, after the student's
+# function returned, with no frame of the student's on the stack (the tenth hostile class's finalizer breaks).
+AFTER_RETURN_63 = """import collections
+import itertools
+import weakref
+
+import torch
+import torch._decomp.decompositions as decompositions
+
+
+class Keeper:
+    pass
+
+
+def masked_attention(scores, values, lengths):
+    T = scores.shape[1]
+    position = torch.arange(T)
+    causal = position[None, :] <= position[:, None]
+    allowed = causal[None] & (position[None, :] < lengths[:, None])[:, None, :]
+    masked = scores.masked_fill(~allowed, float("-inf"))
+    weights, output = torch.zeros_like(scores), values.new_zeros(values.shape[0], T, values.shape[-1])
+    keeper = Keeper()
+    softmax = decompositions.safe_softmax
+    for out, work in ((weights, map(softmax, [masked], [-1])), (output, map(torch.bmm, map(softmax, [masked], [-1]), [values]))):
+        weakref.finalize(keeper, collections.deque, itertools.starmap(torch.Tensor.copy_, zip([out], work)), 0)
+    return output, weights
+"""
+
+
+def test_torchs_refused_python_run_by_a_finalizer_after_the_function_returned_is_refused(tmp_path):
+    status, message, refused = run_harness("06", {"6.3": AFTER_RETURN_63}, tmp_path)["6.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("safe_softmax" in r for r in refused), refused
