@@ -2040,3 +2040,28 @@ def test_torchs_refused_python_run_by_a_finalizer_after_the_function_returned_is
     status, message, refused = run_harness("06", {"6.3": AFTER_RETURN_63}, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
     assert any("safe_softmax" in r for r in refused), refused
+
+
+# the kernel behind SGD(fused=True), called by the answer without the class (the tenth hostile class's zq021z)
+FUSED_SGD = """
+import torch
+
+
+def train_sgd(params, batches, lr, loss_and_grads):
+    params = {k: v.clone() for k, v in params.items()}
+    keys = list(params)
+    losses = []
+    for contexts, targets in batches:
+        loss, grads = loss_and_grads(params, contexts, targets)
+        tensors = [params[k] for k in keys]
+        torch._fused_sgd_(tensors, [grads[k] for k in keys], [], weight_decay=0.0, momentum=0.0, lr=lr, dampening=0.0,
+                          nesterov=False, maximize=False, is_first_step=True)
+        losses.append(float(loss))
+    return losses, params
+"""
+
+
+def test_the_fused_kernel_of_a_forbidden_optimizer_is_refused(tmp_path):
+    status, message, refused = run_harness("02", {"2.3": FUSED_SGD}, tmp_path)["2.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("_fused_sgd" in r for r in refused), refused

@@ -577,6 +577,7 @@ KERNELS = {
     "torch.nn.TransformerEncoder": _TRANSFORMER,
     "torch.nn.TransformerDecoder": _TRANSFORMER,
     "torch.nn.Transformer": _TRANSFORMER,
+    "torch.optim.SGD": ("_fused_sgd", "_fused_sgd_"),  # SGD(fused=True)'s kernel: the whole step in one op
 }
 
 # what would switch the observer off: the hooks themselves, and torch's switches for its function and dispatch
