@@ -448,6 +448,7 @@ rows.append(["feedforward LM (3 words)", "", "", "", ff_test])
 rows.append([f"mixture {weight:.2f} FF + {1 - weight:.2f} KN", "", "", "", mix_test])
 print(viz.table(rows, header=["test perplexity", "1-gram", "2-gram", "3-gram", "4-gram"]))
 assert math.isclose(math.exp(-np.mean(np.log(p_kn_test))), test_ppl[4], rel_tol=1e-9)  # the same 4-grams
+assert math.isclose(ff_test, ckpt.info["test_perplexity"], rel_tol=1e-4)  # what train_fflm.py recorded
 
 # %% [markdown]
 # What this run shows, next to the paper (each sentence below is printed from the numbers):

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from course_lib import backprop as bp
 from course_lib import checkpoint, fflm
-from course_lib.corpora import load_sotu
 from course_lib.ngram import NGramLM
 
 D64 = torch.float64
@@ -531,13 +530,9 @@ def test_checkpoint_is_small_and_loads_without_pickle():
     assert all(p.dtype == torch.float32 for p in model.params.values())  # stored float16, computed float32
 
 
-def test_checkpoint_reproduces_its_recorded_test_perplexity():
-    torch.set_num_threads(1)
-    corpus = load_sotu()
-    itos = NGramLM(4, smoothing="kneser-ney", unk_cutoff=2).fit(corpus.train).vocab  # lesson 01's vocabulary
-    model, ckpt = load_shipped(vocab=itos)  # also checks that the vocabulary is lesson 01's
-    windows = bp.ngram_windows(corpus.test, {w: i for i, w in enumerate(itos)}, order=4)
-    assert math.isclose(model.perplexity(windows), ckpt.info["test_perplexity"], rel_tol=1e-4)
+# The shipped checkpoint's test perplexity over the whole test set (215,755 windows, about a minute of CPU) is
+# recomputed by lesson 02 itself, which asserts it equals the value scripts/train_fflm.py recorded (rel. 1e-4): the
+# lesson is executed in every run (tests/test_headless.py, and nbval in make test-more), so that is not done twice.
 
 
 def test_checkpoint_of_another_kind_or_size_is_refused(tmp_path):

@@ -1108,3 +1108,84 @@ class LSTMCell(nn.Module):
 """
     r = checks.exercises("04")["4.1"].check(_from_source(source, "LSTMCell"), quiet=True)
     assert r.status == FAILED and "may not call `torch.ao." in r.message, r
+
+
+# ---------------------------------------------------------------- a forbidden class's functional forms (issue 33)
+
+
+def _forbidden_library_classes():
+    """(exercise, forbidden class) for every class outside course_lib that an exercise of any lesson forbids."""
+    import inspect
+
+    from course_lib.checks.borrowed import resolve
+
+    found = []
+    for lesson in ("01", "02", "03", "04", "05", "06", "07"):
+        for exercise in checks.exercises(lesson).values():
+            for name in exercise.forbidden:
+                if not name.startswith("course_lib.") and inspect.isclass(resolve(name)[2]):
+                    found.append((exercise, resolve(name)[2]))
+    return found
+
+
+def test_every_forbidden_class_has_its_module_s_functions_and_its_own_methods_refused():
+    """torch.optim.SGD forbidden: torch/optim/sgd.py's sgd, _single_tensor_sgd... (what SGD calls to do its work,
+    callable without it) are refused too, by the observer both the checks and the grader use, as are the methods
+    the class itself defines. Oracle: inspect.getmembers of the class's defining module (the functions written in
+    its file, a decorated one by the function it wraps) and of the class's own namespace."""
+    import inspect
+    import sys
+
+    from course_lib.checks.borrowed import Observation, _Watcher
+
+    pairs = _forbidden_library_classes()
+    names = {f"{c.__module__}.{c.__qualname__}" for _, c in pairs}
+    assert {
+        "torch.optim.sgd.SGD",
+        "torch.nn.modules.rnn.LSTM",
+        "torch.nn.modules.activation.MultiheadAttention",
+    } <= names
+    for exercise, cls in pairs:
+        refused = _Watcher(exercise.rules, Observation(), set()).kernel_codes
+        module = sys.modules[cls.__module__]
+        written_there = [
+            inspect.unwrap(f).__code__
+            for _, f in inspect.getmembers(module, inspect.isfunction)
+            if inspect.unwrap(f).__code__.co_filename == module.__file__
+        ]
+        own = [
+            inspect.unwrap(f).__code__
+            for name, f in inspect.getmembers(cls, inspect.isfunction)
+            if name in vars(cls) and inspect.unwrap(f).__code__.co_filename == module.__file__
+        ]
+        assert written_there or own, cls
+        for code in written_there + own:
+            assert code in refused, (exercise.id, cls, code.co_qualname)
+
+
+def test_what_an_honest_answer_uses_beside_a_forbidden_class_stays_allowed():
+    """The class's bases, the module's other classes and torch's functions are not the forbidden class's: nn.Module's
+    methods where only nn.LSTM is forbidden, nn.Tanh and nn.Linear beside nn.MultiheadAttention, optimizer.py's
+    Optimizer where SGD is, and no builtin (torch.tanh, matmul) is a code object at all."""
+    import importlib
+
+    import torch
+    from torch import nn
+
+    from course_lib.checks.borrowed import Observation, _Watcher
+
+    def refused(lesson, exercise):
+        return _Watcher(checks.exercises(lesson)[exercise].rules, Observation(), set()).kernel_codes
+
+    sgd = refused("02", "2.3")
+    assert importlib.import_module("torch.optim.sgd")._single_tensor_sgd.__code__ in sgd
+    assert not {torch.optim.Optimizer.zero_grad.__code__, nn.Module.__call__.__code__} & sgd
+    pairs = dict(_forbidden_library_classes())
+    lesson_of = {e: e.id.split(".")[0].zfill(2) for e in pairs}
+    for exercise in pairs:
+        codes = refused(lesson_of[exercise], exercise.id)
+        allowed = [nn.Tanh.forward, nn.Linear.forward, nn.Parameter.__new__, nn.Embedding.forward]
+        if "torch.nn.Module" not in exercise.forbidden:
+            allowed += [nn.Module.__call__, nn.Module.__init__, nn.Module.parameters, nn.Module.__setattr__]
+        for fn in allowed:
+            assert fn.__code__ not in codes, (exercise.id, fn.__qualname__)

@@ -601,6 +601,7 @@ class Rules:
     autograd: bool = False  # torch's autograd engine and function transforms
     kernels: frozenset = frozenset()  # torch function names (aten op names) of fused kernels
     allowed: tuple[str, ...] = ()  # dotted course_lib names a student may call in this exercise
+    library: tuple[str, ...] = ()  # the forbidden names outside course_lib: a class among them has its code refused
 
     @classmethod
     def of(cls, forbidden, allowed=()) -> Rules:
@@ -609,7 +610,38 @@ class Rules:
         or function forbidden refuses its kernels."""
         forbidden = tuple(forbidden)
         kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
-        return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed))
+        library = tuple(n for n in forbidden if not n.startswith("course_lib."))
+        return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed), library)
+
+
+def class_code(name: str) -> set:
+    """The code of a forbidden library class (``torch.optim.SGD``, ``torch.nn.LSTM``): the methods the class itself
+    defines, and the functions its defining module defines (torch/optim/sgd.py's ``sgd``, ``_single_tensor_sgd``...:
+    what the class calls to do its work, and what a student can call without the class). Inherited methods
+    (``nn.Module``'s, for ``nn.LSTM``) are another class's and stay allowed, and so are the module's other classes
+    (``nn.Tanh`` beside ``nn.MultiheadAttention``). A decorated function counts by the code it wraps (a wrapper
+    written elsewhere, optimizer.py's for every optimizer, is not this class's). Empty for anything that is not a
+    class outside course_lib (course_lib is refused whole in a build exercise)."""
+    if name.startswith("course_lib."):
+        return set()
+    try:
+        obj = resolve(name)[2]
+    except ValueError:
+        return set()
+    if not inspect.isclass(obj):
+        return set()
+    module = sys.modules.get(obj.__module__)
+    home = getattr(module, "__file__", None)
+    functions = list(_functions_of(obj))
+    if home:
+        functions += [f for f in vars(module).values() if inspect.isfunction(f) and f.__module__ == module.__name__]
+    found = set()
+    for f in functions:
+        while inspect.isfunction(f):  # the wrapped function and each wrapper, kept where written in the class's file
+            if f.__code__.co_filename == home:
+                found.add(f.__code__)
+            f = getattr(f, "__wrapped__", None)
+    return {code for code in found if code.co_filename != _HERE}  # never the checks' stand-ins (refusing's)
 
 
 def barred_ops(rules: Rules) -> frozenset:
@@ -811,6 +843,8 @@ class _Watcher:
                         _KERNEL_NAMES[getattr(torch._C, name)] = f"torch._C.{name}"
                 self.handle = torch._C._DispatchOperatorHandle
                 self.ops_file = os.path.join(_torch_dir(), "_ops.py")
+        for name in rules.library:  # a forbidden class's own code, refused like a kernel written in Python
+            self.kernel_codes |= class_code(name)
         self.torch = torch
 
     # -- the profile hook: never raises (an exception here would switch the hook off). It runs on every call and
@@ -1154,6 +1188,7 @@ for _name in (
     "_raiser",
     "_graph_clock",
     "barred_ops",
+    "class_code",
 ):
     guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
 for _name in ("hook", "_called", "_c_called", "_type_kind", "torch_dispatch", "_entry"):

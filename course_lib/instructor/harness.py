@@ -121,14 +121,27 @@ CODE_READS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
 CODE_HOLDERS = (types.FunctionType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 NEW_LOCALS = 0x0002  # inspect.CO_NEWLOCALS: a function's code (a cell's own code and class bodies have not)
 PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files"})  # /proc/<pid>/...: ways to a process's pipes and memory
+# audit events by which code is made at run time: text or an AST compiled (compile, exec or eval of a string,
+# ast.parse), a code object built from parts (types.CodeType, code.replace), bytes unmarshalled (marshal.loads, a
+# .pyc). In a build exercise's call, made by the student's code (whatever frame asks), each is refused and stopped:
+# text read at run time (the references' own, read by C code such as torch.from_file, or carried encoded in a cell)
+# never becomes code. See _made_at_run_time for what is not refused (imports of installed modules, the stdlib modules
+# below, the check's own).
+MAKING_EVENTS = frozenset({"compile", "code.__new__", "marshal.loads", "marshal.load"})
+# stdlib modules that compile text they build themselves: namedtuple's __new__ (from field names it requires to be
+# identifiers), a dataclass's methods, typing's ForwardRef (a type written as text; only a type's characters)
+COMPILE_KEEPERS = frozenset({"collections", "dataclasses", "typing"})
+# a type as text (names, subscripts, unions: no call), as str or as the bytes the compile event carries
+_TYPE_TEXT = __import__("re").compile(r"[\w.\[\], |'\"]*").fullmatch
+_TYPE_BYTES = __import__("re").compile(rb"[\w.\[\], |'\"]*").fullmatch
 
 
-def _keeper_files() -> tuple:
-    """Where the FRAME_KEEPERS' code lives (a module's file, a package's folder), found without importing them."""
+def _keeper_files(names=FRAME_KEEPERS) -> tuple:
+    """Where the modules ``names``' code lives (a module's file, a package's folder), found without importing them."""
     import importlib.util
 
     found = []
-    for name in sorted(FRAME_KEEPERS):
+    for name in sorted(names):
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -139,6 +152,9 @@ def _keeper_files() -> tuple:
 
 
 _KEEPER_FILES = _keeper_files()
+_STDLIB_KEEPER_FILES = _keeper_files(FRAME_KEEPERS - {"sympy"})
+_COMPILER_FILES = _keeper_files(COMPILE_KEEPERS)
+_TYPING_FILES = _keeper_files({"typing"})
 
 
 # --------------------------------------------------------------------------- what an answer cell may do
@@ -365,6 +381,19 @@ class _Observer:
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
+        # where the installed modules are (sys.path as the harness set it, before any student code; not the folder
+        # that holds course_lib): a module imported from there for the first time during a call is no one's text
+        parent = os.path.realpath(os.path.dirname(self.package.rstrip(os.sep)))
+        self.installed = tuple(
+            sorted(
+                {
+                    form + os.sep
+                    for p in sys.path
+                    if p and os.path.isdir(p) and os.path.realpath(p) != parent
+                    for form in (os.path.realpath(p), os.path.abspath(p))  # as files are named, and as they are
+                }
+            )
+        )
 
     def course_code(self, filename: str) -> bool:
         return _course(vars(self), filename)
@@ -422,6 +451,12 @@ class _Observer:
         self.kernel_names = frozenset(rules.kernels)
         self.kernel_code_ids = frozenset(id(c) for c in watcher.kernel_codes)
         self.c_ids.update({id(c): (c, "kernel") for c in watcher.kernel_codes})
+        # a copy of one of those (its module imported again, its text compiled under another name) is refused too
+        prints = dict(self.prints)
+        for code in watcher.kernel_codes:
+            if len(code.co_code) > 24:
+                prints.setdefault(_fingerprint(code), _text(code.co_qualname, 80))
+        self.prints = types.MappingProxyType(prints)
         self.autograd = bool(rules.autograd)
         self.torch_rules = bool(rules.autograd or rules.kernels)  # torch's compilers refused too (they run unseen)
         # the switch of autograd's recording, and whether it is on: watched where a gradient is the exercise
@@ -522,6 +557,8 @@ _function_name = types.FunctionType.__dict__["__qualname__"].__get__
 _type_name = type.__dict__["__qualname__"].__get__
 _CODE, _FUNCTION = types.CodeType, types.FunctionType
 _getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
+_open_fd, _read_fd, _close_fd, _fstat, _bjoin, _O_RDONLY = os.open, os.read, os.close, os.fstat, b"".join, os.O_RDONLY
+_S_ISREG = __import__("stat").S_ISREG
 REDISPATCH = frozenset({"redispatch", "_op_dk"})  # torch.ops' calls that pick the dispatch key themselves
 
 
@@ -590,10 +627,7 @@ def _note_made(st, event, args, frame) -> None:
         return
     if type(code) is not _CODE or id(code) in st["course_ids"] or id(code) in st["answer_ids"]:
         return
-    below = frame  # is a frame of the student's anywhere below (course_lib's own, known by identity, is not)?
-    while below is not None and (id(below.f_code) in st["course_ids"] or not _students(st, below.f_code)):
-        below = below.f_back
-    if below is None:
+    if not _student_below(st, frame):
         return
     todo = [code]
     while todo:
@@ -602,18 +636,106 @@ def _note_made(st, event, args, frame) -> None:
         todo += [c for c in _tuple_iter(one.co_consts) if type(c) is _CODE and st["made"].get(id(c)) is not c]
 
 
-def _near(frame) -> bool:
+def _student_below(st, frame) -> bool:
+    """Is a frame of the student's anywhere from ``frame`` down (course_lib's own, known by identity, is not)?"""
+    while frame is not None and (id(frame.f_code) in st["course_ids"] or not _students(st, frame.f_code)):
+        frame = frame.f_back
+    return frame is not None
+
+
+def _made_at_run_time(st, event, args, frame) -> bool:
+    """Is this code made at run time (a MAKING_EVENTS event) by the student's code in a build exercise's call, and
+    so refused? Not while the cells load (nothing of the student's runs then: what compiles is an import or a
+    class statement's own machinery), not in an exercise that forbids nothing, not when no frame of the student's
+    is below (the check's own run path compiling its stand-ins). Not refused either: a stdlib module that compiles
+    for itself, from its own frame (COMPILE_KEEPERS; typing's only a type's text), a module of the installed
+    ones imported for the first time (its file's text compiled byte for byte: the library's code, not text of
+    the student's choosing; the child reads no .pyc during the call, so no import unmarshals), and what such a
+    module compiles while it is being imported (see _importing_installed)."""
+    if not st["build"] or st["loading"] or not _student_below(st, frame):
+        return False
+    code = frame.f_code
+    if _starts(code.co_filename, _COMPILER_FILES) and st["made"].get(id(code)) is not code:
+        if event != "compile":
+            return True
+        if _starts(code.co_filename, _TYPING_FILES):
+            text = args[0] if args else None
+            return not (
+                (type(text) is str and _TYPE_TEXT(text) is not None)
+                or (type(text) is bytes and _TYPE_BYTES(text) is not None)
+            )
+        return False
+    if event == "compile" and len(args) > 1 and _installed_text(st, args[0], args[1]):
+        return False
+    return not _importing_installed(st, frame)
+
+
+def _importing_installed(st, frame) -> bool:
+    """Is an installed module being imported between ``frame`` and the student's code (its ``<module>`` code on the
+    stack)? What a library compiles while it is imported (mpmath's generated methods, sympy's, torch's templates)
+    is text of its own: torch's optimizers import torch._dynamo, and with it these, on their first step. (Such a
+    module's code counts as the student's, see _note_made; in a build exercise's call nothing but an installed
+    file's own text can carry an installed file's name, since any other compile there is refused.)"""
+    while frame is not None:
+        code = frame.f_code
+        filename = _text(code.co_filename, 4096)
+        installed = _starts(filename, st["installed"]) and not _course(st, filename)
+        if installed and _text(code.co_name, 20) == "<module>":
+            return True
+        if not installed and _students(st, code):  # the student's own code (a cell's, or made from a cell's text)
+            return False
+        frame = frame.f_back
+    return False
+
+
+def _installed_text(st, source, filename) -> bool:
+    """Is ``source`` (bytes, as importlib reads a module) the whole text of ``filename``, a regular file of the
+    installed modules (not course_lib's)? Read here, by the file's descriptor: a path alone proves nothing."""
+    if type(source) is not bytes or type(filename) is not str:
+        return False
+    try:
+        name = _realpath(filename)
+    except (TypeError, ValueError, OSError):
+        return False
+    if not _starts(name, st["installed"]) or _course(st, name):
+        return False
+    try:
+        fd = _open_fd(name, _O_RDONLY)
+    except (OSError, ValueError):
+        return False
+    try:
+        if not _S_ISREG(_fstat(fd).st_mode):
+            return False
+        chunks = []
+        while True:
+            chunk = _read_fd(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return False
+    finally:
+        _close_fd(fd)
+    return _bjoin(chunks) == source
+
+
+def _near(st, frame) -> bool:
     """Asked for by the student's code: its own line, or any code between it and the frame taken (inspect,
     traceback, torch, ...: each may hand the frame on), unless a module that keeps the frames it reads
-    (FRAME_KEEPERS: typing, enum, ...) took it for itself (known by its file, not by a name the student can set)."""
+    (FRAME_KEEPERS: typing, enum, ...) took it for itself, even when the student's line called it directly
+    (``collections.namedtuple`` names its caller's module). Known by its file and by not being code made at run
+    time (code compiled under a keeper's file name is the student's, see _note_made)."""
     while frame is not None:
-        back = frame.f_back
-        if _starts(frame.f_code.co_filename, "<answer ") or (
-            back is not None and _starts(back.f_code.co_filename, "<answer ")
-        ):
+        code, back = frame.f_code, frame.f_back
+        if _starts(code.co_filename, "<answer "):
             return True
-        if _starts(frame.f_code.co_filename, _KEEPER_FILES):
+        by_answer = back is not None and _starts(back.f_code.co_filename, "<answer ")
+        # sympy is trusted only where a library called it (it is large: whether it hands a frame out is not known)
+        keepers = _STDLIB_KEEPER_FILES if by_answer else _KEEPER_FILES
+        if _starts(code.co_filename, keepers) and st["made"].get(id(code)) is not code:
             return False
+        if by_answer:
+            return True
         frame = back
     return False
 
@@ -690,8 +812,8 @@ def _verdict(st, code) -> str:
     key = id(code)
     if key in st["judge_ids"]:  # whoever calls it: the check's own frames too, called back by the student's objects
         return f"{_dotted(st, code)}, which only the grader's judging runs"
-    if key in st["answer_ids"] or key in st["ref_ids"]:  # ids of code objects kept alive in answers and refs
-        return ""
+    if key in st["answer_ids"] or key in st["ref_ids"] or key in st["kernel_code_ids"]:  # kept alive (answers, refs,
+        return ""  # c_ids): the originals, refused where the student's code calls them
     if _starts(code.co_filename, "<answer ") if isinstance(code.co_filename, str) else True:
         return f"code made at run time under an answer cell's name ({_text(code.co_qualname, 80)})"
     if key not in st["course_ids"] and _course(st, code.co_filename):
@@ -773,7 +895,7 @@ def _trace(st, frame, event, arg):
         _refuse(st, _dotted(st, code))
         return
     if key not in st["refused_ids"] or key in st["given_ids"]:
-        if st["torch_rules"]:
+        if st["torch_rules"] or st["kernel_code_ids"]:
             torch = st["torch_kinds"].get(key)
             if torch is None or torch[0] is not code:
                 torch = st["torch_kinds"][key] = (code, _torch_python(st, code))
@@ -828,12 +950,18 @@ def _audit(st, event, args) -> None:
         or (event == "open" and _hidden(st, args[0] if args else None))
         or (event == "import" and args and _split(_text(args[0]), ".")[0] in DOORS)
     )
-    if not denied and event not in SENSITIVE_EVENTS:
+    if not denied and event not in SENSITIVE_EVENTS and event not in MAKING_EVENTS:
         return
     st["busy"] = True
     try:
         frame = _getframe(1)
         _note_made(st, event, args, frame)
+        if event in MAKING_EVENTS:
+            if _made_at_run_time(st, event, args, frame):
+                where = f" {_text(args[1], 80)}" if event == "compile" and len(args) > 1 else ""
+                _refuse(st, f"{event}{where} (code made at run time, while your function ran, from text or parts)")
+                raise PermissionError(f"grading does not allow {event} while the student's code runs here")
+            return
         if event in PROCESS_EVENTS or _swapped(st, event, args, frame):
             # a process's arguments are the student's and may hold a host path (sys.executable): the event alone
             _refuse(st, event if event in PROCESS_EVENTS else f"{event}{_detail(event, args)}")
@@ -841,7 +969,7 @@ def _audit(st, event, args) -> None:
         hooks = event == "sys.setprofile" or event == "sys.settrace"
         if hooks and _text(frame.f_code.co_filename, 4096) == _THREADING_FILE:  # a new thread taking on our hook
             return
-        if denied and _by_student(st, frame) and (_starts(event, ("open", "import")) or _near(frame)):
+        if denied and _by_student(st, frame) and (_starts(event, ("open", "import")) or _near(st, frame)):
             # whoever the student's code asked to do it (inspect.stack, traceback, importlib...): refused and
             # stopped, so nothing of the harness is reached
             detail = f" {_text(args[1], 40)}" if _starts(event, "object.") else f" {_text(args[0], 80)}" if args else ""
@@ -943,6 +1071,8 @@ def _torch_python(st, code) -> str:
     no_grad, profiler and anomaly mode compute none) or a fused kernel written in Python."""
     if id(code) in st["kernel_code_ids"]:
         return "kernel"
+    if not st["torch_rules"]:  # only a forbidden class's own code (nltk.lm.MLE's) is refused here
+        return ""
     filename = _text(code.co_filename, 4096)
     if not _starts(filename, st["torch_dir"]) or _text(code.co_name, 80) == "<module>":
         return ""
@@ -990,6 +1120,10 @@ HOOK_FUNCTIONS = (
     "_importing",
     "_checks_reach_lesson",
     "_reads_course_code",
+    "_student_below",
+    "_made_at_run_time",
+    "_installed_text",
+    "_importing_installed",
 )
 
 
@@ -1516,6 +1650,9 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
         loaded.setdefault(exercise_id, "")
     observer.loading = False
     loaded_answers += [observer.answers, observer.answer_ids]
+    # no .pyc is read during the call: a module first imported then is compiled from its installed file's text, which
+    # the observer compares with the file (bytes to unmarshal could be anyone's: marshal is refused in a build call)
+    sys.pycache_prefix, sys.dont_write_bytecode = os.devnull, True
     if exercise is None:
         sys.settrace(None)
         sys.setprofile(None)
