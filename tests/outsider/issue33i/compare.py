@@ -61,7 +61,8 @@ def main() -> int:
         col = {name: i for i, name in enumerate(head)}
         used = set()
         for m in entries:
-            hits = [i for i, r in enumerate(body) if ("/" + m["tag"]) in r[col["file"]]]
+            # the tag is in the file's name (after a "/", or after the "=" or "." a crafted name starts with)
+            hits = [i for i, r in enumerate(body) if re.search(r"/[=.]?" + re.escape(m["tag"]), r[col["file"]])]
             if m["tag"] in ("CON", "nul", "AUX"):  # reserved names: the tag is the whole stem / folder
                 hits = [i for i in hits if re.search("/" + m["tag"] + r"(\.ipynb|/|$)", body[i][col["file"]])]
             used.update(hits)
@@ -129,6 +130,8 @@ def main() -> int:
                 problems.append(f"{key}: {p} has {len(re.findall(r'(?m)^Score: ', t))} Score lines")
         for r in body:
             student, score = r[col["student"]], r[col["score"]].lstrip("'")
+            if student[:2] in ("'=", "'+", "'-", "'@"):  # the CSV's spreadsheet guard, not part of the name
+                student = student[1:]
             want = f"# Feedback for {md(student)}\n"
             mine = [n for n, t in texts.items() if t.startswith(want)]
             if len(mine) != 1:
