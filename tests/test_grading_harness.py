@@ -1738,17 +1738,9 @@ def test_gradient_kernels_called_by_c_code_are_barred_where_a_gradient_is_the_ex
     assert any("_log_softmax_backward_data" in r for r in refused), refused
 
 
-# a run-time copy of a reference (the ninth class, tests/outsider/issue33h): its code read through copy.copy (the
-# audited read in copy.py's frame, not the answer's line), one byte added to its bytecode (no fingerprint matches),
-# made a function again. Reading course_lib's code while the student's code runs is refused and stopped, whoever's
-# frame reads it.
-COPIED_AT_RUN_TIME = {
-    "6.1": """import copy
-import functools
-import sys
-import types
-
-
+# an answer's way of calling f(*args) from copy.py's frame, not its own line: copy.copy calls what an object's
+# __reduce_ex__ names (the attacks below need `import copy`)
+BY_COPY = """
 class Via:
     def __init__(self, f, *args):
         self.f, self.args = f, args
@@ -1759,7 +1751,21 @@ class Via:
 
 def call(f, *args):
     return copy.copy(Via(f, *args))  # copy.py calls f(*args)
+"""
 
+
+# a run-time copy of a reference (the ninth class, tests/outsider/issue33h): its code read through copy.copy (the
+# audited read in copy.py's frame, not the answer's line), one byte added to its bytecode (no fingerprint matches),
+# made a function again. Reading course_lib's code while the student's code runs is refused and stopped, whoever's
+# frame reads it.
+COPIED_AT_RUN_TIME = {
+    "6.1": """import copy
+import functools
+import sys
+import types
+"""
+    + BY_COPY
+    + """
 
 def alpha(scores, i, j):
     reference = vars(sys.modules["course_lib.checks.lesson06"])["_reference_row"]
@@ -1802,18 +1808,7 @@ EXPRESSION = (
 )
 _DONE = {{}}
 
-
-class Via:
-    def __init__(self, f, *args):
-        self.f, self.args = f, args
-
-    def __reduce_ex__(self, protocol):
-        return (self.f, self.args)
-
-
-def call(f, *args):
-    return copy.copy(Via(f, *args))  # copy.py calls f(*args)
-
+{by_copy}
 
 def _honest(seq, n_symbols=10):
     stack = []
@@ -1933,6 +1928,7 @@ def from_text(tmp_path_factory):
     import marshal
 
     source = MADE_FROM_TEXT_31.format(
+        by_copy=BY_COPY,
         encoded=base64.b64encode(SOLUTION_31.encode()).decode(),
         marshalled=marshal.dumps(compile(SOLUTION_31, "<elsewhere>", "exec")),
     )
