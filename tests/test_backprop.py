@@ -518,8 +518,8 @@ def test_training_with_hand_written_gradients_learns_a_tiny_language():
 CHECKPOINT = checkpoint.WEIGHTS_DIR / "fflm_sotu.safetensors"
 
 
-def load_shipped(vocab=None):
-    return checkpoint.load(CHECKPOINT, build=lambda config: bp.FeedForwardLM(**config), kind="fflm", vocab=vocab)
+def load_shipped():
+    return checkpoint.load(CHECKPOINT, build=lambda config: bp.FeedForwardLM(**config), kind="fflm")
 
 
 def test_checkpoint_is_small_and_loads_without_pickle():
