@@ -1,6 +1,7 @@
 """The check protocol itself: three outcomes, hints, recording for graders."""
 
 import contextlib
+import inspect
 import json
 import re
 
@@ -920,6 +921,81 @@ def test_replacing_the_refusals_stand_in_or_a_modules_class_is_refused():
         borrowed.__class__ = types.ModuleType
     assert borrowed.tampered() == ""
     assert ex.check(lambda x: 3 * x**2, quiet=True).status == PASSED
+
+
+def test_the_short_reading_of_the_guards_names_every_way_of_editing_an_exercises_declaration():
+    """tampered() runs after every call a check makes, so it reads each guard by a dict look-up; every edit that
+    inspect.getattr_static sees must still be named (the long way is taken whenever the short one is unsure)."""
+    import types
+
+    from course_lib.checks import borrowed
+
+    ex = _grad_exercise()
+    name = "course_lib.checks.protocol.Exercise.forbidden"
+    assert borrowed.tampered() == ""
+    guards = borrowed._GUARDED
+    assert all(borrowed._as_guarded(o, a, original, layout) for o, a, original, _, layout in guards), "long way"
+    forbidden = ex.forbidden
+
+    class Sub(Exercise):
+        forbidden = property(lambda self: ())
+
+    class Shadow(Exercise):
+        pass
+
+    Shadow.__dict__  # noqa: B018 - a plain subclass: its own __dict__ descriptor is not Exercise's
+
+    edits = {  # how an earlier cell could edit the declaration: (do, undo)
+        "the instance's entry": (
+            lambda: ex.__dict__.__setitem__("forbidden", ()),
+            lambda: ex.__dict__.__setitem__("forbidden", forbidden),
+        ),
+        "object.__setattr__": (
+            lambda: object.__setattr__(ex, "forbidden", ()),
+            lambda: object.__setattr__(ex, "forbidden", forbidden),
+        ),
+        "a property on the class": (
+            lambda: setattr(Exercise, "forbidden", property(lambda self: ())),
+            lambda: setattr(Exercise, "forbidden", ()),
+        ),
+        "the instance's class swapped": (
+            lambda: object.__setattr__(ex, "__class__", Sub),
+            lambda: object.__setattr__(ex, "__class__", Exercise),
+        ),
+        "the entry deleted": (
+            lambda: ex.__dict__.pop("forbidden"),
+            lambda: ex.__dict__.__setitem__("forbidden", forbidden),
+        ),
+    }
+    for what, (do, undo) in edits.items():
+        try:
+            do()
+            long_way = inspect.getattr_static(ex, "forbidden") is not forbidden
+            assert long_way, what  # the oracle sees it
+            assert borrowed.tampered() == name, what
+        finally:
+            undo()
+        assert borrowed.tampered() == "", what
+    # an exercise of a subclass (lesson 07's): a property put on the subclass outranks the instance's entry
+    from course_lib.checks import lesson07  # noqa: F401 - its exercises are guarded at import
+
+    sub = next(o for o, a, *_ in guards if isinstance(o, Exercise) and type(o) is not Exercise)
+    try:
+        type(sub).forbidden = property(lambda self: ())
+        assert borrowed.tampered() == name
+    finally:
+        del type(sub).forbidden
+    assert borrowed.tampered() == ""
+    # a guarded class's method and a guarded module's function, replaced and put back
+    for owner, attr, dotted in [(Exercise, "judge", "Exercise.judge"), (borrowed, "resolve", "borrowed.resolve")]:
+        original = owner.__dict__[attr]
+        try:
+            setattr(owner, attr, lambda *a, **k: None)
+            assert borrowed.tampered().endswith(dotted)
+        finally:
+            setattr(owner, attr, original)
+    assert borrowed.tampered() == ""
+    assert isinstance(borrowed, types.ModuleType)
 
 
 def test_every_record_carries_the_observation_as_plain_data_and_the_judge_reads_it():

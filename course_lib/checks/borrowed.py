@@ -726,18 +726,56 @@ def guard(owner, attr: str, dotted: str) -> None:
     """Remember ``owner.attr`` as it is now: :func:`tampered` names it once it is something else."""
     if type(owner) is types.ModuleType and inspect.getattr_static(types.ModuleType, attr, _MISSING) is not _MISSING:
         raise ValueError(f"attr {attr!r} is an attribute of every module: tampered() reads a module's own entry")
-    _GUARDED.append((owner, attr, inspect.getattr_static(owner, attr), dotted))
+    _GUARDED.append((owner, attr, inspect.getattr_static(owner, attr), dotted, _layout(owner, attr)))
     _GUARDED_COUNT[0] += 1
+
+
+def _layout(owner, attr: str):
+    """For an instance: what its class and their bases hold now that decides where ``owner.attr`` is read from
+    (each class's entries for ``attr`` and ``__dict__``, down to the first class holding each), or None where that
+    is not the instance's own dict under a plain class default. :func:`_as_guarded` compares it by identity."""
+    klass = type(owner)
+    if klass in (types.ModuleType, type) or attr not in object.__getattribute__(owner, "__dict__"):
+        return None
+    held, entry, slot = [], _MISSING, _MISSING
+    for base in klass.__mro__:
+        if type(base) is not type:  # a metaclass of its own could shadow the class's __dict__
+            return None
+        mine = (base.__dict__.get(attr, _MISSING), base.__dict__.get("__dict__", _MISSING))
+        held.append((base, *mine))
+        entry = mine[0] if entry is _MISSING else entry
+        if slot is _MISSING and mine[1] is not _MISSING:
+            slot = mine[1]
+            if not (type(slot) is types.GetSetDescriptorType and slot.__objclass__ is base):
+                return None  # a __dict__ of the class's own making: the long way
+        if entry is not _MISSING and slot is not _MISSING:
+            break
+    if entry is _MISSING or slot is _MISSING or hasattr(type(entry), "__get__"):  # a default, not a descriptor
+        return None
+    return klass, klass.__mro__, tuple(held)
+
+
+def _as_guarded(owner, attr: str, original, layout) -> bool:
+    """True when ``owner.attr`` is surely still ``original``, read the short way (dict look-ups; this runs after
+    every call a check makes). False means: ask ``inspect.getattr_static``, the long way."""
+    kind = type(owner)
+    if kind is types.ModuleType or kind is type:  # a plain module's or class's attribute is its own __dict__ entry
+        return owner.__dict__.get(attr, _MISSING) is original
+    if layout is None or kind is not layout[0] or kind.__mro__ is not layout[1]:
+        return False
+    for base, entry, slot in layout[2]:  # the same entries as when guarded: nothing outranks the instance's own
+        own = base.__dict__
+        if own.get(attr, _MISSING) is not entry or own.get("__dict__", _MISSING) is not slot:
+            return False
+    return object.__getattribute__(owner, "__dict__").get(attr, _MISSING) is original
 
 
 def tampered() -> str:
     """The dotted name of the first guarded function or setting that was replaced since import; ""."""
     if _GUARDED is not _GUARDED_AT_IMPORT or len(_GUARDED) != _GUARDED_COUNT[0]:
         return "course_lib.checks.borrowed.guard"
-    for owner, attr, original, dotted in _GUARDED:
-        # a plain module's attribute is its __dict__ entry (what getattr_static finds, in a fraction of the time:
-        # this runs after every call a check makes); anything else, a module of another class included, the long way
-        if type(owner) is types.ModuleType and owner.__dict__.get(attr, _MISSING) is original:
+    for owner, attr, original, dotted, layout in _GUARDED:
+        if _as_guarded(owner, attr, original, layout):
             continue
         try:
             now = inspect.getattr_static(owner, attr)
@@ -1190,6 +1228,7 @@ for _name in (
     "_graph_clock",
     "barred_ops",
     "class_code",
+    "_as_guarded",
 ):
     guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
 for _name in ("hook", "_called", "_c_called", "_type_kind", "torch_dispatch", "_entry"):
