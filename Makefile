@@ -39,16 +39,17 @@ lab: $(STAMP)
 # Two tiers, both run by CI (.ci/run: `make test`, then `make test-more`).
 # `make test` checks the course's correctness: the build check, then ONE pytest on both cores: the unit, property,
 # mutant, grading and site tests, every lesson executed once by tests/test_headless.py (a plain nbclient: any
-# error or failed assert fails it, as under nbval, and a stalled reply too), and every solutions and exercises
-# notebook under nbval (conftest.py keeps each notebook, the grader and the lessons' unit on one worker).
+# error or failed assert fails it, as under nbval, and a stalled reply too), the fresh Colab-like and Binder
+# environments a student opens a lesson in (tests/test_launch_envs.py: what they check, that the course installs
+# and runs there, nothing else checks), and every solutions and exercises notebook under nbval (conftest.py keeps
+# each notebook, the grader and the lessons' unit on one worker).
 # `make test-more` re-checks the same course in other settings: every lesson again under nbval (the executor CI
-# has always used), JupyterLab in a real browser (tests/browser/), fresh Colab-like and Binder environments
-# (tests/test_launch_envs.py), and the same grades computed on a Dask cluster (tests/test_distributed.py) and by
-# nbgrader's autograde (tests/test_nbgrader_agreement.py). JOBS=1 runs on one core; PYTEST_ARGS adds options
+# has always used), JupyterLab in a real browser (tests/browser/), and the same grades computed on a Dask cluster
+# (tests/test_distributed.py) and by nbgrader's autograde (tests/test_nbgrader_agreement.py). JOBS=1 runs on one core; PYTEST_ARGS adds options
 # (e.g. PYTEST_ARGS="--lf").
 JOBS   ?= 2
 XDIST  := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
-MORE   := tests/browser tests/test_launch_envs.py tests/test_distributed.py tests/test_nbgrader_agreement.py
+MORE   := tests/browser tests/test_distributed.py tests/test_nbgrader_agreement.py
 test: $(STAMP) $(SANDBOX_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .

@@ -1,9 +1,9 @@
 """The test run as a whole: how its work is shared between the two cores, what it reports at the end, and nbval
 waking a kernel that stops answering (course_lib.instructor.watchdog).
 
-`make test` runs one pytest over tests/ (the lessons executed once by tests/test_headless.py) and the solutions
-and exercises notebooks; `make test-more` the lessons under nbval, the browser and the launch environments (the
-Makefile says why). Both use pytest-xdist (`-n 2`). The scheduler below
+`make test` runs one pytest over tests/ (the lessons executed once by tests/test_headless.py, the launch
+environments) and the solutions and exercises notebooks; `make test-more` the lessons under nbval, the browser,
+and the grades on Dask and by nbgrader (the Makefile says why). Both use pytest-xdist (`-n 2`). The scheduler below
 sends out work in units; items that must stay together form one unit, which one worker runs in order:
 - a notebook's cells under nbval (one kernel, cells in order);
 - the browser tests (one JupyterLab and one Chromium per worker would double the memory and the start-up);
