@@ -1,17 +1,18 @@
 """The clouds, stood in for offline: fresh virtual environments that know nothing of the clone.
 
-- Colab: a fresh venv with what Colab preinstalls that matters here (torch, ipywidgets 7.7, ipykernel,
-  matplotlib, numpy, pandas, tqdm; kept installed in build/launch-envs/, outside the fresh venv, as Colab
-  keeps them outside what a notebook installs) and nothing of the course; one lesson copied alone into an empty folder;
-  its first cell, pointed at a locally built wheel by COURSE_LIB_WHEEL (the notebook is not edited),
-  installs the course; the lesson runs headless and its explorers print their static result.
-- Binder: binder/requirements.txt installed into a fresh venv (pip with the constraints, no index: the
-  CPU torch of the local wheels, never CUDA), then a lesson runs in place, its install cell doing nothing.
+- Colab: a fresh venv on Python 3.12 (Colab's) with what Colab preinstalls that matters here (torch as PyPI
+  builds it, with CUDA, as Colab has it: it runs on the CPU here; ipywidgets 7.7, ipykernel, matplotlib, numpy,
+  pandas, tqdm; kept installed in build/launch-envs/, outside the fresh venv, as Colab keeps them outside what a
+  notebook installs) and nothing of the course; one lesson copied alone into an empty folder; its first cell,
+  pointed at a locally built wheel by COURSE_LIB_WHEEL (the notebook is not edited), installs the course; the
+  lesson runs headless and its explorers print their static result.
+- Binder: binder/requirements.txt installed into a fresh venv on Python 3.11 (binder/runtime.txt; pip with the
+  constraints, no index: the CPU torch of the local wheels, never CUDA), then a lesson runs in place, its install
+  cell doing nothing.
 
-Both install from a wheelhouse (build/launch-wheelhouse/, filled once with `pip download`, the only step
-that may need the network; afterwards everything is offline) and run on Python 3.11: the only CPU build
-of torch 2.13.0 this machine can install offline is for 3.11 (PyPI's for 3.12 is the CUDA build, with
-several GB of NVIDIA libraries). Each test takes a minute or two (venv, torch, the lesson).
+Both install from wheelhouses (build/launch-wheelhouse/, one per Python, filled once with `pip download`, the only
+step that needs the network, PyPI; afterwards everything is offline). Each test takes a few minutes (venv, torch,
+the lesson; the Colab side's torch is several GB with its NVIDIA libraries).
 """
 
 import hashlib
@@ -27,6 +28,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / "build" / "launch-wheelhouse"
 PYTHON = os.environ.get("COURSE_LIB_LAUNCH_PYTHON", str(Path.home() / ".pyenv/versions/3.11.7/bin/python3"))
+
+
+def _python_312() -> str:
+    """Colab's Python: COURSE_LIB_COLAB_PYTHON, else pyenv's newest 3.12, else python3.12 on the PATH; "" if none."""
+    if os.environ.get("COURSE_LIB_COLAB_PYTHON"):
+        return os.environ["COURSE_LIB_COLAB_PYTHON"]
+    found = sorted(Path.home().glob(".pyenv/versions/3.12.*/bin/python3"), key=lambda p: int(p.parts[-3].split(".")[2]))
+    return str(found[-1]) if found else (shutil.which("python3.12") or "")
+
+
+COLAB_PYTHON = _python_312()
 LESSON = "06_masked_attention"  # the quickest lesson with an explorer and a quiz (about 30 s)
 TORCH = "torch==2.13.0"
 COLAB = [TORCH, "ipywidgets==7.7.1", "ipykernel>=6.25,<7", "matplotlib", "numpy", "pandas", "tqdm"]
@@ -45,47 +57,61 @@ def pip(python: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
 NO_COMPILE = "--no-compile"
 
 
-def offline_env(**extra: str) -> dict:
-    """The environment of every install and kernel here: pip reads the wheelhouse and /opt/wheels only."""
+def offline_env(house: Path, **extra: str) -> dict:
+    """The environment of every install and kernel here: pip reads ``house`` and /opt/wheels only."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PIP_CONSTRAINT")}
-    links = " ".join(filter(None, [str(WHEELHOUSE), os.environ.get("PIP_FIND_LINKS", "")]))
+    links = " ".join(filter(None, [str(house), os.environ.get("PIP_FIND_LINKS", "")]))
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=links, PIP_DISABLE_PIP_VERSION_CHECK="1", **extra)
     return env
 
 
+def _fill(house: Path, python: str, wanted: str, downloads: list) -> Path:
+    """``house`` holding every distribution ``downloads`` asks ``python``'s pip for, downloaded once (the stamp
+    names what was asked for)."""
+    stamp = house / f".{hashlib.sha256(wanted.encode()).hexdigest()[:16]}"
+    if stamp.exists():
+        return house
+    house.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "PIP_NO_INDEX"}
+    for args in downloads:
+        done = pip(python, "download", "--quiet", "-d", str(house), *args, cwd=ROOT, env=env, timeout=2400)
+        if done.returncode != 0:
+            pytest.fail(f"could not fill {house} (needs PyPI once): pip download {args}\n{done.stderr[-2000:]}")
+    for old in house.glob(".*"):
+        old.unlink()
+    stamp.touch()
+    return house
+
+
 @pytest.fixture(scope="session")
 def wheelhouse() -> Path:
-    """Every distribution both environments need, downloaded once (the stamp names what was asked for)."""
+    """Binder's side: the course's dependencies with the constraints, on Python 3.11."""
     if not Path(PYTHON).exists():
         pytest.skip(f"no Python 3.11 at {PYTHON} (set COURSE_LIB_LAUNCH_PYTHON)")
     binder = (ROOT / "binder" / "requirements.txt").read_text()
-    wanted = "\n".join([*COLAB, binder, (ROOT / "pyproject.toml").read_text(), (ROOT / "constraints.txt").read_text()])
-    stamp = WHEELHOUSE / f".{hashlib.sha256(wanted.encode()).hexdigest()[:16]}"
-    if stamp.exists():
-        return WHEELHOUSE
-    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != "PIP_NO_INDEX"}
+    wanted = "\n".join([PYTHON, binder, (ROOT / "pyproject.toml").read_text(), (ROOT / "constraints.txt").read_text()])
     # Binder's requirements without their index options (PyTorch's CPU index is not reachable from every
     # machine; the local CPU torch is found through PIP_FIND_LINKS)
     binder_lines = [line for line in binder.splitlines() if line.strip() and not line.startswith(("#", "-"))]
     downloads = [
-        ["-d", str(WHEELHOUSE), *COLAB],  # Colab's side, unconstrained (as Colab is)
-        # Binder's side (the course's dependencies with the constraints), and what builds the course from source
-        ["-d", str(WHEELHOUSE), "-c", str(ROOT / "constraints.txt"), *binder_lines],
-        ["-d", str(WHEELHOUSE), "setuptools>=77", "wheel"],
+        ["-c", str(ROOT / "constraints.txt"), *binder_lines],  # the course with the constraints, and what builds it
+        ["setuptools>=77", "wheel"],
     ]
-    for args in downloads:
-        done = pip(PYTHON, "download", "--quiet", *args, cwd=ROOT, env=env, timeout=1200)
-        if done.returncode != 0:
-            pytest.fail(f"could not fill the wheelhouse (needs PyPI once): pip download {args}\n{done.stderr[-2000:]}")
-    for old in WHEELHOUSE.glob(".*"):
-        old.unlink()
-    stamp.touch()
-    return WHEELHOUSE
+    return _fill(WHEELHOUSE / "binder", PYTHON, wanted, downloads)
 
 
-def fresh_venv(where: Path) -> str:
-    subprocess.run([PYTHON, "-m", "venv", str(where)], check=True, capture_output=True)
+@pytest.fixture(scope="session")
+def colab_wheelhouse(course_wheel) -> Path:
+    """Colab's side, on Python 3.12: what Colab preinstalls and what the course's wheel asks for, unconstrained
+    (as in Colab, where pip resolves the course's dependencies against what is there)."""
+    if not COLAB_PYTHON or not Path(COLAB_PYTHON).exists():
+        pytest.skip("no Python 3.12 on this machine (Colab's; set COURSE_LIB_COLAB_PYTHON)")
+    wanted = "\n".join([COLAB_PYTHON, *COLAB, (ROOT / "pyproject.toml").read_text()])
+    return _fill(WHEELHOUSE / "colab", COLAB_PYTHON, wanted, [[*COLAB, str(course_wheel)]])
+
+
+def fresh_venv(where: Path, python: str = PYTHON) -> str:
+    subprocess.run([python, "-m", "venv", str(where)], check=True, capture_output=True)
     return str(where / "bin" / "python")
 
 
@@ -94,14 +120,16 @@ def site_packages(python: str) -> Path:
     return Path(subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, check=True).stdout.strip())
 
 
-def colab_preinstalled() -> Path:
-    """A venv holding what Colab preinstalls (COLAB), made once and kept in build/launch-envs/ (it takes
-    minutes: torch and the Jupyter stack ipywidgets 7.7 pulls in); its site-packages folder."""
-    key = hashlib.sha256("\n".join([PYTHON, *COLAB]).encode()).hexdigest()[:12]
+def colab_preinstalled(house: Path) -> Path:
+    """A venv on Colab's Python holding what Colab preinstalls (COLAB), made once and kept in build/launch-envs/
+    (it takes minutes: torch with its NVIDIA libraries, and the Jupyter stack ipywidgets 7.7 pulls in); its
+    site-packages folder."""
+    key = hashlib.sha256("\n".join([COLAB_PYTHON, *COLAB]).encode()).hexdigest()[:12]
     base = ROOT / "build" / "launch-envs" / f"colab-{key}"
     if not (base / ".complete").exists():
         shutil.rmtree(base, ignore_errors=True)
-        done = pip(fresh_venv(base), "install", "--quiet", NO_COMPILE, *COLAB, env=offline_env(), timeout=2400)
+        python = fresh_venv(base, COLAB_PYTHON)
+        done = pip(python, "install", "--quiet", NO_COMPILE, *COLAB, env=offline_env(house), timeout=2400)
         assert done.returncode == 0, done.stderr
         (base / ".complete").touch()
     return site_packages(str(base / "bin" / "python"))
@@ -156,18 +184,25 @@ def installed_version(python: str, name: str) -> str | None:
     return None if found == "-" else found
 
 
-def test_colab_like_a_lesson_alone_installs_the_course_and_runs_with_ipywidgets_7(wheelhouse, course_wheel, tmp_path):
-    python = fresh_venv(tmp_path / "venv")
+def test_colab_like_a_lesson_alone_installs_the_course_and_runs_with_ipywidgets_7(
+    colab_wheelhouse, course_wheel, tmp_path
+):
+    python = fresh_venv(tmp_path / "venv", COLAB_PYTHON)
     # Colab's packages are preinstalled outside the environment the course goes into, as in Colab: a .pth
     # puts them on the path (pip counts them as installed and leaves them alone)
-    (site_packages(python) / "colab_preinstalled.pth").write_text(f"{colab_preinstalled()}\n")
+    (site_packages(python) / "colab_preinstalled.pth").write_text(f"{colab_preinstalled(colab_wheelhouse)}\n")
+    version = subprocess.run([python, "-I", "-c", "import sys; print(sys.version_info[:2])"], capture_output=True)
+    assert version.stdout.decode().strip() == "(3, 12)", version  # Colab's Python
     assert installed_version(python, "torch").startswith("2.13.0")
+    assert "+cpu" not in installed_version(python, "torch")  # PyPI's build, as Colab's, not the local CPU one
     assert installed_version(python, "course-lib") is None  # nothing of the course
     alone = tmp_path / "content"
     alone.mkdir()
     shutil.copy(ROOT / "notebooks" / f"{LESSON}.ipynb", alone)
 
-    nb = run_notebook(alone / f"{LESSON}.ipynb", python, offline_env(COURSE_LIB_WHEEL=str(course_wheel)), tmp_path)
+    nb = run_notebook(
+        alone / f"{LESSON}.ipynb", python, offline_env(colab_wheelhouse, COURSE_LIB_WHEEL=str(course_wheel)), tmp_path
+    )
 
     assert installed_version(python, "course-lib") == course_wheel.name.split("-")[1]
     assert installed_version(python, "ipywidgets") == "7.7.1"  # Colab's widgets, not upgraded under its kernel
@@ -191,17 +226,17 @@ def test_binder_requirements_install_offline_without_cuda_and_run_a_lesson(wheel
         "-r",
         "binder/requirements.txt",
         cwd=repo,
-        env=offline_env(),
+        env=offline_env(wheelhouse),
         timeout=1200,
     )
     assert done.returncode == 0, done.stderr
-    listed = pip(python, "list", "--format=freeze", env=offline_env()).stdout
+    listed = pip(python, "list", "--format=freeze", env=offline_env(wheelhouse)).stdout
     assert not [line for line in listed.splitlines() if line.lower().startswith(("nvidia", "triton"))], listed
     assert installed_version(python, "torch").endswith("+cpu")
     assert installed_version(python, "ipykernel").startswith("6.")
 
     # the install cell would fail here (no index, no COURSE_LIB_WHEEL): it must find the release installed
-    nb = run_notebook(repo / "notebooks" / f"{LESSON}.ipynb", python, offline_env(), tmp_path)
+    nb = run_notebook(repo / "notebooks" / f"{LESSON}.ipynb", python, offline_env(wheelhouse), tmp_path)
 
     assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert "course_lib " in texts(nb)
