@@ -1239,6 +1239,51 @@ def test_every_forbidden_class_has_its_module_s_functions_and_its_own_methods_re
             assert code in refused, (exercise.id, cls, code.co_qualname)
 
 
+# 2.3 forbids torch.optim.SGD; ASGD with lambd=0 and alpha=0 takes exactly SGD's step (its eta is lr), so another
+# optimizer of torch.optim is the same update borrowed under another name (the tenth hostile class's open end)
+BY_ASGD = """
+import torch
+
+
+def train_sgd(params, batches, lr, loss_and_grads):
+    params = {k: v.clone() for k, v in params.items()}
+    keys = list(params)
+    losses = []
+    for contexts, targets in batches:
+        loss, grads = loss_and_grads(params, contexts, targets)
+        stepped = [params[k].clone() for k in keys]
+        for p, k in zip(stepped, keys):
+            p.grad = grads[k].clone()
+        # ASGD with no decay and no averaging in its step size: p <- p - lr * grad, SGD's update
+        torch.optim.ASGD(stepped, lr=lr, lambd=0.0, alpha=0.0, foreach=False).step()
+        params = {k: p.detach() for k, p in zip(keys, stepped)}
+        losses.append(float(loss))
+    return losses, params
+"""
+
+
+def test_every_optimizer_of_torch_optim_is_refused_where_one_is_forbidden():
+    import torch
+    from mutants.mutate import load
+
+    from course_lib.checks import lesson02
+    from course_lib.checks.borrowed import Observation, _Watcher
+
+    status = lesson02.check_train_sgd(load([BY_ASGD])["train_sgd"], quiet=True)
+    assert status.status == FAILED and "torch.optim.asgd.ASGD" in status.message, status
+    # oracle: every optimizer class torch.optim exports, whatever the list in the checks says
+    optimizers = [c for c in vars(torch.optim).values() if isinstance(c, type) and issubclass(c, torch.optim.Optimizer)]
+    refused = _Watcher(lesson02.check_train_sgd.rules, Observation(), set()).kernel_codes
+    for cls in optimizers:
+        if cls is not torch.optim.Optimizer:
+            assert inspect.unwrap(cls.step).__code__ in refused, cls
+    assert torch.optim.Optimizer.zero_grad.__code__ not in refused  # the base class is no optimizer
+    # where no optimizer is forbidden, none is refused (lesson 03's 3.4 trains with one the check hands in)
+    assert not {c.__module__ for c in optimizers} & {
+        m for lesson in ("03", "04", "07") for e in checks.exercises(lesson).values() for m in e.rules.library
+    }
+
+
 def test_what_an_honest_answer_uses_beside_a_forbidden_class_stays_allowed():
     """The class's bases, the module's other classes and torch's functions are not the forbidden class's: nn.Module's
     methods where only nn.LSTM is forbidden, nn.Tanh and nn.Linear beside nn.MultiheadAttention, optimizer.py's

@@ -2000,6 +2000,14 @@ def test_a_forbidden_class_s_module_functions_and_own_methods_are_refused_withou
     assert any("SGD.step" in r for r in refused), refused  # a method of the class itself
 
 
+def test_another_optimizer_taking_sgds_step_is_refused_in_the_grading_child(tmp_path):
+    from test_checks import BY_ASGD  # tests/ is on the path (no package): one answer text for both
+
+    status, message, refused = run_harness("02", {"2.3": BY_ASGD}, tmp_path)["2.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("ASGD" in r for r in refused), refused
+
+
 # --------------------------------------------------------------------------- work done after the function returned
 # The answer returns zeros and keeps an object whose finalizer, all C (deque over starmap over map), computes the
 # answer with torch's own Python (its decomposition of the masked softmax the attention kernels use) and copies it

@@ -612,7 +612,29 @@ class Rules:
         forbidden = tuple(forbidden)
         kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
         library = tuple(n for n in forbidden if not n.startswith("course_lib."))
+        library += tuple(n for n in _optimizers_beside(library) if n not in library)
         return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed), library)
+
+
+def _optimizers_beside(names) -> tuple:
+    """Every optimizer of torch.optim, where ``names`` forbid one: the exercise is the update itself, and any of them
+    can be set up to take the plain step (ASGD with ``lambd=0, alpha=0`` is SGD's update), so forbidding one by
+    name and not the others would leave the same update borrowed under another name. () otherwise."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return ()
+    base = torch.optim.Optimizer
+    for name in names:
+        try:
+            obj = resolve(name)[2]
+        except ValueError:
+            continue
+        if inspect.isclass(obj) and issubclass(obj, base) and obj is not base:
+            break
+    else:
+        return ()
+    found = [f"torch.optim.{n}" for n, c in vars(torch.optim).items() if inspect.isclass(c) and issubclass(c, base)]
+    return tuple(sorted(n for n in found if n != "torch.optim.Optimizer"))
 
 
 def class_code(name: str) -> set:
@@ -631,11 +653,14 @@ def class_code(name: str) -> set:
         return set()
     if not inspect.isclass(obj):
         return set()
-    module = sys.modules.get(obj.__module__)
-    home = getattr(module, "__file__", None)
     functions = list(_functions_of(obj))
+    # the class's defining module: where its own methods were written (a class re-exported with ``__module__`` set
+    # to its package, torch.optim.Adafactor's, would otherwise name the package's __init__.py)
+    home, namespace = _home_of(obj, functions)
     if home:
-        functions += [f for f in vars(module).values() if inspect.isfunction(f) and f.__module__ == module.__name__]
+        functions += [
+            f for f in namespace.values() if inspect.isfunction(f) and f.__module__ == namespace.get("__name__")
+        ]
     found = set()
     for f in functions:
         while inspect.isfunction(f):  # the wrapped function and each wrapper, kept where written in the class's file
@@ -643,6 +668,18 @@ def class_code(name: str) -> set:
                 found.add(f.__code__)
             f = getattr(f, "__wrapped__", None)
     return {code for code in found if code.co_filename != _HERE}  # never the checks' stand-ins (refusing's)
+
+
+def _home_of(cls, functions) -> tuple:
+    """(the file a class's own methods were written in, that module's namespace), from the methods themselves (a
+    decorated one by the function it wraps); ("", {}) for a class with no method of its own."""
+    for f in functions:
+        while inspect.isfunction(f):
+            if f.__code__.co_qualname.startswith(cls.__qualname__ + "."):
+                return f.__code__.co_filename, f.__globals__
+            f = getattr(f, "__wrapped__", None)
+    module = sys.modules.get(cls.__module__)
+    return (getattr(module, "__file__", None) or "", vars(module)) if module else ("", {})
 
 
 def barred_ops(rules: Rules) -> frozenset:
