@@ -2008,6 +2008,70 @@ def test_another_optimizer_taking_sgds_step_is_refused_in_the_grading_child(tmp_
     assert any("ASGD" in r for r in refused), refused
 
 
+# --------------------------------------------------------------------------- a callback run by the check's describe
+# 5.2 (the eleventh hostile class): the answer returns zeros linked to ``states`` and registers autograd hooks made
+# of C callables only; the check's describe computes a gradient (torch.autograd.grad) after the function returned,
+# so the hooks run from the check's frame: they call the check's own reference decoder and copy its logits and
+# weights into the returned tensors, and hand back the reference's gradient. It passed while 5.2's run path named
+# the reference (build_model's flag chose the reference model: the grader lets the check's frames call what its
+# run path names).
+HOOKED_REFERENCE_52 = """import collections
+import functools
+import itertools
+import operator
+import sys
+
+import torch
+
+
+def decode(model, states, lengths, tgt_in):
+    mod = sys.modules["course_lib.che" + "cks.lesson05"]
+    ref, probe = getattr(mod, "reference" + "_decode"), getattr(mod, "_pro" + "be")
+    B, T_in, _ = states.shape
+    s2 = states * 1.0
+    logits = torch.zeros(B, tgt_in.shape[1], model.out.out_features) + s2.sum() * 0.0
+    weights = torch.zeros(B, tgt_in.shape[1], T_in)
+    refbox, pbox, gbox = [], [], []
+    first = operator.itemgetter(0)
+    steps = itertools.chain(
+        map(torch._C._set_grad_enabled, [True]),
+        map(refbox.append, map(ref, [model], [states], [lengths], [tgt_in])),
+        map(pbox.append, map(probe, map(first, refbox))),
+        map(torch._C._set_grad_enabled, [False]),
+        map(gbox.append, map(first, map(torch.autograd.grad, pbox, [states]))),
+        map(torch.Tensor.copy_, [logits, weights], itertools.chain.from_iterable(refbox)),
+    )
+    logits.register_hook(functools.partial(next, map(collections.deque(maxlen=0).extend, [steps])))
+    s2.register_hook(functools.partial(next, iter(gbox)))
+    return logits, weights
+"""
+
+
+def test_a_hook_the_checks_gradient_runs_cannot_call_the_exercises_own_reference(tmp_path):
+    status, message, refused = run_harness("05", {"5.2": HOOKED_REFERENCE_52}, tmp_path)["5.2"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("reference_decode" in r for r in refused), refused
+
+
+def test_no_run_path_reaches_the_reference_of_its_own_exercise():
+    """What a check's run path names (materialise, observe, describe, transitively) the check's frames may call
+    during the student's call; a reference of the lesson's checks there is one a callback of the student's can
+    reach. Oracle: the checks' references by name (``reference_*``, ``_reference_*``, ``_Reference*``); the
+    two a run path holds are handed in to the student, for another exercise's answer."""
+    handed_in = {  # the exercise: the references its case hands in (not its own answer)
+        "5.3": {"_ReferenceSeq2Seq.forward", "reference_decode", "reference_decode.<locals>.<lambda>"},  # its model
+        "6.4": {"_reference_attention_fn", "reference_masked_attention"},  # 6.3's answer, for the leak experiment
+    }
+    for lesson in ("02", "03", "04", "05", "06", "07"):
+        for exercise_id, exercise in checks.exercises(lesson).items():
+            reached = {
+                code.co_qualname
+                for code in harness._run_path(exercise)
+                if f"checks{__import__('os').sep}lesson" in code.co_filename and "eference" in code.co_qualname
+            }
+            assert reached == handed_in.get(exercise_id, set()), (exercise_id, reached)
+
+
 # --------------------------------------------------------------------------- work done after the function returned
 # The answer returns zeros and keeps an object whose finalizer, all C (deque over starmap over map), computes the
 # answer with torch's own Python (its decomposition of the masked softmax the attention kernels use) and copies it
