@@ -1,8 +1,10 @@
 """What the borrowed-answer observer costs: each lesson's solution through its check, before and after.
 
     python benchmarks/bench_checks.py --before 8966204 --rounds 5
+    python benchmarks/bench_checks.py --before 9f2161e --change "tampered() by dict look-ups" --rounds 3
 
-``--before`` is a git revision without the observer (its tree is exported to a temporary folder). Each round
+``--before`` is a git revision without the observer (its tree is exported to a temporary folder), or, with
+``--change``, any earlier revision: the section then says what changed and is a section of its own. Each round
 runs both trees, alternately, in fresh processes (so the machine's load falls on both alike); each process
 times ``check(solution)`` for the exercises below, after one warm-up call, and the medians over rounds are
 compared. Writes its section of RESULTS.md.
@@ -74,7 +76,8 @@ def run(tree: Path, repeats: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--before", required=True, help="a git revision without the observer")
+    ap.add_argument("--before", required=True, help="a git revision without the observer (or see --change)")
+    ap.add_argument("--change", default="", help="what changed since --before (any revision): its own section")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3, help="timed checks per exercise per process")
     args = ap.parse_args()
@@ -97,13 +100,23 @@ def main() -> None:
         ratios.append(a / b)
         rows.append(f"| {ex_id} | {b * 1000:.0f} ms | {a * 1000:.0f} ms | {a / b:.2f}x |")
     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+    heading = "## The borrowed-answer observer: what a check costs"
+    if args.change:
+        heading = f"## What a check costs: {args.change}"
+        what = f"before (revision {args.before}) and after this change ({args.change})"
+    else:
+        what = (
+            f"before the observer (revision {args.before}: stand-ins for forbidden names and the look at the source "
+            "only) and after it (profile hook on every call, torch's function mode where a kernel is refused, its "
+            "dispatch mode too where gradients are the exercise)"
+        )
     text = (
-        "## The borrowed-answer observer: what a check costs\n\n"
-        f"`python benchmarks/bench_checks.py --before {args.before} --rounds {args.rounds}`: the solution of each "
-        "exercise below through its check (`check(solution)`: draw, run under the observer, judge), before the "
-        f"observer (revision {args.before}: stand-ins for forbidden names and the look at the source only) and "
-        "after it (profile hook on every call, torch's function mode where a kernel is refused, its dispatch mode "
-        "too where gradients are the exercise). Medians over "
+        f"{heading}\n\n"
+        f"`python benchmarks/bench_checks.py --before {args.before}"
+        + (f' --change "{args.change}"' if args.change else "")
+        + f" --rounds {args.rounds}`: the solution of each "
+        f"exercise below through its check (`check(solution)`: draw, run under the observer, judge), {what}. "
+        "Medians over "
         f"{args.rounds} rounds x {args.repeats} checks, both trees alternately in fresh processes.\n\n"
         f"- Machine: {time.strftime('%Y-%m-%d')}, {platform.machine()} {platform.system()}, Python "
         f"{platform.python_version()}, shared by other jobs (load average {load} at the end, {minutes:.0f} min): "
@@ -113,7 +126,7 @@ def main() -> None:
         "| exercise | before | after | after / before |\n| --- | --- | --- | --- |\n" + "\n".join(rows) + "\n"
     )
     print(text)
-    write_section("## The borrowed-answer observer: what a check costs", text)
+    write_section(heading, text)
 
 
 if __name__ == "__main__":
