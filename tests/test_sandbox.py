@@ -146,6 +146,49 @@ def test_a_root_grader_runs_the_kernel_as_a_uid_of_its_own(tmp_path, monkeypatch
         shutil.rmtree(private, ignore_errors=True)
 
 
+LIMITS_AND_A_BIG_ALLOCATION = """
+limits = {line[:26].strip(): line[26:].split()[0] for line in open("/proc/self/limits").read().splitlines()[1:]}
+print(limits["Max data size"], limits["Max address space"])
+try:
+    bytearray(900 * 1024 * 1024)
+    print("allocated")
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+def _launched(first_on_path: str = "") -> list:
+    """What the launcher's child prints: its data and address-space limits, and a 900 MB allocation's fate, under
+    the launcher's rlimits (no cgroup, no bubblewrap, 600 MB), with ``first_on_path`` first on its sys.path."""
+    root = Path(__file__).resolve().parents[1]
+    args = ["--cpu", "60", "--file-mb", "64", "--memory-mb", "600", "--processes", "256", "--"]
+    args += [sys.executable, "-c", LIMITS_AND_A_BIG_ALLOCATION]
+    code = f"import sys; sys.path[:0] = {[p for p in (first_on_path, str(root)) if p]!r}\n"
+    code += f"from course_lib.instructor import sandbox; sandbox._launch({args!r})"
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
+def test_without_a_cgroup_memory_is_capped_by_rlimits_and_a_cuda_torch_still_imports(tmp_path):
+    # Without a cgroup the launcher's rlimits are the memory cap. Address space (RLIMIT_AS) was the only one: a CUDA
+    # build of torch (PyPI's for Linux) reserves more address space at import than any such cap, so every kernel
+    # aborted (std::bad_alloc, seen on Python 3.12 with PyPI's torch). Now private memory (RLIMIT_DATA) caps what a
+    # process allocates, and the address space is capped too where torch is not a CUDA build. Oracle: the limits
+    # the kernel reads in /proc/self/limits, and a 900 MB allocation under a 600 MB cap.
+    import torch
+
+    cap = str(600 * 1024 * 1024)
+    cuda_here = any((Path(torch.__file__).parent / "lib").glob("libtorch_cuda*"))
+    assert _launched() == [cap, "unlimited" if cuda_here else cap, "MemoryError"]
+    # a CUDA build stood in for by a torch folder holding libtorch_cuda (found first on the path, never imported)
+    fake = tmp_path / "fake"
+    (fake / "torch" / "lib").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("")
+    (fake / "torch" / "lib" / "libtorch_cuda.so").write_bytes(b"")
+    assert _launched(str(fake)) == [cap, "unlimited", "MemoryError"]
+
+
 def test_a_kernel_runs_on_the_cpu_whatever_the_graders_environment_asks(tmp_path):
     # An instructor whose shell sets COURSE_LIB_DEVICE=cuda (or a GPU host, or a Mac with MPS) must not change
     # where the students' notebooks run: the same device, results and time limits on every grader. Here

@@ -495,6 +495,20 @@ def _number(path: Path) -> int:
 # --------------------------------------------------------------------------- the launcher
 
 
+def _torch_reserves_address_space() -> bool:
+    """Is the torch this Python would import a CUDA build (its folder holds libtorch_cuda)? Read from the files,
+    without importing torch."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.origin:
+        return False
+    return any((Path(spec.origin).parent / "lib").glob("libtorch_cuda*"))
+
+
 def _launch(argv: list[str]) -> None:
     """``python -m course_lib.instructor.sandbox [limits] -- command...``: join the cgroup, limit, drop root, exec."""
     import argparse
@@ -515,7 +529,12 @@ def _launch(argv: list[str]) -> None:
             (group / "cgroup.procs").write_text(str(os.getpid()))
     else:  # no cgroup: rlimits are all we have
         memory = args.memory_mb * MB
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        # what each process allocates for itself (heap, private writable mappings), and its address space too except
+        # under a CUDA build of torch, whose libraries reserve more address space at import than any memory limit
+        # here (PyPI's torch for Linux: the kernel aborted with std::bad_alloc before running a cell)
+        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+        if not _torch_reserves_address_space():
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     if args.uid is not None or not args.cgroup:  # RLIMIT_NPROC counts the uid's processes (and never binds root)
         resource.setrlimit(resource.RLIMIT_NPROC, (args.processes, args.processes))
     resource.setrlimit(resource.RLIMIT_CPU, (args.cpu, args.cpu + 5))
