@@ -1310,3 +1310,26 @@ def test_what_an_honest_answer_uses_beside_a_forbidden_class_stays_allowed():
             allowed += [nn.Module.__call__, nn.Module.__init__, nn.Module.parameters, nn.Module.__setattr__]
         for fn in allowed:
             assert fn.__code__ not in codes, (exercise.id, fn.__qualname__)
+
+
+def test_the_qualified_names_read_from_a_modules_functions_match_pythons_own():
+    # Python 3.10's code objects have no co_qualname: the checks read it from the functions of the code's module
+    # (the names in their hints, and which code is a module's lazy __getattr__); 3.11's co_qualname is the oracle
+    import importlib
+    import sys
+
+    import course_lib.backprop
+    import course_lib.seq2seq
+    from course_lib.checks import borrowed
+
+    if sys.version_info < (3, 11):
+        pytest.skip("the oracle, co_qualname, is Python 3.11's")
+    asgd = importlib.import_module("torch.optim.asgd")  # torch.optim deletes the attribute, not the module
+    for module in (course_lib.seq2seq, course_lib.backprop, asgd, borrowed):
+        borrowed._QUALNAMES.clear()
+        found = borrowed._qualnames_in(module.__file__)
+        own = [c for c in found if c.co_filename == module.__file__]
+        assert len(own) > 5, module.__name__
+        for code in own:
+            assert found[code] == code.co_qualname, (module.__name__, code.co_name)
+    assert "ASGD.__init__" in borrowed._qualnames_in(asgd.__file__).values()

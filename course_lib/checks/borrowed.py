@@ -675,7 +675,7 @@ def _home_of(cls, functions) -> tuple:
     decorated one by the function it wraps); ("", {}) for a class with no method of its own."""
     for f in functions:
         while inspect.isfunction(f):
-            if f.__code__.co_qualname.startswith(cls.__qualname__ + "."):
+            if getattr(f.__code__, "co_qualname", f.__qualname__).startswith(cls.__qualname__ + "."):  # 3.10: none
                 return f.__code__.co_filename, f.__globals__
             f = getattr(f, "__wrapped__", None)
     module = sys.modules.get(cls.__module__)
@@ -823,6 +823,46 @@ def tampered() -> str:
     return ""
 
 
+def qualname(code) -> str:
+    """A code object's qualified name. Python 3.10's code objects have none (``co_qualname`` is 3.11's): there,
+    the qualified name of the function or method that runs it, read from the module of its file, else its bare name."""
+    try:
+        return code.co_qualname
+    except AttributeError:
+        return _qualnames_in(code.co_filename).get(code, code.co_name)
+
+
+_QUALNAMES: dict = {}  # Python 3.10 only: file -> (how many modules were loaded, {code: qualified name})
+
+
+def _qualnames_in(path: str) -> dict:
+    """Every function's and method's code (and the code nested in it) of the modules loaded from ``path``, with
+    its qualified name, read from the functions themselves; read again when a module was imported since."""
+    known = _QUALNAMES.get(path)
+    if known and known[0] == len(sys.modules):
+        return known[1]
+    names: dict = {}
+
+    def nested(code, name):
+        names.setdefault(code, name)
+        inside = ".<locals>." if code.co_flags & inspect.CO_NEWLOCALS else "."  # a function's, or a class body's
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                nested(const, f"{name}{inside}{const.co_name}")
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) != path:
+            continue
+        for value in list(vars(module).values()):
+            members = list(vars(value).values()) if inspect.isclass(value) else [value]
+            for member in members:
+                for f in (member, getattr(member, "__func__", None), getattr(member, "fget", None)):
+                    if inspect.isfunction(f):
+                        nested(f.__code__, f.__qualname__)
+    _QUALNAMES[path] = (len(sys.modules), names)
+    return names
+
+
 def _code_name(code, module=None) -> str:
     """``course_lib.module.Qual.name`` (or ``torch....``) of a code object, from its file and qualified name
     (elsewhere, from ``module``: the name of the module whose globals it runs in)."""
@@ -831,10 +871,10 @@ def _code_name(code, module=None) -> str:
         if root and path.startswith(root + os.sep):
             parts = path[len(root) + 1 :].removesuffix(".py").split(os.sep)
             parts = parts[:-1] if parts[-1] == "__init__" else parts
-            if "<locals>" in code.co_qualname:  # a wrapper made inside a function: name the module it lives in
+            if "<locals>" in qualname(code):  # a wrapper made inside a function: name the module it lives in
                 return ".".join([package, *parts])
-            return ".".join([package, *parts, code.co_qualname])
-    return f"{module}.{code.co_qualname}" if isinstance(module, str) else code.co_qualname
+            return ".".join([package, *parts, qualname(code)])
+    return f"{module}.{qualname(code)}" if isinstance(module, str) else qualname(code)
 
 
 _TORCH_DIR: list = []
@@ -1091,7 +1131,11 @@ def _classify(code) -> str:
         return kind
     path = code.co_filename
     kind = "ok"
-    if code.co_name == "<module>" or code.co_qualname == "__getattr__" or path == _HERE:  # importing, or a
+    if (
+        code.co_name == "<module>"
+        or (code.co_name == "__getattr__" and qualname(code) == "__getattr__")
+        or path == _HERE
+    ):  # importing, or a
         # module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
         kind = "ok"  # the observer itself and the stand-ins: they refuse, they answer nothing
     elif path.startswith(_CHECKS_DIR):

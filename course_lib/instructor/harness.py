@@ -432,7 +432,7 @@ class _Observer:
         refused = self.refs if self.build else self.checks
         for code in refused:
             if len(code.co_code) > 24:  # a one-line helper may be anyone's
-                prints.setdefault(_fingerprint(code), code.co_qualname)
+                prints.setdefault(_fingerprint(code), _qualname(code))
         for code in self.given:  # a copy of what the check hands in is no borrowing
             prints.pop(_fingerprint(code), None)
         self.prints = types.MappingProxyType(prints)
@@ -455,7 +455,7 @@ class _Observer:
         prints = dict(self.prints)
         for code in watcher.kernel_codes:
             if len(code.co_code) > 24:
-                prints.setdefault(_fingerprint(code), _text(code.co_qualname, 80))
+                prints.setdefault(_fingerprint(code), _text(_qualname(code), 80))
         self.prints = types.MappingProxyType(prints)
         self.autograd = bool(rules.autograd)
         self.torch_rules = bool(rules.autograd or rules.kernels)  # torch's compilers refused too (they run unseen)
@@ -556,6 +556,8 @@ _THREADING_FILE = threading.__file__
 _function_name = types.FunctionType.__dict__["__qualname__"].__get__
 _type_name = type.__dict__["__qualname__"].__get__
 _CODE, _FUNCTION = types.CodeType, types.FunctionType
+# a code object's qualified name (Python 3.10's code objects have none: there, their bare name; messages only)
+_qualname = types.CodeType.__dict__["co_qualname" if sys.version_info >= (3, 11) else "co_name"].__get__
 _getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
 _open_fd, _read_fd, _close_fd, _fstat, _bjoin, _O_RDONLY = os.open, os.read, os.close, os.fstat, b"".join, os.O_RDONLY
 _S_ISREG = __import__("stat").S_ISREG
@@ -815,9 +817,9 @@ def _verdict(st, code) -> str:
     if key in st["answer_ids"] or key in st["ref_ids"] or key in st["kernel_code_ids"]:  # kept alive (answers, refs,
         return ""  # c_ids): the originals, refused where the student's code calls them
     if _starts(code.co_filename, "<answer ") if isinstance(code.co_filename, str) else True:
-        return f"code made at run time under an answer cell's name ({_text(code.co_qualname, 80)})"
+        return f"code made at run time under an answer cell's name ({_text(_qualname(code), 80)})"
     if key not in st["course_ids"] and _course(st, code.co_filename):
-        return f"code made at run time under course_lib's name ({_text(code.co_qualname, 80)})"
+        return f"code made at run time under course_lib's name ({_text(_qualname(code), 80)})"
     return _copy_of(st, code)
 
 
@@ -837,7 +839,7 @@ def _stale(st) -> str:
         if type(code) is not _CODE or type(why) is not str or id(code) != key:
             return "something other than a verdict"
         if why != (_copy_of(st, code) if key in st["answer_ids"] else _verdict(st, code)):
-            return f"the verdict on {_text(code.co_qualname, 80)}"
+            return f"the verdict on {_text(_qualname(code), 80)}"
     return ""
 
 
@@ -868,7 +870,7 @@ def _trace(st, frame, event, arg):
         if st["loading"] and code.co_flags & NEW_LOCALS:
             # a function of the student's run while the cells load (an Enum's __init__, a base class's
             # metaclass calling a method): the cells only define, so this is code run before any exercise is
-            _refuse(st, f"the student's {_text(code.co_qualname, 80)} ran while the answer cells loaded")
+            _refuse(st, f"the student's {_text(_qualname(code), 80)} ran while the answer cells loaded")
         copied = _remembered(st, code)
         if copied is None:
             copied = _copy_of(st, code)
@@ -908,7 +910,7 @@ def _trace(st, frame, event, arg):
                 and (torch[1] != "compiled" or not _starts(caller.f_code.co_filename, st["torch_dir"]))
                 and not _importing(st, frame)
             ):
-                _refuse(st, f"torch's {_text(code.co_qualname, 80)} ({torch[1]})")
+                _refuse(st, f"torch's {_text(_qualname(code), 80)} ({torch[1]})")
         return
     if _by_student(st, frame.f_back):
         _refuse(st, _dotted(st, code))
@@ -938,7 +940,7 @@ def _dotted(st, code) -> str:
     module = _split(path[:-3] if _starts(path[-3:], ".py") else path, os.sep)
     if module and module[-1] == "__init__":
         module = module[:-1]
-    return _join([_text(part, 60) + "." for part in ["course_lib", *module]]) + _text(code.co_qualname, 80)
+    return _join([_text(part, 60) + "." for part in ["course_lib", *module]]) + _text(_qualname(code), 80)
 
 
 def _audit(st, event, args) -> None:
