@@ -1949,6 +1949,37 @@ def test_the_stdlib_modules_that_compile_for_themselves_and_new_imports_still_wo
     assert status == submission.PASSED, (message, refused)
 
 
+# dataclasses splices its fields' names into the text it compiles, unchecked: a field named by code makes that code
+# under dataclasses' own frame, which may compile for itself (COMPILE_KEEPERS). Here __eq__'s text stores a function
+# made from text on the instance, and 3.1 answers with it: the old grader passed it.
+DATACLASS_NAMES_31 = """import dataclasses
+
+EXPRESSION = (
+    "lambda seq, n: (lambda st: all((st.append(s) or True) if s < n // 2 else (bool(st) and st.pop() == n - 1 - s)"
+    " for s in seq) and not st)([])"
+)
+
+
+def _made():
+    name = "a,self.__dict__.__setitem__('f', " + EXPRESSION + ")"
+    space = {"__annotations__": {name: int}, "a": 0, "__doc__": "a class"}  # a docstring: no signature parsed
+    cls = dataclasses.dataclass(init=False, repr=False)(type("C", (), space))
+    one, two = cls(), cls()
+    assert one == two  # runs __eq__, whose text holds the field's name
+    return one.f
+
+
+def is_balanced(seq, n_symbols=10):
+    return _made()(seq, n_symbols)
+"""
+
+
+def test_a_dataclass_field_named_by_code_is_refused_in_a_build_exercise(tmp_path):
+    status, message, refused = run_harness("03", {"3.1": DATACLASS_NAMES_31}, tmp_path)["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any(r.startswith("compile <string>") for r in refused), refused
+
+
 # --------------------------------------------------------------------------- a forbidden class's functional forms
 # 2.3 forbids torch.optim.SGD: its module's step function (_single_tensor_sgd, what SGD.step calls) and the class's own
 # step run on an object its __init__ never made (object.__new__: the stand-in __init__ never runs) do SGD's work

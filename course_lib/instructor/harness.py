@@ -155,6 +155,13 @@ _KEEPER_FILES = _keeper_files()
 _STDLIB_KEEPER_FILES = _keeper_files(FRAME_KEEPERS - {"sympy"})
 _COMPILER_FILES = _keeper_files(COMPILE_KEEPERS)
 _TYPING_FILES = _keeper_files({"typing"})
+_DATACLASSES_FILES = _keeper_files({"dataclasses"})
+# dataclasses splices its fields' names into the text it compiles, unchecked: read them by the slot's own getter
+# (no property of a subclass runs), on the exact Field type, before any student code
+_FIELD = __import__("dataclasses").Field
+_field_name = _FIELD.__dict__["name"].__get__
+_dict_items, _is_identifier = dict.items, str.isidentifier
+_KEYWORDS = frozenset(__import__("keyword").kwlist)
 
 
 # --------------------------------------------------------------------------- what an answer cell may do
@@ -666,10 +673,34 @@ def _made_at_run_time(st, event, args, frame) -> bool:
                 (type(text) is str and _TYPE_TEXT(text) is not None)
                 or (type(text) is bytes and _TYPE_BYTES(text) is not None)
             )
+        if _starts(code.co_filename, _DATACLASSES_FILES):
+            return not _plain_fields(frame)
         return False
     if event == "compile" and len(args) > 1 and _installed_text(st, args[0], args[1]):
         return False
     return not _importing_installed(st, frame)
+
+
+def _plain_fields(frame) -> bool:
+    """Does the dataclass being made have only fields named by identifiers? dataclasses builds its methods' text
+    from the names unchecked (a field named ``a,print(1)`` is code in ``__eq__``'s text): read from
+    ``_process_class``'s own ``fields`` (its frame, nearest to the compile), every key an exact str that is an
+    identifier and no keyword, every value an exact ``Field`` carrying that name. No such frame: not plain."""
+    while frame is not None:
+        code = frame.f_code
+        if _starts(code.co_filename, _DATACLASSES_FILES) and _text(code.co_name, 40) == "_process_class":
+            fields = frame.f_locals.get("fields")
+            if type(fields) is not dict:
+                return False
+            for name, field in _dict_items(fields):
+                if type(name) is not str or type(field) is not _FIELD or not _is_identifier(name):
+                    return False
+                given = _field_name(field)
+                if type(given) is not str or given != name or name in _KEYWORDS:
+                    return False
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _importing_installed(st, frame) -> bool:
@@ -1126,6 +1157,7 @@ HOOK_FUNCTIONS = (
     "_reads_course_code",
     "_student_below",
     "_made_at_run_time",
+    "_plain_fields",
     "_installed_text",
     "_importing_installed",
 )
