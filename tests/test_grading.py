@@ -510,6 +510,10 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
     (tmp_path / "gina" / "ps1").mkdir(parents=True)  # her notebook has no name before .ipynb: the folder names her
     (tmp_path / "gina" / "ps1" / ".ipynb").write_text("{}")
     (tmp_path / ".ipynb").write_text("{}")  # a notebook with no name: a row that says so
+    (tmp_path / "hal" / "ps1" / ".ipynb_checkpoints").mkdir(parents=True)  # only Jupyter's autosave: a row says so
+    (tmp_path / "hal" / "ps1" / ".ipynb_checkpoints" / "01_ngrams-checkpoint.ipynb").write_text("{}")
+    (tmp_path / "gina" / "ps1" / ".ipynb_checkpoints").mkdir()  # beside a notebook: the notebook is graded
+    (tmp_path / "gina" / "ps1" / ".ipynb_checkpoints" / "-checkpoint.ipynb").write_text("{}")
     entries, warnings = grading.collect([tmp_path])
     assert sorted((e.student, e.path.name, e.problem[:60]) for e in entries) == [
         (".ipynb", ".ipynb", "not graded: the notebook has no name before .ipynb"),
@@ -519,6 +523,7 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
         ("dave", "dave", "not graded: the notebook ps1/deep/x/01_ngrams.ipynb is too d"),
         ("erin", "erin", "not graded: ps1/ps1 is a symbolic link (links are not follow"),
         ("gina", ".ipynb", ""),
+        ("hal", "hal", "not graded: only Jupyter's autosaved copy ps1/.ipynb_checkpo"),
     ]
     assert any("too deep" in w for w in warnings) and any("frank: no notebook" in w for w in warnings)
 

@@ -257,11 +257,32 @@ def _module_observe(args, live):
     return [*live, *live.forward, live.seed]
 
 
+def _registered(module) -> dict:
+    """Every parameter registered in ``module`` and its submodules, by name, in ``named_parameters``' order, read
+    from the dicts ``nn.Module`` keeps them in: no method of the student's class is asked (an override of
+    ``named_parameters`` or ``named_modules`` could show other tensors than the ones forward uses)."""
+    found, seen = {}, set()
+
+    def walk(m, prefix):
+        if id(m) in seen or not isinstance(m, nn.Module):
+            return
+        seen.add(id(m))
+        for name, p in dict.items(object.__getattribute__(m, "_parameters")):
+            if p is not None and id(p) not in seen:  # a parameter shared under two names: its first name
+                seen.add(id(p))
+                found[prefix + name] = p
+        for name, sub in dict.items(object.__getattribute__(m, "_modules")):
+            walk(sub, f"{prefix}{name}.")
+
+    walk(module, "")
+    return found
+
+
 def _randomise(module, seed):
     """Every parameter drawn from ``seed``: weights ~ N(0, 1/fan_in), gains in [0.5, 1.5], biases in [-0.5, 0.5]."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        for name, p in sorted(module.named_parameters()):
+        for name, p in sorted(_registered(module).items()):
             if p.dim() >= 2:
                 p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
             elif name.endswith("weight"):
@@ -280,20 +301,30 @@ def _module_describe(probes, ids):
         try:
             init = probes_lib.init_ranges(returned)
             _randomise(returned, live.seed)
+            # judged from the parameters as drawn: a forward that changed them would be judged by its own changes
+            drawn = {name: p.detach().clone() for name, p in _registered(returned).items()}
             out = returned(*live.forward)
             measured = probes_lib.measure(returned, live.forward, probes, vocab=live[0] if ids else None)
+            now = _registered(returned)
         except Borrowed:  # a forbidden call: the protocol records it
             raise
         except Exception as exc:  # the student's forward crashed: recorded like a crash of the constructor
             from course_lib.checks.protocol import crash_record
 
             return crash_record(exc)
-        params = {name: p.detach().clone() for name, p in returned.named_parameters()}
+        changed = [n for n, p in drawn.items() if n not in now or not torch.equal(now[n].detach(), p)]
         # Karpathy's video adds dropout; the exercises' formulas have none (and it makes forward random)
         dropout = [
             name or "the module" for name, m in returned.named_modules() if isinstance(m, nn.Dropout) and m.p > 0
         ]
-        return {"out": out, "params": params, "dropout": dropout[:1], "init": list(init), "probes": measured}
+        return {
+            "out": out,
+            "params": drawn,
+            "changed": changed[:1],
+            "dropout": dropout[:1],
+            "init": list(init),
+            "probes": measured,
+        }
 
     return describe
 
@@ -318,6 +349,11 @@ def _answer(record, cls):
         raise Mistake(f"{cls}(...) should build a module whose forward returns tensors; it returned something else")
     if "not_a_module" in value:
         raise Mistake(f"{cls}(...) should build an nn.Module (class {cls}(nn.Module)), got {value['not_a_module']}")
+    if value.get("changed"):
+        raise Mistake(
+            f"{cls}: forward changed the parameter {value['changed'][0]}: a forward only reads the module's "
+            "weights (the optimiser is what changes them)"
+        )
     if value.get("dropout"):
         raise Mistake(
             f"{cls}: leave out the dropout ({value['dropout'][0]}): the exercise's formula has none, and in "

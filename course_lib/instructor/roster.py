@@ -94,14 +94,16 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
     special file, extra notebook or notebook too deep in it. Links are never followed. A folder with
     notebooks in it always gives its student one row: the notebook, or (a link or special file named like
     a notebook, several notebooks, a folder that cannot be read, a link or a notebook too deep where the notebook
-    belongs) a row that says why it was not graded."""
-    found, odd, warnings, unreadable, links, deep = [], [], [], [], [], []
+    belongs, only Jupyter's autosaved copy in .ipynb_checkpoints) a row that says why it was not graded."""
+    found, odd, warnings, unreadable, links, deep, autosaved = [], [], [], [], [], [], []
     for parent, dirs, files in os.walk(folder, onerror=unreadable.append):  # os.walk does not follow links
         depth = len(Path(parent).parts) - len(folder.parts)
         for name in sorted(dirs + files):
             path = Path(parent) / name
             kind = _kind(path)
             if name == ".ipynb_checkpoints" or ".ipynb_checkpoints" in path.parts:
+                if kind == "file" and _notebook_named(path):
+                    autosaved.append(path)  # Jupyter's autosave, never graded: the row says so if it is all there is
                 continue
             if kind not in ("file", "folder") and _notebook_named(path) and depth + 1 <= 2:
                 odd.append(path)  # graded only if it is all there is: read_regular then names what it is
@@ -140,6 +142,9 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
     if deep:
         why = f"not graded: the notebook {shown(deep[0].relative_to(folder))} is too deep in the folder"
         return [Entry(student, folder, why + " (<student>/<assignment>/<notebook>.ipynb at most)")], warnings
+    if autosaved:
+        why = f"not graded: only Jupyter's autosaved copy {shown(autosaved[0].relative_to(folder))} was handed in"
+        return [Entry(student, folder, why + " (hand in the notebook itself)")], warnings
     warnings.append(f"{shown(folder)}: no notebook in it; skipped")
     return [], warnings
 

@@ -73,7 +73,73 @@ FFN_RAW = (
 )
 PACKED_MASK = "s = s.masked_fill(~torch.tril(torch.ones(T, T, dtype=torch.bool)), float('-inf'))"
 
+
 # (class or function, edit from, edit to, words the hint must contain)
+def _zeroing(cls, returned):
+    """``cls`` whose forward first zeroes its own parameters, then returns ``returned(self, args)``: the answer for
+    zero weights, which a reference built from the parameters read after forward would agree with."""
+    import torch
+
+    class Zeroing(cls):
+        def forward(self, *args):
+            with torch.no_grad():
+                for p in self.parameters():
+                    p.zero_()
+            return returned(self, args)
+
+    return Zeroing
+
+
+def _lying(cls, returned):
+    """``cls`` whose named_parameters shows fresh zero tensors (never the ones forward uses)."""
+    import torch
+
+    class Lying(cls):
+        def named_parameters(self, *args, **kwargs):
+            for name, p in super().named_parameters(*args, **kwargs):
+                yield name, torch.nn.Parameter(torch.zeros_like(p))
+
+        def forward(self, *args):
+            return returned(self, args)
+
+    return Lying
+
+
+def test_a_module_is_judged_by_the_parameters_the_check_drew():
+    """A forward that zeroes its weights (hostile class 33k: 7.3 to 7.7 passed) and a named_parameters that shows
+    other tensors than forward uses: each returns the answer for zero weights, and fails."""
+    import torch
+
+    ns = load(exercise_cells(LESSON))
+
+    def zeros_like_head(self, args):
+        x = args[0]
+        return x.new_zeros(*x.shape[:2], self.value.out_features)
+
+    def x_itself(self, args):  # the block with zero weights and zero layer-norm gains: x + 0 + 0
+        return args[0].clone()
+
+    def zero_logits(self, args):
+        idx, targets = args[0], args[1] if len(args) > 1 else None
+        V = self.lm_head.out_features
+        logits = torch.zeros(*idx.shape, V)
+        return logits, (None if targets is None else torch.log(torch.tensor(float(V))))
+
+    cases = {
+        "Head": (checks.check_head, zeros_like_head),
+        "MultiHeadAttention": (checks.check_multi_head, lambda self, args: torch.zeros_like(args[0])),
+        "FeedForward": (checks.check_feed_forward, lambda self, args: torch.zeros_like(args[0])),
+        "Block": (checks.check_block, x_itself),
+        "GPT": (checks.check_gpt, zero_logits),
+    }
+    for name, (check, returned) in cases.items():
+        for make in (_zeroing, _lying):
+            result = check(make(ns[name], returned), quiet=True)
+            assert result.status == FAILED, (name, make.__name__, result)
+    result = checks.check_feed_forward(_zeroing(ns["FeedForward"], lambda self, args: torch.zeros_like(args[0])))
+    assert "forward changed the parameter" in result.message, result.message
+
+
 MUTANTS = [
     # issue 34: properties named whatever the code (a pair's frequency, how many tokens are kept)
     ("positional_encoding", "10000 ** (two_i / d)", "10000 ** (2 * two_i / d)", "the frequency of channel pair"),
