@@ -521,9 +521,12 @@ _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
 # computes an exercise's answer in one call, by the ready-made torch name an exercise forbids
-_RNN = ("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell")
-_LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
-_GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")
+# (every recurrent step or layer torch holds, its quantized versions too: a test reads torch's names against these)
+_BACKENDS = ("mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")  # one kernel for every kind of layer
+_RNN = ("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell", "quantized_rnn_tanh_cell", "quantized_rnn_relu_cell")
+_RNN = (*_RNN, *_BACKENDS)
+_LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "quantized_lstm", "quantized_lstm_cell", "_lstm_mps", *_BACKENDS)
+_GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "quantized_gru", "quantized_gru_cell", *_BACKENDS)
 # a masked softmax in one call: fill and normalise (``_masked_softmax``), a softmax that turns a row with no
 # key at all into zeros (``_safe_softmax``, what the SDPA kernels use), or a sparse tensor's (what is not stored
 # counts as -inf); the plain softmax (``_softmax`` too) is allowed everywhere, so it is not among them
