@@ -528,6 +528,29 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
     assert any("too deep" in w for w in warnings) and any("frank: no notebook" in w for w in warnings)
 
 
+def test_a_course_with_several_assignments_grades_each_students_notebook_of_this_lesson(tmp_path):
+    # nbgrader's submitted/ of a course with several assignments: one folder per assignment (hostile class 33k:
+    # every such student got "not graded: 2 notebooks"); the released notebook's name picks the one to grade
+    for student in ("ann", "bob"):
+        for assignment, name in (("ps05", "05_attention.ipynb"), ("ps06", "06_masked_attention.ipynb")):
+            (tmp_path / student / assignment).mkdir(parents=True)
+            (tmp_path / student / assignment / name).write_text("{}")
+    (tmp_path / "cy" / "ps06").mkdir(parents=True)  # two copies of this lesson's notebook: which one is unclear
+    (tmp_path / "cy" / "ps06" / "06_masked_attention.ipynb").write_text("{}")
+    (tmp_path / "cy" / "old").mkdir()
+    (tmp_path / "cy" / "old" / "06_masked_attention.ipynb").write_text("{}")
+    entries, warnings = grading.collect([tmp_path], "06_masked_attention.ipynb")
+    rows = {e.student: (e.path.relative_to(tmp_path).as_posix(), e.problem[:30]) for e in entries}
+    assert rows == {
+        "ann": ("ann/ps06/06_masked_attention.ipynb", ""),
+        "bob": ("bob/ps06/06_masked_attention.ipynb", ""),
+        "cy": ("cy", "not graded: 2 notebooks for on"),
+    }
+    assert any("ann: graded 06_masked_attention.ipynb; not ps05/05_attention.ipynb" in w for w in warnings), warnings
+    entries, _ = grading.collect([tmp_path])  # no release named: two notebooks are two notebooks
+    assert all(e.problem.startswith("not graded: 2 notebooks") for e in entries)
+
+
 def test_a_malformed_reply_from_the_kernel_fails_that_exercise_and_nothing_else():
     from course_lib.instructor import submission
 

@@ -227,7 +227,7 @@ def grade(
     course = [Path(s) for s in submissions if Path(s).is_dir() and (Path(s) / "submitted").is_dir()]
     if course:
         raise ValueError(f"submissions: {course[0]} holds nbgrader's submitted/ folder; pass that folder itself")
-    entries, warnings = collect(submissions)
+    entries, warnings = collect(submissions, release.name)
     if not entries:
         raise ValueError("submissions: no notebooks found")
     entries = unique_names(entries)

@@ -24,13 +24,15 @@ class Entry:
     problem: str = ""  # set when the submission cannot be graded at all: its row says why
 
 
-def collect(submissions) -> tuple[list[Entry], list[str]]:
+def collect(submissions, notebook: str | None = None) -> tuple[list[Entry], list[str]]:
     """Every submission: a notebook path, a flat folder of ``<student>.ipynb``, or nbgrader's
     ``submitted/<student>/<assignment>/<notebook>.ipynb`` (also ``<student>/<notebook>.ipynb``).
     Nothing is followed through a symbolic link. Every name in a submissions folder gets a row or a warning:
     a link (named like a notebook, or perhaps a student's folder) or a special file named like a notebook gets a
     row that says what it is; any other special file or stray file gets a warning. Names are shown escaped (a
     name that is not UTF-8 too).
+    ``notebook``, the released notebook's file name, picks a student's notebook among several in nbgrader's layout
+    (a course with several assignments: one folder per assignment, each its own notebook).
     Returns the entries and warnings for the instructor."""
     entries, warnings = [], []
     for item in submissions:
@@ -51,7 +53,7 @@ def collect(submissions) -> tuple[list[Entry], list[str]]:
             elif child.suffix == ".ipynb" and kind != "folder":  # a file, a link or a special file: its row says
                 entries.append(Entry(shown(child.stem), child))
             elif kind == "folder":  # nbgrader: one folder per student
-                entries_here, warnings_here = _student_folder(child)
+                entries_here, warnings_here = _student_folder(child, notebook)
                 if not entries_here and child.suffix == ".ipynb":  # a folder named like a notebook: a row says so
                     why = "not graded: a folder named like a notebook, with no notebook in it"
                     entries_here = [Entry(shown(child.stem), child, why)]
@@ -89,7 +91,7 @@ def _notebook_named(path: Path) -> bool:
     return path.name.endswith(".ipynb")
 
 
-def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
+def _student_folder(folder: Path, notebook: str | None = None) -> tuple[list[Entry], list[str]]:
     """One nbgrader student folder: its one notebook (at most two levels down), and a warning for every link,
     special file, extra notebook or notebook too deep in it. Links are never followed. A folder with
     notebooks in it always gives its student one row: the notebook, or (a link or special file named like
@@ -123,6 +125,10 @@ def _student_folder(folder: Path) -> tuple[list[Entry], list[str]]:
             elif kind == "folder" and _notebook_named(path):
                 warnings.append(f"{shown(path)}: a folder named like a notebook; skipped")
     student = shown(folder.name)
+    named = [p for p in found if p.name == notebook]
+    if len(found) > 1 and len(named) == 1:  # one per assignment: the one released as this lesson's notebook
+        others = ", ".join(shown(p.relative_to(folder)) for p in found if p != named[0])
+        return [Entry(student, named[0])], [*warnings, f"{shown(folder)}: graded {shown(named[0].name)}; not {others}"]
     if len(found) == 1:
         return [Entry(student, found[0])], warnings
     if len(found) > 1:
