@@ -2,6 +2,7 @@
 
 python compare.py [/tmp/hostile33k]
 """
+
 from __future__ import annotations
 
 import csv
@@ -77,11 +78,15 @@ def main():
                 missed.append((lesson, m["student"], lost))
             status = {k[3:]: v for k, v in r.items() if k.startswith("ex ")}
             why = " | ".join(f"{e}: {status.get(e)}" for e in m.get("attacked", []))
-            print(f"  {verdict:5} {m['student'][:40]!r:44} passed={got} deserve={m['deserve']}"
-                  + (f" lost={lost}" if lost else "") + (f"  [{why}]" if why else ""))
+            print(
+                f"  {verdict:5} {m['student'][:40]!r:44} passed={got} deserve={m['deserve']}"
+                + (f" lost={lost}" if lost else "")
+                + (f"  [{why}]" if why else "")
+            )
         known = {ALIAS.get(m["student"], m["student"]) for m in subs}
-        stray = [n for n in names if n not in known and not any(n.startswith(k + "#") for k in known)
-                 and "-bytes" not in n]
+        stray = [
+            n for n in names if n not in known and not any(n.startswith(k + "#") for k in known) and "-bytes" not in n
+        ]
         if stray:
             print(f"  rows not in the manifest: {stray}")
         dup = {n for n in names if names.count(n) > 1}
@@ -106,7 +111,9 @@ def main():
                 counts["row_problems"] += 1
                 breaks.append(("nbgrader", m["student"], f"{len(mine)} rows (want {want})", m["intent"]))
             for r in mine:
-                print(f"  {flag} {r['student']!r}: score {r['score']} passed={passed(r)} problems={r['problems'][:140]!r}")
+                print(
+                    f"  {flag} {r['student']!r}: score {r['score']} passed={passed(r)} problems={r['problems'][:140]!r}"
+                )
             if not mine:
                 print(f"  {flag} {m['student']!r}: NO ROW -- {m['intent']}")
         print(f"  all rows: {names}")
