@@ -306,13 +306,13 @@ def _module_describe(probes, ids):
             out = returned(*live.forward)
             measured = probes_lib.measure(returned, live.forward, probes, vocab=live[0] if ids else None)
             now = _registered(returned)
+            changed = [n for n, p in drawn.items() if n not in now or not torch.equal(now[n].detach(), p)]
         except Borrowed:  # a forbidden call: the protocol records it
             raise
         except Exception as exc:  # the student's forward crashed: recorded like a crash of the constructor
             from course_lib.checks.protocol import crash_record
 
             return crash_record(exc)
-        changed = [n for n, p in drawn.items() if n not in now or not torch.equal(now[n].detach(), p)]
         # Karpathy's video adds dropout; the exercises' formulas have none (and it makes forward random)
         dropout = [
             name or "the module" for name, m in returned.named_modules() if isinstance(m, nn.Dropout) and m.p > 0
