@@ -523,8 +523,10 @@ _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler
 # computes an exercise's answer in one call, by the ready-made torch name an exercise forbids
 # (every recurrent step or layer torch holds, its quantized versions too: a test reads torch's names against these)
 _BACKENDS = ("mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn")  # one kernel for every kind of layer
-_RNN = ("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell", "quantized_rnn_tanh_cell", "quantized_rnn_relu_cell")
-_RNN = (*_RNN, *_BACKENDS)
+_RNN = (
+    *("rnn_tanh", "rnn_relu", "rnn_tanh_cell", "rnn_relu_cell", "quantized_rnn_tanh_cell", "quantized_rnn_relu_cell"),
+    *_BACKENDS,
+)
 _LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "quantized_lstm", "quantized_lstm_cell", "_lstm_mps", *_BACKENDS)
 _GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "quantized_gru", "quantized_gru_cell", *_BACKENDS)
 # a masked softmax in one call: fill and normalise (``_masked_softmax``), a softmax that turns a row with no
@@ -678,7 +680,7 @@ def _home_of(cls, functions) -> tuple:
     decorated one by the function it wraps); ("", {}) for a class with no method of its own."""
     for f in functions:
         while inspect.isfunction(f):
-            if getattr(f.__code__, "co_qualname", f.__qualname__).startswith(cls.__qualname__ + "."):  # 3.10: none
+            if qualname(f.__code__).startswith(cls.__qualname__ + "."):
                 return f.__code__.co_filename, f.__globals__
             f = getattr(f, "__wrapped__", None)
     module = sys.modules.get(cls.__module__)
@@ -1134,12 +1136,10 @@ def _classify(code) -> str:
         return kind
     path = code.co_filename
     kind = "ok"
-    if (
-        code.co_name == "<module>"
-        or (code.co_name == "__getattr__" and qualname(code) == "__getattr__")
-        or path == _HERE
-    ):  # importing, or a
-        # module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
+    # importing, or a module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
+    # (the bare name first: on Python 3.10 qualname() reads a module's functions)
+    module_getattr = code.co_name == "__getattr__" and qualname(code) == "__getattr__"
+    if code.co_name == "<module>" or module_getattr or path == _HERE:
         kind = "ok"  # the observer itself and the stand-ins: they refuse, they answer nothing
     elif path.startswith(_CHECKS_DIR):
         kind = "checks"

@@ -278,17 +278,20 @@ def _registered(module) -> dict:
     return found
 
 
-def _randomise(module, seed):
-    """Every parameter drawn from ``seed``: weights ~ N(0, 1/fan_in), gains in [0.5, 1.5], biases in [-0.5, 0.5]."""
+def _randomise(module, seed) -> dict:
+    """Every parameter drawn from ``seed``: weights ~ N(0, 1/fan_in), gains in [0.5, 1.5], biases in [-0.5, 0.5].
+    Returns the parameters it drew, by name."""
     g = torch.Generator().manual_seed(seed)
+    params = _registered(module)
     with torch.no_grad():
-        for name, p in sorted(_registered(module).items()):
+        for name, p in sorted(params.items()):
             if p.dim() >= 2:
                 p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
             elif name.endswith("weight"):
                 p.copy_(torch.rand(p.shape, generator=g) + 0.5)
             else:
                 p.copy_(torch.rand(p.shape, generator=g) - 0.5)
+    return params
 
 
 def _module_describe(probes, ids):
@@ -300,9 +303,8 @@ def _module_describe(probes, ids):
             return {"not_a_module": type(returned).__name__}
         try:
             init = probes_lib.init_ranges(returned)
-            _randomise(returned, live.seed)
             # judged from the parameters as drawn: a forward that changed them would be judged by its own changes
-            drawn = {name: p.detach().clone() for name, p in _registered(returned).items()}
+            drawn = {name: p.detach().clone() for name, p in _randomise(returned, live.seed).items()}
             out = returned(*live.forward)
             measured = probes_lib.measure(returned, live.forward, probes, vocab=live[0] if ids else None)
             now = _registered(returned)
