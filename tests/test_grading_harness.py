@@ -1792,7 +1792,8 @@ def test_a_copy_of_a_reference_made_at_run_time_is_refused_at_the_read_of_its_co
 # route below goes through copy.py's frame, so no line of the answer's makes it: the old grader let all of them
 # run as the student's own code). The answer tries each route once, catching the refusal, and answers with the
 # first route that worked (or honestly): on the old grader every route worked and 3.1 passed.
-MADE_FROM_TEXT_31 = """import base64
+MADE_FROM_TEXT_31 = """import ast
+import base64
 import copy
 import importlib.util
 import marshal
@@ -1870,10 +1871,31 @@ def _typed():  # typing's ForwardRef compiles text; an expression that is no typ
     return call(eval, made, {{}})
 
 
+def _ast_flag():  # ast.parse made to ask for code: its module's flag changed
+    saved = ast.PyCF_ONLY_AST
+    try:
+        ast.PyCF_ONLY_AST = 0
+        return _run_code(ast.parse(base64.b64decode(ENCODED).decode(), "<ast_flag>"))
+    finally:
+        ast.PyCF_ONLY_AST = saved
+
+
+def _ast_globals():  # ast.parse's own code run on other globals, asking for code
+    parse = types.FunctionType(ast.parse.__code__, dict(vars(ast), PyCF_ONLY_AST=0))
+    return _run_code(parse(base64.b64decode(ENCODED).decode(), "<ast_globals>"))
+
+
+def _run_code(made):
+    space = {{}}
+    call(exec, made, space)
+    return space["is_balanced"]
+
+
 def is_balanced(seq, n_symbols=10):
     if not _DONE:
         routes = {{"from_file": _from_the_reference, "encoded": _encoded, "replace": _replaced,
-                  "marshal": _unmarshalled, "import": _imported, "forward_ref": _typed}}
+                  "marshal": _unmarshalled, "import": _imported, "forward_ref": _typed,
+                  "ast_flag": _ast_flag, "ast_globals": _ast_globals}}
         for route, make in routes.items():
             try:
                 _DONE[route] = make()
@@ -1890,9 +1912,12 @@ CODE_FROM_TEXT = {
     "marshal.loads": "marshal",
     "compile /": "import",  # the module's path under the temporary folder
     "compile <string>": "forward_ref",  # typing's own frame compiles it, under typing's file name for it
+    "compile <ast_flag>": "ast_flag",  # ast.parse's own frame, asked for code, not a tree
+    "object.__getattr__ __code__": "ast_globals",  # refused at the read of ast.parse's code
 }
 # what stdlib modules compile for themselves, and a module imported for the first time, used honestly in 3.2
-KEEPERS_32 = """import collections
+KEEPERS_32 = """import ast
+import collections
 import dataclasses
 import enum
 import typing
@@ -1913,7 +1938,13 @@ def transpose_closers(seq, rng, n_symbols=10):
     class E(enum.Enum):
         A = 1
 
-    assert P(1, 2).a == D().a == N(1).a == E.A.value == 1 and graphlib.TopologicalSorter
+    @dataclasses.dataclass(init=False)
+    class Q:  # no docstring: dataclasses writes one from the signature inspect parses (ast.parse) from object's text
+        a: int = 1
+
+    tree = ast.parse("a + 1", mode="eval")  # a tree, which only another compile makes code
+    assert P(1, 2).a == D().a == N(1).a == E.A.value == Q().a == 1 and graphlib.TopologicalSorter
+    assert type(tree) is ast.Expression
     return _honest_32(seq, rng, n_symbols)
 """
 

@@ -121,12 +121,12 @@ CODE_READS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
 CODE_HOLDERS = (types.FunctionType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 NEW_LOCALS = 0x0002  # inspect.CO_NEWLOCALS: a function's code (a cell's own code and class bodies have not)
 PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files"})  # /proc/<pid>/...: ways to a process's pipes and memory
-# audit events by which code is made at run time: text or an AST compiled (compile, exec or eval of a string,
-# ast.parse), a code object built from parts (types.CodeType, code.replace), bytes unmarshalled (marshal.loads, a
-# .pyc). In a build exercise's call, made by the student's code (whatever frame asks), each is refused and stopped:
-# text read at run time (the references' own, read by C code such as torch.from_file, or carried encoded in a cell)
-# never becomes code. See _made_at_run_time for what is not refused (imports of installed modules, the stdlib modules
-# below, the check's own).
+# audit events by which code is made at run time: text or an AST compiled (compile, exec or eval of a string;
+# ast.parse only where it is asked for code, see _AST_PARSE), a code object built from parts (types.CodeType,
+# code.replace), bytes unmarshalled (marshal.loads, a .pyc). In a build exercise's call, made by the student's code
+# (whatever frame asks), each is refused and stopped: text read at run time (the references' own, read by C code
+# such as torch.from_file, or carried encoded in a cell) never becomes code. See _made_at_run_time for what is not
+# refused (imports of installed modules, the stdlib modules below, the check's own).
 MAKING_EVENTS = frozenset({"compile", "code.__new__", "marshal.loads", "marshal.load"})
 # stdlib modules that compile text they build themselves: namedtuple's __new__ (from field names it requires to be
 # identifiers), a dataclass's methods, typing's ForwardRef (a type written as text; only a type's characters)
@@ -156,6 +156,10 @@ _STDLIB_KEEPER_FILES = _keeper_files(FRAME_KEEPERS - {"sympy"})
 _COMPILER_FILES = _keeper_files(COMPILE_KEEPERS)
 _TYPING_FILES = _keeper_files({"typing"})
 _DATACLASSES_FILES = _keeper_files({"dataclasses"})
+# ast.parse's compile asks for a tree (PyCF_ONLY_AST), which only a second compile, refused, makes code: inspect
+# parses text signatures with it (a dataclass without __init__ or docstring). Read before any student code runs.
+_AST_PARSE = ast.parse.__code__
+_ONLY_AST = ast.PyCF_ONLY_AST
 # dataclasses splices its fields' names into the text it compiles, unchecked: read them by the slot's own getter
 # (no property of a subclass runs), on the exact Field type, before any student code
 _FIELD = __import__("dataclasses").Field
@@ -678,7 +682,16 @@ def _made_at_run_time(st, event, args, frame) -> bool:
         return False
     if event == "compile" and len(args) > 1 and _installed_text(st, args[0], args[1]):
         return False
+    if event == "compile" and code is _AST_PARSE and _asks_for_a_tree(frame):
+        return False
     return not _importing_installed(st, frame)
+
+
+def _asks_for_a_tree(frame) -> bool:
+    """Does ast.parse's frame pass compile the flag for a tree? Its module's PyCF_ONLY_AST can be changed, or its code
+    run on other globals: read the int it passes (its local ``flags``), tested against the constant read at start."""
+    flags = frame.f_locals.get("flags")
+    return type(flags) is int and flags & _ONLY_AST == _ONLY_AST
 
 
 def _plain_fields(frame) -> bool:
@@ -1158,6 +1171,7 @@ HOOK_FUNCTIONS = (
     "_student_below",
     "_made_at_run_time",
     "_plain_fields",
+    "_asks_for_a_tree",
     "_installed_text",
     "_importing_installed",
 )
