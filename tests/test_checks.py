@@ -1325,7 +1325,8 @@ def test_the_qualified_names_read_from_a_modules_functions_match_pythons_own():
     if sys.version_info < (3, 11):
         pytest.skip("the oracle, co_qualname, is Python 3.11's")
     asgd = importlib.import_module("torch.optim.asgd")  # torch.optim deletes the attribute, not the module
-    for module in (course_lib.seq2seq, course_lib.backprop, asgd, borrowed):
+    sgd = importlib.import_module("torch.optim.sgd")  # SGD.step is wrapped by a decorator from another file
+    for module in (course_lib.seq2seq, course_lib.backprop, asgd, sgd, borrowed):
         borrowed._QUALNAMES.clear()
         found = borrowed._qualnames_in(module.__file__)
         own = [c for c in found if c.co_filename == module.__file__]
@@ -1333,6 +1334,7 @@ def test_the_qualified_names_read_from_a_modules_functions_match_pythons_own():
         for code in own:
             assert found[code] == code.co_qualname, (module.__name__, code.co_name)
     assert "ASGD.__init__" in borrowed._qualnames_in(asgd.__file__).values()
+    assert borrowed._qualnames_in(sgd.__file__)[inspect.unwrap(sgd.SGD.step).__code__] == "SGD.step"
 
 
 def test_every_recurrent_kernel_torch_holds_is_refused_where_its_layer_is():

@@ -861,7 +861,7 @@ def _qualnames_in(path: str) -> dict:
         for value in list(vars(module).values()):
             members = list(vars(value).values()) if inspect.isclass(value) else [value]
             for member in members:
-                for f in (member, getattr(member, "__func__", None), getattr(member, "fget", None)):
+                for f in (member, *(getattr(member, a, None) for a in ("__func__", "fget", "__wrapped__"))):
                     if inspect.isfunction(f):
                         nested(f.__code__, f.__qualname__)
     _QUALNAMES[path] = (len(sys.modules), names)

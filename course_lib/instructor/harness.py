@@ -377,6 +377,8 @@ class _Observer:
         self.c_ids: dict = {}  # id(builtin) -> (builtin, "kernel", "autograd" or "tamper")
         self.kernel_names: frozenset = frozenset()  # aten op names of the fused kernels this exercise refuses
         self.kernel_code_ids: frozenset = frozenset()  # ids of those written in Python (kept alive in c_ids)
+        # their qualified names, read before any student code (3.10's code objects carry none: borrowed.qualname)
+        self.kernel_qualnames = types.MappingProxyType({})
         self.autograd = False  # the exercise asks for a gradient by hand: autograd's engine, its Python, refused
         self.torch_rules = False
         self.grad_switch = None
@@ -461,12 +463,13 @@ class _Observer:
         self.c_ids = {id(b): (b, how) for b, how in watcher.c_kinds.items() if how in ("kernel", "autograd", "tamper")}
         self.kernel_names = frozenset(rules.kernels)
         self.kernel_code_ids = frozenset(id(c) for c in watcher.kernel_codes)
+        self.kernel_qualnames = types.MappingProxyType({id(c): borrowed.qualname(c) for c in watcher.kernel_codes})
         self.c_ids.update({id(c): (c, "kernel") for c in watcher.kernel_codes})
         # a copy of one of those (its module imported again, its text compiled under another name) is refused too
         prints = dict(self.prints)
         for code in watcher.kernel_codes:
             if len(code.co_code) > 24:
-                prints.setdefault(_fingerprint(code), _text(_qualname(code), 80))
+                prints.setdefault(_fingerprint(code), _text(self.kernel_qualnames[id(code)], 80))
         self.prints = types.MappingProxyType(prints)
         self.autograd = bool(rules.autograd)
         self.torch_rules = bool(rules.autograd or rules.kernels)  # torch's compilers refused too (they run unseen)
@@ -954,7 +957,8 @@ def _trace(st, frame, event, arg):
                 and (torch[1] != "compiled" or not _starts(caller.f_code.co_filename, st["torch_dir"]))
                 and not _importing(st, frame)
             ):
-                _refuse(st, f"torch's {_text(_qualname(code), 80)} ({torch[1]})")
+                name = st["kernel_qualnames"].get(key) if torch[1] == "kernel" else None
+                _refuse(st, f"torch's {_text(name or _qualname(code), 80)} ({torch[1]})")
         return
     if _by_student(st, frame.f_back):
         _refuse(st, _dotted(st, code))
