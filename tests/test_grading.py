@@ -12,9 +12,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from course_lib import checks
-from course_lib.instructor import cli, grading, sandbox, submission
+from course_lib.instructor import cli, gradebook, grading, sandbox, submission
 from course_lib.instructor.release import lesson_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -330,6 +332,7 @@ def test_bad_arguments(tmp_path):
     course = tmp_path / "course"
     (course / "submitted" / "alice" / "01").mkdir(parents=True)
     (course / "submitted" / "alice" / "01" / "01_ngrams.ipynb").write_text("{}")
+    (course / "nbgrader_config.py").write_text("c = get_config()\n")  # what `nbgrader quickstart` writes
     with pytest.raises(ValueError, match="course holds nbgrader's submitted/ folder; pass that folder itself"):
         grading.grade([course], "01", tmp_path / "g.csv", root=ROOT)
 
@@ -495,6 +498,53 @@ def test_rows_are_kept_and_a_second_run_resumes(tmp_path, monkeypatch, capsys):
     rows = list(csv.DictReader(open(out, encoding="utf-8")))
     assert [r["student"] for r in rows] == ["ann", "bob", "cy"]
     assert "resuming: 1 student" in capsys.readouterr().out
+
+
+def test_names_that_once_collided_or_stopped_the_run_get_one_row_each(tmp_path, monkeypatch, capsys):
+    """Hostile class 33l: a student named like another once quoted ("-=x" and "'-=x" were both written "'-=x": one
+    was taken as done on resume), and a student named ``submitted`` (nbgrader's layout) or a link of that name (a
+    flat folder) stopped everyone's grading."""
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for name in ("'-=x", "-=x", "ok"):
+        (flat / f"{name}.ipynb").write_text("not a notebook: graded at once")
+    (flat / "submitted").symlink_to(tmp_path)
+    out = tmp_path / "out" / "g.csv"
+    real = grading._run_all
+
+    def interrupted(entries, *a):
+        for i, sub in enumerate(real(entries, *a)):
+            if i == 1:
+                raise KeyboardInterrupt
+            yield sub
+
+    monkeypatch.setattr(grading, "_run_all", interrupted)
+    args = ["grade", str(flat), "--lesson", "01", "--out", str(out), "--root", str(ROOT)]
+    assert cli.main(args) == 130
+    monkeypatch.setattr(grading, "_run_all", real)
+    assert cli.main(args) == 0
+    rows = [r["student"] for r in csv.DictReader(open(out, encoding="utf-8"))]
+    assert sorted(gradebook._unquoted(r) for r in rows) == sorted(["'-=x", "-=x", "ok", "submitted"]), rows
+    assert len(set(rows)) == len(rows) == len(list((out.parent / "g_feedback").glob("*.md")))
+    capsys.readouterr()
+
+    nbg = tmp_path / "submitted"  # nbgrader's layout, a student named submitted among the others
+    for student in ("submitted", "ivy"):
+        (nbg / student / "ps06").mkdir(parents=True)
+        (nbg / student / "ps06" / "06_masked_attention.ipynb").write_text("not a notebook")
+    out = tmp_path / "nbg.csv"
+    assert cli.main(["grade", str(nbg), "--lesson", "06", "--out", str(out), "--root", str(ROOT)]) == 0
+    assert sorted(r["student"] for r in csv.DictReader(open(out, encoding="utf-8"))) == ["ivy", "submitted"]
+
+
+NAMES = st.text(alphabet=st.sampled_from("=+-@'\t\rab "), max_size=4) | st.text(max_size=6)
+
+
+@given(NAMES, NAMES)
+def test_a_cell_made_safe_is_one_to_one_and_read_back(a, b):
+    assert gradebook._unquoted(grading.safe_cell(a)) == a
+    assert (grading.safe_cell(a) == grading.safe_cell(b)) == (a == b)
+    assert grading.safe_cell(a)[:1] not in ("=", "+", "-", "@", "\t", "\r")
 
 
 def test_nbgrader_layout_and_one_student_per_folder(tmp_path):

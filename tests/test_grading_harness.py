@@ -1607,6 +1607,34 @@ def test_the_bar_is_held_by_the_dispatcher_alone_and_lets_other_ops_run():
         "print(len(said), torch.allclose(torch.softmax(s, -1).sum(-1), torch.ones(2, 3)))\n"
     )
     assert out.split() == ["barred"] * 4 + ["4", "True"], out
+    # hostile class 33l: an op's kernel at any key it is registered at (an alias key: CompositeImplicitAutograd's
+    # decomposition, CompositeExplicitAutograd's, Autograd's forward-mode dual), called by key from C
+    out = run(
+        "import re, torch\n"
+        "from course_lib.instructor import harness\n"
+        "keys = {op: re.findall(r'^(\\w+)(?:\\[alias\\])?: registered at', torch._C._dispatch_dump(f'aten::{op}'), re.M)\n"
+        "        for op in ('gru_cell', '_safe_softmax', '_make_dual')}\n"
+        "harness._bar_ops(set(keys), [].append)\n"
+        "level = torch._C._enter_dual_level()\n"
+        "x, h, w, u = torch.randn(1, 2), torch.randn(1, 3), torch.randn(9, 2), torch.randn(9, 3)\n"
+        "args = {'gru_cell': (x, h, w, u), '_safe_softmax': (torch.randn(2, 3), -1), '_make_dual': (x, x, level)}\n"
+        "for op, found in keys.items():\n"
+        "    for key in [k for k in found if hasattr(torch._C.DispatchKey, k)]:  # what Python can name\n"
+        "        call = getattr(torch.ops.aten, op).default._op_dk\n"
+        "        try:\n"
+        "            next(map(call, [getattr(torch._C.DispatchKey, key)], *[[a] for a in args[op]]))\n"
+        "            print('RAN', op, key)\n"
+        "        except PermissionError:\n"
+        "            print('BARRED', op, key)\n"
+        "        except Exception as exc:\n"
+        "            print('RAISED', op, key, type(exc).__name__)\n"
+    )
+    lines = out.splitlines()
+    barred = {line for line in lines if line.startswith("BARRED")}
+    assert (
+        len(barred) == len(lines)
+        and {"BARRED gru_cell CompositeImplicitAutograd", "BARRED _make_dual Autograd"} <= barred
+    ), out
     # the oracle: the same ops in this process (never barred) still compute
     s = torch.randn(2, 3, 3)
     none = torch.zeros(2, 3, 3, dtype=torch.bool)  # nothing masked: a plain softmax

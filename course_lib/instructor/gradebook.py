@@ -160,8 +160,10 @@ def read_roster(path) -> dict[str, dict]:
 
 
 def _unquoted(cell: str) -> str:
-    """A grades-CSV cell as it was before ``safe_cell`` put a quote before a leading = + - @."""
-    return cell[1:] if cell[:2] in ("'=", "'+", "'-", "'@", "'\t", "'\r") else cell
+    """A grades-CSV cell as it was before ``safe_cell`` put a quote before a leading = + - @ (or tab, CR, quote)."""
+    from course_lib.instructor.grading import QUOTED
+
+    return cell[1:] if cell[:1] == "'" and cell[1:2] in QUOTED else cell
 
 
 def lms_csv(grades, roster, out, *, lms: str, assignment: str) -> int:

@@ -81,10 +81,16 @@ class InstructorError(Exception):
     """A problem with the grading set-up, not with a student's work: stop before grading anyone."""
 
 
+# what a spreadsheet reads as a formula at a cell's start, and the quote that marks text (quoted too, so that two
+# names never give one cell: "-x" and "'-x" would both be written "'-x")
+QUOTED = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
 def safe_cell(value) -> str:
-    """A CSV cell a spreadsheet shows as text: a leading = + - @ (or tab, CR) gets a quote before it."""
+    """A CSV cell a spreadsheet shows as text: a leading = + - @ (or tab, CR, or the quote itself) gets a quote before
+    it; one to one, so gradebook's ``_unquoted`` gives the value back."""
     text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    return "'" + text if text[:1] in QUOTED else text
 
 
 def _header(exercises: list[str]) -> list[str]:
@@ -97,6 +103,20 @@ def _row(sub: Submission, exercises: list[str], worth: dict | None = None, check
     cells += [sub.exercises.get(e, {}).get("status", NOT_RUN) for e in exercises]
     cells += points.cells(sub.exercises, worth or dict.fromkeys(exercises, 1), PASSED) + [checks]
     return [safe_cell(c) for c in cells + ["; ".join(sub.problems)]]
+
+
+def _nbgrader_course(folder: Path) -> bool:
+    """Is ``folder`` nbgrader's course folder, passed instead of its submitted/ folder (one level too high: its
+    submitted/ would be read as one student's folder, autograded/ and feedback/ as others)? Known by its own files
+    (gradebook.db, nbgrader_config.py) beside a real submitted/ folder: a student named ``submitted`` (a folder, or a
+    link, among the others) is a student, graded, and stops no one's grading."""
+    sub = folder / "submitted"
+    if not folder.is_dir() or sub.is_symlink() or not sub.is_dir():
+        return False
+    return any((folder / name).is_file() and not (folder / name).is_symlink() for name in NBGRADER_FILES)
+
+
+NBGRADER_FILES = ("gradebook.db", "nbgrader_config.py")  # what nbgrader writes in a course folder
 
 
 def _previous_rows(out: Path, header: list[str]) -> set[str]:
@@ -222,9 +242,7 @@ def grade(
     lesson = lesson[:2] if lesson else release.name[:2]
     out = Path(out)
     feedback_dir = Path(feedback_dir) if feedback_dir else out.with_name(out.stem + "_feedback")
-    # nbgrader's course folder passed instead of its submitted/ folder (one level too high): its submitted/ would be
-    # read as one student's folder (and autograded/, feedback/ as others)
-    course = [Path(s) for s in submissions if Path(s).is_dir() and (Path(s) / "submitted").is_dir()]
+    course = [Path(s) for s in submissions if _nbgrader_course(Path(s))]
     if course:
         raise ValueError(f"submissions: {course[0]} holds nbgrader's submitted/ folder; pass that folder itself")
     entries, warnings = collect(submissions, release.name)

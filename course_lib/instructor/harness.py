@@ -1832,7 +1832,8 @@ def _bar_ops(ops, say) -> None:
     kernels; where a gradient is the exercise, every gradient kernel and forward-mode autograd) computes nothing: at
     every dispatch key of a device torch runs on where it has a kernel, the dispatcher runs a refusal instead,
     however the op is reached (a torch name, torch.ops, a dispatcher handle, or C code calling C code, which no
-    profile hook sees). Nothing in this process needs them: the grader computes what it compares in its own.
+    profile hook sees), and at every key it has a kernel registered at (an alias key's kernel can be called by its
+    key). Nothing in this process needs them: the grader computes what it compares in its own.
     Nothing can take the refusal back: the registration is held only by the refusals themselves, which only the
     dispatcher holds (no Python object the student's code can reach refers to either)."""
     import re
@@ -1856,16 +1857,19 @@ def _bar_ops(ops, say) -> None:
     # the keys a tensor of a device torch can run on reaches (its backend, its sparse, quantized and nested forms,
     # their autograd), not the dozens of keys of devices absent from every machine that grades
     devices = ("CPU", "CUDA", "MPS", "XPU", "HIP", "Lazy", "AutogradOther", "AutogradNestedTensor")
+    # and every key the op has a kernel registered at, alias keys included: a kernel is called by its key too
+    # (OpOverload._op_dk(DispatchKey.CompositeImplicitAutograd, ...) runs the decomposition registered there)
+    registered = re.compile(r"^(\w+)(?:\[alias\])?: registered at (?![^\n]*fallthrough)", re.M)
     for op in sorted(ops):
         packet = getattr(torch.ops.aten, op, None)
         for overload in packet.overloads() if packet is not None else ():
             name = op if overload == "default" else f"{op}.{overload}"
             barred = refusal(name)
+            table = [k for k in kernel.findall(torch._C._dispatch_dump_table(f"aten::{name}")) if k.endswith(devices)]
+            own = [k for k in registered.findall(torch._C._dispatch_dump(f"aten::{name}")) if k != "debug"]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
-                for key in kernel.findall(torch._C._dispatch_dump_table(f"aten::{name}")):
-                    if not key.endswith(devices):
-                        continue
+                for key in dict.fromkeys(own + table):
                     try:
                         library.impl(name, key, barred, False)
                     except RuntimeError:  # a key this build of torch cannot name: no tensor dispatches to it
