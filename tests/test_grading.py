@@ -502,13 +502,15 @@ def test_rows_are_kept_and_a_second_run_resumes(tmp_path, monkeypatch, capsys):
 
 def test_names_that_once_collided_or_stopped_the_run_get_one_row_each(tmp_path, monkeypatch, capsys):
     """Hostile class 33l: a student named like another once quoted ("-=x" and "'-=x" were both written "'-=x": one
-    was taken as done on resume), and a student named ``submitted`` (nbgrader's layout) or a link of that name (a
-    flat folder) stopped everyone's grading."""
+    was taken as done on resume), a student named ``submitted`` (nbgrader's layout) or a link of that name (a flat
+    folder) stopped everyone's grading, and Jupyter's autosave folder in a flat folder was a student."""
     flat = tmp_path / "flat"
     flat.mkdir()
     for name in ("'-=x", "-=x", "ok"):
         (flat / f"{name}.ipynb").write_text("not a notebook: graded at once")
     (flat / "submitted").symlink_to(tmp_path)
+    (flat / ".ipynb_checkpoints").mkdir()  # the instructor opened ok.ipynb in Jupyter: no student of that name
+    (flat / ".ipynb_checkpoints" / "ok-checkpoint.ipynb").write_text("not a notebook")
     out = tmp_path / "out" / "g.csv"
     real = grading._run_all
 

@@ -52,6 +52,8 @@ def collect(submissions, notebook: str | None = None) -> tuple[list[Entry], list
                 entries.append(Entry(shown(child.name), child, "not graded: the notebook has no name before .ipynb"))
             elif child.suffix == ".ipynb" and kind != "folder":  # a file, a link or a special file: its row says
                 entries.append(Entry(shown(child.stem), child))
+            elif kind == "folder" and child.name == ".ipynb_checkpoints":  # Jupyter's autosave of this folder's own
+                warnings.append(f"{shown(child)}: Jupyter's autosaved copies (not a student); skipped")
             elif kind == "folder":  # nbgrader: one folder per student
                 entries_here, warnings_here = _student_folder(child, notebook)
                 if not entries_here and child.suffix == ".ipynb":  # a folder named like a notebook: a row says so
