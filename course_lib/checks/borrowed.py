@@ -861,9 +861,13 @@ def _qualnames_in(path: str) -> dict:
         for value in list(vars(module).values()):
             members = list(vars(value).values()) if inspect.isclass(value) else [value]
             for member in members:
-                for f in (member, *(getattr(member, a, None) for a in ("__func__", "fget", "__wrapped__"))):
-                    if inspect.isfunction(f):
-                        nested(f.__code__, f.__qualname__)
+                for f in (member, getattr(member, "__func__", None), getattr(member, "fget", None)):
+                    for _ in range(8):  # and what its decorators wrap (functools.wraps' __wrapped__, layer by layer)
+                        if inspect.isfunction(f):
+                            nested(f.__code__, f.__qualname__)
+                        f = getattr(f, "__wrapped__", None)
+                        if f is None:
+                            break
     _QUALNAMES[path] = (len(sys.modules), names)
     return names
 
