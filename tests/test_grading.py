@@ -475,19 +475,24 @@ def test_instructor_errors_stop_before_any_row(tmp_path, capsys):
     assert code == 2 and "cannot write the grades" in capsys.readouterr().err
 
 
+def interrupted_at_the_second(run_all):
+    """``grading._run_all`` stopped by Ctrl-C while the second submission is being graded."""
+
+    def interrupted(entries, *a):
+        for i, sub in enumerate(run_all(entries, *a)):
+            if i == 1:
+                raise KeyboardInterrupt
+            yield sub
+
+    return interrupted
+
+
 def test_rows_are_kept_and_a_second_run_resumes(tmp_path, monkeypatch, capsys):
     for name in ("ann", "bob", "cy"):
         (tmp_path / f"{name}.ipynb").write_text("not a notebook: graded at once")
     out = tmp_path / "out" / "g.csv"
     real = grading._run_all
-
-    def interrupted(entries, *a):
-        for i, sub in enumerate(real(entries, *a)):
-            if i == 1:
-                raise KeyboardInterrupt  # Ctrl-C while the second is being graded
-            yield sub
-
-    monkeypatch.setattr(grading, "_run_all", interrupted)
+    monkeypatch.setattr(grading, "_run_all", interrupted_at_the_second(real))
     args = ["grade", str(tmp_path), "--lesson", "01", "--out", str(out), "--root", str(ROOT)]
     assert cli.main(args) == 130
     assert "stopped by you" in capsys.readouterr().err
@@ -513,14 +518,7 @@ def test_names_that_once_collided_or_stopped_the_run_get_one_row_each(tmp_path, 
     (flat / ".ipynb_checkpoints" / "ok-checkpoint.ipynb").write_text("not a notebook")
     out = tmp_path / "out" / "g.csv"
     real = grading._run_all
-
-    def interrupted(entries, *a):
-        for i, sub in enumerate(real(entries, *a)):
-            if i == 1:
-                raise KeyboardInterrupt
-            yield sub
-
-    monkeypatch.setattr(grading, "_run_all", interrupted)
+    monkeypatch.setattr(grading, "_run_all", interrupted_at_the_second(real))
     args = ["grade", str(flat), "--lesson", "01", "--out", str(out), "--root", str(ROOT)]
     assert cli.main(args) == 130
     monkeypatch.setattr(grading, "_run_all", real)

@@ -105,6 +105,9 @@ def _row(sub: Submission, exercises: list[str], worth: dict | None = None, check
     return [safe_cell(c) for c in cells + ["; ".join(sub.problems)]]
 
 
+NBGRADER_FILES = ("gradebook.db", "nbgrader_config.py")  # what nbgrader writes in a course folder
+
+
 def _nbgrader_course(folder: Path) -> bool:
     """Is ``folder`` nbgrader's course folder, passed instead of its submitted/ folder (one level too high: its
     submitted/ would be read as one student's folder, autograded/ and feedback/ as others)? Known by its own files
@@ -114,9 +117,6 @@ def _nbgrader_course(folder: Path) -> bool:
     if not folder.is_dir() or sub.is_symlink() or not sub.is_dir():
         return False
     return any((folder / name).is_file() and not (folder / name).is_symlink() for name in NBGRADER_FILES)
-
-
-NBGRADER_FILES = ("gradebook.db", "nbgrader_config.py")  # what nbgrader writes in a course folder
 
 
 def _previous_rows(out: Path, header: list[str]) -> set[str]:

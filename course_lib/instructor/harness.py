@@ -957,8 +957,8 @@ def _trace(st, frame, event, arg):
                 and (torch[1] != "compiled" or not _starts(caller.f_code.co_filename, st["torch_dir"]))
                 and not _importing(st, frame)
             ):
-                name = st["kernel_qualnames"].get(key) if torch[1] == "kernel" else None
-                _refuse(st, f"torch's {_text(name or _qualname(code), 80)} ({torch[1]})")
+                name = st["kernel_qualnames"].get(key) or _qualname(code)  # only kernels have one kept (alive)
+                _refuse(st, f"torch's {_text(name, 80)} ({torch[1]})")
         return
     if _by_student(st, frame.f_back):
         _refuse(st, _dotted(st, code))
