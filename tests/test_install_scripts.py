@@ -5,6 +5,7 @@ apt-get, no bwrap and no npm, and no chromium where the script looks for it."""
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,36 @@ def test_the_run_ends_with_what_it_skipped_by_reason():
         "    2  no bubblewrap sandbox",
         "    1  no chromium",
     ]
+
+
+def test_the_install_leaves_bytecode_for_what_a_grading_kernel_imports():
+    """The sandbox mounts the packages read-only, so a grading kernel can never write a .pyc: what it imports must
+    have one from the install (scripts/warm_bytecode.py), or each kernel compiles torch and IPython from source."""
+    probe = (
+        "import importlib, os, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module(name)\n"
+        "specs = {n: getattr(m, '__spec__', None) for n, m in sys.modules.items()}\n"
+        "missing = [n for n, s in specs.items() if s and s.cached and not os.path.exists(s.cached)]\n"
+        "print(len(sys.modules), len(missing), missing[:5])\n"
+    )
+    # as in the sandbox: nothing may be written, so only what exists counts
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    names = ["torch", "IPython", "ipykernel.kernelapp", "matplotlib.pyplot", "course_lib.checks", "course_lib.notebook"]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *names], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    imported, missing, some = done.stdout.split(" ", 2)
+    assert int(imported) > 500 and int(missing) == 0, f"{missing} of {imported} modules have no .pyc, e.g. {some}"
+
+
+def test_the_bytecode_warm_up_refuses_to_run_where_it_could_write_nothing():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "warm_bytecode.py")],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "PYTHONDONTWRITEBYTECODE" in done.stderr
