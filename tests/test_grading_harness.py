@@ -1629,6 +1629,21 @@ def test_the_bar_is_held_by_the_dispatcher_alone_and_lets_other_ops_run():
         "        except Exception as exc:\n"
         "            print('RAISED', op, key, type(exc).__name__)\n"
     )
+    # hostile class 33m: an op of that name in another namespace (quantized's dynamic GRU cell), called from C
+    out2 = run(
+        "import torch\n"
+        "from course_lib.instructor import harness\n"
+        "q = torch.ops.quantized\n"
+        "x, h, w, u, b = torch.randn(1, 2), torch.randn(1, 3), torch.randn(9, 2), torch.randn(9, 3), torch.randn(9)\n"
+        "args = (x, h, q.linear_prepack_fp16(w, b), q.linear_prepack_fp16(u, b), b, b)\n"
+        "print('RAN' if next(map(q.quantized_gru_cell_dynamic, *[[a] for a in args])).shape == h.shape else '?')\n"
+        "harness._bar_ops({'quantized_gru_cell_dynamic'}, [].append)\n"
+        "try:\n"
+        "    next(map(q.quantized_gru_cell_dynamic, *[[a] for a in args])); print('RAN')\n"
+        "except PermissionError:\n"
+        "    print('BARRED')\n"
+    )
+    assert out2.split() == ["RAN", "BARRED"], out2
     lines = out.splitlines()
     barred = {line for line in lines if line.startswith("BARRED")}
     assert (

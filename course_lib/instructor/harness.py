@@ -1828,12 +1828,12 @@ ANNOTATIONS = __import__("__future__").annotations.compiler_flag  # annotations 
 
 
 def _bar_ops(ops, say) -> None:
-    """In this child, each aten op in ``ops`` (:func:`~course_lib.checks.borrowed.barred_ops`: the exercise's fused
-    kernels; where a gradient is the exercise, every gradient kernel and forward-mode autograd) computes nothing: at
-    every dispatch key of a device torch runs on where it has a kernel, the dispatcher runs a refusal instead,
-    however the op is reached (a torch name, torch.ops, a dispatcher handle, or C code calling C code, which no
-    profile hook sees), and at every key it has a kernel registered at (an alias key's kernel can be called by its
-    key). Nothing in this process needs them: the grader computes what it compares in its own.
+    """In this child, each op named in ``ops``, in every namespace (:func:`~course_lib.checks.borrowed.barred_ops`:
+    the exercise's fused kernels; where a gradient is the exercise, every gradient kernel and forward-mode autograd)
+    computes nothing: at every dispatch key of a device torch runs on where it has a kernel, the dispatcher runs a
+    refusal instead, however the op is reached (a torch name, torch.ops, a dispatcher handle, or C code calling C
+    code, which no profile hook sees), and at every key it has a kernel registered at (an alias key's kernel can be
+    called by its key). Nothing in this process needs them: the grader computes what it compares in its own.
     Nothing can take the refusal back: the registration is held only by the refusals themselves, which only the
     dispatcher holds (no Python object the student's code can reach refers to either)."""
     import re
@@ -1843,14 +1843,14 @@ def _bar_ops(ops, say) -> None:
 
     if not ops:
         return
-    library = torch._C._dispatch_library("IMPL", "aten", "")
+    libraries: dict = {}  # one registration per namespace (aten, and quantized's dynamic cells: hostile class 33m)
 
-    def refusal(name: str):
+    def refusal(namespace: str, name: str):
         def barred(*args, **kwargs):
-            say({"refused": f"torch.ops.aten.{name} (a fused kernel or autograd, barred while grading)"})
-            raise PermissionError(f"grading does not allow torch.ops.aten.{name} in this exercise")
+            say({"refused": f"torch.ops.{namespace}.{name} (a fused kernel or autograd, barred while grading)"})
+            raise PermissionError(f"grading does not allow torch.ops.{namespace}.{name} in this exercise")
 
-        barred.keep = library  # the registration lives as long as the dispatcher holds this function: for good
+        barred.keep = libraries  # the registrations live as long as the dispatcher holds this function: for good
         return barred
 
     kernel = re.compile(r"^(\w+): (?:registered|fallthrough)[^\n]*\[(?!backend fallback)[^\n]*$", re.M)
@@ -1860,20 +1860,23 @@ def _bar_ops(ops, say) -> None:
     # and every key the op has a kernel registered at, alias keys included: a kernel is called by its key too
     # (OpOverload._op_dk(DispatchKey.CompositeImplicitAutograd, ...) runs the decomposition registered there)
     registered = re.compile(r"^(\w+)(?:\[alias\])?: registered at (?![^\n]*fallthrough)", re.M)
-    for op in sorted(ops):
-        packet = getattr(torch.ops.aten, op, None)
-        for overload in packet.overloads() if packet is not None else ():
-            name = op if overload == "default" else f"{op}.{overload}"
-            barred = refusal(name)
-            table = [k for k in kernel.findall(torch._C._dispatch_dump_table(f"aten::{name}")) if k.endswith(devices)]
-            own = [k for k in registered.findall(torch._C._dispatch_dump(f"aten::{name}")) if k != "debug"]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
-                for key in dict.fromkeys(own + table):
-                    try:
-                        library.impl(name, key, barred, False)
-                    except RuntimeError:  # a key this build of torch cannot name: no tensor dispatches to it
-                        pass
+    # every overload of an op of that name, in every namespace the dispatcher holds it in
+    for full in sorted(torch._C._dispatch_get_all_op_names()):
+        namespace, name = full.split("::", 1)
+        if name.split(".")[0] not in ops:
+            continue
+        if namespace not in libraries:
+            libraries[namespace] = torch._C._dispatch_library("IMPL", namespace, "")
+        barred = refusal(namespace, name)
+        table = [k for k in kernel.findall(torch._C._dispatch_dump_table(full)) if k.endswith(devices)]
+        own = [k for k in registered.findall(torch._C._dispatch_dump(full)) if k != "debug"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+            for key in dict.fromkeys(own + table):
+                try:
+                    libraries[namespace].impl(name, key, barred, False)
+                except RuntimeError:  # a key this build of torch cannot name: no tensor dispatches to it
+                    pass
 
 
 def _close_doors(say) -> None:
