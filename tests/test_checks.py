@@ -1365,3 +1365,39 @@ def test_every_recurrent_kernel_torch_holds_is_refused_where_its_layer_is():
     for lesson, exercise in (("04", "4.1"), ("04", "4.2"), ("03", "3.3")):
         missing = steps - checks.exercises(lesson)[exercise].rules.kernels
         assert not missing, (exercise, sorted(missing))
+
+
+def test_a_returned_subclass_is_refused_before_a_describe_reads_it():
+    """Hostile class 33m: 5.2's describe unpacked a returned typing.NamedTuple (isinstance tuple), so the subclass's
+    own methods ran in the check's frames; the rule of plain data (exact types, a hint naming the subclass) holds
+    for checks that describe what is returned too, inside plain tuples and lists as well."""
+    from typing import NamedTuple
+
+    from course_lib.checks import protocol
+
+    described = []
+
+    class Pair(NamedTuple):
+        logits: torch.Tensor
+        weights: torch.Tensor
+
+    class Odd(torch.Tensor):
+        pass
+
+    def describe(returned, live):
+        described.append(type(returned))
+        return {"n": len(returned)}
+
+    for returned, kind in (
+        (Pair(torch.ones(2), torch.ones(2)), "tuple"),
+        ((torch.ones(2), torch.ones(2).as_subclass(Odd)), "tensor"),
+        ([torch.ones(1), (1, Pair(torch.ones(1), torch.ones(1)))], "tuple"),
+    ):
+        record = protocol.call(lambda: returned, [], describe=describe)
+        assert f"(a subclass of {kind})" in record.get("not_plain", ""), record
+    assert described == []
+    # plain data, NumPy's scalars and torch's own Size and Parameter still reach the describe
+    for returned in ((torch.ones(2), np.float64(1.5)), [torch.Size([2]), torch.nn.Parameter(torch.ones(1)), True]):
+        record = protocol.call(lambda: returned, [], describe=describe)
+        assert "not_plain" not in record and record["returned"] == {"n": 2 if type(returned) is tuple else 3}
+    assert described == [tuple, list]

@@ -875,7 +875,14 @@ def _qualnames_in(path: str) -> dict:
 
     def nested(code, name):
         names.setdefault(code, name)
-        inside = ".<locals>." if code.co_flags & inspect.CO_NEWLOCALS else "."  # a function's, or a class body's
+        # a function's (a comprehension's adds no <locals>, as Python names it), or a class body's
+        local = code.co_flags & inspect.CO_NEWLOCALS and code.co_name not in (
+            "<genexpr>",
+            "<listcomp>",
+            "<setcomp>",
+            "<dictcomp>",
+        )
+        inside = ".<locals>." if local else "."
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 nested(const, f"{name}{inside}{const.co_name}")

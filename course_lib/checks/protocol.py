@@ -122,6 +122,28 @@ def _not_plain(x) -> NotPlain:
     return NotPlain(f"returned a {type_name(x)} (a subclass of {expected}), expected {article} {expected}")
 
 
+def _exact(x, _depth: int = 0) -> None:
+    """Raise :class:`NotPlain` if what the student returned is, or (inside plain tuples and lists) holds, an object
+    of a subclass of a plain kind (a ``typing.NamedTuple``, a list or tensor subclass): the rule
+    :func:`_plainify` keeps, kept also for the checks whose ``describe`` reads the returned object itself. Read
+    through C's own structures: nothing of the subclass runs."""
+    import torch
+
+    kind = type(x)
+    if kind is tuple or kind is list:  # builtin iteration: C's
+        if _depth < 3:
+            for v in x:
+                _exact(v, _depth + 1)
+        return
+    if kind is bool or kind is torch.Size or kind is torch.nn.Parameter or _DICTS.get(id(kind)) is kind:
+        return
+    if _NUMPY_SCALARS.get(id(kind)) is kind:  # NumPy's own float64 and str_ subclass float and str
+        return
+    plain = (tuple, list, dict, int, float, str, torch.Tensor)
+    if any(base is k for base in _mro_of(kind)[1:] for k in plain):
+        raise _not_plain(x)
+
+
 def _plainify(x, _depth: int = 0):
     """What the student returned, as plain data: containers and NumPy/torch values copied out.
 
@@ -244,6 +266,7 @@ def _call(fn, live, describe) -> dict:
     except Exception as exc:  # the stub, or the student's code crashed: the record says where and with what
         return crash_record(exc)
     try:
+        _exact(returned)  # before a describe unpacks it: a subclass's methods would run in the check's frames
         value = _plainify(describe(returned, live) if describe else returned)
         to_plain(value)
     except Borrowed as exc:
