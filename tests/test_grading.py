@@ -578,6 +578,36 @@ def test_nbgrader_layout_and_one_student_per_folder(tmp_path):
     assert any("too deep" in w for w in warnings) and any("frank: no notebook" in w for w in warnings)
 
 
+def test_odd_student_names_and_suffixes_in_either_layout_get_their_row(tmp_path):
+    """Hostile class 33m: in nbgrader's layout a student named ``.ipynb_checkpoints`` was taken for Jupyter's
+    autosave (no row), one named ``.ipynb`` got "no name before .ipynb" instead of a grade, and a notebook saved
+    as ``.IPYNB`` (in either layout) got no row at all."""
+    nbg = tmp_path / "submitted"
+    for student, name in ((".ipynb_checkpoints", "06_masked_attention.ipynb"), (".ipynb", "06_masked_attention.ipynb"),
+                          ("carol", "06_masked_attention.IPYNB")):  # fmt: skip
+        (nbg / student / "ps1").mkdir(parents=True)
+        (nbg / student / "ps1" / name).write_text("{}")
+    (nbg / "dan" / "ps1" / ".ipynb_checkpoints").mkdir(parents=True)  # Jupyter's autosave inside a student's folder
+    (nbg / "dan" / "ps1" / ".ipynb_checkpoints" / "06_masked_attention-checkpoint.ipynb").write_text("{}")
+    (nbg / "dan" / "ps1" / "06_masked_attention.ipynb").write_text("{}")
+    entries, warnings = grading.collect([nbg], "06_masked_attention.ipynb")
+    rows = {e.student: (e.path.relative_to(nbg).as_posix(), e.problem) for e in entries}
+    assert rows == {
+        ".ipynb_checkpoints": (".ipynb_checkpoints/ps1/06_masked_attention.ipynb", ""),
+        ".ipynb": (".ipynb/ps1/06_masked_attention.ipynb", ""),
+        "carol": ("carol/ps1/06_masked_attention.IPYNB", ""),
+        "dan": ("dan/ps1/06_masked_attention.ipynb", ""),
+    }, (rows, warnings)
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    (flat / "erin.IPYNB").write_text("{}")
+    (flat / ".ipynb_checkpoints").mkdir()  # the instructor opened erin's notebook: files only, no student
+    (flat / ".ipynb_checkpoints" / "erin-checkpoint.ipynb").write_text("{}")
+    entries, warnings = grading.collect([flat])
+    assert [(e.student, e.path.name) for e in entries] == [("erin", "erin.IPYNB")], (entries, warnings)
+    assert any("autosaved copies" in w for w in warnings), warnings
+
+
 def test_a_course_with_several_assignments_grades_each_students_notebook_of_this_lesson(tmp_path):
     # nbgrader's submitted/ of a course with several assignments: one folder per assignment (hostile class 33k:
     # every such student got "not graded: 2 notebooks"); the released notebook's name picks the one to grade

@@ -38,7 +38,7 @@ def collect(submissions, notebook: str | None = None) -> tuple[list[Entry], list
     for item in submissions:
         item = Path(item)
         if item.is_symlink() or not item.exists():
-            if item.suffix == ".ipynb":
+            if _notebook_named(item):
                 entries.append(Entry(shown(item.stem), item))
             else:
                 warnings.append(f"{shown(item)}: not found (or a symbolic link); skipped")
@@ -48,15 +48,17 @@ def collect(submissions, notebook: str | None = None) -> tuple[list[Entry], list
             continue
         for child in sorted(item.iterdir()):
             kind = _kind(child)
-            if child.name.lower() == ".ipynb":  # a notebook with no name before its suffix (Path: no suffix at all)
+            # a file, a link or a special file named like a notebook (.IPYNB too: saved where case does not count)
+            if kind != "folder" and child.name.lower() == ".ipynb":  # no name before its suffix (Path: no suffix)
                 entries.append(Entry(shown(child.name), child, "not graded: the notebook has no name before .ipynb"))
-            elif child.suffix == ".ipynb" and kind != "folder":  # a file, a link or a special file: its row says
+            elif kind != "folder" and _notebook_named(child):  # its row says what it is
                 entries.append(Entry(shown(child.stem), child))
-            elif kind == "folder" and child.name == ".ipynb_checkpoints":  # Jupyter's autosave of this folder's own
+            elif kind == "folder" and child.name == ".ipynb_checkpoints" and not _holds_folders(child):
+                # Jupyter's autosave of this folder's own notebooks (files only; a student so named has folders)
                 warnings.append(f"{shown(child)}: Jupyter's autosaved copies (not a student); skipped")
             elif kind == "folder":  # nbgrader: one folder per student
                 entries_here, warnings_here = _student_folder(child, notebook)
-                if not entries_here and child.suffix == ".ipynb":  # a folder named like a notebook: a row says so
+                if not entries_here and _notebook_named(child):  # a folder named like a notebook: a row says so
                     why = "not graded: a folder named like a notebook, with no notebook in it"
                     entries_here = [Entry(shown(child.stem), child, why)]
                 entries += entries_here
@@ -88,9 +90,18 @@ def _kind(path: Path) -> str:
 
 
 def _notebook_named(path: Path) -> bool:
-    """Named like a notebook: ``NAME.ipynb``, or only ``.ipynb`` (which pathlib gives no suffix at all). In a
-    student's folder the folder names the student, so a notebook with no name before ``.ipynb`` is graded too."""
-    return path.name.endswith(".ipynb")
+    """Named like a notebook: ``NAME.ipynb``, or only ``.ipynb`` (which pathlib gives no suffix at all), in any
+    case (``.IPYNB``: saved or unpacked where case does not count). In a student's folder the folder names the
+    student, so a notebook with no name before ``.ipynb`` is graded too."""
+    return path.name.lower().endswith(".ipynb")
+
+
+def _holds_folders(path: Path) -> bool:
+    """Does this folder hold a folder (not through a link)? Jupyter's autosave folder holds files only."""
+    try:
+        return any(_kind(child) == "folder" for child in path.iterdir())
+    except OSError:
+        return False
 
 
 def _student_folder(folder: Path, notebook: str | None = None) -> tuple[list[Entry], list[str]]:
@@ -105,7 +116,7 @@ def _student_folder(folder: Path, notebook: str | None = None) -> tuple[list[Ent
         for name in sorted(dirs + files):
             path = Path(parent) / name
             kind = _kind(path)
-            if name == ".ipynb_checkpoints" or ".ipynb_checkpoints" in path.parts:
+            if ".ipynb_checkpoints" in path.parts[len(folder.parts) :]:  # below the student's folder (its name)
                 if kind == "file" and _notebook_named(path):
                     autosaved.append(path)  # Jupyter's autosave, never graded: the row says so if it is all there is
                 continue
