@@ -539,16 +539,18 @@ _RECURRENT = {"rnn": _RNN, "lstm": _LSTM, "gru": _GRU}
 _NO_STEP = ("flatten_weight", "reorder", "backward")
 
 
-def _ops_named(word: str) -> tuple:
+def _recurrent_ops(kernels: frozenset) -> frozenset:
     """Every op torch's dispatcher holds, in any namespace (aten, quantized, mkldnn, ...), whose name says it is a
-    recurrent step or layer of this kind: the lists above name torch's Python names, and ``quantized::`` holds
-    dynamic cells no Python name shows (hostile class 33m: ``quantized_gru_cell_dynamic`` passed 4.2). Read when
-    an exercise's rules are made (in the grader, before any student code, for the bar and the profile hook)."""
+    recurrent step or layer of a kind whose kernels are among ``kernels``: the lists above name torch's Python
+    names, and ``quantized::`` holds dynamic cells no Python name shows (hostile class 33m:
+    ``quantized_gru_cell_dynamic`` passed 4.2). Read when an exercise's rules are made (in the grader, before any
+    student code, for the bar and the profile hook)."""
+    words = [word for word, family in _RECURRENT.items() if kernels & set(family)]
     torch = sys.modules.get("torch")
-    if torch is None:
-        return ()
+    if not words or torch is None:
+        return frozenset()
     names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
-    return tuple(sorted(n for n in names if word in n.lower() and not any(part in n for part in _NO_STEP)))
+    return frozenset(n for n in names if any(w in n.lower() for w in words) and not any(part in n for part in _NO_STEP))
 
 
 # a masked softmax in one call: fill and normalise (``_masked_softmax``), a softmax that turns a row with no
@@ -638,9 +640,7 @@ class Rules:
         or function forbidden refuses its kernels."""
         forbidden = tuple(forbidden)
         kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
-        kernels |= frozenset(
-            op for word, family in _RECURRENT.items() if kernels & set(family) for op in _ops_named(word)
-        )
+        kernels |= _recurrent_ops(kernels)
         library = tuple(n for n in forbidden if not n.startswith("course_lib."))
         library += tuple(n for n in _optimizers_beside(library) if n not in library)
         return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed), library)
@@ -865,6 +865,9 @@ def qualname(code) -> str:
 _QUALNAMES: dict = {}  # Python 3.10 only: file -> (how many modules were loaded, {code: qualified name})
 
 
+_COMPREHENSIONS = ("<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>")  # code Python names without <locals>
+
+
 def _qualnames_in(path: str) -> dict:
     """Every function's and method's code (and the code nested in it) of the modules loaded from ``path``, with
     its qualified name, read from the functions themselves; read again when a module was imported since."""
@@ -876,12 +879,7 @@ def _qualnames_in(path: str) -> dict:
     def nested(code, name):
         names.setdefault(code, name)
         # a function's (a comprehension's adds no <locals>, as Python names it), or a class body's
-        local = code.co_flags & inspect.CO_NEWLOCALS and code.co_name not in (
-            "<genexpr>",
-            "<listcomp>",
-            "<setcomp>",
-            "<dictcomp>",
-        )
+        local = code.co_flags & inspect.CO_NEWLOCALS and code.co_name not in _COMPREHENSIONS
         inside = ".<locals>." if local else "."
         for const in code.co_consts:
             if isinstance(const, types.CodeType):

@@ -109,13 +109,18 @@ def type_name(x) -> str:
     return "".join([_name_of(type(x))])[:80]
 
 
-def _not_plain(x) -> NotPlain:
-    """ "returned a MyList (a subclass of list), expected a list": the nearest plain base of ``x``'s class, from its MRO
-    as C stores it."""
+def _plain_base(classes) -> str:
+    """The name of the first plain kind among ``classes`` (a class's MRO as C stores it), or "" if none is."""
     import torch
 
     kinds = ((torch.Tensor, "tensor"), *_KINDS)
-    expected = next((name for base in _mro_of(type(x)) for kind, name in kinds if base is kind), "")
+    return next((name for base in classes for kind, name in kinds if base is kind), "")
+
+
+def _not_plain(x) -> NotPlain:
+    """ "returned a MyList (a subclass of list), expected a list": the nearest plain base of ``x``'s class, from its MRO
+    as C stores it."""
+    expected = _plain_base(_mro_of(type(x)))
     if not expected:
         return NotPlain(f"returned a {type_name(x)}, which a check does not read (plain data, arrays and tensors only)")
     article = "an" if expected[0] in "aeiou" else "a"
@@ -139,8 +144,7 @@ def _exact(x, _depth: int = 0) -> None:
         return
     if _NUMPY_SCALARS.get(id(kind)) is kind:  # NumPy's own float64 and str_ subclass float and str
         return
-    plain = (tuple, list, dict, int, float, str, torch.Tensor)
-    if any(base is k for base in _mro_of(kind)[1:] for k in plain):
+    if _plain_base(_mro_of(kind)[1:]):  # a plain kind among its bases: a subclass of it
         raise _not_plain(x)
 
 
