@@ -4,6 +4,7 @@ import contextlib
 import inspect
 import json
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -553,6 +554,28 @@ def test_a_torch_module_and_a_builtin_are_refused_also_through_aliases_and_prebu
         assert r.status == FAILED and HINT.format("torch.nn.LSTM") in r.message, (source, r)
     assert F.scaled_dot_product_attention is sdpa and torch._C._nn.scaled_dot_product_attention is sdpa
     assert lstm(torch.zeros(1, 2))[0].shape == (1, 2) and torch.nn.LSTM(3, 4).hidden_size == 4  # put back
+
+
+def test_an_alias_in_a_module_loaded_between_two_checks_is_replaced_too(tmp_path, monkeypatch):
+    """refusing searches the loaded modules for aliases once and then only those that held one, while the same
+    modules stay loaded: a module loaded since (here with an alias of a forbidden builtin) is searched again."""
+    names = ("torch.nn.functional.scaled_dot_product_attention",)
+    sdpa = F.scaled_dot_product_attention
+    (tmp_path / "late_alias_module.py").write_text("import torch\nattend = torch._C._nn.scaled_dot_product_attention\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with refusing(names):
+            assert F.scaled_dot_product_attention is not sdpa
+            assert torch._C._nn.scaled_dot_product_attention is not sdpa
+        import late_alias_module
+
+        assert late_alias_module.attend is sdpa
+        with refusing(names) as called:
+            with pytest.raises(Borrowed):
+                late_alias_module.attend(torch.ones(1, 1), torch.ones(1, 1), torch.ones(1, 1))
+    finally:
+        sys.modules.pop("late_alias_module", None)
+    assert called == list(names) and late_alias_module.attend is sdpa and F.scaled_dot_product_attention is sdpa
 
 
 def test_a_subclass_of_a_forbidden_module_is_refused():

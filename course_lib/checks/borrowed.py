@@ -187,6 +187,50 @@ def _functions_of(obj) -> list:
     return [call] if inspect.isfunction(call) else []
 
 
+# (the builtins searched for, the modules loaded then, the namespaces that held one of them): see _alias_spaces
+_ALIASES: list[tuple[tuple, tuple, list]] = []
+
+
+def _holding(spaces: list[dict], objs: list) -> list[dict]:
+    """The namespaces among ``spaces`` that hold any of ``objs``. Tens of thousands of entries, compared by
+    identity in plain bytecode: no call per entry (a grader's profile and audit hooks see every call; an id()
+    per entry made this most of a graded check's time), and nothing of a value's own code (__eq__) ever runs."""
+    found = []
+    for space in spaces:
+        for value in list(space.values()):
+            for obj in objs:
+                if value is obj:
+                    break
+            else:
+                continue
+            found.append(space)
+            break
+    return found
+
+
+def _alias_spaces(objs: list) -> list[dict]:
+    """The module namespaces that hold an alias of one of ``objs`` (builtins a check refuses).
+
+    Every loaded module is searched the first time, and again whenever a module was loaded or dropped since;
+    otherwise only those found holding one (a check enters :func:`refusing` once per case: searching every
+    module each time was most of a graded check's time under the grader's trace hook). Between two cases only
+    the check and the student's function run: an alias the student's code writes into a module that held none
+    is not replaced, but the observer sees the builtin's call by its identity, whatever name reached it."""
+    modules = tuple(m for m in list(sys.modules.values()) if isinstance(getattr(m, "__dict__", None), dict))
+    for searched, loaded, holders in _ALIASES:
+        if (
+            len(searched) == len(objs)
+            and all(a is b for a, b in zip(searched, objs))
+            and len(loaded) == len(modules)
+            and all(a is b for a, b in zip(loaded, modules))
+        ):
+            return list(holders)
+    holders = _holding([vars(m) for m in modules], objs)
+    if len(_ACTIVE) == 1:  # not inside another refusing, whose stand-ins may hide aliases
+        _ALIASES[:] = _ALIASES[-7:] + [(tuple(objs), modules, holders)]
+    return list(holders)
+
+
 @contextlib.contextmanager
 def refusing(forbidden, fn=None):
     """Within the block, calling any of ``forbidden`` records its name and raises :class:`Borrowed`.
@@ -228,12 +272,9 @@ def refusing(forbidden, fn=None):
                     else:
                         undo.append(lambda owner=owner, attr=attr: delattr(owner, attr))
         if loose:
-            spaces = [vars(m) for m in list(sys.modules.values()) if isinstance(getattr(m, "__dict__", None), dict)]
-            spaces += _namespaces(fn) if fn is not None else []
             pairs = list(loose.values())
-            # Tens of thousands of entries, compared by identity in plain bytecode: no call per entry (a grader's
-            # profile and audit hooks see every call; an id() per entry made this most of a graded check's time),
-            # and nothing of a value's own code (__eq__, __hash__) ever runs.
+            spaces = _alias_spaces([obj for obj, _ in pairs])
+            spaces += [s for s in (_namespaces(fn) if fn is not None else []) if all(s is not t for t in spaces)]
             for space in spaces:
                 for key, value in list(space.items()):
                     for obj, stand_in in pairs:
