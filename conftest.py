@@ -182,6 +182,7 @@ def _tree_key(rootpath) -> str | None:
     import hashlib
     import platform
     import subprocess
+    import sysconfig
     from importlib.metadata import distributions
 
     try:
@@ -197,7 +198,11 @@ def _tree_key(rootpath) -> str | None:
         digest.update(name + b"\0")
         if path.is_file():
             digest.update(hashlib.sha256(path.read_bytes()).digest())
-    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions() if d.metadata["Name"])
+    # the environment's own site-packages only: what else sys.path holds depends on the process and the moment
+    # (setuptools puts its vendored packages on it when first imported; the current folder's *.egg-info), and a
+    # worker's key at collection must be the one the run recorded at its end
+    where = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions(path=where) if d.metadata["Name"])
     digest.update("\n".join(installed).encode())
     return digest.hexdigest()[:16]
 

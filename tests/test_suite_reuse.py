@@ -120,6 +120,18 @@ def test_the_tree_key_changes_with_any_file_tracked_or_not_but_not_with_ignored_
     assert suite._tree_key(tree.parent) is None or suite._tree_key(tree.parent) != first  # not this tree
 
 
+def test_the_tree_key_is_the_same_whatever_else_the_process_has_on_its_path(tree, monkeypatch, tmp_path):
+    """The run records its passes under the key its controller computes at the end, and the next run's workers
+    look them up under the key they compute at collection: packages that only some processes have on sys.path
+    (setuptools' vendored ones once setuptools is imported, an *.egg-info in the current folder) must not count."""
+    first = suite._tree_key(tree)
+    extra = tmp_path / "vendored"
+    (extra / "zipp-9.9.9.dist-info").mkdir(parents=True)
+    (extra / "zipp-9.9.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: zipp\nVersion: 9.9.9\n")
+    monkeypatch.syspath_prepend(str(extra))
+    assert suite._tree_key(tree) == first
+
+
 def test_passed_tests_are_left_out_on_the_same_tree_only_and_never_in_ci(tree, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("REUSE", raising=False)
