@@ -220,7 +220,6 @@ def test_sigterm_stops_the_grader_and_everything_it_started_and_keeps_whole_rows
             time.sleep(0.2)
         assert proc.poll() is None and kernel_running, "the grader ended before it could be stopped"
         running_in = list(Path(tempfile.gettempdir()).glob(f"course-lib-run-{proc.pid}-*/course-lib-grade-*"))
-        assert running_in, "the kernel's folder is not in the run's own temporary folder"
         time.sleep(1)
         seen.update(descendants(proc.pid))
         stopped = time.monotonic()
@@ -235,7 +234,8 @@ def test_sigterm_stops_the_grader_and_everything_it_started_and_keeps_whole_rows
         if proc.poll() is None or alive(seen):
             kill_tree(proc, seen)
     assert left == [], f"{len(left)} of its {len(seen)} processes left"
-    assert list(Path(tempfile.gettempdir()).glob(f"course-lib-run-{proc.pid}-*")) == []  # the workers' TMPDIR
+    assert running_in, "the kernel's folder was not in the run's own temporary folder (the workers' TMPDIR)"
+    assert list(Path(tempfile.gettempdir()).glob(f"course-lib-run-{proc.pid}-*")) == []  # gone with it
     stderr = proc.stderr.read().decode()
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, stderr[-2000:])
     assert "stopped by SIGTERM" in stderr
