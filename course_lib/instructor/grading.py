@@ -512,7 +512,8 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=N
                 if worker.entry is None and pending:
                     worker.give(pending.pop(0), job)
             while pending and len(workers) < jobs:
-                workers.append(_Worker(log_file, log_name, scratch))
+                with _whole():  # a worker started is a worker in the list, which the clean-up below kills
+                    workers.append(_Worker(log_file, log_name, scratch))
                 workers[-1].give(pending.pop(0), job)
             busy = {w.proc.stdout.fileno(): w for w in workers if w.entry}
             ready, _, _ = select.select(list(busy), [], [], 0.5)
