@@ -28,7 +28,8 @@ ignores the interrupt while computing uses CPU and keeps its second timeout.
 A kernel can also stay busy in the client's eyes and never say anything again: a cell that wrote bytes of its own
 on the kernel's sockets (the hostile class 33m's forged reply lines on fds 0-63) broke the connections, so the
 cell's reply and its idle status are lost, and the kernel sits idle. The watch sees a kernel busy with the cell
-from which nothing has arrived for ``SILENT_AFTER`` seconds while its process tree used no CPU, and asks it, on a
+from which nothing has arrived for ``SILENT_AFTER`` seconds while its process tree computed nothing (under a tenth
+of a core: threads waiting on the cell's lock wake now and then), and asks it, on a
 fresh connection, for its kernel_info (:meth:`WatchdogMixin._silent`): answered on the shell channel, the kernel is
 idle (a kernel still running the cell answers there only when it is done), so the stall rule above ends the cell;
 answered only on the control channel, the kernel is alive and waiting honestly (a sleep, a subprocess) and the cell
@@ -51,6 +52,8 @@ IDLE_AFTER_INTERRUPT = 5.0  # seconds without CPU or reply after an interrupt be
 SILENT_AFTER = 5.0  # seconds a busy kernel may send nothing and use no CPU before it is asked whether it still answers
 PROBE_TIMEOUT = 5.0  # seconds a probe on a fresh connection waits for its answer
 SILENT_PROBES = 2  # probes in a row that nothing answers before the cell fails
+IDLE_CPU_SHARE = 0.1  # a process tree using less than this share of one core computes nothing (threads waiting on
+# a lock the cell holds wake every few milliseconds: about 1% of a core, seen)
 
 
 class KernelStalled(CellTimeoutError):
@@ -146,7 +149,7 @@ def is_stopped(pid: int | None) -> bool:
 def silent_message(notebook: str, cell_index: int, source: str, waited: float) -> str:
     return (
         f"{cell_label(notebook, cell_index, source)}: its kernel stopped answering: nothing arrived from it for "
-        f"{waited:.0f} s, its processes used no CPU, and it answered no request on a fresh connection"
+        f"{waited:.0f} s, its processes computed nothing, and it answered no request on a fresh connection"
     )
 
 
@@ -308,15 +311,16 @@ class WatchdogMixin:
     async def _silent(self, cell, cell_index: int, quiet: dict) -> bool:
         """The rule for a kernel that is busy with the cell but silent (issue 33: a cell that wrote forged bytes
         on the kernel's own sockets, closed them, or froze its event loop): nothing has arrived for
-        ``SILENT_AFTER`` seconds and its process tree used no CPU meanwhile. Then it is asked, on a fresh
-        connection, for its kernel_info: on the shell channel, which a kernel still running the cell answers only
+        ``SILENT_AFTER`` seconds and its process tree computed nothing meanwhile (under ``IDLE_CPU_SHARE`` of a
+        core). Then it is asked, on a fresh connection, for its kernel_info: on the shell channel, which a kernel
+        still running the cell answers only
         when the cell is done, so an answer means the kernel is idle and the cell's reply was lost (the stall
         rule above takes it from there, as if the kernel had said idle); else on the control channel, which a
         kernel that is waiting honestly (a sleep, a subprocess) answers at once, and the cell goes on, bounded by
         its timeout. ``SILENT_PROBES`` probes in a row that neither channel answers fail the cell: True."""
         cpu = tree_cpu(getattr(self, "_kernel_pid", None))
         now = time.monotonic()
-        if cpu is None or cpu != quiet["cpu"]:
+        if cpu is None or quiet["cpu"] is None or self._computing(cpu - quiet["cpu"], now - quiet["since"]):
             quiet.update(since=now, cpu=cpu)  # computing, or no process to measure: not silent
             return False
         start = max(quiet["since"], getattr(self, "_heard_at", quiet["since"]))
@@ -326,7 +330,9 @@ class WatchdogMixin:
             self._idle_at = time.monotonic()
             quiet["unanswered"] = 0
             return False
-        if tree_cpu(getattr(self, "_kernel_pid", None)) != cpu or getattr(self, "_heard_at", 0) > start:
+        later = tree_cpu(getattr(self, "_kernel_pid", None))
+        moved = later is None or self._computing(later - quiet["cpu"], time.monotonic() - quiet["since"])
+        if moved or getattr(self, "_heard_at", 0) > start:
             quiet.update(since=time.monotonic(), cpu=None, unanswered=0)  # it moved while we asked
             return False
         if await self._answers("control"):
@@ -338,6 +344,11 @@ class WatchdogMixin:
         waited = time.monotonic() - start
         self._fail(silent_message(self.notebook_name, cell_index, cell.source, waited))
         return True
+
+    @staticmethod
+    def _computing(ticks: int, seconds: float) -> bool:
+        """Whether ``ticks`` of CPU over ``seconds`` is computing (more than ``IDLE_CPU_SHARE`` of a core)."""
+        return ticks > max(2, IDLE_CPU_SHARE * seconds * os.sysconf("SC_CLK_TCK"))
 
     async def _answers(self, channel: str) -> bool:
         """Whether the kernel answers a kernel_info_request on ``channel`` ("shell" or "control") within
