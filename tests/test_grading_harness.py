@@ -333,6 +333,24 @@ def test_an_honest_answer_with_annotations_passes(tmp_path):
     assert verdicts["3.1"][0] == submission.PASSED, verdicts
 
 
+def test_an_answer_cell_refused_while_the_cells_load_fails_only_its_own_exercise(tmp_path):
+    """Hostile class 33l: `import sympy` in an answer cell reads frames (lesson 02's observer refuses it), so the
+    load is refused; that once failed every exercise of the notebook, the deserved ones too. Now each exercise's
+    cells are loaded alone, from fresh, to find whose cell is refused; that exercise fails naming the refusal, and
+    the others are loaded and called from fresh without its cell. With one exercise there is nothing else."""
+    solutions = nbformat.read(ROOT / "solutions" / "02_backprop.ipynb", as_version=4)
+    answer = {(c.metadata.get("nbgrader") or {}).get("grade_id"): c.source for c in solutions.cells}
+    cells = {"2.1": "import sympy\n" + answer["ex-2-1"], "2.2": answer["ex-2-2"]}
+    verdicts = run_harness("02", cells, tmp_path)
+    assert verdicts["2.2"][0] == submission.PASSED, verdicts
+    status, message, _ = verdicts["2.1"]
+    assert status == submission.FAILED and "refused while the answer cells loaded" in message, verdicts
+    assert "graded without it" in message
+
+    alone = run_harness("02", {"2.1": cells["2.1"]}, tmp_path)
+    assert alone["2.1"][0] == submission.FAILED and "were not loaded" in alone["2.1"][1], alone
+
+
 WARMED = """
 import sys
 import nbformat

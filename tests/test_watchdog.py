@@ -86,6 +86,33 @@ def test_a_busy_cell_is_not_a_stall_but_the_cell_timeout_names_it(stalling_pytho
     assert "busy.ipynb, cell 1 (`while True:`): still running after 6 s" in str(caught.value)
 
 
+def test_a_busy_kernel_that_answers_nothing_and_uses_no_cpu_fails_in_seconds(stalling_python3):
+    """Issue 33: a cell that said busy, then holds the interpreter without computing (a C sleep under the GIL: its
+    kernel can answer nothing, not even on the control channel) was waited for until the cell timeout. Now, silent
+    and without CPU for a few seconds, it is asked on fresh connections, and two probes unanswered end the cell.
+    The honest sleep before it (a second, the GIL released) is not that."""
+    nb = notebook(
+        "import time\ntime.sleep(6)\n'slept'", "import ctypes, time\ntime.sleep(1)\nctypes.PyDLL(None).sleep(100)"
+    )
+    client = watchdog.client_class()(
+        nb,
+        notebook_name="frozen.ipynb",
+        timeout=90,
+        stall_after=10,
+        stall_timeout=90,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(stalling_python3)}},
+    )
+    start = time.monotonic()
+    with pytest.raises(watchdog.KernelStalled) as caught:
+        client.execute()
+    took = time.monotonic() - start
+    assert "frozen.ipynb, cell 1 (`import ctypes, time`): its kernel stopped answering" in str(caught.value)
+    assert "answered no request on a fresh connection" in str(caught.value)
+    assert nb.cells[0].outputs[0]["data"]["text/plain"] == "'slept'"  # silent 6 s without CPU, but it answered
+    assert took < 60, took  # the cell timeout (90 s) was the only end before
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [("\n\n  print('hi')  \nx", "print('hi')"), ("", ""), ("a" * 100, "a" * 77 + "...")],

@@ -230,23 +230,32 @@ def main(argv: list[str] | None = None) -> int:
             from course_lib.instructor.sandbox import Limits
 
             try:
-                results = grading.grade(
-                    args.submissions,
-                    args.lesson,
-                    args.out,
-                    root=args.root,
-                    feedback_dir=args.feedback,
-                    cell_timeout=args.timeout,
-                    budget=args.budget,
-                    jobs=args.jobs,
-                    release=args.release,
-                    limits=Limits(memory_mb=args.memory, disk_mb=args.disk, cpu_seconds=args.cpu),
-                    sandboxed=not args.no_sandbox,
-                    accept_changed_checks=args.accept_changed_checks,
-                    nbgrader_course=args.nbgrader,
-                    assignment=args.assignment,
-                    scheduler=args.scheduler,
+                with grading.stop_on_signals():  # SIGTERM and SIGHUP end the run as Ctrl-C does
+                    results = grading.grade(
+                        args.submissions,
+                        args.lesson,
+                        args.out,
+                        root=args.root,
+                        feedback_dir=args.feedback,
+                        cell_timeout=args.timeout,
+                        budget=args.budget,
+                        jobs=args.jobs,
+                        release=args.release,
+                        limits=Limits(memory_mb=args.memory, disk_mb=args.disk, cpu_seconds=args.cpu),
+                        sandboxed=not args.no_sandbox,
+                        accept_changed_checks=args.accept_changed_checks,
+                        nbgrader_course=args.nbgrader,
+                        assignment=args.assignment,
+                        scheduler=args.scheduler,
+                    )
+            except grading.Stopped as stop:
+                print(
+                    f"course-lib grade: stopped by {stop.name}; the rows in {args.out} are kept, the students being "
+                    "graded got none, and every kernel started was stopped. Run the same command again to grade the "
+                    "rest.",
+                    file=sys.stderr,
                 )
+                return 128 + stop.signum
             except KeyboardInterrupt:
                 print(
                     f"course-lib grade: stopped by you (Ctrl-C); the rows in {args.out} are kept and the students "

@@ -27,11 +27,16 @@ cannot be written) stop the run with a clear message before any student is grade
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -79,6 +84,70 @@ __all__ = [  # the grading API, wherever each piece lives
 
 class InstructorError(Exception):
     """A problem with the grading set-up, not with a student's work: stop before grading anyone."""
+
+
+class Stopped(KeyboardInterrupt):
+    """The run was stopped by a signal (SIGTERM, SIGHUP) and ends as Ctrl-C ends it: rows already written stay,
+    every worker, kernel and sandbox it started is killed, its temporary folders are removed."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# a signal that came while a row was being written waits for its end; once the run is stopping, another signal
+# changes nothing (it would cut the clean-up short)
+_STOP = {"holding": 0, "pending": None, "stopping": False}
+
+
+def _on_stop(signum, frame) -> None:
+    if _STOP["stopping"]:
+        return
+    if _STOP["holding"]:
+        _STOP["pending"] = signum
+        return
+    _STOP["stopping"] = True
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """SIGTERM and SIGHUP stop :func:`grade` as Ctrl-C does (``course-lib grade`` runs it so); only in the main
+    thread, where Python runs signal handlers; the previous handlers are put back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _on_stop) for s in STOP_SIGNALS}
+    _STOP.update(holding=0, pending=None, stopping=False)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _whole():
+    """What is written inside (a row, its feedback files) is written whole: SIGTERM or SIGHUP waits for the end
+    (Ctrl-C too: its KeyboardInterrupt is held the same way), then stops the run."""
+    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if previous is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_stop)
+    _STOP["holding"] += 1
+    try:
+        yield
+    finally:
+        _STOP["holding"] -= 1
+        if previous is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous)
+        pending, _STOP["pending"] = _STOP["pending"], None
+        if pending == signal.SIGINT:
+            raise KeyboardInterrupt
+        if pending is not None:
+            _STOP["stopping"] = True
+            raise Stopped(pending)
 
 
 # what a spreadsheet reads as a formula at a cell's start, and the quote that marks text (quoted too, so that two
@@ -223,8 +292,9 @@ def grade(
     each graded submission also goes into its gradebook (:func:`course_lib.instructor.gradebook.to_nbgrader`).
     ``scheduler`` ("local", or a Dask scheduler's address) grades on a Dask cluster instead of local workers
     (:mod:`course_lib.instructor.distributed`); a worker without a working sandbox stops the run before any row.
-    Ctrl-C stops the run: rows already written stay, the students in progress get no row, and the same call
-    resumes.
+    Ctrl-C stops the run (SIGTERM and SIGHUP too, inside :func:`stop_on_signals`, as ``course-lib grade`` runs
+    it): rows already written stay whole, the students in progress get no row, every worker and what it started
+    is killed, and the same call resumes.
     """
     from course_lib._validate import positive_int
 
@@ -292,33 +362,37 @@ def grade(
             if client is None
             else _on_dask(client, todo, job, log_file)
         )
-        for sub in runner:
-            if not sandboxed:
-                with open(marker, "a", encoding="utf-8") as m:
-                    if m.tell() == 0:
-                        m.write(
-                            f"The students below in {out.name} were graded by `course-lib grade --no-sandbox`: "
-                            "their code ran unconfined on the grader's machine.\n"
-                        )
-                    m.write(f"{sub.student}\n")
-            writer.writerow(_row(sub, sorted(expected, key=sort_key), worth, mark))
-            f.flush()
-            os.fsync(f.fileno())
-            try:
-                text = feedback_text(sub, unsandboxed=not sandboxed)
-                (feedback_dir / f"{files[sub.student]}.md").write_text(text, encoding="utf-8")
-                page = gradebook.feedback_html(f"{release.stem}: {sub.student}", text)
-                (feedback_dir / f"{files[sub.student]}.html").write_text(page, encoding="utf-8")
-            except OSError as exc:  # the row is written; the run goes on
-                say(f"warning: {shown(sub.student)}: the feedback file could not be written ({exc})")
-            if nbgrader_course is not None:
-                _to_nbgrader(nbgrader_course, assignment, release, sub, files[sub.student], text, paths, say)
-            results.append(sub)
-            say(
-                f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
-                + (f"; {len(sub.problems)} problem(s)" if sub.problems else "")
-                + f" ({sub.seconds:.0f} s)"
-            )
+        try:
+            for sub in runner:
+                with _whole():
+                    if not sandboxed:
+                        with open(marker, "a", encoding="utf-8") as m:
+                            if m.tell() == 0:
+                                m.write(
+                                    f"The students below in {out.name} were graded by `course-lib grade --no-sandbox`: "
+                                    "their code ran unconfined on the grader's machine.\n"
+                                )
+                            m.write(f"{sub.student}\n")
+                    writer.writerow(_row(sub, sorted(expected, key=sort_key), worth, mark))
+                    f.flush()
+                    os.fsync(f.fileno())
+                    try:
+                        text = feedback_text(sub, unsandboxed=not sandboxed)
+                        (feedback_dir / f"{files[sub.student]}.md").write_text(text, encoding="utf-8")
+                        page = gradebook.feedback_html(f"{release.stem}: {sub.student}", text)
+                        (feedback_dir / f"{files[sub.student]}.html").write_text(page, encoding="utf-8")
+                    except OSError as exc:  # the row is written; the run goes on
+                        say(f"warning: {shown(sub.student)}: the feedback file could not be written ({exc})")
+                    if nbgrader_course is not None:
+                        _to_nbgrader(nbgrader_course, assignment, release, sub, files[sub.student], text, paths, say)
+                    results.append(sub)
+                    say(
+                        f"{sub.student}: {sub.score}/{len(sub.exercises)} passed"
+                        + (f"; {len(sub.problems)} problem(s)" if sub.problems else "")
+                        + f" ({sub.seconds:.0f} s)"
+                    )
+        finally:  # stopped between two rows (Ctrl-C, SIGTERM): the workers go now, not when collected
+            runner.close()
     if log.exists() and log.stat().st_size == 0:
         log.unlink()
     elif log.exists():
@@ -373,13 +447,15 @@ class _Worker:
     one submission at a time: a job as a JSON line on its stdin, the Submission as a JSON line on its stdout.
     Kept for many submissions, so its imports (nbclient, torch) are paid once."""
 
-    def __init__(self, log_file=None, log_name: str = "the log"):
+    def __init__(self, log_file=None, log_name: str = "the log", scratch: Path | None = None):
+        env = {**os.environ, "TMPDIR": str(scratch)} if scratch is not None else None
         self.proc = subprocess.Popen(
             worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file if log_file is not None else subprocess.DEVNULL,  # tracebacks: the instructor's log
             start_new_session=True,
+            env=env,  # its temporary folders (the kernels', the answers') go into the run's own, removed at its end
         )
         self.log_name = log_name
         self.entry: Entry | None = None
@@ -408,13 +484,14 @@ class _Worker:
             return sub
 
     def kill(self) -> None:
-        import signal
-
+        """The worker and everything it started: its process group (the kernels' launchers and bubblewrap, whose
+        sandboxes die with them), then whatever is left in its cgroups (named after its pid)."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
             pass
         self.proc.wait()
+        sandbox.remove_cgroups_of(self.proc.pid)
 
 
 def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=None, log_name: str = "the log"):
@@ -428,13 +505,15 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=N
             yield Submission(student=entry.student, path=shown(str(entry.path)), problems=[entry.problem])
     pending = [e for e in entries if not e.problem]
     workers: list[_Worker] = []
+    scratch = Path(tempfile.mkdtemp(prefix=f"course-lib-run-{os.getpid()}-"))  # the workers' TMPDIR
     try:
         while pending or any(w.entry for w in workers):
             for worker in workers:
                 if worker.entry is None and pending:
                     worker.give(pending.pop(0), job)
             while pending and len(workers) < jobs:
-                workers.append(_Worker(log_file, log_name))
+                with _whole():  # a worker started is a worker in the list, which the clean-up below kills
+                    workers.append(_Worker(log_file, log_name, scratch))
                 workers[-1].give(pending.pop(0), job)
             busy = {w.proc.stdout.fileno(): w for w in workers if w.entry}
             ready, _, _ = select.select(list(busy), [], [], 0.5)
@@ -451,9 +530,10 @@ def _run_all(entries: list[Entry], job: dict, jobs: int, budget: int, log_file=N
                     worker.kill()
                     workers.remove(worker)
                     yield worker.result(late=True)
-    finally:  # Ctrl-C, or any error of ours: no worker outlives the run
+    finally:  # Ctrl-C, SIGTERM, SIGHUP or any error of ours: no worker outlives the run, nor its folders
         for worker in workers:
             worker.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _worker() -> int:

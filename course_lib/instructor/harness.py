@@ -1418,6 +1418,23 @@ def main() -> None:
         raise
 
 
+def _refused_cells(cells, load) -> tuple[dict, list]:
+    """After the answer cells were refused while they loaded (or their process ended then): which exercises' own
+    cells are refused when each exercise's cells are loaded alone, each in a fresh child (``load``), and the cells
+    of the others. ``({}, [])`` when no exercise's cells alone are refused (a refusal only in company): then every
+    exercise fails, as before. Whatever a refused cell did before its refusal happened in a child that is gone:
+    the other exercises are loaded and called from fresh without it, and a refusal there still fails them."""
+    order = list(dict.fromkeys(exercise for exercise, _, _ in cells))
+    if len(order) < 2:
+        return {}, []
+    left_out = {}
+    for exercise in order:
+        refused, reply, status = load([cell for cell in cells if cell[0] == exercise])
+        if refused or "loaded" not in (reply or {}):
+            left_out[exercise] = refused[0] if refused else f"its process ended while it loaded ({_status(status)})"
+    return left_out, [cell for cell in cells if cell[0] not in left_out]
+
+
 def _write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data) :]
@@ -1459,13 +1476,32 @@ def _serve(commands, say, channel: int) -> None:
 
     _warm_up(job.get("setup", ""), exercises.values())
     tools["course"] = _course_code(package)  # after the warm-up: what the checks compiled (stand-ins) is in it
-    refused, reply, status = _in_child(
-        lambda out, token: _child(job, exercises, tools, package, None, out, token), closed, max_line
-    )
+
+    def load(cells):
+        subset = {**job, "cells": cells}
+        return _in_child(
+            lambda out, token: _child(subset, exercises, tools, package, None, out, token), closed, max_line
+        )
+
+    refused, reply, status = load(job["cells"])
+    left_out: dict[str, str] = {}
+    if refused or "loaded" not in (reply or {}):
+        left_out, kept = _refused_cells(job["cells"], load)
+        if left_out and kept:  # the rest, loaded again from fresh without those cells: what every call loads
+            refused, reply, status = load(kept)
+            if refused or "loaded" not in (reply or {}):
+                left_out = {}
+            else:
+                job = {**job, "cells": kept}
     loaded = reply if isinstance(reply, dict) and "loaded" in reply else {}
     loaded = {e: str(why)[:300] for e, why in dict(loaded.get("loaded") or {}).items() if e in exercises}
     for exercise in exercises:
-        if refused or "loaded" not in (reply or {}):
+        if exercise in left_out:
+            loaded[exercise] = (
+                f"your answer cell was refused while the answer cells loaded: {left_out[exercise]}; the other "
+                "exercises were graded without it"
+            )[:300]
+        elif not left_out and (refused or "loaded" not in (reply or {})):
             # the answer cells reached around the grader (or their process ended) while they loaded
             why = refused[0] if refused else f"their process ended while they loaded ({_status(status)})"
             loaded[exercise] = f"the answer cells were not loaded: {why}"

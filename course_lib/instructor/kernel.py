@@ -18,6 +18,7 @@ import time
 from course_lib.instructor import sandbox
 
 MAX_MESSAGE_BYTES = 64_000_000  # one message from the kernel (its output is capped at MAX_OUTPUT_BYTES anyway)
+CONTROL_SEND_MS = 2000  # how long a message to the kernel's control channel (interrupt, shutdown) may wait to go
 
 
 def _client_class():
@@ -163,6 +164,34 @@ def _kernel_manager(box: sandbox.Box, limits: sandbox.Limits, cgroup: str | None
             return alive
 
         is_alive = _async_is_alive
+
+        def _connect_control_socket(self):
+            # a send that no peer takes (a kernel whose connections a cell broke, issue 33) must not block the
+            # grader's event loop, and with it the watchdog, for ever: it gives up after CONTROL_SEND_MS
+            import zmq
+
+            super()._connect_control_socket()
+            self._control_socket.setsockopt(zmq.SNDTIMEO, CONTROL_SEND_MS)
+
+        async def _async_interrupt_kernel(self):
+            import zmq
+
+            try:
+                await super()._async_interrupt_kernel()
+            except zmq.Again:  # the kernel takes no message: the watchdog ends the cell (an idle kernel)
+                self.log.warning("the interrupt could not be sent: the kernel takes no message on its control channel")
+
+        interrupt_kernel = _async_interrupt_kernel
+
+        async def _async_request_shutdown(self, restart=False):
+            import zmq
+
+            try:
+                await super()._async_request_shutdown(restart=restart)
+            except zmq.Again:  # it is killed next anyway
+                self.log.warning("the shutdown request could not be sent: the kernel takes no message")
+
+        request_shutdown = _async_request_shutdown
 
         def client(self, **kwargs):
             # a message bigger than this drops the connection instead of being read into our memory

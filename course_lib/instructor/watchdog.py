@@ -24,6 +24,17 @@ Likewise a kernel that was interrupted (the grader's client interrupts a cell pa
 another) and, ``IDLE_AFTER_INTERRUPT`` seconds later, has neither answered nor used any CPU ignored the interrupt
 while waiting on nothing (``signal.signal(SIGINT, SIG_IGN)`` then a sleep): it fails then, saying so. A cell that
 ignores the interrupt while computing uses CPU and keeps its second timeout.
+
+A kernel can also stay busy in the client's eyes and never say anything again: a cell that wrote bytes of its own
+on the kernel's sockets (the hostile class 33m's forged reply lines on fds 0-63) broke the connections, so the
+cell's reply and its idle status are lost, and the kernel sits idle. The watch sees a kernel busy with the cell
+from which nothing has arrived for ``SILENT_AFTER`` seconds while its process tree computed nothing (under a tenth
+of a core: threads waiting on the cell's lock wake now and then), and asks it, on a
+fresh connection, for its kernel_info (:meth:`WatchdogMixin._silent`): answered on the shell channel, the kernel is
+idle (a kernel still running the cell answers there only when it is done), so the stall rule above ends the cell;
+answered only on the control channel, the kernel is alive and waiting honestly (a sleep, a subprocess) and the cell
+goes on, bounded by its timeout; answered on neither, ``SILENT_PROBES`` times in a row, the cell fails
+(:func:`silent_message`). A cell that computes, in the kernel or a process it started, is never asked.
 """
 
 from __future__ import annotations
@@ -38,6 +49,11 @@ STALL_AFTER = 10.0  # seconds without a sign from the kernel before it is poked 
 STALL_TIMEOUT = 180.0  # seconds of stall before the cell fails (a lesson's whole budget is 3 minutes)
 STOPPED_AFTER = 3.0  # seconds a kernel's process stays stopped before the cell fails (a SIGCONT may come sooner)
 IDLE_AFTER_INTERRUPT = 5.0  # seconds without CPU or reply after an interrupt before the cell fails
+SILENT_AFTER = 5.0  # seconds a busy kernel may send nothing and use no CPU before it is asked whether it still answers
+PROBE_TIMEOUT = 5.0  # seconds a probe on a fresh connection waits for its answer
+SILENT_PROBES = 2  # probes in a row that nothing answers before the cell fails
+IDLE_CPU_SHARE = 0.1  # a process tree using less than this share of one core computes nothing (threads waiting on
+# a lock the cell holds wake every few milliseconds: about 1% of a core, seen)
 
 
 class KernelStalled(CellTimeoutError):
@@ -130,6 +146,43 @@ def is_stopped(pid: int | None) -> bool:
     return stat is not None and stat[1] in ("T", "t")
 
 
+def silent_message(notebook: str, cell_index: int, source: str, waited: float) -> str:
+    return (
+        f"{cell_label(notebook, cell_index, source)}: its kernel stopped answering: nothing arrived from it for "
+        f"{waited:.0f} s, its processes computed nothing, and it answered no request on a fresh connection"
+    )
+
+
+def tree_cpu(pid: int | None) -> int | None:
+    """CPU ticks used by ``pid`` and every process below it (threads' children included), or None when it is
+    gone. Children that ended and were waited for count in their parent's cutime/cstime."""
+    if not pid or _stat(pid) is None:
+        return None
+    total, todo, seen = 0, [pid], set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/stat", "rb") as f:
+                fields = f.read().decode("utf-8", "replace").rpartition(")")[2].split()
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            continue
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            tasks = []
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    todo += [int(p) for p in f.read().split()]
+            except (OSError, ValueError):
+                pass
+    return total
+
+
 def timeout_message(notebook: str, cell_index: int, source: str, timeout: float) -> str:
     return f"{cell_label(notebook, cell_index, source)}: still running after {timeout:.0f} s (the cell timeout)"
 
@@ -142,6 +195,7 @@ class WatchdogMixin:
     stall_timeout: float = STALL_TIMEOUT
     stopped_after: float = STOPPED_AFTER
     idle_after_interrupt: float = IDLE_AFTER_INTERRUPT
+    silent_after: float = SILENT_AFTER
 
     def watchdog_init(self, notebook_name: str = "", stall_after=None, stall_timeout=None) -> None:
         self.notebook_name = notebook_name
@@ -159,6 +213,7 @@ class WatchdogMixin:
     def process_message(self, msg, cell, cell_index):
         state = msg.get("content", {}).get("execution_state") if msg.get("msg_type") == "status" else None
         self._heard = True
+        self._heard_at = time.monotonic()
         if state == "idle":
             self._idle_at = time.monotonic()
         return super().process_message(msg, cell, cell_index)
@@ -167,6 +222,7 @@ class WatchdogMixin:
         if cell.cell_type != "code" or not cell.source.strip():
             return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
         self._heard, self._idle_at, self._stall_error = False, None, None
+        self._heard_at = time.monotonic()
         self.interrupted_at = None  # set by a client that interrupts a cell past its timeout (the grader's)
         watch = asyncio.ensure_future(self._watch(cell, cell_index, time.monotonic()))
         try:
@@ -210,6 +266,7 @@ class WatchdogMixin:
         wakes = 0
         stopped_at = None
         idle = None  # (since when, CPU ticks then) while an interrupted kernel uses no CPU
+        quiet = {"since": time.monotonic(), "cpu": None, "unanswered": 0}  # a busy kernel that says nothing
         while True:
             await asyncio.sleep(min(1.0, self.stall_after / 4))
             stopped_at = (stopped_at or time.monotonic()) if self._kernel_stopped() else None
@@ -226,6 +283,8 @@ class WatchdogMixin:
                     return
             since = self._stalled_since(sent)
             if since is None:
+                if getattr(self, "interrupted_at", None) is None and await self._silent(cell, cell_index, quiet):
+                    return
                 continue
             waited = time.monotonic() - since
             if waited >= 1.0 and self._idle_at is not None:
@@ -248,6 +307,73 @@ class WatchdogMixin:
                     waited,
                 )
                 await self._wake()
+
+    async def _silent(self, cell, cell_index: int, quiet: dict) -> bool:
+        """The rule for a kernel that is busy with the cell but silent (issue 33: a cell that wrote forged bytes
+        on the kernel's own sockets, closed them, or froze its event loop): nothing has arrived for
+        ``SILENT_AFTER`` seconds and its process tree computed nothing meanwhile (under ``IDLE_CPU_SHARE`` of a
+        core). Then it is asked, on a fresh connection, for its kernel_info: on the shell channel, which a kernel
+        still running the cell answers only
+        when the cell is done, so an answer means the kernel is idle and the cell's reply was lost (the stall
+        rule above takes it from there, as if the kernel had said idle); else on the control channel, which a
+        kernel that is waiting honestly (a sleep, a subprocess) answers at once, and the cell goes on, bounded by
+        its timeout. ``SILENT_PROBES`` probes in a row that neither channel answers fail the cell: True."""
+        cpu = tree_cpu(getattr(self, "_kernel_pid", None))
+        now = time.monotonic()
+        if cpu is None or quiet["cpu"] is None or self._computing(cpu - quiet["cpu"], now - quiet["since"]):
+            quiet.update(since=now, cpu=cpu)  # computing, or no process to measure: not silent
+            return False
+        start = max(quiet["since"], getattr(self, "_heard_at", quiet["since"]))
+        if now - start < self.silent_after:
+            return False
+        if await self._answers("shell"):
+            self._idle_at = time.monotonic()
+            quiet["unanswered"] = 0
+            return False
+        later = tree_cpu(getattr(self, "_kernel_pid", None))
+        moved = later is None or self._computing(later - quiet["cpu"], time.monotonic() - quiet["since"])
+        if moved or getattr(self, "_heard_at", 0) > start:
+            quiet.update(since=time.monotonic(), cpu=None, unanswered=0)  # it moved while we asked
+            return False
+        if await self._answers("control"):
+            quiet.update(since=time.monotonic(), unanswered=0)  # alive, waiting on something: ask again later
+            return False
+        quiet["unanswered"] += 1
+        if quiet["unanswered"] < SILENT_PROBES:
+            return False
+        waited = time.monotonic() - start
+        self._fail(silent_message(self.notebook_name, cell_index, cell.source, waited))
+        return True
+
+    @staticmethod
+    def _computing(ticks: int, seconds: float) -> bool:
+        """Whether ``ticks`` of CPU over ``seconds`` is computing (more than ``IDLE_CPU_SHARE`` of a core)."""
+        return ticks > max(2, IDLE_CPU_SHARE * seconds * os.sysconf("SC_CLK_TCK"))
+
+    async def _answers(self, channel: str) -> bool:
+        """Whether the kernel answers a kernel_info_request on ``channel`` ("shell" or "control") within
+        ``PROBE_TIMEOUT`` seconds, on a connection of its own (a session of its own, see :meth:`_wake`)."""
+        from jupyter_client.session import Session
+
+        own = self.km.session
+        kc = self.km.client(session=Session(key=own.key, signature_scheme=own.signature_scheme))
+        kc.start_channels()
+        try:
+            if channel == "shell":
+                await asyncio.wait_for(kc.kernel_info(reply=True, timeout=PROBE_TIMEOUT), PROBE_TIMEOUT + 1)
+                return True
+            request = kc.session.msg("kernel_info_request")
+            kc.control_channel.send(request)
+            deadline = time.monotonic() + PROBE_TIMEOUT
+            while (left := deadline - time.monotonic()) > 0:
+                reply = await asyncio.wait_for(kc.control_channel.get_msg(timeout=left), left + 1)
+                if reply.get("parent_header", {}).get("msg_id") == request["header"]["msg_id"]:
+                    return True
+            return False
+        except Exception:  # no answer in time (or a broken connection): the caller decides
+            return False
+        finally:
+            kc.stop_channels()
 
     def _fail(self, message: str) -> None:
         """End the wait for the running cell: it fails with :class:`KernelStalled` saying ``message``."""
