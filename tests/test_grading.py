@@ -8,6 +8,8 @@ import csv
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -335,6 +337,22 @@ def test_bad_arguments(tmp_path):
     (course / "nbgrader_config.py").write_text("c = get_config()\n")  # what `nbgrader quickstart` writes
     with pytest.raises(ValueError, match="course holds nbgrader's submitted/ folder; pass that folder itself"):
         grading.grade([course], "01", tmp_path / "g.csv", root=ROOT)
+
+
+def test_a_temporary_folder_too_long_for_a_kernels_sockets_stops_the_run_before_anyone_is_graded(tmp_path, monkeypatch):
+    """A kernel's sockets are files under the workers' temporary folder and Linux caps such a path at 107 bytes:
+    a long TMPDIR is the instructor's to fix, said before any student is graded (not a row per student with
+    ZeroMQ's "File name too long")."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(RELEASE, subs / "alice.ipynb")
+    long_tmp = tmp_path / ("t" * 60)
+    long_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long_tmp))
+    out = tmp_path / "g.csv"
+    with pytest.raises(grading.InstructorError, match="too long a path for a kernel's sockets.*set TMPDIR"):
+        grading.grade([subs], LESSON, out, root=ROOT, progress=None)
+    assert not out.exists() and list(long_tmp.iterdir()) == []
 
 
 def test_release_copies_and_never_overwrites(tmp_path, capsys):

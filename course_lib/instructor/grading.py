@@ -201,11 +201,25 @@ def _previous_rows(out: Path, header: list[str]) -> set[str]:
     return {row[0] for row in rows[1:] if row}
 
 
+# A kernel's sockets are files in its worker's temporary folder (ZeroMQ's ipc transport), and Linux caps a socket
+# file's path at 107 bytes: the longest path the grader makes there, below the temporary folder.
+SOCKET_PATH = "course-lib-run-4194304-xxxxxxxx/course-lib-answers-xxxxxxxx/conn/kernel-65535"
+MAX_SOCKET_PATH = 107
+
+
 def preflight(lesson: str, release, out: Path, feedback_dir: Path) -> list[str]:
     """Everything that is the instructor's to fix, checked before any student is graded."""
     import importlib.util
 
     import nbformat
+
+    longest = os.path.join(tempfile.gettempdir(), SOCKET_PATH)
+    if len(os.fsencode(longest)) > MAX_SOCKET_PATH:
+        raise InstructorError(
+            f"the temporary folder {tempfile.gettempdir()} is too long a path for a kernel's sockets "
+            f"({len(os.fsencode(longest))} of at most {MAX_SOCKET_PATH} bytes): set TMPDIR to a shorter folder, "
+            "e.g. /tmp"
+        )
 
     if importlib.util.find_spec("ipykernel") is None:
         raise InstructorError(
