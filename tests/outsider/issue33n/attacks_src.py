@@ -5,7 +5,7 @@
 # tensors (the check's _plainify clones them through TensorBase.clone, which the mode answers with the placeholder
 # itself, sharing its storage), and fills them in place the first time the check clones anything else once the
 # observer is gone (for autograd exercises: once the observer's dispatch mode is off the stack).
-LATER = r'''
+LATER = r"""
 from torch.overrides import TorchFunctionMode
 
 _LATER = {"held": [], "pending": [], "mode": [], "cloned": [], "errors": []}
@@ -56,10 +56,10 @@ def _later(compute, outs):
         _LATER["held"].append(o)
     _LATER["pending"].append((compute, outs, torch._C._len_torch_dispatch_stack()))
     return outs
-'''
+"""
 
 # autograd's engine reached C to C (map), recording switched on C to C: no profile event for either
-ENGINE = r'''
+ENGINE = r"""
 def _engine_grads(loss_of, tensors):
     was = torch.is_grad_enabled()
     if not was:
@@ -79,11 +79,11 @@ def _engine_grads(loss_of, tensors):
     finally:
         if not was:
             list(map(torch._C._set_grad_enabled, [False]))
-'''
+"""
 
 # the FFLM loss from ops whose backward formulas call no op named *backward* (tanh through exp, log-softmax
 # through exp/log/sum, the embedding as a one-hot product)
-FFLM_LOSS = r'''
+FFLM_LOSS = r"""
 def _fflm_loss(E, W, b, U, c, contexts, targets):
     B, n = contexts.shape
     V, d = E.shape
@@ -96,13 +96,17 @@ def _fflm_loss(E, W, b, U, c, contexts, targets):
     lse = torch.log(torch.exp(z - m).sum(dim=1, keepdim=True)) + m
     picked = torch.nn.functional.one_hot(targets, z.shape[1]).to(z.dtype)
     return -((z - lse) * picked).sum() / B
-'''
+"""
 
 A = {}
 
 # ---------------------------------------------------------------- lesson 02
 A["ex-2-2 later engine"] = (
-    "# Exercise 2.2: backprop ninja\nimport torch\n" + LATER + ENGINE + FFLM_LOSS + r'''
+    "# Exercise 2.2: backprop ninja\nimport torch\n"
+    + LATER
+    + ENGINE
+    + FFLM_LOSS
+    + r'''
 
 def fflm_loss_and_grads(params, contexts, targets):
     """Placeholders now; autograd's gradients written into them once the observer is gone."""
@@ -116,10 +120,14 @@ def fflm_loss_and_grads(params, contexts, targets):
 
     _later(compute, outs)
     return loss, dict(zip(names, outs))
-''')
+'''
+)
 
 A["ex-2-2 engine in call"] = (
-    "# Exercise 2.2: backprop ninja\nimport torch\n" + ENGINE + FFLM_LOSS + r'''
+    "# Exercise 2.2: backprop ninja\nimport torch\n"
+    + ENGINE
+    + FFLM_LOSS
+    + r'''
 
 def fflm_loss_and_grads(params, contexts, targets):
     """Autograd's engine by map, recording switched on by map, inside the call."""
@@ -128,10 +136,14 @@ def fflm_loss_and_grads(params, contexts, targets):
     loss = float(_fflm_loss(*values, contexts, targets))
     grads = _engine_grads(lambda *leaves: _fflm_loss(*leaves, contexts, targets), values)
     return loss, {k: g.detach().clone() for k, g in zip(names, grads)}
-''')
+'''
+)
 
 A["ex-2-1 later engine"] = (
-    "# Exercise 2.1: the softmax Jacobian\nimport torch\n" + LATER + ENGINE + r'''
+    "# Exercise 2.1: the softmax Jacobian\nimport torch\n"
+    + LATER
+    + ENGINE
+    + r'''
 
 def softmax_jacobian(z):
     """A placeholder now; each row by autograd's engine once the observer is gone."""
@@ -154,7 +166,8 @@ def softmax_jacobian(z):
 
     _later(compute, [out])
     return out
-''')
+'''
+)
 
 A["ex-2-1 complex step"] = r'''# Exercise 2.1: the softmax Jacobian
 import torch
@@ -177,7 +190,9 @@ def softmax_jacobian(z):
 '''
 
 A["ex-2-4 later decomp"] = (
-    "# Exercise 2.4: one step of backpropagation through time\nimport torch\n" + LATER + r'''
+    "# Exercise 2.4: one step of backpropagation through time\nimport torch\n"
+    + LATER
+    + r'''
 
 def bptt_step(dh, h, h_prev, x, W_hh):
     """Placeholders now; tanh's backward from torch._decomp once the observer is gone."""
@@ -197,10 +212,14 @@ def bptt_step(dh, h, h_prev, x, W_hh):
 
     _later(compute, outs)
     return tuple(outs)
-''')
+'''
+)
 
 A["ex-2-5 later engine"] = (
-    "# Exercise 2.5: backpropagation through time over a sequence, truncated\nimport torch\n" + LATER + ENGINE + r'''
+    "# Exercise 2.5: backpropagation through time over a sequence, truncated\nimport torch\n"
+    + LATER
+    + ENGINE
+    + r'''
 
 def bptt_backward(dhs, xs, hs, h0, W_hh, truncate=None):
     """Placeholders now; later, autograd's engine on a surrogate: zero perturbations P (of W_xh), Q (of W_hh), r (of
@@ -232,7 +251,8 @@ def bptt_backward(dhs, xs, hs, h0, W_hh, truncate=None):
 
     _later(compute, outs)
     return tuple(outs)
-''')
+'''
+)
 
 # ---------------------------------------------------------------- lesson 04
 HOLDER = r'''
@@ -267,14 +287,21 @@ def _shapes_from(base_name, *args):
     return Made(*args)._found
 '''
 
-A["ex-4-3 rnnbase"] = "# Exercise 4.3: the parameter count\nimport torch\n" + HOLDER + r'''
+A["ex-4-3 rnnbase"] = (
+    "# Exercise 4.3: the parameter count\nimport torch\n"
+    + HOLDER
+    + r'''
 
 def param_count(kind, input_size, hidden_size, num_layers=1):
     """torch's RNNBase.__init__ (inherited by nn.LSTM and nn.GRU, so not their own code) counts for me."""
     return int(sum(p.numel() for p in _shapes_from("RNN" + "Base", kind.upper(), input_size, hidden_size, num_layers)))
 '''
+)
 
-A["ex-4-3 cellbase"] = "# Exercise 4.3: the parameter count\nimport torch\n" + HOLDER + r'''
+A["ex-4-3 cellbase"] = (
+    "# Exercise 4.3: the parameter count\nimport torch\n"
+    + HOLDER
+    + r'''
 
 def param_count(kind, input_size, hidden_size, num_layers=1):
     """torch's RNNCellBase.__init__ (the base of nn.LSTMCell and nn.GRUCell), one layer at a time."""
@@ -285,6 +312,7 @@ def param_count(kind, input_size, hidden_size, num_layers=1):
         total += sum(p.numel() for p in found)
     return int(total)
 '''
+)
 
 A["ex-4-3 meta lstm"] = r'''# Exercise 4.3: the parameter count
 import torch
@@ -297,7 +325,9 @@ def param_count(kind, input_size, hidden_size, num_layers=1):
 '''
 
 A["ex-4-2 later decomp"] = (
-    "# Exercise 4.2: one GRU step\nimport torch\n" + LATER + r'''
+    "# Exercise 4.2: one GRU step\nimport torch\n"
+    + LATER
+    + r'''
 
 def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
     """A placeholder now; torch._decomp's gru_cell_data once the observer is gone."""
@@ -310,10 +340,13 @@ def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
 
     _later(compute, [out])
     return out
-''')
+'''
+)
 
 A["ex-4-2 later VF"] = (
-    "# Exercise 4.2: one GRU step\nimport torch\n" + LATER + r'''
+    "# Exercise 4.2: one GRU step\nimport torch\n"
+    + LATER
+    + r'''
 
 def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
     """A placeholder now; torch's fused kernel (by the _VF name) once the observer is gone."""
@@ -325,7 +358,8 @@ def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
 
     _later(compute, [out])
     return out
-''')
+'''
+)
 
 A["ex-4-2 honest lerp"] = r'''# Exercise 4.2: one GRU step
 import torch
@@ -343,7 +377,7 @@ def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
 '''
 
 # ---------------------------------------------------------------- lesson 05
-DECODE_HEAD = r'''# Exercise 5.2: the decoder with attention
+DECODE_HEAD = r"""# Exercise 5.2: the decoder with attention
 import math
 
 import torch
@@ -358,32 +392,42 @@ def decode(model, states, lengths, tgt_in):
     outputs, weights = [], []
     for i in range(tgt_in.shape[1]):
         e_i = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)
-'''
-DECODE_TAIL = r'''        hidden = model.decoder(torch.cat([embedded[:, i], c_i], dim=-1), hidden)
+"""
+DECODE_TAIL = r"""        hidden = model.decoder(torch.cat([embedded[:, i], c_i], dim=-1), hidden)
         outputs.append(torch.cat([hidden, c_i], dim=-1))
         weights.append(alpha_i)
     logits = model.out(torch.stack(outputs, dim=1))
     return logits, torch.stack(weights, dim=1)
-'''
+"""
 
-A["ex-5-2 masked softmax"] = DECODE_HEAD + r'''        alpha_i = torch.masked.softmax(e_i, -1, mask=real)  # torch's masked softmax: fill and normalise in one call
+A["ex-5-2 masked softmax"] = (
+    DECODE_HEAD
+    + r"""        alpha_i = torch.masked.softmax(e_i, -1, mask=real)  # torch's masked softmax: fill and normalise in one call
         c_i = (alpha_i[:, :, None] * states).sum(1)
-''' + DECODE_TAIL
+"""
+    + DECODE_TAIL
+)
 
-A["ex-5-2 sparse softmax"] = DECODE_HEAD + r'''        sp = torch.sparse_coo_tensor(real.nonzero().T, e_i[real], e_i.shape)  # what is not stored counts as -inf
+A["ex-5-2 sparse softmax"] = (
+    DECODE_HEAD
+    + r"""        sp = torch.sparse_coo_tensor(real.nonzero().T, e_i[real], e_i.shape)  # what is not stored counts as -inf
         alpha_i = torch.sparse.softmax(sp, 1).to_dense()
         c_i = (alpha_i[:, :, None] * states).sum(1)
-''' + DECODE_TAIL
+"""
+    + DECODE_TAIL
+)
 
-A["ex-5-2 mha forward"] = DECODE_HEAD.replace(
-    "        e_i = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)\n", ""
-) + r'''        eye = torch.eye(H, dtype=states.dtype)
+A["ex-5-2 mha forward"] = (
+    DECODE_HEAD.replace("        e_i = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)\n", "")
+    + r"""        eye = torch.eye(H, dtype=states.dtype)
         f = getattr(torch.nn.functional, "multi_head_attention" + "_forward")
         kv = states.transpose(0, 1)
         out, w = f(hidden[None], kv, kv, H, 1, torch.cat([eye, eye, eye]), None, None, None, False, 0.0, eye,
                    torch.zeros(H, dtype=states.dtype), training=False, key_padding_mask=~real, need_weights=True)
         c_i, alpha_i = out[0], w[:, 0, :]
-''' + DECODE_TAIL
+"""
+    + DECODE_TAIL
+)
 
 A["ex-5-1 einsum honest"] = r'''# Exercise 5.1: additive (Bahdanau) attention scores
 import torch
@@ -397,7 +441,9 @@ def additive_scores(query, keys, W_q, W_k, v):
 '''
 
 A["ex-5-1 later course"] = (
-    "# Exercise 5.1: additive (Bahdanau) attention scores\nimport torch\n" + LATER + r'''
+    "# Exercise 5.1: additive (Bahdanau) attention scores\nimport torch\n"
+    + LATER
+    + r'''
 
 def additive_scores(query, keys, W_q, W_k, v):
     """A placeholder now; course_lib's AdditiveScore once the observer is gone."""
@@ -416,7 +462,8 @@ def additive_scores(query, keys, W_q, W_k, v):
 
     _later(compute, [out])
     return out
-''')
+'''
+)
 
 # ---------------------------------------------------------------- lesson 06
 A["ex-6-3 masked logsumexp"] = r'''# Exercise 6.3: masked attention over a padded batch
@@ -436,7 +483,9 @@ def masked_attention(scores, values, lengths):
 '''
 
 A["ex-6-3 later torch masks"] = (
-    "# Exercise 6.3: masked attention over a padded batch\nimport torch\n" + LATER + r'''
+    "# Exercise 6.3: masked attention over a padded batch\nimport torch\n"
+    + LATER
+    + r'''
 
 def masked_attention(scores, values, lengths):
     """Placeholders now; torch's causal mask helper and masked softmax once the observer is gone."""
@@ -454,7 +503,8 @@ def masked_attention(scores, values, lengths):
 
     _later(compute, outs)
     return tuple(outs)
-''')
+'''
+)
 
 A["ex-6-1 leak env"] = r'''# Exercise 6.1: the quiz for any score matrix
 import os
@@ -480,7 +530,7 @@ def alpha(scores, i, j):
 '''
 
 # ---------------------------------------------------------------- lesson 07
-HEAD_INIT = r'''# Exercise 7.3: one head of self-attention
+HEAD_INIT = r"""# Exercise 7.3: one head of self-attention
 import math
 
 import torch
@@ -494,9 +544,11 @@ class Head(nn.Module):
         self.query = nn.Linear(d_model, head_size, bias=False)
         self.value = nn.Linear(d_model, head_size, bias=False)
         self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)))
-'''
+"""
 
-A["ex-7-3 mha forward"] = HEAD_INIT + r'''
+A["ex-7-3 mha forward"] = (
+    HEAD_INIT
+    + r'''
     def forward(self, x):
         """torch's functional multi-head attention (one head, identity projections, need_weights: no fused kernel)."""
         B, T, C = x.shape
@@ -510,10 +562,13 @@ A["ex-7-3 mha forward"] = HEAD_INIT + r'''
                    attn_mask=mask)
         return out.transpose(0, 1)
 '''
+)
 
 A["ex-7-3 later sdpa"] = (
-    "# Exercise 7.3: one head of self-attention\nimport math\n\nimport torch\nfrom torch import nn\n" + LATER
-    + HEAD_INIT.split("from torch import nn\n", 1)[1] + r'''
+    "# Exercise 7.3: one head of self-attention\nimport math\n\nimport torch\nfrom torch import nn\n"
+    + LATER
+    + HEAD_INIT.split("from torch import nn\n", 1)[1]
+    + r'''
     def forward(self, x):
         """A placeholder now; torch's fused attention once the observer is gone."""
         q, k, v = self.query(x), self.key(x), self.value(x)
@@ -525,9 +580,12 @@ A["ex-7-3 later sdpa"] = (
 
         _later(compute, [out])
         return out
-''')
+'''
+)
 
-A["ex-7-3 masked softmax honest"] = HEAD_INIT + r'''
+A["ex-7-3 masked softmax honest"] = (
+    HEAD_INIT
+    + r'''
     def forward(self, x):
         """Honest: the student's own tril mask, torch.masked.softmax to normalise over what it keeps."""
         B, T, C = x.shape
@@ -536,6 +594,7 @@ A["ex-7-3 masked softmax honest"] = HEAD_INIT + r'''
         weights = torch.masked.softmax(scores, -1, mask=self.tril[:T, :T])
         return weights @ v
 '''
+)
 
 A["ex-7-5 te ff block"] = r'''# Exercise 7.5: the feed-forward layer
 class FeedForward(nn.Module):
@@ -569,7 +628,9 @@ def top_k_probs(logits, k, temperature=1.0):
 '''
 
 A["ex-7-4 later course mha"] = (
-    "# Exercise 7.4: multi-head attention\n" + LATER + r'''
+    "# Exercise 7.4: multi-head attention\n"
+    + LATER
+    + r'''
 
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, n_heads, block_size):
@@ -599,10 +660,13 @@ class MultiHeadAttention(nn.Module):
 
         _later(compute, [out])
         return out
-''')
+'''
+)
 
 A["ex-7-1 later course"] = (
-    "# Exercise 7.1: sinusoidal position encodings\nimport torch\n" + LATER + r"""
+    "# Exercise 7.1: sinusoidal position encodings\nimport torch\n"
+    + LATER
+    + r"""
 
 def positional_encoding(T, d):
     # a placeholder now; course_lib's sinusoidal_positions once the observer is gone
@@ -616,7 +680,8 @@ def positional_encoding(T, d):
 
     _later(compute, [out])
     return out
-""")
+"""
+)
 
 # ---------------------------------------------------------------- torch.onnx.ops.attention: torch's own ONNX attention
 # (a custom op onnx::Attention.opset23 whose Python kernel computes softmax(QK^T * scale + mask) V; with
@@ -655,13 +720,16 @@ def alpha(scores, i, j):
     return w[0, 0, i - 1, j - 1].item()
 '''
 
-A["ex-7-3 onnx attention"] = HEAD_INIT.replace("import torch\n", "import torch\nimport torch.onnx.ops\n", 1) + r'''
+A["ex-7-3 onnx attention"] = (
+    HEAD_INIT.replace("import torch\n", "import torch\nimport torch.onnx.ops\n", 1)
+    + r'''
     def forward(self, x):
         """torch.onnx.ops.attention, causal, one head (its manual path: no fused kernel)."""
         q, k, v = self.query(x), self.key(x), self.value(x)
         ops = getattr(torch.onnx, "ops")
         return ops.attention(q[:, None], k[:, None], v[:, None], is_causal=True, qk_matmul_output_mode=3)[0][:, 0]
 '''
+)
 
 A["ex-7-4 onnx attention"] = r'''# Exercise 7.4: multi-head attention
 import torch.onnx.ops

@@ -11,13 +11,23 @@ from pathlib import Path
 
 CLASS = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/tmp/hostile33n/class")
 OUTS = Path(sys.argv[2]) if len(sys.argv) > 2 else Path("/tmp/hostile33n/out")
-TAG = {"02": "02", "04": "04", "05": "05", "07": "07", "06": "06", "06_rows": "06_rows", "06_wave2": "06_wave2", "06_nbgrader/submitted": "06_nbgrader",
-       "06_flatcourse": "06_flatcourse"}
+TAG = {
+    "02": "02",
+    "04": "04",
+    "05": "05",
+    "07": "07",
+    "06": "06",
+    "06_rows": "06_rows",
+    "06_wave2": "06_wave2",
+    "06_nbgrader/submitted": "06_nbgrader",
+    "06_flatcourse": "06_flatcourse",
+}
 
 
 def shown(text: str) -> str:
     try:
         from course_lib.instructor.submission import shown as real
+
         return real(text)
     except Exception:  # noqa: BLE001
         return text
@@ -34,8 +44,11 @@ def rows_of(tag):
 
 def main():
     manifest = json.loads((CLASS / "manifest.json").read_text())
-    secret = (Path("/tmp/hostile33n/secret.txt").read_text().strip() if Path("/tmp/hostile33n/secret.txt").exists()
-              else "HOSTILE33N_SECRET")
+    secret = (
+        Path("/tmp/hostile33n/secret.txt").read_text().strip()
+        if Path("/tmp/hostile33n/secret.txt").exists()
+        else "HOSTILE33N_SECRET"
+    )
     counts = {"graded": 0, "held": 0, "BROKE": 0, "controls right": 0, "controls": 0, "not graded yet": 0}
     breaks = []
     by_tag: dict[str, list] = {}
