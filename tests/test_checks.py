@@ -1424,3 +1424,50 @@ def test_a_returned_subclass_is_refused_before_a_describe_reads_it():
         record = protocol.call(lambda: returned, [], describe=describe)
         assert "not_plain" not in record and record["returned"] == {"n": 2 if type(returned) is tuple else 3}
     assert described == [tuple, list]
+
+
+def test_the_machinery_a_forbidden_class_is_built_on_in_its_module_is_refused_too():
+    """4.3 forbids torch's recurrent layers: hostile class 33n counted their parameters by running the machinery
+    they are built on (rnn.py's RNNBase, and RNNCellBase under nn.LSTMCell, same kernels) on a class of its own,
+    never naming nn.LSTM or calling nn.Module's code. What else the module holds (activation.py's nn.Hardtanh
+    beside nn.MultiheadAttention) stays allowed."""
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "outsider" / "issue33n"))
+    try:
+        import attacks_src
+    finally:
+        sys.path.pop(0)
+    from course_lib.checks.borrowed import class_code, qualname
+    from course_lib.checks.lesson04 import check_param_count
+
+    for key, base in (("ex-4-3 rnnbase", "RNNBase"), ("ex-4-3 cellbase", "RNNCellBase")):
+        result = check_param_count.check(_from_source(attacks_src.A[key], "param_count"), quiet=True)
+        assert result.status == FAILED and f"torch.nn.modules.rnn.{base}.__init__" in result.message, (key, result)
+    assert not [c for c in class_code("torch.nn.MultiheadAttention") if "Hardtanh" in qualname(c)]
+
+
+def test_torchs_masked_tensors_and_reductions_are_refused_where_a_masked_softmax_is():
+    """torch.masked's reductions do the filling a masked softmax is about (hostile class 33n: 6.1 by its masked
+    logsumexp, 6.3 by its masked amax and sum, none of them on a list): refused wherever a masked softmax's kernel
+    is, as a folder of torch's Python. Where none is (4.1 forbids the LSTM's kernels), they stay allowed."""
+    from pathlib import Path
+
+    from course_lib.checks import lesson06
+    from course_lib.checks.borrowed import Rules, observing
+
+    sys.path.insert(0, str(Path(__file__).parent / "outsider" / "issue33n"))
+    try:
+        import attacks_src
+    finally:
+        sys.path.pop(0)
+    for key, exercise, name in (
+        ("ex-6-3 masked amax sum", lesson06.check_masked_attention, "masked_attention"),
+        ("ex-6-1 masked logsumexp", lesson06.check_alpha, "alpha"),
+    ):
+        result = exercise.check(_from_source(attacks_src.A[key], name), quiet=True)
+        assert result.status == FAILED and "torch.masked." in result.message, (key, result)
+    x, mask = torch.randn(3, 4), torch.rand(3, 4) > 0.3
+    with observing(Rules.of(("torch.nn.LSTM",)), [x]) as seen:
+        torch.masked.sum(x, -1, mask=mask)
+    assert not seen.refused

@@ -355,6 +355,27 @@ def test_a_temporary_folder_too_long_for_a_kernels_sockets_stops_the_run_before_
     assert not out.exists() and list(long_tmp.iterdir()) == []
 
 
+def test_a_stray_gradebook_beside_a_student_named_submitted_in_a_flat_folder_stops_no_one(tmp_path):
+    """nbgrader's course folder (its gradebook.db beside submitted/, no notebook of its own) passed one level too
+    high stops the run with the folder to pass instead; a flat folder of students' notebooks that also holds an
+    upload named gradebook.db and a student folder named submitted/ is students, every one of them (hostile class
+    33n: three students got no row)."""
+    flat = tmp_path / "flat"
+    (flat / "submitted" / "ps6").mkdir(parents=True)
+    shutil.copy(RELEASE, flat / "submitted" / "ps6" / RELEASE.name)
+    shutil.copy(RELEASE, flat / "alice.ipynb")
+    shutil.copy(RELEASE, flat / "bob.ipynb")
+    (flat / "gradebook.db").write_text("a stray upload named gradebook.db\n")
+    assert not grading._nbgrader_course(flat)
+    entries, _ = grading.collect([flat], RELEASE.name)
+    assert sorted(e.student for e in entries) == ["alice", "bob", "submitted"]
+    course = tmp_path / "course"
+    (course / "submitted" / "alice" / "06").mkdir(parents=True)
+    shutil.copy(RELEASE, course / "submitted" / "alice" / "06" / RELEASE.name)
+    (course / "gradebook.db").write_text("")
+    assert grading._nbgrader_course(course)
+
+
 def test_release_copies_and_never_overwrites(tmp_path, capsys):
     assert cli.main(["release", "01", str(tmp_path), "--root", str(ROOT)]) == 0
     copied = tmp_path / "01_ngrams.ipynb"

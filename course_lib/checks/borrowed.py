@@ -563,6 +563,11 @@ _REIMPLEMENTED_DIRS = tuple(
 # causal_lower_right materialise a causal mask, flex_attention's create_mask any mask): refused wherever that
 # kernel is, whoever calls it; with the transformer's named mask helper (FORBIDDEN_MASKING of lesson 06)
 ATTENTION_PYTHON = os.path.join("nn", "attention") + os.sep
+# torch's masked tensors and masked reductions (torch.masked: softmax, logsumexp, amax, sum, MaskedTensor): the mask
+# argument does the filling a masked softmax is about; refused wherever a masked softmax's kernel is (course_lib's
+# masked_softmax forbidden, or attention's kernels), whoever calls them (hostile class 33n: 5.2 by
+# torch.masked.softmax, 6.1 and 6.3 by its masked logsumexp, amax and sum, none of them named on a list)
+MASKED_PYTHON = "masked" + os.sep
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
@@ -710,10 +715,12 @@ def _optimizers_beside(names) -> tuple:
 
 def class_code(name: str) -> set:
     """The code of a forbidden library class (``torch.optim.SGD``, ``torch.nn.LSTM``): the methods the class itself
-    defines, and the functions its defining module defines (torch/optim/sgd.py's ``sgd``, ``_single_tensor_sgd``...:
-    what the class calls to do its work, and what a student can call without the class). Inherited methods
-    (``nn.Module``'s, for ``nn.LSTM``) are another class's and stay allowed, and so are the module's other classes
-    (``nn.Tanh`` beside ``nn.MultiheadAttention``). A decorated function counts by the code it wraps (a wrapper
+    defines, the functions its defining module defines (torch/optim/sgd.py's ``sgd``, ``_single_tensor_sgd``...:
+    what the class calls to do its work, and what a student can call without the class), and the methods of the
+    classes in that module it, or a class of its kernel family, is built on (rnn.py's ``RNNBase``, and
+    ``RNNCellBase`` through ``nn.LSTMCell``). Methods
+    inherited from elsewhere (``nn.Module``'s, for ``nn.LSTM``) are another class's and stay allowed, and so are the
+    module's other classes (``nn.Tanh`` beside ``nn.MultiheadAttention``). A decorated function counts by the code it wraps (a wrapper
     written elsewhere, optimizer.py's for every optimizer, is not this class's). Empty for anything that is not a
     class outside course_lib (course_lib is refused whole in a build exercise)."""
     if name.startswith("course_lib."):
@@ -732,6 +739,15 @@ def class_code(name: str) -> set:
         functions += [
             f for f in namespace.values() if inspect.isfunction(f) and f.__module__ == namespace.get("__name__")
         ]
+        # and the machinery in the same module that it, or a class of its kernel family, is built on (rnn.py's
+        # RNNBase, whose __init__ makes every layer's weights, for nn.LSTM, and RNNCellBase, through nn.LSTMCell:
+        # hostile class 33n counted 4.3's parameters by running them on a class of its own)
+        family = KERNELS.get(name)
+        kin = [obj] + [_class_or_none(k) for k, ops in KERNELS.items() if family and ops is family and k != name]
+        for cls in kin:
+            for base in cls.__mro__[1:] if cls is not None else ():
+                if base.__module__ == namespace.get("__name__"):
+                    functions += _functions_of(base)
     found = set()
     for f in functions:
         while inspect.isfunction(f):  # the wrapped function and each wrapper, kept where written in the class's file
@@ -739,6 +755,17 @@ def class_code(name: str) -> set:
                 found.add(f.__code__)
             f = getattr(f, "__wrapped__", None)
     return {code for code in found if code.co_filename != _HERE}  # never the checks' stand-ins (refusing's)
+
+
+def _class_or_none(name: str):
+    """The library class a dotted name names, or None (a function, course_lib's, or nothing)."""
+    if name.startswith("course_lib."):
+        return None
+    try:
+        obj = resolve(name)[2]
+    except ValueError:
+        return None
+    return obj if inspect.isclass(obj) else None
 
 
 def _home_of(cls, functions) -> tuple:
@@ -1110,6 +1137,8 @@ class _Watcher:
                 "scaled_dot_product_attention" not in self.rules.kernels or _importing(frame)
             ):
                 return
+            elif kind == "masked" and ("_masked_softmax" not in self.rules.kernels or _importing(frame)):
+                return
             elif kind == "opaque":
                 caller = frame.f_back
                 torch_dir = _torch_dir()
@@ -1234,6 +1263,8 @@ def _classify(code) -> str:
                 kind = "reimplemented"
             elif path[len(torch_dir) + 1 :].startswith(ATTENTION_PYTHON):
                 kind = "attention"
+            elif path[len(torch_dir) + 1 :].startswith(MASKED_PYTHON):
+                kind = "masked"
     _KINDS[code] = kind
     return kind
 

@@ -180,11 +180,14 @@ NBGRADER_FILES = ("gradebook.db", "nbgrader_config.py")  # what nbgrader writes 
 def _nbgrader_course(folder: Path) -> bool:
     """Is ``folder`` nbgrader's course folder, passed instead of its submitted/ folder (one level too high: its
     submitted/ would be read as one student's folder, autograded/ and feedback/ as others)? Known by its own files
-    (gradebook.db, nbgrader_config.py) beside a real submitted/ folder: a student named ``submitted`` (a folder, or a
-    link, among the others) is a student, graded, and stops no one's grading."""
+    (gradebook.db, nbgrader_config.py) beside a real submitted/ folder, and no notebook of its own: a student named
+    ``submitted`` (a folder, or a link, among the others) is a student, graded, and stops no one's grading, also
+    beside a stray upload named gradebook.db in a folder of students' notebooks (hostile class 33n)."""
     sub = folder / "submitted"
     if not folder.is_dir() or sub.is_symlink() or not sub.is_dir():
         return False
+    if any(p.name.lower().endswith(".ipynb") for p in folder.iterdir()):
+        return False  # a course folder holds no notebooks at its top: students' notebooks, the flat layout
     return any((folder / name).is_file() and not (folder / name).is_symlink() for name in NBGRADER_FILES)
 
 
