@@ -718,18 +718,13 @@ def class_code(name: str) -> set:
     defines, the functions its defining module defines (torch/optim/sgd.py's ``sgd``, ``_single_tensor_sgd``...:
     what the class calls to do its work, and what a student can call without the class), and the methods of the
     classes in that module it, or a class of its kernel family, is built on (rnn.py's ``RNNBase``, and
-    ``RNNCellBase`` through ``nn.LSTMCell``). Methods
-    inherited from elsewhere (``nn.Module``'s, for ``nn.LSTM``) are another class's and stay allowed, and so are the
-    module's other classes (``nn.Tanh`` beside ``nn.MultiheadAttention``). A decorated function counts by the code it wraps (a wrapper
+    ``RNNCellBase`` through ``nn.LSTMCell``). Methods inherited from elsewhere (``nn.Module``'s, for ``nn.LSTM``)
+    are another class's and stay allowed, and so are the module's other classes (``nn.Tanh`` beside
+    ``nn.MultiheadAttention``). A decorated function counts by the code it wraps (a wrapper
     written elsewhere, optimizer.py's for every optimizer, is not this class's). Empty for anything that is not a
     class outside course_lib (course_lib is refused whole in a build exercise)."""
-    if name.startswith("course_lib."):
-        return set()
-    try:
-        obj = resolve(name)[2]
-    except ValueError:
-        return set()
-    if not inspect.isclass(obj):
+    obj = _class_or_none(name)
+    if obj is None:
         return set()
     functions = list(_functions_of(obj))
     # the class's defining module: where its own methods were written (a class re-exported with ``__module__`` set
@@ -744,8 +739,8 @@ def class_code(name: str) -> set:
         # hostile class 33n counted 4.3's parameters by running them on a class of its own)
         family = KERNELS.get(name)
         kin = [obj] + [_class_or_none(k) for k, ops in KERNELS.items() if family and ops is family and k != name]
-        for cls in kin:
-            for base in cls.__mro__[1:] if cls is not None else ():
+        for cls in (c for c in kin if c is not None):
+            for base in cls.__mro__[1:]:
                 if base.__module__ == namespace.get("__name__"):
                     functions += _functions_of(base)
     found = set()

@@ -440,19 +440,23 @@ def remove_cgroup(name: str | None) -> None:
         time.sleep(0.1)
 
 
+def _cgroup_bases() -> list[Path]:
+    """The folders the grader's cgroups are made in (one per v1 controller), or none without cgroups."""
+    kind = detect().cgroup
+    return [CGROUP_V2] if kind == "v2" else list(CGROUP_V1.values()) if kind == "v1" else []
+
+
 def remove_cgroups_of(pid: int) -> None:
     """Kill what is left in the cgroups process ``pid`` made (course-lib-<pid>-...), and remove them: for a grader
     that stops a worker it killed (the worker's own clean-up never ran)."""
-    kind = detect().cgroup
-    bases = [CGROUP_V2] if kind == "v2" else list(CGROUP_V1.values()) if kind == "v1" else []
+    bases = _cgroup_bases()
     for name in sorted({group.name for base in bases for group in base.glob(f"course-lib-{int(pid)}-*")}):
         remove_cgroup(name)
 
 
 def sweep_cgroups() -> None:
     """Remove the empty cgroups of graders that were killed before they could (named course-lib-<pid>-...)."""
-    kind = detect().cgroup
-    bases = [CGROUP_V2] if kind == "v2" else list(CGROUP_V1.values()) if kind == "v1" else []
+    bases = _cgroup_bases()
     for base in bases:
         for group in base.glob("course-lib-*-*"):
             pid = group.name.split("-")[2]
