@@ -1110,6 +1110,52 @@ def test_torchs_masked_softmax_is_refused_where_the_masking_is_the_exercise():
     assert r.status == FAILED and "torch.masked" in r.message, r
 
 
+ATTENTION_WRITTEN_IN_TORCH = {
+    # ONNX's Attention op, eager: softmax(QK^T)V written out in Python (softmax_precision takes it off the fused path)
+    "onnx": "    out = torch.onnx.ops.attention(q[:, None], k[:, None], v[:, None], attn_mask=mask, softmax_precision=1)[0]\n"
+    "    return out[:, 0]\n",
+    # flex attention's own math version (its module is loaded by `import torch`)
+    "flex math": "    from torch._higher_order_ops.flex_attention import math_attention\n"
+    "    def keep(score, b, h, qi, ki):\n"
+    "        return torch.where(qi >= ki, score, -float('inf'))\n"
+    "    blocks = (T, T) + (None,) * 11 + (128, 128, lambda b, h, qi, ki: qi >= 0)\n"
+    "    return math_attention(q[:, None], k[:, None], v[:, None], keep, blocks, k.shape[-1] ** -0.5, {})[0][:, 0]\n",
+}
+
+
+@pytest.mark.parametrize("route", sorted(ATTENTION_WRITTEN_IN_TORCH))
+def test_attention_written_in_torchs_own_python_is_refused_where_attention_is_the_exercise(route):
+    """torch keeps attention written out in Python outside torch.nn.attention (ONNX's op, flex attention's math
+    version, nested tensors'): refused by where it lives, as torch.nn.attention is, not by a list of names. A
+    hostile class's ONNX route was refused only because its import happened to read a frame: here it is imported
+    before the check, so only the folder rule can refuse it."""
+    import sys
+
+    import torch
+    import torch.onnx.ops  # noqa: F401 - loaded before the check: its import is not what is refused
+
+    from course_lib.checks import borrowed
+
+    flex = sys.modules["torch._higher_order_ops.flex_attention"]
+    for fn in (torch.onnx.ops._impl._get_scale_factor, flex.math_attention):
+        assert borrowed._classify(fn.__code__) == "attention", fn
+    source = (
+        "class Head(nn.Module):\n"
+        "    def __init__(self, d_model, head_size, block_size):\n"
+        "        super().__init__()\n"
+        "        self.key = nn.Linear(d_model, head_size, bias=False)\n"
+        "        self.query = nn.Linear(d_model, head_size, bias=False)\n"
+        "        self.value = nn.Linear(d_model, head_size, bias=False)\n\n"
+        "    def forward(self, x):\n"
+        "        B, T, C = x.shape\n"
+        "        q, k, v = self.query(x), self.key(x), self.value(x)\n"
+        "        mask = torch.ones(T, T, dtype=torch.bool).tril()\n"
+        + ATTENTION_WRITTEN_IN_TORCH[route].replace("\n    ", "\n        ").replace("    ", "        ", 1)
+    )
+    r = checks.exercises("07")["7.3"].check(_from_source(source, "Head", {"torch": torch, "nn": torch.nn}), quiet=True)
+    assert r.status == FAILED and "may not call `torch." in r.message, r
+
+
 # torch's own mask builders (issue 33, the eighth class: nn.Transformer.generate_square_subsequent_mask was in no
 # list while the exercise said torch's masking helpers are out of reach). Every function of torch.nn's functional,
 # transformer and activation modules whose name says "mask" is refused by name in the masking exercises or named

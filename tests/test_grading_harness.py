@@ -1771,7 +1771,42 @@ def test_torchs_attention_python_is_refused_in_the_grading_child(tmp_path):
     assert "_cur_sdpa_kernel_backends" in MASK_BY_TORCH["6.3"]
     status, message, refused = run_harness("06", MASK_BY_TORCH, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
-    assert any("attention's masks and biases" in r for r in refused), refused
+    assert any("attention or its masks written in torch's Python" in r for r in refused), refused
+
+
+# attention written out in torch's Python elsewhere (flex attention's math version, loaded by `import torch`; ONNX's
+# Attention op, nested tensors'): the same folder rule, in the grading child too (tests/test_checks.py has the
+# kernel's observer)
+HEAD_BY_FLEX_MATH = {
+    "7.3": """import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, d_model, head_size, block_size):
+        super().__init__()
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        from torch._higher_order_ops.flex_attention import math_attention
+
+        def keep(score, b, h, qi, ki):
+            return torch.where(qi >= ki, score, -float("inf"))
+
+        blocks = (T, T) + (None,) * 11 + (128, 128, lambda b, h, qi, ki: qi >= 0)
+        return math_attention(q[:, None], k[:, None], v[:, None], keep, blocks, C**-0.5, {})[0][:, 0]
+""",
+}
+
+
+def test_attention_written_in_torchs_python_elsewhere_is_refused_in_the_grading_child(tmp_path):
+    status, message, refused = run_harness("07", HEAD_BY_FLEX_MATH, tmp_path)["7.3"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("attention or its masks written in torch's Python" in r for r in refused), refused
 
 
 # gradient kernels called by C code with the dispatch mode popped (its watch on "*backward*" ops off, no graph

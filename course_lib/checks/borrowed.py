@@ -559,15 +559,29 @@ _OPAQUE_DIRS = ("jit", "_dynamo", "compiler", "_inductor", "_export", "export")
 _REIMPLEMENTED_DIRS = tuple(
     d + os.sep for d in ("_decomp", "_refs", "_prims", "ao", os.path.join("testing", "_internal"))
 )
-# torch's Python that builds what attention's fused kernel takes or computes (torch.nn.attention: CausalBias and
-# causal_lower_right materialise a causal mask, flex_attention's create_mask any mask): refused wherever that
-# kernel is, whoever calls it; with the transformer's named mask helper (FORBIDDEN_MASKING of lesson 06)
-ATTENTION_PYTHON = os.path.join("nn", "attention") + os.sep
-# torch's masked tensors and masked reductions (torch.masked: softmax, logsumexp, amax, sum, MaskedTensor): the mask
-# argument does the filling a masked softmax is about; refused wherever a masked softmax's kernel is (course_lib's
-# masked_softmax forbidden, or attention's kernels), whoever calls them (hostile class 33n: 5.2 by
-# torch.masked.softmax, 6.1 and 6.3 by its masked logsumexp, amax and sum, none of them named on a list)
-MASKED_PYTHON = "masked" + os.sep
+# torch's Python that computes, or builds what it takes, what a fused kernel computes, by where it lives inside torch's
+# folder: refused wherever that kernel is, whoever calls it. Attention: torch.nn.attention (CausalBias and
+# causal_lower_right materialise a causal mask, flex_attention's create_mask any mask), ONNX's Attention op in eager
+# Python (torch.onnx.ops.attention: softmax(QK^T)V written out), flex attention's own math version, nested tensors'
+# attention; with the transformer's named mask helper (FORBIDDEN_MASKING of lesson 06). A masked softmax: torch.masked's
+# masked tensors and reductions (softmax, logsumexp, amax, sum, MaskedTensor: the mask argument does the filling a
+# masked softmax is about; hostile class 33n reached 5.2, 6.1 and 6.3 there, none of it named on a list).
+ATTENTION_PYTHON = tuple(
+    os.path.join(*parts)
+    for parts in (
+        ("nn", "attention", ""),
+        ("onnx", "ops", ""),
+        ("_higher_order_ops", "flex_attention.py"),
+        ("nested", "_internal", "sdpa.py"),
+    )
+)
+MASKED_PYTHON = ("masked" + os.sep,)
+# (the kernel, its Python's places, the kind _classify gives that code, what the grader's refusal says)
+KERNEL_PYTHON = (
+    ("scaled_dot_product_attention", ATTENTION_PYTHON, "attention", "attention or its masks written in torch's Python"),
+    ("_masked_softmax", MASKED_PYTHON, "masked", "torch's masked tensors and reductions"),
+)
+_KERNEL_OF_KIND = {kind: kernel for kernel, _, kind, _ in KERNEL_PYTHON}
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
@@ -1128,11 +1142,7 @@ class _Watcher:
                 return
             elif kind == "reimplemented" and (not (self.rules.autograd or self.rules.kernels) or _importing(frame)):
                 return
-            elif kind == "attention" and (
-                "scaled_dot_product_attention" not in self.rules.kernels or _importing(frame)
-            ):
-                return
-            elif kind == "masked" and ("_masked_softmax" not in self.rules.kernels or _importing(frame)):
+            elif kind in _KERNEL_OF_KIND and (_KERNEL_OF_KIND[kind] not in self.rules.kernels or _importing(frame)):
                 return
             elif kind == "opaque":
                 caller = frame.f_back
@@ -1256,10 +1266,9 @@ def _classify(code) -> str:
                 kind = "opaque"
             elif path[len(torch_dir) + 1 :].startswith(_REIMPLEMENTED_DIRS):
                 kind = "reimplemented"
-            elif path[len(torch_dir) + 1 :].startswith(ATTENTION_PYTHON):
-                kind = "attention"
-            elif path[len(torch_dir) + 1 :].startswith(MASKED_PYTHON):
-                kind = "masked"
+            else:
+                inside = path[len(torch_dir) + 1 :]
+                kind = next((k for _, places, k, _ in KERNEL_PYTHON if inside.startswith(places)), "ok")
     _KINDS[code] = kind
     return kind
 

@@ -390,8 +390,7 @@ class _Observer:
         self.torch_dir = ""
         self.autograd_dirs = self.autograd_spared = self.opaque_dirs = frozenset()
         self.reimplemented_dirs: tuple = ()  # torch's Python versions of its ops (folders inside torch's)
-        self.attention_python = ""  # torch.nn.attention's folder, where attention's kernel is refused
-        self.masked_python = ""  # torch.masked's folder, where a masked softmax's kernel is refused
+        self.kernel_python: tuple = ()  # ((places in torch's folder, reason), ...): a refused kernel written in Python
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
@@ -493,8 +492,9 @@ class _Observer:
         self.autograd_spared = frozenset(borrowed._AUTOGRAD_SPARED)
         self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
         self.reimplemented_dirs = borrowed._REIMPLEMENTED_DIRS
-        self.attention_python = borrowed.ATTENTION_PYTHON if "scaled_dot_product_attention" in rules.kernels else ""
-        self.masked_python = borrowed.MASKED_PYTHON if "_masked_softmax" in rules.kernels else ""
+        self.kernel_python = tuple(
+            (places, reason) for kernel, places, _, reason in borrowed.KERNEL_PYTHON if kernel in rules.kernels
+        )
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
 
@@ -1137,10 +1137,9 @@ def _torch_python(st, code) -> str:
         return "compiled"
     if _starts(filename[len(st["torch_dir"]) :], st["reimplemented_dirs"]):  # torch's Python version of an op
         return "an op reimplemented in Python"
-    if st["attention_python"] and _starts(filename[len(st["torch_dir"]) :], st["attention_python"]):
-        return "attention's masks and biases"
-    if st["masked_python"] and _starts(filename[len(st["torch_dir"]) :], st["masked_python"]):
-        return "torch's masked tensors and reductions"
+    for places, reason in st["kernel_python"]:
+        if _starts(filename[len(st["torch_dir"]) :], places):
+            return reason
     if filename == st["ops_file"] and _text(code.co_name, 40) in REDISPATCH:
         return "an op run below the dispatcher's Python key"
     return ""
