@@ -5,6 +5,7 @@ import inspect
 import json
 import re
 import sys
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -1108,6 +1109,77 @@ def test_torchs_masked_softmax_is_refused_where_the_masking_is_the_exercise():
     )
     r = ex.check(_from_source(source, "masked_attention", {"torch": torch}), quiet=True)
     assert r.status == FAILED and "torch.masked" in r.message, r
+
+
+NGRAMS_UNDER_OTHER_NAMES = {  # 1.1 forbids nltk.util.ngrams; nltk.util makes the same n-grams under other names
+    "everygrams": "Counter(everygrams(padded, min_len=n, max_len=n))",
+    "skipgrams": "Counter(skipgrams(padded, n, 0))",
+    "pad_sequence": "Counter(tuple(p[i : i + n]) for p in [list(pad_sequence(padded, 1))] for i in range(len(p) - n + 1))",
+}
+
+
+@pytest.mark.parametrize("route", sorted(NGRAMS_UNDER_OTHER_NAMES))
+def test_a_forbidden_library_functions_module_is_refused_with_it(route):
+    """A forbidden function of a library (not torch, not course_lib) brings every function its module defines:
+    nltk.util's everygrams passed 1.1 while only its ngrams was refused."""
+    from nltk.util import everygrams, pad_sequence, skipgrams
+
+    from course_lib.checks import borrowed
+
+    source = (
+        "def count_ngrams(sentence, n):\n"
+        "    padded = ['<s>'] * (n - 1) + list(sentence) + ['</s>']\n"
+        f"    return {NGRAMS_UNDER_OTHER_NAMES[route]}\n"
+    )
+    names = {"Counter": Counter, "everygrams": everygrams, "skipgrams": skipgrams, "pad_sequence": pad_sequence}
+    r = checks.exercises("01")["1.1"].check(_from_source(source, "count_ngrams", names), quiet=True)
+    assert r.status == FAILED and "`nltk.util." in r.message, r  # skipgrams calls ngrams: that name is said first
+    assert everygrams.__code__ in borrowed.module_code("nltk.util.ngrams")
+    # torch's modules hold the primitives the exercises build on: never refused whole for one name
+    assert borrowed.module_code("torch.autograd.grad") == set()
+    assert borrowed.module_code("torch.nn.functional.scaled_dot_product_attention") == set()
+
+
+# 1.2 forbids nltk.lm's models; their base class holds fit, score, entropy and perplexity
+ADD_K_ON_NLTKS_PERPLEXITY = """
+from nltk.lm.api import LanguageModel
+
+
+class AddK(LanguageModel):
+    def __init__(self, k, *a, **kw):
+        super().__init__(*a, **kw)
+        self.k = k
+
+    def unmasked_score(self, word, context=None):
+        counts = self.counts[context] if context else self.counts.unigrams
+        return (counts[word] + self.k) / (counts.N() + self.k * (len(self.vocab) - 1))
+
+
+def add_k_perplexity(train, test, n, k):
+    vocab = {w for s in train for w in s} | {"</s>"}
+
+    def grams(s):
+        p = ["<s>"] * (n - 1) + [w if w in vocab else "<UNK>" for w in s] + ["</s>"]
+        return [tuple(p[i - n + 1 : i + 1]) for i in range(n - 1, len(p))]
+
+    lm = AddK(k, order=n)
+    lm.fit([grams(s) for s in train], sorted(vocab | {"<s>"}))
+    return lm.perplexity([g for s in test for g in grams(s)])
+"""
+
+
+def test_a_forbidden_library_classs_own_library_bases_are_refused_with_it():
+    """Outside torch, a forbidden class's bases in its own library are its machinery: a subclass of
+    nltk.lm.api.LanguageModel with the student's own add-k score passed 1.2 on nltk's perplexity. torch's bases
+    (nn.Module) stay the framework every exercise builds on."""
+    import nltk.lm.api
+
+    from course_lib.checks import borrowed
+
+    assert nltk.lm.api.LanguageModel.perplexity.__code__ in borrowed.class_code("nltk.lm.MLE")
+    assert torch.nn.Module.__call__.__code__ not in borrowed.class_code("torch.nn.LSTM")
+    r = checks.exercises("01")["1.2"].check(_from_source(ADD_K_ON_NLTKS_PERPLEXITY, "add_k_perplexity"), quiet=True)
+    assert r.status == FAILED and "`nltk.lm." in r.message, r
 
 
 ATTENTION_WRITTEN_IN_TORCH = {

@@ -2297,3 +2297,27 @@ def test_the_fused_kernel_of_a_forbidden_optimizer_is_refused(tmp_path):
     status, message, refused = run_harness("02", {"2.3": FUSED_SGD}, tmp_path)["2.3"]
     assert status == submission.FAILED, (message, refused)
     assert any("_fused_sgd" in r for r in refused), refused
+
+
+# a forbidden function of a library outside torch brings its module's functions (borrowed.module_code): nltk.util's
+# everygrams passed 1.1 with only ngrams refused; in the grading child too, named as the library's code
+EVERYGRAMS_11 = {
+    "1.1": "from collections import Counter\n\nfrom nltk.util import everygrams\n\n\n"
+    "def count_ngrams(sentence, n):\n"
+    "    padded = ['<s>'] * (n - 1) + list(sentence) + ['</s>']\n"
+    "    return Counter(everygrams(padded, min_len=n, max_len=n))\n",
+}
+
+
+def test_a_forbidden_library_functions_module_is_refused_in_the_grading_child(tmp_path):
+    status, message, refused = run_harness("01", EVERYGRAMS_11, tmp_path)["1.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any(r.startswith("everygrams (a forbidden library's code)") for r in refused), refused
+
+
+def test_a_forbidden_library_classs_own_library_bases_are_refused_in_the_grading_child(tmp_path):
+    from test_checks import ADD_K_ON_NLTKS_PERPLEXITY
+
+    status, message, refused = run_harness("01", {"1.2": ADD_K_ON_NLTKS_PERPLEXITY}, tmp_path)["1.2"]
+    assert status == submission.FAILED, (message, refused)
+    assert any(r.startswith("LanguageModel.") for r in refused), refused

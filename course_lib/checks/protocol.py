@@ -402,7 +402,11 @@ class Exercise:
         # (a dotted name of torch, course_lib or the hooks, letters, digits and dots only)
         if name == "checks":
             return "Hint: write it yourself: your function may not call the course's checks (`checks`)."
-        if name not in self.forbidden and not (isinstance(name, str) and _OBSERVED_NAME.fullmatch(name)):
+        libraries = {n.split(".")[0] for n in self.forbidden}  # a forbidden library's other code (nltk.util's)
+        observed = isinstance(name, str) and (
+            _OBSERVED_NAME.fullmatch(name) or (_DOTTED.fullmatch(name) and name.split(".")[0] in libraries)
+        )
+        if name not in self.forbidden and not observed:
             return "Hint: write it yourself: your function may not call what this exercise asks you to replace."
         return f"Hint: write it yourself: your function may not call `{name}`, which this exercise asks you to replace."
 
@@ -437,6 +441,7 @@ class Exercise:
 
 
 _OBSERVED_NAME = re.compile(r"(torch|course_lib|sys|threading)(\.[A-Za-z_][A-Za-z0-9_]*){1,8}")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){1,8}")
 # the check's own steps, as imported: a student's code that replaces one has switched the check off
 for _name in ("call", "_call", "crash_record", "global_random_state_kept"):
     guard(sys.modules[__name__], _name, f"{__name__}.{_name}")

@@ -960,7 +960,8 @@ def _trace(st, frame, event, arg):
                 and not _importing(st, frame)
             ):
                 name = st["kernel_qualnames"].get(key) or _qualname(code)  # only kernels have one kept (alive)
-                _refuse(st, f"torch's {_text(name, 80)} ({torch[1]})")
+                owner = "torch's " if _starts(_text(code.co_filename, 4096), st["torch_dir"]) else ""
+                _refuse(st, f"{owner}{_text(name, 80)} ({torch[1]})")
         return
     if _by_student(st, frame.f_back):
         _refuse(st, _dotted(st, code))
@@ -1123,8 +1124,8 @@ def _importing(st, frame) -> bool:
 def _torch_python(st, code) -> str:
     """A call into torch's Python that the exercise refuses: autograd's (where a gradient is the exercise; its
     no_grad, profiler and anomaly mode compute none) or a fused kernel written in Python."""
-    if id(code) in st["kernel_code_ids"]:
-        return "kernel"
+    if id(code) in st["kernel_code_ids"]:  # a fused kernel written in Python, or a forbidden library's code
+        return "kernel" if _starts(_text(code.co_filename, 4096), st["torch_dir"]) else "a forbidden library's code"
     if not st["torch_rules"]:  # only a forbidden class's own code (nltk.lm.MLE's) is refused here
         return ""
     filename = _text(code.co_filename, 4096)
