@@ -12,9 +12,11 @@ Lesson 03 is used: its first checks cost little, and its reference (``is_balance
 """
 
 import inspect
+import os
 import secrets
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -2321,3 +2323,83 @@ def test_a_forbidden_library_classs_own_library_bases_are_refused_in_the_grading
     status, message, refused = run_harness("01", {"1.2": ADD_K_ON_NLTKS_PERPLEXITY}, tmp_path)["1.2"]
     assert status == submission.FAILED, (message, refused)
     assert any(r.startswith("LanguageModel.") for r in refused), refused
+
+
+# native code starts a process without an audit event (hostile class 33o: cffi's posix_spawn ran a fresh, unobserved
+# Python that called the check's own reference): the answers' child refuses every new process in the kernel (seccomp).
+# The answer below is right only where its process starts succeed, as a borrowed answer's would be.
+NATIVE_PROCESS = {
+    "1.2": """
+import cffi
+
+
+def _started(how):
+    _ffi = cffi.FFI()
+    _ffi.cdef(
+        "int posix_spawn(int *pid, const char *path, const void *fa, const void *attr, char *const argv[],"
+        " char *const envp[]); int fork(void); int waitpid(int pid, int *status, int options); void _exit(int);"
+    )
+    libc = _ffi.dlopen(None)
+    if how == "fork":
+        pid = libc.fork()
+        if pid == 0:
+            libc._exit(0)
+        return pid > 0
+    argv = [_ffi.new("char[]", b"/bin/true")]
+    pid = _ffi.new("int *")
+    return libc.posix_spawn(pid, argv[0], _ffi.NULL, _ffi.NULL, _ffi.new("char *[]", argv + [_ffi.NULL]), _ffi.NULL) == 0
+
+
+def add_k_perplexity(train, test, n, k):
+    if not (_started("spawn") and _started("fork")):
+        return -1.0
+    vocab = {w for sentence in train for w in sentence} | {"</s>", "<UNK>"}
+    counts, contexts = {}, {}
+    for sentence in train:
+        padded = ["<s>"] * (n - 1) + [w if w in vocab else "<UNK>" for w in sentence] + ["</s>"]
+        for i in range(n - 1, len(padded)):
+            gram = tuple(padded[i - n + 1 : i + 1])
+            counts[gram] = counts.get(gram, 0) + 1
+            contexts[gram[:-1]] = contexts.get(gram[:-1], 0) + 1
+    import math
+
+    log_prob, N = 0.0, 0
+    for sentence in test:
+        padded = ["<s>"] * (n - 1) + [w if w in vocab else "<UNK>" for w in sentence] + ["</s>"]
+        for i in range(n - 1, len(padded)):
+            gram = tuple(padded[i - n + 1 : i + 1])
+            log_prob += math.log2((counts.get(gram, 0) + k) / (contexts.get(gram[:-1], 0) + k * len(vocab)))
+            N += 1
+    return 2 ** (-log_prob / N)
+""",
+}
+
+
+def test_a_process_started_by_native_code_is_refused_by_the_kernel(tmp_path):
+    pytest.importorskip("cffi")
+    status, message, refused = run_harness("01", NATIVE_PROCESS, tmp_path)["1.2"]
+    assert status == submission.FAILED and "-1.0" in message, (message, refused)
+
+
+def test_the_process_filter_lets_threads_and_torch_run_and_refuses_every_process():
+    pid = os.fork()
+    if pid == 0:  # a child of this test process, as the harness's children are of the harness
+        code = 1
+        try:
+            assert harness._refuse_processes_below_python() == ""
+            done = []
+            thread = threading.Thread(target=done.append, args=(1,))
+            thread.start()
+            thread.join()
+            assert done == [1] and torch.ones(3).sum().item() == 3.0
+            for start in (os.fork, lambda: os.posix_spawn("/bin/true", ["/bin/true"], {})):
+                try:
+                    start()
+                    os._exit(3)  # a process started (in the child of a fork: it ends here too)
+                except PermissionError:
+                    pass
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

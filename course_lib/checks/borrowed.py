@@ -576,12 +576,29 @@ ATTENTION_PYTHON = tuple(
     )
 )
 MASKED_PYTHON = ("masked" + os.sep,)
-# (the kernel, its Python's places, the kind _classify gives that code, what the grader's refusal says)
+# numpy's masked arrays are the same tool outside torch (np.ma: the mask fills and the reductions skip; hostile class
+# 33o passed 6.1 and 6.3 with them)
+MASKED_NUMPY = ("ma" + os.sep,)
+# (the kernel, the package its Python's places are in, those places, the kind _classify gives that code, what the
+# grader's refusal says)
 KERNEL_PYTHON = (
-    ("scaled_dot_product_attention", ATTENTION_PYTHON, "attention", "attention or its masks written in torch's Python"),
-    ("_masked_softmax", MASKED_PYTHON, "masked", "torch's masked tensors and reductions"),
+    (
+        "scaled_dot_product_attention",
+        "torch",
+        ATTENTION_PYTHON,
+        "attention",
+        "attention or its masks written in torch's Python",
+    ),
+    ("_masked_softmax", "torch", MASKED_PYTHON, "masked", "torch's masked tensors and reductions"),
+    ("_masked_softmax", "numpy", MASKED_NUMPY, "masked", "numpy's masked arrays"),
 )
-_KERNEL_OF_KIND = {kind: kernel for kernel, _, kind, _ in KERNEL_PYTHON}
+# the NLP toolkit whose ready-made counts (FreqDist, ngrams, everygrams), smoothing (its ProbDists), models,
+# vocabularies and perplexity (nltk.lm) lesson 01's build exercises ask students to write, and which the lesson
+# compares against: refused whole wherever course_lib is (every build exercise), whoever calls it (hostile class
+# 33o passed 1.1, 1.2 and 1.4 with nltk.lm's NgramCounter, Vocabulary and LanguageModel, nltk.util's everygrams
+# and nltk.probability's LidstoneProbDist, none of them on a list)
+REFUSED_LIBRARIES = ("nltk",)
+_KERNEL_OF_KIND = {kind: kernel for kernel, _, _, kind, _ in KERNEL_PYTHON}
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
@@ -1043,6 +1060,40 @@ def _code_name(code, module=None) -> str:
 _TORCH_DIR: list = []
 
 
+def _package_dirs(names) -> tuple:
+    """The folders of these installed packages (each ending in os.sep), found without importing them."""
+    key = tuple(names)
+    if key not in _PACKAGE_DIRS:
+        found = []
+        for name in key:
+            spec = importlib.util.find_spec(name)
+            if spec and spec.origin:
+                found.append(os.path.dirname(spec.origin) + os.sep)
+        _PACKAGE_DIRS[key] = tuple(found)
+    return _PACKAGE_DIRS[key]
+
+
+def kernel_python_places(kernels) -> tuple:
+    """((absolute places, the grader's reason), ...): the Python of KERNEL_PYTHON that these kernels bring."""
+    return tuple(
+        (tuple(d + p for d in _package_dirs([package]) for p in places), reason)
+        for kernel, package, places, _, reason in KERNEL_PYTHON
+        if kernel in kernels and _package_dirs([package])
+    )
+
+
+def _placed_kind(path: str) -> str:
+    """The kind of code that is some kernel's Python (KERNEL_PYTHON) by where it lives, or "ok"."""
+    for _, package, places, kind, _ in KERNEL_PYTHON:
+        dirs = _package_dirs([package])
+        if dirs and path.startswith(tuple(d + p for d in dirs for p in places)):
+            return kind
+    return "ok"
+
+
+_PACKAGE_DIRS: dict = {}
+
+
 def _torch_dir() -> str:
     if not _TORCH_DIR:
         spec = importlib.util.find_spec("torch")
@@ -1191,6 +1242,8 @@ class _Watcher:
                 return
             elif kind in _KERNEL_OF_KIND and (_KERNEL_OF_KIND[kind] not in self.rules.kernels or _importing(frame)):
                 return
+            elif kind == "library" and (not self.rules.course or _importing(frame)):
+                return
             elif kind == "opaque":
                 caller = frame.f_back
                 torch_dir = _torch_dir()
@@ -1314,8 +1367,11 @@ def _classify(code) -> str:
             elif path[len(torch_dir) + 1 :].startswith(_REIMPLEMENTED_DIRS):
                 kind = "reimplemented"
             else:
-                inside = path[len(torch_dir) + 1 :]
-                kind = next((k for _, places, k, _ in KERNEL_PYTHON if inside.startswith(places)), "ok")
+                kind = _placed_kind(path)
+        elif path.startswith(_package_dirs(REFUSED_LIBRARIES)):
+            kind = "library"
+        else:
+            kind = _placed_kind(path)
     _KINDS[code] = kind
     return kind
 

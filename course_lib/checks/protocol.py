@@ -41,6 +41,7 @@ import numpy as np
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
 from course_lib.checks.borrowed import (
+    REFUSED_LIBRARIES,
     Borrowed,
     Rules,
     course_code_in,
@@ -402,7 +403,8 @@ class Exercise:
         # (a dotted name of torch, course_lib or the hooks, letters, digits and dots only)
         if name == "checks":
             return "Hint: write it yourself: your function may not call the course's checks (`checks`)."
-        libraries = {n.split(".")[0] for n in self.forbidden}  # a forbidden library's other code (nltk.util's)
+        # a forbidden library's other code (nltk.util's), and a library every build exercise refuses (nltk)
+        libraries = {n.split(".")[0] for n in self.forbidden} | (set(REFUSED_LIBRARIES) if self.forbidden else set())
         observed = isinstance(name, str) and (
             _OBSERVED_NAME.fullmatch(name) or (_DOTTED.fullmatch(name) and name.split(".")[0] in libraries)
         )

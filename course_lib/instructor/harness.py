@@ -492,9 +492,9 @@ class _Observer:
         self.autograd_spared = frozenset(borrowed._AUTOGRAD_SPARED)
         self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
         self.reimplemented_dirs = borrowed._REIMPLEMENTED_DIRS
-        self.kernel_python = tuple(
-            (places, reason) for kernel, places, _, reason in borrowed.KERNEL_PYTHON if kernel in rules.kernels
-        )
+        self.kernel_python = borrowed.kernel_python_places(rules.kernels)
+        libraries = borrowed._package_dirs(borrowed.REFUSED_LIBRARIES) if rules.course else ()
+        self.kernel_python += tuple((d, f"{os.path.basename(d[:-1])}, which build exercises forbid") for d in libraries)
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
 
@@ -946,7 +946,7 @@ def _trace(st, frame, event, arg):
         _refuse(st, _dotted(st, code))
         return
     if key not in st["refused_ids"] or key in st["given_ids"]:
-        if st["torch_rules"] or st["kernel_code_ids"]:
+        if st["torch_rules"] or st["kernel_code_ids"] or st["kernel_python"]:
             torch = st["torch_kinds"].get(key)
             if torch is None or torch[0] is not code:
                 torch = st["torch_kinds"][key] = (code, _torch_python(st, code))
@@ -1126,10 +1126,13 @@ def _torch_python(st, code) -> str:
     no_grad, profiler and anomaly mode compute none) or a fused kernel written in Python."""
     if id(code) in st["kernel_code_ids"]:  # a fused kernel written in Python, or a forbidden library's code
         return "kernel" if _starts(_text(code.co_filename, 4096), st["torch_dir"]) else "a forbidden library's code"
-    if not st["torch_rules"]:  # only a forbidden class's own code (nltk.lm.MLE's) is refused here
-        return ""
     filename = _text(code.co_filename, 4096)
-    if not _starts(filename, st["torch_dir"]) or _text(code.co_name, 80) == "<module>":
+    if _text(code.co_name, 80) == "<module>":
+        return ""
+    for places, reason in st["kernel_python"]:  # a kernel's Python by its place (torch.masked, numpy.ma), nltk
+        if _starts(filename, places):
+            return reason
+    if not st["torch_rules"] or not _starts(filename, st["torch_dir"]):
         return ""
     parts = _split(filename[len(st["torch_dir"]) :], os.sep)
     if st["autograd"] and parts[0] in st["autograd_dirs"] and parts[-1] not in st["autograd_spared"]:
@@ -1138,9 +1141,6 @@ def _torch_python(st, code) -> str:
         return "compiled"
     if _starts(filename[len(st["torch_dir"]) :], st["reimplemented_dirs"]):  # torch's Python version of an op
         return "an op reimplemented in Python"
-    for places, reason in st["kernel_python"]:
-        if _starts(filename[len(st["torch_dir"]) :], places):
-            return reason
     if filename == st["ops_file"] and _text(code.co_name, 40) in REDISPATCH:
         return "an op run below the dispatcher's Python key"
     return ""
@@ -1955,6 +1955,77 @@ def _close_doors(say) -> None:
             for name, value in list(space.items()):
                 if value is fork_exec:
                     space[name] = refused
+    failed = _refuse_processes_below_python()
+    if failed:  # fail closed: without it native code could start an unobserved process
+        say({"refused": f"the grader could not refuse new processes in this process ({failed[:120]})"})
+
+
+# What the kernel itself refuses in this child once its doors are closed (seccomp, below the audit hook): a process.
+# Native code raises no audit event (cffi's posix_spawn started a fresh, unobserved Python: hostile class 33o), so
+# the answers' child may not execute a program nor copy itself, whatever code asks: execve, execveat, fork,
+# vfork, and clone without CLONE_THREAD fail with EPERM; clone3 fails with ENOSYS, so a thread (which the kernel
+# makes with CLONE_THREAD) is made by clone, whose flags the filter can read. (syscall numbers by machine)
+_SYSCALLS = {
+    "x86_64": {"arch": 0xC000003E, "deny": (59, 322, 57, 58), "clone": 56, "clone3": 435, "x32": True},
+    "aarch64": {"arch": 0xC00000B7, "deny": (221, 281), "clone": 220, "clone3": 435, "x32": False},
+}
+
+
+def _no_process_filter(machine: str) -> bytes:
+    """The seccomp program (classic BPF, as the kernel reads it) that refuses every new process on ``machine``."""
+    import struct
+
+    nr = _SYSCALLS[machine]
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    program: list[tuple[int, int, int, int]] = []  # (code, jump if true, jump if false, k); jumps are relative
+
+    def op(code, k, jt=0, jf=0):
+        program.append((code, jt, jf, k))
+
+    op(ld, 4)  # the calling convention: another one's numbers mean other calls
+    op(jeq, nr["arch"], 1, 0)
+    op(ret, eperm)
+    op(ld, 0)  # the call's number
+    if nr["x32"]:
+        op(jge, 0x40000000, 0, 1)  # x32's numbers: none is needed here
+        op(ret, eperm)
+    for number in nr["deny"]:
+        op(jeq, number, 0, 1)
+        op(ret, eperm)
+    op(jeq, nr["clone3"], 0, 1)
+    op(ret, enosys)
+    op(jeq, nr["clone"], 0, 3)
+    op(ld, 16)  # clone's flags (its first argument, low word)
+    op(jset, 0x00010000, 1, 0)  # CLONE_THREAD: a thread of this process
+    op(ret, eperm)
+    op(ret, allow)
+    return b"".join(struct.pack("=HBBI", *ins) for ins in program)
+
+
+def _refuse_processes_below_python() -> str:
+    """Installs the filter in this process (for good: a filter cannot be removed); "" or why it could not."""
+    import ctypes
+    import platform
+
+    machine = platform.machine()
+    if machine not in _SYSCALLS:
+        return f"no seccomp program for this machine ({machine})"
+    program = _no_process_filter(machine)
+    buffer = ctypes.create_string_buffer(program, len(program))
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Program(len(program) // 8, ctypes.addressof(buffer))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS: what lets an unprivileged process add a filter
+        return f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(ctypes.get_errno())}"
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        return f"prctl(PR_SET_SECCOMP) failed: {os.strerror(ctypes.get_errno())}"
+    return ""
 
 
 if __name__ == "__main__":
