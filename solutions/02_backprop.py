@@ -17,7 +17,7 @@
 # lesson's feedforward language model written by hand; then you train that model with your own
 # gradients and compare with autograd (2.3); 2.4 and 2.5 go with the going-further notebook 02b
 # (backpropagation through time: one step, then the whole truncated loop and an experiment). Each exercise is followed by a check: it calls your function
-# on fresh inputs, computes the answer itself with `torch.autograd`, and says **passed**,
+# on fresh inputs, computes the answer itself (with `torch.autograd`, or 2.4's closed form), and says **passed**,
 # **not implemented yet**, or **failed** with a hint that names the first wrong tensor and the
 # likely mistake. Replace each `raise NotImplementedError(...)` with your code (torch tensor
 # operations; no autograd: the checks refuse `.backward()`, `torch.autograd.grad` and
@@ -29,6 +29,14 @@
 # Conventions, as in the lesson and in `torch.nn`: a batch of B examples is a matrix with
 # one example per **row**, so the lecture's column-vector layer $\mathbf{z} = W\mathbf{x}$ reads
 # `z = x @ W.T + b`. A gradient `dz` means $\partial L / \partial z$ and has the shape of `z`.
+#
+# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell:
+# import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
+# strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
+# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
+# `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
+# and any later one that uses a name the cell defines. Put such code inside your function (there
+# `with torch.no_grad():` instead of the decorator).
 
 # %%
 import course_lib

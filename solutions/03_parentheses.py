@@ -24,6 +24,14 @@
 # The task: with 10 symbols, `i` in 0..4 opens a parenthesis of colour `i`, and `9 - i`
 # closes it (`n_symbols - 1 - i` in general). `[2, 0, 9, 7, 0, 9]` is balanced:
 # 2( 0( 0) 2) 0( 0).
+#
+# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell:
+# import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
+# strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
+# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
+# `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
+# and any later one that uses a name the cell defines. Put such code inside your function (there
+# `with torch.no_grad():` instead of the decorator).
 
 # %%
 import matplotlib.pyplot as plt

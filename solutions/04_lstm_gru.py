@@ -4,7 +4,7 @@
 # You **build** the LSTM cell as an `nn.Module` (4.1), then three warm-ups (a GRU step, the
 # parameter count, the forget-gate bias), and finally drop your cell into the lesson's sequence
 # model and measure how far back it remembers, over several seeds (4.5). Each exercise is followed
-# by a check that calls your code on fresh inputs, compares it with `torch.nn` (the oracle) and says
+# by a check that calls your code on fresh inputs (4.1-4.3 compare it with `torch.nn`, the oracle) and says
 # **passed**, **not implemented yet**, or **failed** with a hint about the likely mistake. Replace each
 # `raise NotImplementedError(...)` with your code and run the cell below it. The lesson
 # notebook `notebooks/04_lstm_gru.ipynb` explains everything used here.
@@ -12,6 +12,14 @@
 # Conventions (torch's): `x` is a row per example, so $W x$ is `x @ W.T`; the weights of all
 # gates are stacked in one matrix, LSTM in the order **i, f, g, o**, GRU in the order
 # **r, z, n**; there are two bias vectors, `b_xh` (input side) and `b_hh` (hidden side).
+#
+# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell:
+# import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
+# strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
+# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
+# `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
+# and any later one that uses a name the cell defines. Put such code inside your function (there
+# `with torch.no_grad():` instead of the decorator).
 
 # %%
 import course_lib

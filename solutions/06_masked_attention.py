@@ -16,7 +16,7 @@
 # A warm-up (the lecture's quiz for any matrix), then the build: padding and the future masked
 # together, first by hand on the quiz's matrix, then in code for a whole batch, and the two
 # matched; then an experiment with what you built. Each exercise is followed by a check that
-# calls your function on fresh inputs and says **passed**, **not implemented yet**, or **failed** with a hint about
+# calls your function (on fresh inputs, where it takes any) and says **passed**, **not implemented yet**, or **failed** with a hint about
 # the likely mistake. Replace each `raise NotImplementedError(...)` with your code and
 # run the cell below it. The lesson notebook `notebooks/06_masked_attention.ipynb`
 # explains everything used here.
@@ -26,6 +26,14 @@
 #
 # $$e_{i,j} = \frac{\mathbf{q}_i \cdot \mathbf{k}_j}{\sqrt{d_k}} \text{ for } j \le i, \qquad
 #   e_{i,j} = -\infty \text{ for } j > i, \qquad \alpha_i = \operatorname{softmax}(\mathbf{e}_i)$$
+#
+# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell:
+# import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
+# strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
+# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
+# `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
+# and any later one that uses a name the cell defines. Put such code inside your function (there
+# `with torch.no_grad():` instead of the decorator).
 
 # %%
 import course_lib

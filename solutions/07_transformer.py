@@ -16,11 +16,19 @@
 # Two warm-ups (position encodings, splitting the heads), then the build: you write one head
 # of self-attention, multi-head attention, the feed-forward layer, the block and the GPT as
 # `nn.Module` classes, train them one piece at a time on real text, and sample from your GPT
-# with top-k sampling. Each exercise is followed by a check: it calls your code on fresh inputs
+# with top-k sampling. Each exercise but the 7.8 experiment is followed by a check: it calls your code on fresh inputs
 # (sizes drawn anew every run) and says **passed**, **not implemented yet**, or **failed** with a
 # hint about the likely mistake. Replace each `raise NotImplementedError(...)` with your code and
 # run the cell below it. The lesson notebook `notebooks/07_transformer.ipynb` explains everything
 # used here.
+#
+# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell:
+# import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
+# strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
+# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
+# `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
+# and any later one that uses a name the cell defines. Put such code inside your function (there
+# `with torch.no_grad():` instead of the decorator).
 
 # %%
 import course_lib

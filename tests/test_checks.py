@@ -1182,6 +1182,43 @@ def test_a_forbidden_library_classs_own_library_bases_are_refused_with_it():
     assert r.status == FAILED and "`nltk.lm." in r.message, r
 
 
+NLTK_ELSEWHERE_11 = """
+from collections import Counter
+
+from nltk.probability import FreqDist
+
+
+def count_ngrams(sentence, n):
+    padded = ["<s>"] * (n - 1) + list(sentence) + ["</s>"]
+    return Counter(dict(FreqDist(tuple(padded[i - n + 1 : i + 1]) for i in range(n - 1, len(padded)))))
+"""
+
+
+def test_nltk_is_refused_whole_in_every_build_exercise():
+    """nltk holds every step of lesson 01 ready-made (FreqDist, its ProbDists, nltk.lm's counter, vocabulary,
+    models and perplexity): refused by where it lives, as course_lib is, not by a list of its names. Here its
+    FreqDist, named by no exercise, making 1.1's counts."""
+    from course_lib.checks import borrowed
+
+    r = checks.exercises("01")["1.1"].check(_from_source(NLTK_ELSEWHERE_11, "count_ngrams"), quiet=True)
+    assert r.status == FAILED and "`nltk.probability." in r.message, r
+    assert borrowed.Rules.of(()).course is False  # an exercise that forbids nothing: nltk is the student's to use
+
+
+def test_numpys_masked_arrays_are_refused_where_a_masked_softmax_is_the_exercise():
+    """numpy.ma fills and normalises as torch.masked does (a hostile class passed 6.1 and 6.3 with it)."""
+    source = (
+        "import numpy as np\n\n\n"
+        "def alpha(scores, i, j):\n"
+        "    n = scores.shape[0]\n"
+        "    e = np.ma.masked_array(scores.detach().double().numpy(), mask=np.triu(np.ones((n, n), bool), 1))\n"
+        "    w = np.ma.exp(e - e.max(axis=-1, keepdims=True))\n"
+        "    return float((w / w.sum(axis=-1, keepdims=True)).filled(0.0)[i - 1, j - 1])\n"
+    )
+    r = checks.exercises("06")["6.1"].check(_from_source(source, "alpha"), quiet=True)
+    assert r.status == FAILED and "write it yourself" in r.message, r
+
+
 ATTENTION_WRITTEN_IN_TORCH = {
     # ONNX's Attention op, eager: softmax(QK^T)V written out in Python (softmax_precision takes it off the fused path)
     "onnx": "    out = torch.onnx.ops.attention(q[:, None], k[:, None], v[:, None], attn_mask=mask, softmax_precision=1)[0]\n"

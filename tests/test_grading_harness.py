@@ -2381,7 +2381,9 @@ def test_a_process_started_by_native_code_is_refused_by_the_kernel(tmp_path):
     assert status == submission.FAILED and "-1.0" in message, (message, refused)
 
 
-def test_the_process_filter_lets_threads_and_torch_run_and_refuses_every_process():
+def test_the_process_filter_lets_threads_and_torch_run_and_refuses_every_process_and_act_on_another():
+    import resource
+
     pid = os.fork()
     if pid == 0:  # a child of this test process, as the harness's children are of the harness
         code = 1
@@ -2392,6 +2394,17 @@ def test_the_process_filter_lets_threads_and_torch_run_and_refuses_every_process
             thread.start()
             thread.join()
             assert done == [1] and torch.ones(3).sum().item() == 3.0
+            os.kill(os.getpid(), 0)  # this process: allowed
+            resource.prlimit(0, resource.RLIMIT_NOFILE)
+            for act in (
+                lambda: os.kill(os.getppid(), 0),
+                lambda: resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE),
+            ):
+                try:
+                    act()
+                    os._exit(4)  # the parent reached
+                except PermissionError:
+                    pass
             for start in (os.fork, lambda: os.posix_spawn("/bin/true", ["/bin/true"], {})):
                 try:
                     start()
@@ -2403,3 +2416,22 @@ def test_the_process_filter_lets_threads_and_torch_run_and_refuses_every_process
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+# nltk refused whole in every build exercise, numpy.ma where a masked softmax is the exercise: in the grading child too
+def test_nltk_and_numpys_masked_arrays_are_refused_by_place_in_the_grading_child(tmp_path):
+    from test_checks import NLTK_ELSEWHERE_11
+
+    status, message, refused = run_harness("01", {"1.1": NLTK_ELSEWHERE_11}, tmp_path)["1.1"]
+    assert status == submission.FAILED and any("nltk, which build exercises forbid" in r for r in refused), refused
+    by_numpy_ma = """import numpy as np
+
+
+def alpha(scores, i, j):
+    n = scores.shape[0]
+    e = np.ma.masked_array(scores.detach().double().numpy(), mask=np.triu(np.ones((n, n), bool), 1))
+    w = np.ma.exp(e - e.max(axis=-1, keepdims=True))
+    return float((w / w.sum(axis=-1, keepdims=True)).filled(0.0)[i - 1, j - 1])
+"""
+    status, message, refused = run_harness("06", {"6.1": by_numpy_ma}, tmp_path)["6.1"]
+    assert status == submission.FAILED and any("numpy's masked arrays" in r for r in refused), refused

@@ -1960,19 +1960,38 @@ def _close_doors(say) -> None:
         say({"refused": f"the grader could not refuse new processes in this process ({failed[:120]})"})
 
 
-# What the kernel itself refuses in this child once its doors are closed (seccomp, below the audit hook): a process.
+# What the kernel itself refuses in this child once its doors are closed (seccomp, below the audit hook): a process,
+# and any act on another process.
 # Native code raises no audit event (cffi's posix_spawn started a fresh, unobserved Python: hostile class 33o), so
 # the answers' child may not execute a program nor copy itself, whatever code asks: execve, execveat, fork,
 # vfork, and clone without CLONE_THREAD fail with EPERM; clone3 fails with ENOSYS, so a thread (which the kernel
 # makes with CLONE_THREAD) is made by clone, whose flags the filter can read. (syscall numbers by machine)
+# Nor may it act on another process (its parent is the harness that reads the reply: hostile class 33o stopped,
+# killed and starved it): ptrace, another's memory, pidfds and queued signals are refused; kill and tgkill only
+# reach this process, prlimit64 only this process's limits (pid 0 or its own).
 _SYSCALLS = {
-    "x86_64": {"arch": 0xC000003E, "deny": (59, 322, 57, 58), "clone": 56, "clone3": 435, "x32": True},
-    "aarch64": {"arch": 0xC00000B7, "deny": (221, 281), "clone": 220, "clone3": 435, "x32": False},
+    "x86_64": {
+        "arch": 0xC000003E,
+        "deny": (59, 322, 57, 58, 101, 310, 311, 434, 424, 438, 129, 297, 200),
+        "self": {62: (), 234: (), 302: (0,)},  # kill, tgkill, prlimit64: the first argument is this pid (or these)
+        "clone": 56,
+        "clone3": 435,
+        "x32": True,
+    },
+    "aarch64": {
+        "arch": 0xC00000B7,
+        "deny": (221, 281, 117, 270, 271, 434, 424, 438, 138, 240, 130),
+        "self": {129: (), 131: (), 261: (0,)},
+        "clone": 220,
+        "clone3": 435,
+        "x32": False,
+    },
 }
 
 
-def _no_process_filter(machine: str) -> bytes:
-    """The seccomp program (classic BPF, as the kernel reads it) that refuses every new process on ``machine``."""
+def _no_process_filter(machine: str, pid: int) -> bytes:
+    """The seccomp program (classic BPF, as the kernel reads it) that refuses every new process on ``machine``, and
+    any act on a process other than ``pid``."""
     import struct
 
     nr = _SYSCALLS[machine]
@@ -1993,6 +2012,14 @@ def _no_process_filter(machine: str) -> bytes:
     for number in nr["deny"]:
         op(jeq, number, 0, 1)
         op(ret, eperm)
+    for number, also in nr["self"].items():  # the first argument must be this process (or one of ``also``)
+        values = (pid, *also)
+        op(jeq, number, 0, len(values) + 3)
+        op(ld, 16)
+        for i, value in enumerate(values):
+            op(jeq, value, len(values) - i, 0)
+        op(ret, eperm)
+        op(ret, allow)
     op(jeq, nr["clone3"], 0, 1)
     op(ret, enosys)
     op(jeq, nr["clone"], 0, 3)
@@ -2008,10 +2035,12 @@ def _refuse_processes_below_python() -> str:
     import ctypes
     import platform
 
+    if not sys.platform.startswith("linux"):
+        return ""  # no seccomp there: only `grade --no-sandbox` runs there, which says it is unconfined
     machine = platform.machine()
     if machine not in _SYSCALLS:
         return f"no seccomp program for this machine ({machine})"
-    program = _no_process_filter(machine)
+    program = _no_process_filter(machine, os.getpid())
     buffer = ctypes.create_string_buffer(program, len(program))
 
     class Program(ctypes.Structure):
