@@ -579,6 +579,23 @@ MASKED_PYTHON = ("masked" + os.sep,)
 # numpy's masked arrays are the same tool outside torch (np.ma: the mask fills and the reductions skip; hostile class
 # 33o passed 6.1 and 6.3 with them)
 MASKED_NUMPY = ("ma" + os.sep,)
+# and pandas' (its nullable arrays carry a mask the reductions skip: hostile class 33p passed 6.1 and 6.3 with
+# FloatingArray), and torch's nested tensors (a ragged row holds only the keys a query may see, so a plain softmax
+# over it is the masked one: 33p passed 5.2, 6.3 and 7.3; their aten ops are barred too, see _nested_ops)
+MASKED_PANDAS = tuple(
+    os.path.join("core", *parts)
+    for parts in (
+        ("arrays", "masked.py"),
+        ("arrays", "floating.py"),
+        ("arrays", "integer.py"),
+        ("arrays", "numeric.py"),
+        ("arrays", "boolean.py"),
+        ("array_algos", "masked_reductions.py"),
+        ("array_algos", "masked_accumulations.py"),
+        ("ops", "mask_ops.py"),
+    )
+)
+NESTED_PYTHON = ("nested" + os.sep,)
 # (the kernel, the package its Python's places are in, those places, the kind _classify gives that code, what the
 # grader's refusal says)
 KERNEL_PYTHON = (
@@ -591,6 +608,8 @@ KERNEL_PYTHON = (
     ),
     ("_masked_softmax", "torch", MASKED_PYTHON, "masked", "torch's masked tensors and reductions"),
     ("_masked_softmax", "numpy", MASKED_NUMPY, "masked", "numpy's masked arrays"),
+    ("_masked_softmax", "pandas", MASKED_PANDAS, "masked", "pandas' masked arrays"),
+    ("_masked_softmax", "torch", NESTED_PYTHON, "masked", "torch's nested tensors"),
 )
 # the NLP toolkit whose ready-made counts (FreqDist, ngrams, everygrams), smoothing (its ProbDists), models,
 # vocabularies and perplexity (nltk.lm) lesson 01's build exercises ask students to write, and which the lesson
@@ -628,6 +647,19 @@ def _recurrent_ops(kernels: frozenset) -> frozenset:
         return frozenset()
     names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
     return frozenset(n for n in names if any(w in n.lower() for w in words) and not any(part in n for part in _NO_STEP))
+
+
+def _nested_ops(kernels) -> frozenset:
+    """Where a masked softmax is refused, every aten op of torch's nested tensors too, read from the dispatcher (their
+    constructors and their padding): a ragged row that holds only the keys a query may see makes a plain softmax
+    the masked one, as a sparse tensor's does."""
+    torch = sys.modules.get("torch")
+    if "_masked_softmax" not in kernels or torch is None:
+        return frozenset()
+    names = {
+        op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names() if op.startswith("aten::")
+    }
+    return frozenset(n for n in names if "nested" in n)
 
 
 # a masked softmax in one call: fill and normalise (``_masked_softmax``), a softmax that turns a row with no
@@ -717,7 +749,7 @@ class Rules:
         or function forbidden refuses its kernels."""
         forbidden = tuple(forbidden)
         kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
-        kernels |= _recurrent_ops(kernels)
+        kernels |= _recurrent_ops(kernels) | _nested_ops(kernels)
         library = tuple(n for n in forbidden if not n.startswith("course_lib."))
         library += tuple(n for n in _optimizers_beside(library) if n not in library)
         return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed), library)
