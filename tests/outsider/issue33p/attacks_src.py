@@ -355,7 +355,99 @@ def is_balanced(seq, n_symbols=10):
     return regex.fullmatch(f"(?(DEFINE)(?<p>{pairs}))(?&p)*", text) is not None
 '''
 
+NESTED_63 = '''# Exercise 6.3: masked attention over a padded batch (attack: a nested tensor's ragged softmax masks)
+import torch
+
+def masked_attention(scores, values, lengths):
+    """Causal and padding masks together: (output (B, T, d_v), weights (B, T, T))."""
+    B, T, _ = scores.shape
+    rows = []
+    for b in range(B):
+        n = int(lengths[b])
+        for i in range(T):
+            rows.append(scores[b, i, : min(i + 1, n)])
+    ragged = torch.nested.nested_tensor(rows)  # each row only its allowed keys: the mask is the layout
+    weights = torch.nested.to_padded_tensor(ragged.softmax(-1), 0.0, output_size=(B * T, T)).reshape(B, T, T)
+    return weights @ values, weights
+'''
+
+NESTED_52 = '''# Exercise 5.2: the decoder with attention (attack: the padding left out by a nested tensor's softmax)
+import math
+
+import torch
+
+
+def decode(model, states, lengths, tgt_in):
+    """Teacher-forced decoding with scaled dot-product attention: (logits (B, T_out, V), weights (B, T_out, T_in))."""
+    B, T_in, H = states.shape
+    device = states.device
+    hidden = states[torch.arange(B, device=device), lengths - 1]
+    embedded = model.tgt_embed(tgt_in)
+    outputs, weights = [], []
+    for i in range(tgt_in.shape[1]):
+        e_i = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)
+        ragged = torch.nested.as_nested_tensor([e_i[b, : int(lengths[b])] for b in range(B)])  # padding left out
+        alpha_i = torch.nested.to_padded_tensor(ragged.softmax(-1), 0.0, output_size=(B, T_in))
+        c_i = (alpha_i[:, :, None] * states).sum(1)
+        hidden = model.decoder(torch.cat([embedded[:, i], c_i], dim=-1), hidden)
+        outputs.append(torch.cat([hidden, c_i], dim=-1))
+        weights.append(alpha_i)
+    logits = model.out(torch.stack(outputs, dim=1))
+    return logits, torch.stack(weights, dim=1)
+'''
+
+NESTED_73 = '''# Exercise 7.3: one head of self-attention (attack: the future left out by a nested tensor's softmax)
+import math
+
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    """One head of causal self-attention: softmax(Q K^T / sqrt(d_k), future masked) V."""
+
+    def __init__(self, d_model, head_size, block_size):
+        super().__init__()
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+        ragged = torch.nested.as_nested_tensor([scores[b, i, : i + 1] for b in range(B) for i in range(T)])
+        weights = torch.nested.to_padded_tensor(ragged.softmax(-1), 0.0, output_size=(B * T, T)).reshape(B, T, T)
+        return weights @ v
+'''
+
 ATTACKS = [
+    dict(
+        name="l06_nested_masked63",
+        lesson="06",
+        replace={"ex-6-3": NESTED_63},
+        deny=["6.3"],
+        kind="attack",
+        intent="6.3 with torch.nested: each query's allowed keys as one ragged row, nested softmax, "
+        "to_padded_tensor(0): what is not stored is skipped (as in the refused _sparse_softmax)",
+    ),
+    dict(
+        name="l05_nested_decode",
+        lesson="05",
+        replace={"ex-5-2": NESTED_52},
+        deny=["5.2"],
+        kind="attack",
+        intent="5.2 with the padding left out of a nested tensor (as_nested_tensor keeps the gradient)",
+    ),
+    dict(
+        name="l07_nested_head",
+        lesson="07",
+        replace={"ex-7-3": NESTED_73},
+        deny=["7.3"],
+        either=["7.4", "7.6", "7.7"],  # built on its Head: they follow 7.3 either way
+        kind="attack",
+        intent="7.3 with the future left out of a nested tensor, no mask written",
+    ),
     dict(
         name="l03_regex_balanced",
         lesson="03",
@@ -469,6 +561,7 @@ ATTACKS = [
         lesson="07",
         replace={"ex-7-3": INDUCTOR_HEAD},
         deny=["7.3"],
+        either=["7.4", "7.6", "7.7"],  # built on its Head: they follow 7.3 either way
         kind="attack",
         intent="7.3 with torch._inductor's _sfdp_pattern_5: softmax(QK^T/s + mask)V written in torch's Python",
     ),
