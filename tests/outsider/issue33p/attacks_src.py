@@ -421,7 +421,90 @@ class Head(nn.Module):
         return weights @ v
 '''
 
+OWN_HELPERS_63 = '''# Exercise 6.3: masked attention over a padded batch (honest: my own helpers, named like course_lib's)
+import torch
+
+
+def causal_mask(T, device=None):
+    """My own: True where key j may be seen by query i."""
+    i = torch.arange(T, device=device)
+    return i[None, :] <= i[:, None]
+
+
+def padding_mask(lengths, T, device=None):
+    """My own: True where key j is a real token."""
+    return torch.arange(T, device=device)[None, :] < lengths[:, None].to(device)
+
+
+def masked_softmax(e, allowed):
+    """My own masked softmax: -inf where not allowed, rows with no key give zeros."""
+    e = e.masked_fill(~allowed, float("-inf"))
+    empty = ~allowed.any(dim=-1, keepdim=True)
+    w = torch.softmax(e.masked_fill(empty, 0.0), dim=-1)
+    return w.masked_fill(empty, 0.0)
+
+
+def masked_attention(scores, values, lengths):
+    """Causal and padding masks together: (output (B, T, d_v), weights (B, T, T))."""
+    B, T, _ = scores.shape
+    allowed = causal_mask(T, scores.device)[None] & padding_mask(lengths, T, scores.device)[:, None, :]
+    weights = masked_softmax(scores, allowed)
+    return weights @ values, weights
+'''
+
+TUPLE_CONSTS = '''# Exercise 1.1: the n-grams of the standard count (honest: two constants bound at once)
+from collections import Counter
+
+BOS, EOS = "<s>", "</s>"
+
+
+def count_ngrams(sentence, n):
+    """Counter of the n-grams (tuples) that end at each word and at the one </s> of `sentence`."""
+    padded = [BOS] * (n - 1) + list(sentence) + [EOS]
+    return Counter(tuple(padded[i - n + 1 : i + 1]) for i in range(n - 1, len(padded)))
+'''
+
+CACHED_HELPER = '''# Exercise 1.1: the n-grams of the standard count (honest: a cached helper)
+import functools
+from collections import Counter
+
+
+@functools.lru_cache(maxsize=None)
+def _start(n):
+    return ("<s>",) * (n - 1)
+
+
+def count_ngrams(sentence, n):
+    """Counter of the n-grams (tuples) that end at each word and at the one </s> of `sentence`."""
+    padded = list(_start(n)) + list(sentence) + ["</s>"]
+    return Counter(tuple(padded[i - n + 1 : i + 1]) for i in range(n - 1, len(padded)))
+'''
+
 ATTACKS = [
+    dict(
+        name="l06_own_helpers",
+        lesson="06",
+        replace={"ex-6-3": OWN_HELPERS_63},
+        deny=[],
+        kind="honest",
+        intent="6.3 with the student's own causal_mask, padding_mask and masked_softmax (course_lib's names)",
+    ),
+    dict(
+        name="l01_tuple_consts",
+        lesson="01",
+        replace={"ex-1-1": TUPLE_CONSTS},
+        deny=[],
+        kind="honest",
+        intent="1.1 with BOS, EOS = '<s>', '</s>' at the cell's top (literals, bound by one tuple assignment)",
+    ),
+    dict(
+        name="l01_cached_helper",
+        lesson="01",
+        replace={"ex-1-1": CACHED_HELPER},
+        deny=[],
+        kind="honest",
+        intent="1.1 with a functools.lru_cache-decorated helper of the student's own",
+    ),
     dict(
         name="l06_nested_masked63",
         lesson="06",
