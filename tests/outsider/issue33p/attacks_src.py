@@ -558,14 +558,6 @@ ATTACKS = [
         "by-hand gradient exercise; sympy is outside torch and not refused",
     ),
     dict(
-        name="l02_sympy_diff",
-        lesson="02",
-        replace={"ex-2-1": SYMPY_DIFF_ELEMENT},
-        deny=["2.1"],
-        kind="attack",
-        intent="2.1 with sympy.diff on the two kinds of entry, evaluated by subs",
-    ),
-    dict(
         name="l02_sympy_bptt",
         lesson="02",
         replace={"ex-2-4": SYMPY_BPTT},
@@ -614,14 +606,6 @@ ATTACKS = [
         deny=["6.1"],
         kind="attack",
         intent="6.1 with pandas' FloatingArray masked reductions",
-    ),
-    dict(
-        name="l06_pandas_both",
-        lesson="06",
-        replace={"ex-6-1": PANDAS_MASKED_61, "ex-6-3": PANDAS_MASKED_63},
-        deny=["6.1", "6.3"],
-        kind="attack",
-        intent="6.1 and 6.3 with pandas' masked arrays",
     ),
     dict(
         name="l06_nansum_honest",
