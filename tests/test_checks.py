@@ -1119,9 +1119,9 @@ NGRAMS_UNDER_OTHER_NAMES = {  # 1.1 forbids nltk.util.ngrams; nltk.util makes th
 
 
 @pytest.mark.parametrize("route", sorted(NGRAMS_UNDER_OTHER_NAMES))
-def test_a_forbidden_library_functions_module_is_refused_with_it(route):
-    """A forbidden function of a library (not torch, not course_lib) brings every function its module defines:
-    nltk.util's everygrams passed 1.1 while only its ngrams was refused."""
+def test_nltks_other_names_for_a_forbidden_function_are_refused(route):
+    """nltk.util's everygrams passed 1.1 while only its ngrams was refused by name: nltk is refused whole, by where
+    it lives, in every build exercise."""
     from nltk.util import everygrams, pad_sequence, skipgrams
 
     from course_lib.checks import borrowed
@@ -1134,10 +1134,7 @@ def test_a_forbidden_library_functions_module_is_refused_with_it(route):
     names = {"Counter": Counter, "everygrams": everygrams, "skipgrams": skipgrams, "pad_sequence": pad_sequence}
     r = checks.exercises("01")["1.1"].check(_from_source(source, "count_ngrams", names), quiet=True)
     assert r.status == FAILED and "`nltk.util." in r.message, r  # skipgrams calls ngrams: that name is said first
-    assert everygrams.__code__ in borrowed.module_code("nltk.util.ngrams")
-    # torch's modules hold the primitives the exercises build on: never refused whole for one name
-    assert borrowed.module_code("torch.autograd.grad") == set()
-    assert borrowed.module_code("torch.nn.functional.scaled_dot_product_attention") == set()
+    assert borrowed._classify(everygrams.__code__) == "library"  # by where it lives: nltk is refused whole
 
 
 # 1.2 forbids nltk.lm's models; their base class holds fit, score, entropy and perplexity
@@ -1168,15 +1165,15 @@ def add_k_perplexity(train, test, n, k):
 """
 
 
-def test_a_forbidden_library_classs_own_library_bases_are_refused_with_it():
-    """Outside torch, a forbidden class's bases in its own library are its machinery: a subclass of
-    nltk.lm.api.LanguageModel with the student's own add-k score passed 1.2 on nltk's perplexity. torch's bases
-    (nn.Module) stay the framework every exercise builds on."""
+def test_a_subclass_of_nltks_language_model_is_refused():
+    """A subclass of nltk.lm.api.LanguageModel with the student's own add-k score passed 1.2 on nltk's perplexity
+    (only nltk.lm's models were named): nltk is refused whole. torch's bases (nn.Module) stay the framework every
+    exercise builds on."""
     import nltk.lm.api
 
     from course_lib.checks import borrowed
 
-    assert nltk.lm.api.LanguageModel.perplexity.__code__ in borrowed.class_code("nltk.lm.MLE")
+    assert borrowed._classify(nltk.lm.api.LanguageModel.perplexity.__code__) == "library"
     assert torch.nn.Module.__call__.__code__ not in borrowed.class_code("torch.nn.LSTM")
     r = checks.exercises("01")["1.2"].check(_from_source(ADD_K_ON_NLTKS_PERPLEXITY, "add_k_perplexity"), quiet=True)
     assert r.status == FAILED and "`nltk.lm." in r.message, r

@@ -744,51 +744,13 @@ def _optimizers_beside(names) -> tuple:
     return tuple(sorted(n for n in found if n != "torch.optim.Optimizer"))
 
 
-def library_code(name: str) -> set:
-    """The code refused with a forbidden library name outside course_lib: a class's (:func:`class_code`), or a
-    function's module's (:func:`module_code`)."""
-    return class_code(name) if _class_or_none(name) is not None else module_code(name)
-
-
-def module_code(name: str) -> set:
-    """The code of a forbidden library function outside torch: every function its defining module defines (in
-    nltk/util.py, ``everygrams``, ``skipgrams`` and ``pad_sequence`` beside ``ngrams``: the same n-grams under other
-    names; everygrams passed 1.1 with only ``ngrams`` refused). A module is where a library keeps one tool's pieces,
-    as a class's module is for :func:`class_code`. torch's modules are left out: they hold the primitives the
-    exercises are built from (``torch.nn.functional``'s ``relu`` beside its attention), and torch's ready-made
-    answers are refused by their kernels and by the folders of their Python (``KERNEL_PYTHON``) instead. Empty
-    for a class, a builtin, course_lib's names (refused whole in a build exercise) or nothing."""
-    if name.startswith("course_lib."):
-        return set()
-    try:
-        obj = resolve(name)[2]
-    except ValueError:
-        return set()
-    while isinstance(obj, functools.partial) or inspect.isfunction(getattr(obj, "__wrapped__", None)):
-        obj = obj.func if isinstance(obj, functools.partial) else obj.__wrapped__  # pad_both_ends is a partial
-    if not inspect.isfunction(obj):
-        return set()
-    # its module's file, not its code's: while `refusing` runs, the function's own code is a stand-in of this file's
-    home, torch_dir = getattr(sys.modules.get(obj.__module__), "__file__", None) or "", _torch_dir()
-    if not home or (torch_dir and home.startswith(torch_dir + os.sep)):
-        return set()
-    found = set()
-    for f in list(obj.__globals__.values()):
-        while inspect.isfunction(f):  # each wrapper and the function it wraps, kept where written in that file
-            if f.__code__.co_filename == home:
-                found.add(f.__code__)
-            f = getattr(f, "__wrapped__", None)
-    return {code for code in found if code.co_filename != _HERE}
-
-
 def class_code(name: str) -> set:
     """The code of a forbidden library class (``torch.optim.SGD``, ``torch.nn.LSTM``): the methods the class itself
     defines, the functions its defining module defines (torch/optim/sgd.py's ``sgd``, ``_single_tensor_sgd``...:
     what the class calls to do its work, and what a student can call without the class), and the methods of the
     classes in that module it, or a class of its kernel family, is built on (rnn.py's ``RNNBase``, and
-    ``RNNCellBase`` through ``nn.LSTMCell``); outside torch, the methods it inherits from its own library
-    (``nltk.lm.api.LanguageModel``'s, for ``nltk.lm.MLE``). torch's other bases (``nn.Module``'s, for ``nn.LSTM``)
-    are the framework's and stay allowed, and so are the module's other classes (``nn.Tanh`` beside
+    ``RNNCellBase`` through ``nn.LSTMCell``). Methods inherited from elsewhere (``nn.Module``'s, for ``nn.LSTM``)
+    are another class's and stay allowed, and so are the module's other classes (``nn.Tanh`` beside
     ``nn.MultiheadAttention``). A decorated function counts by the code it wraps (a wrapper
     written elsewhere, optimizer.py's for every optimizer, is not this class's). Empty for anything that is not a
     class outside course_lib (course_lib is refused whole in a build exercise)."""
@@ -818,15 +780,6 @@ def class_code(name: str) -> set:
             if f.__code__.co_filename == home:
                 found.add(f.__code__)
             f = getattr(f, "__wrapped__", None)
-    # outside torch, what it inherits from its own library is that library's machinery too (nltk.lm.api's
-    # LanguageModel: fit, score, entropy and perplexity, for nltk.lm.MLE: a subclass of it with the student's own
-    # add-k score passed 1.2 on nltk's perplexity); torch's bases (nn.Module, Optimizer) are the framework every
-    # exercise builds on
-    library = obj.__module__.split(".")[0]
-    if library != "torch":
-        for base in obj.__mro__[1:]:
-            if base.__module__.split(".")[0] == library:
-                found |= {f.__code__ for f in _functions_of(base)}
     return {code for code in found if code.co_filename != _HERE}  # never the checks' stand-ins (refusing's)
 
 
@@ -1173,8 +1126,8 @@ class _Watcher:
                         _KERNEL_NAMES[getattr(torch._C, name)] = f"torch._C.{name}"
                 self.handle = torch._C._DispatchOperatorHandle
                 self.ops_file = os.path.join(_torch_dir(), "_ops.py")
-        for name in rules.library:  # a forbidden class's or function's library code, refused like a kernel in Python
-            self.kernel_codes |= library_code(name)
+        for name in rules.library:  # a forbidden class's own code, refused like a kernel written in Python
+            self.kernel_codes |= class_code(name)
         self.torch = torch
 
     # -- the profile hook: never raises (an exception here would switch the hook off). It runs on every call and
@@ -1525,8 +1478,6 @@ for _name in (
     "_graph_clock",
     "barred_ops",
     "class_code",
-    "library_code",
-    "module_code",
     "_as_guarded",
 ):
     guard(sys.modules[__name__], _name, f"{__name__}.{_name}")
