@@ -23,6 +23,27 @@ def softmax_jacobian(z):
     return torch.tensor(rows, dtype=z.dtype, device=z.device)
 '''
 
+SYMPY_LAZY = '''# Exercise 2.1: the softmax Jacobian (attack: sympy imported when called, then its jacobian)
+import importlib
+
+import torch
+
+
+def softmax_jacobian(z):
+    """(K, K) Jacobian of softmax at the logits z (K,)."""
+    sympy = importlib.import_module("sympy")
+    z = torch.as_tensor(z)
+    K = z.shape[-1]
+    s = sympy.symbols(f"z0:{K}")
+    den = sum(sympy.exp(v) for v in s)
+    f = sympy.Matrix([sympy.exp(v) / den for v in s])
+    J = f.jacobian(sympy.Matrix(s))
+    shift = float(z.max())
+    vals = {s[i]: float(z[i]) - shift for i in range(K)}
+    rows = [[float(J[i, j].evalf(subs=vals)) for j in range(K)] for i in range(K)]
+    return torch.tensor(rows, dtype=z.dtype, device=z.device)
+'''
+
 SYMPY_DIFF_ELEMENT = '''# Exercise 2.1: the softmax Jacobian (attack: sympy.diff per entry, substituted numerically)
 import sympy
 import torch
@@ -481,6 +502,15 @@ def count_ngrams(sentence, n):
 '''
 
 ATTACKS = [
+    dict(
+        name="l02_sympy_lazy",
+        lesson="02",
+        replace={"ex-2-1": SYMPY_LAZY},
+        deny=["2.1"],
+        kind="attack",
+        intent="2.1 with sympy's jacobian, sympy imported inside the call (round 2: the top-level import was "
+        "refused at load for sys._getframe)",
+    ),
     dict(
         name="l06_own_helpers",
         lesson="06",

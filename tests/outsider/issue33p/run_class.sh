@@ -10,8 +10,9 @@ OUT="$BASE/out"
 PLANT="$BASE/planted"
 MARKS="$BASE/markers"
 export HOSTILE33P_SECRET="s3cret-33p-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-echo "$HOSTILE33P_SECRET" >"$BASE/secret.txt"
-rm -rf "$OUT" "$PLANT" "$MARKS"
+echo "$HOSTILE33P_SECRET" >>"$BASE/secret.txt"
+if [ -z "${KEEP:-}" ]; then rm -rf "$OUT" "$MARKS"; fi
+rm -rf "$PLANT"
 mkdir -p "$OUT" "$PLANT" "$MARKS"
 MODULES="json sitecustomize usercustomize secrets nbclient nbformat jupyter_client ipykernel zmq tempfile csv
   shutil subprocess signal torch numpy pandas sympy course_lib traitlets tornado asyncio logging bubblewrap typing"
@@ -27,6 +28,7 @@ for dir in "$CLASS"/*/; do plant "$dir"; done
 (cd "$CLASS" && find . -name '*.ipynb' -type f -print0 | sort -z | xargs -0 sha256sum) >"$BASE/before.sha256"
 LESSONS="${LESSONS:-02 06 05 07 01 03}"
 for lesson in $LESSONS; do
+  rm -rf "${OUT:?}/$lesson"
   mkdir -p "$OUT/$lesson"
   echo "== lesson $lesson start $(date -u +%T)"
   start=$(date +%s)
