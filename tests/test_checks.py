@@ -1216,6 +1216,47 @@ def test_numpys_masked_arrays_are_refused_where_a_masked_softmax_is_the_exercise
     assert r.status == FAILED and "write it yourself" in r.message, r
 
 
+# masked-array containers outside torch.masked (hostile class 33p): the layout or the mask does the masking
+MASKED_CONTAINERS = {
+    "6.3 nested": (
+        "masked_attention",
+        """
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    rows = [scores[b, i, : min(i + 1, int(lengths[b]))] for b in range(B) for i in range(T)]
+    ragged = torch.nested.nested_tensor(rows)
+    weights = torch.nested.to_padded_tensor(ragged.softmax(-1), 0.0, output_size=(B * T, T)).reshape(B, T, T)
+    return weights @ values, weights
+""",
+    ),
+    "6.1 pandas": (
+        "alpha",
+        """
+import numpy as np
+import pandas as pd
+
+
+def alpha(scores, i, j):
+    row = scores[i - 1].detach().cpu().double().numpy()
+    arr = pd.arrays.FloatingArray(row.copy(), np.arange(row.shape[0]) > (i - 1))
+    e = np.exp(arr - arr.max())
+    return float((e / e.sum()).to_numpy(dtype="float64", na_value=0.0)[j - 1])
+""",
+    ),
+}
+
+
+@pytest.mark.parametrize("route", sorted(MASKED_CONTAINERS))
+def test_masked_containers_are_refused_where_a_masked_softmax_is_the_exercise(route):
+    """torch's nested tensors (a ragged row holds only the keys a query may see) and pandas' masked arrays fill and
+    normalise as torch.masked and numpy.ma do: refused by place and, for nested tensors, by their aten ops."""
+    if "pandas" in route:
+        pytest.importorskip("pandas")
+    name, source = MASKED_CONTAINERS[route]
+    r = checks.exercises("06")[route.split()[0]].check(_from_source(source, name), quiet=True)
+    assert r.status == FAILED and "write it yourself" in r.message, r
+
+
 ATTENTION_WRITTEN_IN_TORCH = {
     # ONNX's Attention op, eager: softmax(QK^T)V written out in Python (softmax_precision takes it off the fused path)
     "onnx": "    out = torch.onnx.ops.attention(q[:, None], k[:, None], v[:, None], attn_mask=mask, softmax_precision=1)[0]\n"

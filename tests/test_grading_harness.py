@@ -2450,3 +2450,24 @@ def test_every_stub_of_a_lesson_is_not_implemented_yet_in_the_grading_child(tmp_
             stubs[exercise] = (stubs.get(exercise, "") + "\n\n" + cell.source).strip()
     verdicts = run_harness("01", stubs, tmp_path)
     assert verdicts and {status for status, _, _ in verdicts.values()} == {submission.NOT_IMPLEMENTED}, verdicts
+
+
+@pytest.mark.parametrize("route", ["6.3 nested", "6.1 pandas"])
+def test_masked_containers_are_refused_in_the_grading_child(route, tmp_path):
+    from test_checks import MASKED_CONTAINERS
+
+    if "pandas" in route:
+        pytest.importorskip("pandas")
+    exercise = route.split()[0]
+    source = ("import torch\n\n" if "nested" in route else "") + MASKED_CONTAINERS[route][1].lstrip("\n")
+    status, message, refused = run_harness("06", {exercise: source}, tmp_path)[exercise]
+    assert status == submission.FAILED and refused, (message, refused)
+
+
+def test_names_unpacking_a_literal_tuple_load_and_nothing_else_new_does():
+    """`BOS, EOS = "<s>", "</s>"` runs nothing but the binding (an honest answer of hostile class 33p failed on it);
+    unpacking anything that is not a literal tuple or list of as many items still does not load."""
+    assert harness.refusal('BOS, EOS = "<s>", "</s>"\n') == ""
+    assert harness.refusal("[A, B] = [1, (2, 3)]\n") == ""
+    for source in ('a, b = "xy"\n', "a, b = 1, 2, 3\n", "a, *b = 1, 2\n", "a, b = c\n", "staticmethod, x = 1, 2\n"):
+        assert harness.refusal(source), source

@@ -1352,11 +1352,12 @@ def _classify(code) -> str:
             elif path[len(torch_dir) + 1 :].startswith(_REIMPLEMENTED_DIRS):
                 kind = "reimplemented"
             else:
-                kind = _placed_kind(path)
+                kind = _placed_kind(path) if code.co_flags & inspect.CO_OPTIMIZED else "ok"
+        # (a place's module and class bodies run when it is imported: defining, not computing, like "<module>")
         elif path.startswith(_package_dirs(REFUSED_LIBRARIES)):
-            kind = "library"
+            kind = "library" if code.co_flags & inspect.CO_OPTIMIZED else "ok"
         else:
-            kind = _placed_kind(path)
+            kind = _placed_kind(path) if code.co_flags & inspect.CO_OPTIMIZED else "ok"
     _KINDS[code] = kind
     return kind
 
