@@ -390,7 +390,7 @@ class _Observer:
         self.torch_dir = ""
         self.autograd_dirs = self.autograd_spared = self.opaque_dirs = frozenset()
         self.reimplemented_dirs: tuple = ()  # torch's Python versions of its ops (folders inside torch's)
-        self.kernel_python: tuple = ()  # ((places in torch's folder, reason), ...): a refused kernel written in Python
+        self.kernel_python: tuple = ()  # ((absolute places, reason), ...): a refused kernel's Python by place, nltk's
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
@@ -1122,8 +1122,9 @@ def _importing(st, frame) -> bool:
 
 
 def _torch_python(st, code) -> str:
-    """A call into torch's Python that the exercise refuses: autograd's (where a gradient is the exercise; its
-    no_grad, profiler and anomaly mode compute none) or a fused kernel written in Python."""
+    """A call into Python that the exercise refuses: autograd's (where a gradient is the exercise; its no_grad,
+    profiler and anomaly mode compute none), a fused kernel written in Python (torch's, or by its place in torch,
+    numpy or pandas: borrowed.KERNEL_PYTHON), or a library every build exercise refuses (nltk)."""
     if id(code) in st["kernel_code_ids"]:  # a fused kernel written in Python, or a forbidden library's code
         return "kernel" if _starts(_text(code.co_filename, 4096), st["torch_dir"]) else "a forbidden library's code"
     filename = _text(code.co_filename, 4096)
