@@ -2462,3 +2462,21 @@ def test_masked_containers_are_refused_in_the_grading_child(route, tmp_path):
     source = ("import torch\n\n" if "nested" in route else "") + MASKED_CONTAINERS[route][1].lstrip("\n")
     status, message, refused = run_harness("06", {exercise: source}, tmp_path)[exercise]
     assert status == submission.FAILED and refused, (message, refused)
+
+
+def test_names_unpacking_a_literal_tuple_load_and_nothing_else_new_does():
+    """`BOS, EOS = "<s>", "</s>"` runs nothing but the binding (an honest answer of hostile class 33p failed on it);
+    unpacking anything that is not a literal tuple or list of as many items still does not load."""
+    assert harness.refusal('BOS, EOS = "<s>", "</s>"\n') == ""
+    assert harness.refusal("[A, B] = [1, (2, 3)]\n") == ""
+    for source in ('a, b = "xy"\n', "a, b = 1, 2, 3\n", "a, *b = 1, 2\n", "a, b = c\n", "staticmethod, x = 1, 2\n"):
+        assert harness.refusal(source), source
+
+
+def test_importing_pandas_at_the_top_of_an_answer_cell_is_no_refusal(tmp_path):
+    """pandas' masked arrays are refused by place where a masked softmax is the exercise, but importing pandas runs
+    their class bodies: that defines, it computes nothing (an honest 6.3 importing pandas failed, hostile class 33p)."""
+    pytest.importorskip("pandas")
+    source = "import pandas\nimport torch\n\n" + HONEST_63.replace("def honest(", "def masked_attention(")
+    status, message, refused = run_harness("06", {"6.3": source}, tmp_path)["6.3"]
+    assert status == submission.PASSED and not refused, (message, refused)

@@ -290,6 +290,19 @@ def _def_refusal(node, properties: set = frozenset()) -> str:
     return ""
 
 
+def _unpacks_literal(target, value) -> bool:
+    """``NAME = literal``, or names unpacking a literal tuple or list of as many items (``BOS, EOS = "<s>", "</s>"``:
+    nothing runs but the binding)."""
+    if isinstance(target, ast.Name):
+        return True
+    return (
+        isinstance(target, (ast.Tuple, ast.List))
+        and all(isinstance(e, ast.Name) for e in target.elts)
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(value.elts) == len(target.elts)
+    )
+
+
 def _body_refusal(body, top: bool) -> str:
     properties: set = set()  # in a class body: names bound, so far, to a property (what x.setter may decorate)
     for node in body:
@@ -316,7 +329,7 @@ def _body_refusal(body, top: bool) -> str:
             properties -= _bound_names(target)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring, or a bare constant
-        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        if isinstance(node, ast.Assign) and all(_unpacks_literal(t, node.value) for t in node.targets):
             if _literal(node.value):
                 continue
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -1131,7 +1144,7 @@ def _torch_python(st, code) -> str:
     if _text(code.co_name, 80) == "<module>":
         return ""
     for places, reason in st["kernel_python"]:  # a kernel's Python by its place (torch.masked, numpy.ma), nltk
-        if _starts(filename, places):
+        if _starts(filename, places) and code.co_flags & 1:  # a function's (CO_OPTIMIZED), not a class body's
             return reason
     if not st["torch_rules"] or not _starts(filename, st["torch_dir"]):
         return ""
