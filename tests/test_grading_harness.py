@@ -2314,7 +2314,7 @@ EVERYGRAMS_11 = {
 def test_nltks_other_names_for_a_forbidden_function_are_refused_in_the_grading_child(tmp_path):
     status, message, refused = run_harness("01", EVERYGRAMS_11, tmp_path)["1.1"]
     assert status == submission.FAILED, (message, refused)
-    assert any(r.startswith("everygrams (nltk, which build exercises forbid)") for r in refused), refused
+    assert any(r.startswith("everygrams (nltk, which build exercises forbid") for r in refused), refused
 
 
 def test_a_subclass_of_nltks_language_model_is_refused_in_the_grading_child(tmp_path):
@@ -2479,4 +2479,41 @@ def test_importing_pandas_at_the_top_of_an_answer_cell_is_no_refusal(tmp_path):
     pytest.importorskip("pandas")
     source = "import pandas\nimport torch\n\n" + HONEST_63.replace("def honest(", "def masked_attention(")
     status, message, refused = run_harness("06", {"6.3": source}, tmp_path)["6.3"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+# every installed package but the standard library, torch, numpy and what prints, draws or shows progress is refused
+# in a build exercise by place, whoever calls it, in the grading child too (tests/test_checks.py: the same routes)
+@pytest.mark.parametrize(
+    "route",
+    [
+        ("regex", "import regex\n", "regex.escape('(')"),
+        ("regex", "import regex._regex\n", "regex._regex.get_code_size()"),  # a C function: no Python frame runs
+        ("sympy", "import sympy\n", "sympy.Integer(len(seq))"),
+        (
+            "networkx",
+            "import networkx\nimport torch.utils._pytree\n",
+            "torch.utils._pytree.tree_map(networkx.path_graph, [2])",
+        ),
+        ("sympy", "", "__import__('sympy').Integer(1)"),  # imported during the call
+    ],
+    ids=["regex", "regex's C", "sympy", "networkx through torch", "sympy imported in the call"],
+)
+def test_a_package_outside_the_standard_library_torch_and_numpy_is_refused_in_the_grading_child(route, tmp_path):
+    from test_checks import BALANCED_BY_HAND
+
+    package, imports, call = route
+    source = imports + BALANCED_BY_HAND.replace("{extra}", call)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any(f"{package}, which build exercises forbid" in r for r in refused), refused
+
+
+def test_printing_and_drawing_are_allowed_in_the_grading_child(tmp_path):
+    """(tqdm's progress bar starts a monitor thread, which the grading child refuses as any thread: not here)"""
+    from test_checks import BALANCED_BY_HAND
+
+    call = "print(matplotlib.colors.to_hex((1.0, 0.0, 0.0)))"
+    source = "import matplotlib.colors\n" + BALANCED_BY_HAND.replace("{extra}", call)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.PASSED and not refused, (message, refused)

@@ -41,12 +41,12 @@ import numpy as np
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
 from course_lib.checks.borrowed import (
-    REFUSED_LIBRARIES,
     Borrowed,
     Rules,
     course_code_in,
     graphless,
     guard,
+    is_refused_library,
     notebook_uses_forbidden,
     observing,
     refusing,
@@ -403,10 +403,17 @@ class Exercise:
         # (a dotted name of torch, course_lib or the hooks, letters, digits and dots only)
         if name == "checks":
             return "Hint: write it yourself: your function may not call the course's checks (`checks`)."
-        # a forbidden library's other code (nltk.util's), and a library every build exercise refuses (nltk)
-        libraries = {n.split(".")[0] for n in self.forbidden} | (set(REFUSED_LIBRARIES) if self.forbidden else set())
+        # a forbidden library's other code, or a package no build exercise allows (sympy, pandas, ...)
+        tops = {n.split(".")[0] for n in self.forbidden}
+        shown = name.replace(".<locals>", "") if isinstance(name, str) else ""
+        top = shown.split(".")[0] if _DOTTED.fullmatch(shown) else ""
+        if top and self.forbidden and top not in tops and is_refused_library(top):
+            return (
+                f"Hint: write it yourself: your function called {top} (`{shown}`); here use only Python's standard "
+                "library, torch and numpy."
+            )
         observed = isinstance(name, str) and (
-            _OBSERVED_NAME.fullmatch(name) or (_DOTTED.fullmatch(name) and name.split(".")[0] in libraries)
+            _OBSERVED_NAME.fullmatch(name) or (_DOTTED.fullmatch(name) and top in tops)
         )
         if name not in self.forbidden and not observed:
             return "Hint: write it yourself: your function may not call what this exercise asks you to replace."
