@@ -28,6 +28,10 @@
 # `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
 # and any later one that uses a name the cell defines. Put such code inside your function (there
 # `with torch.no_grad():` instead of the decorator).
+#
+# Where an exercise asks you to build something, your functions may call Python's standard library, torch and
+# numpy (and print or plot); a check refuses an answer that calls another installed package, such as `pandas`,
+# `sympy` or `nltk` (importing one at the top of a cell is fine).
 
 # %%
 import course_lib

@@ -1742,3 +1742,18 @@ def test_the_allowed_packages_are_installed_names_and_the_refused_ones_are_found
     import sympy
 
     assert borrowed.refused_library(sympy.__file__) == "sympy" and borrowed.refused_library(json.__file__) == ""
+
+
+def test_a_packages_garbage_collector_callback_is_no_call_of_the_students():
+    """A package's callback runs wherever the collector happens to run, inside the student's call too (ipykernel
+    registers one in every kernel; here hypothesis's, a package build exercises refuse): not the student's call."""
+    import gc
+
+    from hypothesis.internal.conjecture.junkdrawer import gc_cumulative_time
+
+    gc_cumulative_time()  # registers hypothesis's collector callback, once
+    codes = [getattr(getattr(c, "__func__", c), "__code__", None) for c in gc.callbacks]
+    assert any("hypothesis" in getattr(code, "co_filename", "") for code in codes), gc.callbacks
+    fn = _from_source(BALANCED_BY_HAND.replace("{extra}", "gc.collect()"), "is_balanced", {"gc": gc})
+    r = checks.exercises("03")["3.1"].check(fn, quiet=True)
+    assert r.passed, r

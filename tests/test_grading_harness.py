@@ -2378,7 +2378,9 @@ def add_k_perplexity(train, test, n, k):
 def test_a_process_started_by_native_code_is_refused_by_the_kernel(tmp_path):
     pytest.importorskip("cffi")
     status, message, refused = run_harness("01", NATIVE_PROCESS, tmp_path)["1.2"]
-    assert status == submission.FAILED and "-1.0" in message, (message, refused)
+    # cffi is no package a build exercise allows, so it is refused before it reaches libc (the filter below it,
+    # which the next test runs, is the second wall)
+    assert status == submission.FAILED and any("cffi, which build exercises forbid" in r for r in refused), refused
 
 
 def test_the_process_filter_lets_threads_and_torch_run_and_refuses_every_process_and_act_on_another():

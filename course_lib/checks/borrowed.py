@@ -608,6 +608,7 @@ ALLOWED_LIBRARIES = (
     "typing_extensions",  # torch's deprecation wrappers
     # printing and display in a kernel: ipykernel's streams send through zmq and tornado, IPython.display
     *("IPython", "ipykernel", "comm", "traitlets", "jupyter_client", "jupyter_core", "zmq", "tornado", "debugpy"),
+    "google",  # Colab's kernel (google.colab) wraps ipykernel's
     # drawing and progress
     *("matplotlib", "matplotlib_inline", "PIL", "cycler", "kiwisolver", "dateutil", "six", "tqdm", "ipywidgets"),
 )
@@ -1351,13 +1352,16 @@ class _Watcher:
 def _importing(frame, installed: bool = False) -> bool:
     """Is a module of torch being imported (its classes defined: autograd.Function subclasses run autograd's
     metaclass), rather than called? With ``installed``: or, between ``frame`` and the student's code, a module of an
-    installed package, or the import system calling a finder or loader. Looked at only before a refusal, so the
-    walk up the stack is rare."""
+    installed package, the import system calling a finder or loader, or a garbage collector's callback that a
+    package registered before the call (ipykernel's: the collector runs it wherever it happens to run). Looked at
+    only before a refusal, so the walk up the stack is rare."""
     torch_dir, near = _torch_dir(), installed
     while frame is not None:
         code, back = frame.f_code, frame.f_back
         path = code.co_filename
         if code.co_name == "<module>" and path.startswith(torch_dir):
+            return True
+        if near and code in _GC_CALLBACKS:
             return True
         if near and not path.startswith((*_installed_dirs(), "<frozen")):
             near = False  # the student's code (or the check's): what called the library is the student's
@@ -1384,6 +1388,20 @@ def _installed_dirs() -> tuple:
 
 
 _INSTALLED: list = []
+_GC_CALLBACKS: set = set()  # the code of the collector's callbacks when the observation began
+
+
+def _gc_callback_codes() -> set:
+    import gc
+
+    found = set()
+    for callback in list(gc.callbacks):
+        code = getattr(getattr(callback, "__func__", callback), "__code__", None)
+        if isinstance(code, types.CodeType):
+            found.add(code)
+    return found
+
+
 _KERNEL_BUILTINS: dict = {}
 _KERNEL_NAMES: dict = {}  # what a torch.ops overload calls (a nameless builtin) -> torch.ops.aten.op.overload
 
@@ -1528,6 +1546,8 @@ def observing(rules: Rules, handed_in=()):
     """
     seen = Observation()
     watcher = _Watcher(rules, seen, _codes_of(list(handed_in)))
+    _GC_CALLBACKS.clear()
+    _GC_CALLBACKS.update(_gc_callback_codes())
     torch = watcher.torch
     modes = contextlib.ExitStack()
     if torch is not None and _TENSOR_BACKWARD[0] is None:

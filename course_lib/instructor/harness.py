@@ -411,6 +411,8 @@ class _Observer:
         self.import_protocol: frozenset = frozenset()  # what the import system calls on a finder or loader
         self.module_kinds: dict = {}  # id(module) -> (module, the refused package's name or "")
         self.library_names: dict = {}  # a module's name in sys.modules, and its last part -> the refused package
+        self.gc_callbacks: set = set()  # ids of the collector's callbacks' code once the cells loaded
+        self.gc_codes: list = []  # that code, kept alive (its ids stay its own)
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
@@ -547,6 +549,10 @@ class _Observer:
         the student's code later writes into it."""
         if not self.site_dirs:
             return
+        from course_lib.checks import borrowed
+
+        self.gc_codes += borrowed._gc_callback_codes()
+        self.gc_callbacks.update(id(code) for code in self.gc_codes)
         for name, module in list(sys.modules.items()):
             path = getattr(module, "__file__", None)
             top = _library(vars(self), path)
@@ -1196,6 +1202,8 @@ def _importing(st, frame) -> bool:
             return True
         installed = _starts(filename, st["installed"]) and not _course(st, filename)
         if near and installed and name == "<module>":
+            return True
+        if near and id(code) in st["gc_callbacks"]:  # the collector runs it wherever it happens to run
             return True
         if near and name in st["import_protocol"] and back is not None:
             if _starts(_text(back.f_code.co_filename, 40), "<frozen importlib"):
