@@ -1757,3 +1757,21 @@ def test_a_packages_garbage_collector_callback_is_no_call_of_the_students():
     fn = _from_source(BALANCED_BY_HAND.replace("{extra}", "gc.collect()"), "is_balanced", {"gc": gc})
     r = checks.exercises("03")["3.1"].check(fn, quiet=True)
     assert r.passed, r
+
+
+def test_a_packages_code_reached_through_a_link_is_the_packages(tmp_path, monkeypatch):
+    """A link to a package's folder, imported under another name: its code carries the link's file name."""
+    import importlib
+    import os
+
+    import regex
+
+    from course_lib.checks import borrowed
+
+    os.symlink(os.path.dirname(regex.__file__), tmp_path / "relinked")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    escape = importlib.import_module("relinked._main").escape
+    assert escape.__code__.co_filename.startswith(str(tmp_path))
+    assert borrowed._classify(escape.__code__) == "library"
+    monkeypatch.delitem(sys.modules, "relinked._main")
+    monkeypatch.delitem(sys.modules, "relinked")

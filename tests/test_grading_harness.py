@@ -2519,3 +2519,35 @@ def test_printing_and_drawing_are_allowed_in_the_grading_child(tmp_path):
     source = "import matplotlib.colors\n" + BALANCED_BY_HAND.replace("{extra}", call)
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.PASSED and not refused, (message, refused)
+
+
+LINKED_PACKAGE = """
+import importlib
+import os
+import sys
+import tempfile
+
+import regex
+
+
+def is_balanced(seq, n_symbols=10):
+    folder = tempfile.mkdtemp()
+    os.symlink(os.path.dirname(regex.__file__), os.path.join(folder, "relinked"))
+    sys.path.insert(0, folder)
+    importlib.import_module("relinked._main").escape("(")  # regex's code, under the link's file name
+    stack = []
+    for s in seq:
+        if s < n_symbols // 2:
+            stack.append(s)
+        elif not stack or stack.pop() != n_symbols - 1 - s:
+            return False
+    return not stack
+"""
+
+
+def test_a_refused_package_reached_through_a_link_is_still_refused(tmp_path):
+    """A link in /tmp to a package's folder, imported under another name: its code carries the link's file name,
+    and is judged by where it really is."""
+    status, message, refused = run_harness("03", {"3.1": LINKED_PACKAGE}, tmp_path)["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("escape (regex, which build exercises forbid" in r for r in refused), refused

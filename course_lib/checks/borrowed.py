@@ -607,7 +607,7 @@ ALLOWED_LIBRARIES = (
     "numpy",
     "typing_extensions",  # torch's deprecation wrappers
     # printing and display in a kernel: ipykernel's streams send through zmq and tornado, IPython.display
-    *("IPython", "ipykernel", "comm", "traitlets", "jupyter_client", "jupyter_core", "zmq", "tornado", "debugpy"),
+    *("IPython", "ipykernel", "comm", "traitlets", "jupyter_client", "jupyter_core", "zmq", "tornado"),
     "google",  # Colab's kernel (google.colab) wraps ipykernel's
     # drawing and progress
     *("matplotlib", "matplotlib_inline", "PIL", "cycler", "kiwisolver", "dateutil", "six", "tqdm", "ipywidgets"),
@@ -1449,6 +1449,8 @@ def _classify(code) -> str:
     if kind is not None:
         return kind
     path = code.co_filename
+    if path.startswith(os.sep) and not path.startswith((*_installed_dirs(), _COURSE_DIR + os.sep)):
+        path = os.path.realpath(path)  # a link to a package's folder (its code carries the link's name) is the package
     kind = "ok"
     # importing, or a module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
     # (the bare name first: on Python 3.10 qualname() reads a module's functions)

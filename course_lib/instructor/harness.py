@@ -1214,10 +1214,22 @@ def _importing(st, frame) -> bool:
     return False
 
 
+def _placed(st, path: str) -> str:
+    """Where a file outside the installed folders really is: a link in /tmp to a package's folder (imported from
+    there, its code carries the link's name) is that package's."""
+    if _starts(path, st["installed"]) or not _starts(path, "/"):
+        return path
+    try:
+        return _realpath(path)
+    except (TypeError, ValueError, OSError):
+        return path
+
+
 def _library(st, path) -> str:
     """The top-level name of the installed package holding ``path`` when build exercises refuse it, else ""."""
     if type(path) is not str:
         return ""
+    path = _placed(st, path)
     for place in st["site_dirs"]:
         if _starts(path, place):
             top = _split(_split(path[len(place) :], os.sep, 1)[0], ".", 1)[0]
@@ -1231,7 +1243,7 @@ def _torch_python(st, code) -> str:
     numpy or pandas: borrowed.KERNEL_PYTHON), or a library every build exercise refuses (nltk)."""
     if id(code) in st["kernel_code_ids"]:  # a fused kernel written in Python, or a forbidden library's code
         return "kernel" if _starts(_text(code.co_filename, 4096), st["torch_dir"]) else "a forbidden library's code"
-    filename = _text(code.co_filename, 4096)
+    filename = _placed(st, _text(code.co_filename, 4096))
     if _text(code.co_name, 80) == "<module>":
         return ""
     if not code.co_flags & 1:  # a class body's (not CO_OPTIMIZED): it runs when its module is imported
@@ -1293,6 +1305,7 @@ HOOK_FUNCTIONS = (
     "_installed_text",
     "_importing_installed",
     "_library",
+    "_placed",
     "_module_library",
     "_library_type",
 )
