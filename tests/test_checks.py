@@ -1775,3 +1775,24 @@ def test_a_packages_code_reached_through_a_link_is_the_packages(tmp_path, monkey
     assert borrowed._classify(escape.__code__) == "library"
     monkeypatch.delitem(sys.modules, "relinked._main")
     monkeypatch.delitem(sys.modules, "relinked")
+
+
+def test_a_packages_garbage_collected_during_the_call_is_no_call_of_the_students():
+    """Garbage a package left (nltk's import leaves regex objects in cycles) is collected wherever the collector
+    runs: not inside the check's call, where its finalizers would read as the student's calls."""
+    import gc
+
+    import regex._regex_core as core
+
+    with_finalizer = next(c for c in vars(core).values() if isinstance(c, type) and "__del__" in vars(c))
+    fn = _from_source(BALANCED_BY_HAND.replace("{extra}", "gc.collect()"), "is_balanced", {"gc": gc})
+    gc.disable()  # the garbage waits for the call (the student's gc.collect() there)
+    try:
+        garbage = with_finalizer.__new__(with_finalizer)
+        garbage.cycle = garbage
+        del garbage
+        r = checks.exercises("03")["3.1"].check(fn, quiet=True)
+    finally:
+        gc.enable()
+        gc.collect()
+    assert r.passed, r

@@ -2551,3 +2551,34 @@ def test_a_refused_package_reached_through_a_link_is_still_refused(tmp_path):
     status, message, refused = run_harness("03", {"3.1": LINKED_PACKAGE}, tmp_path)["3.1"]
     assert status == submission.FAILED, (message, refused)
     assert any("escape (regex, which build exercises forbid" in r for r in refused), refused
+
+
+def test_a_refused_packages_garbage_collected_during_the_call_is_no_call_of_the_students(tmp_path):
+    """Importing nltk leaves garbage whose finalizers (regex's) run wherever the collector runs: in the student's
+    call they are no call of the student's (the objects of the answers' import are frozen before the call)."""
+    from test_checks import BALANCED_BY_HAND
+
+    source = "import gc\n\nimport nltk\n" + BALANCED_BY_HAND.replace("{extra}", "gc.collect()")
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+def test_importing_a_package_inside_the_function_is_no_call_of_it(tmp_path):
+    """A package imported in the call runs its own code and code it generates while it is imported (attrs' methods
+    and mpmath's for sympy): an import, no call of the package."""
+    from test_checks import BALANCED_BY_HAND
+
+    source = BALANCED_BY_HAND.replace("{extra}", "import sympy, attr  # noqa: F401, E401")
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+def test_the_out_of_memory_score_of_another_process_cannot_be_raised(tmp_path):
+    """Raising the harness's oom_score_adj through /proc, then filling memory, made the kernel kill the harness
+    rather than the child (hostile class 33o): opening it is refused."""
+    from test_checks import BALANCED_BY_HAND
+
+    call = "open(f'/proc/{__import__(\"os\").getppid()}/oom_score_adj', 'w').write('1000')"
+    source = BALANCED_BY_HAND.replace("{extra}", call)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED and any("oom_score_adj" in r for r in refused), (message, refused)

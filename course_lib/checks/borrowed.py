@@ -63,6 +63,7 @@ import ast
 import builtins
 import contextlib
 import functools
+import gc as _gc
 import importlib
 import importlib.util
 import inspect
@@ -1361,13 +1362,19 @@ def _importing(frame, installed: bool = False) -> bool:
         path = code.co_filename
         if code.co_name == "<module>" and path.startswith(torch_dir):
             return True
-        if near and code in _GC_CALLBACKS:
+        if not near:
+            pass
+        elif path.startswith(_COURSE_DIR + os.sep):
+            near = False  # the check, which called the student's code: the call goes no further down
+        elif path == "<string>" or path.startswith("<frozen"):
+            pass  # code a package compiled for itself while it is imported (mpmath's), the import system
+        elif not path.startswith(_installed_dirs()):
+            near = False  # the student's code: what called the package is the student's
+        elif code in _GC_CALLBACKS:
             return True
-        if near and not path.startswith((*_installed_dirs(), "<frozen")):
-            near = False  # the student's code (or the check's): what called the library is the student's
-        elif near and code.co_name == "<module>" and path.startswith(site_dirs()):
+        elif code.co_name == "<module>" and path.startswith(site_dirs()):
             return True
-        elif near and code.co_name in IMPORT_PROTOCOL and back and back.f_code.co_filename.startswith("<frozen"):
+        elif code.co_name in IMPORT_PROTOCOL and back and back.f_code.co_filename.startswith("<frozen"):
             return True
         frame = back
     return False
@@ -1392,10 +1399,8 @@ _GC_CALLBACKS: set = set()  # the code of the collector's callbacks when the obs
 
 
 def _gc_callback_codes() -> set:
-    import gc
-
     found = set()
-    for callback in list(gc.callbacks):
+    for callback in list(_gc.callbacks):
         code = getattr(getattr(callback, "__func__", callback), "__code__", None)
         if isinstance(code, types.CodeType):
             found.add(code)
@@ -1550,6 +1555,11 @@ def observing(rules: Rules, handed_in=()):
     watcher = _Watcher(rules, seen, _codes_of(list(handed_in)))
     _GC_CALLBACKS.clear()
     _GC_CALLBACKS.update(_gc_callback_codes())
+    # what existed before the call is not collected during it: a package's finalizers (nltk's regex objects) would
+    # run wherever the collector happens to run, as no call of the student's (the grader's child froze it already)
+    freezing = _gc.get_freeze_count() == 0
+    if freezing:
+        _gc.freeze()
     torch = watcher.torch
     modes = contextlib.ExitStack()
     if torch is not None and _TENSOR_BACKWARD[0] is None:
@@ -1585,6 +1595,8 @@ def observing(rules: Rules, handed_in=()):
         after = tampered()
         if after:
             seen.tamper(after)
+        if freezing:
+            _gc.unfreeze()
         if clock is not None and (clock < 0 or _graph_clock(torch) != clock + 1):
             seen.note("torch's autograd (a graph was recorded while your code ran: gradients by autograd)")
 

@@ -120,7 +120,8 @@ FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f
 CODE_READS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
 CODE_HOLDERS = (types.FunctionType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 NEW_LOCALS = 0x0002  # inspect.CO_NEWLOCALS: a function's code (a cell's own code and class bodies have not)
-PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files"})  # /proc/<pid>/...: ways to a process's pipes and memory
+PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files", "oom_score_adj", "oom_adj"})  # /proc/<pid>/...: ways to a
+# process's pipes and memory, and to making the kernel's out-of-memory killer choose the harness
 # audit events by which code is made at run time: text or an AST compiled (compile, exec or eval of a string;
 # ast.parse only where it is asked for code, see _AST_PARSE), a code object built from parts (types.CodeType,
 # code.replace), bytes unmarshalled (marshal.loads, a .pyc). In a build exercise's call, made by the student's code
@@ -1208,7 +1209,10 @@ def _importing(st, frame) -> bool:
         if near and name in st["import_protocol"] and back is not None:
             if _starts(_text(back.f_code.co_filename, 40), "<frozen importlib"):
                 return True
-        if not installed and _students(st, code):
+        # the student's own cells, or the check that called them: the call goes no further down (code made at run
+        # time in a build exercise's call can only be what an installed module compiled while it was imported, as
+        # mpmath does: any other compile there is refused)
+        if not installed and (_starts(filename, "<answer ") or id(code) in st["course_ids"]):
             near = False
         frame = back
     return False
@@ -1805,6 +1809,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace, getprofile, gc_disable = sys.gettrace, sys.getprofile, __import__("gc").disable
+    gc_freeze = __import__("gc").freeze
     if exercise is not None:
         _bar_ops(borrowed.barred_ops(exercise.rules), say)
     _close_doors(say)
@@ -1871,6 +1876,9 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     observer.loading = False
     observer.busy = True  # its own look, unobserved
     observer.know_modules()
+    # what the cells' imports left for the collector (nltk's regex objects) is never collected in this child: its
+    # finalizers would run inside the call, wherever the collector happens to run, as no call of the student's
+    gc_freeze()
     observer.busy = False
     loaded_answers += [observer.answers, observer.answer_ids]
     # no .pyc is read during the call: a module first imported then is compiled from its installed file's text, which
