@@ -21,18 +21,22 @@
 # Each exercise is followed by a check. A check calls your function on fresh inputs and says
 # **passed**, **not implemented yet**, or **failed** with a hint about the likely mistake.
 # Replace each `raise NotImplementedError(...)` with your code and run the cell below it. Write
-# them yourself, with Python's own tools (lists, dicts, `collections.Counter`, `math`, and numpy where the stub
-# imports it): the checks of 1.1, 1.2, 1.4 and 1.5 refuse an answer that calls `course_lib` or anything of
-# `nltk`, whose counts, smoothing and models are what you build.
+# them yourself, with Python's own tools (lists, dicts, `collections.Counter`, `math`) and numpy: the checks of
+# 1.1, 1.2, 1.4 and 1.5 refuse an answer that calls `course_lib` or `nltk`, whose counts, smoothing and models
+# are what you build.
 # The lesson notebook `notebooks/01_ngrams.ipynb` explains everything used here.
 #
 # When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell:
 # import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
 # strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
 # (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
-# `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
-# and any later one that uses a name the cell defines. Put such code inside your function (there
+# `@classmethod` and `@property` (`@torch.no_grad()` too), or a test, a `print` or a `%magic` at the top of the cell
+# fails that exercise, and any other exercise that uses a name the cell defines. Put such code inside your function (there
 # `with torch.no_grad():` instead of the decorator).
+#
+# In every exercise but 1.3, your functions may call Python's standard library, torch and numpy, and print, display
+# or show progress; a check refuses an answer that calls any other installed package, such as `pandas`, `sympy` or
+# `nltk` (importing one is fine).
 
 # %%
 import course_lib

@@ -34,9 +34,13 @@
 # import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
 # strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
 # (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
-# `@classmethod` and `@property` (`@torch.no_grad()` too) or a test at the top of the cell fails that exercise,
-# and any later one that uses a name the cell defines. Put such code inside your function (there
+# `@classmethod` and `@property` (`@torch.no_grad()` too), or a test, a `print` or a `%magic` at the top of the cell
+# fails that exercise, and any other exercise that uses a name the cell defines. Put such code inside your function (there
 # `with torch.no_grad():` instead of the decorator).
+#
+# In every exercise, your functions may call Python's standard library, torch and numpy, and print, display or show
+# progress; a check refuses an answer that calls any other installed package, such as `pandas`, `sympy` or `nltk`
+# (importing one is fine).
 
 # %%
 import course_lib

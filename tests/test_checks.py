@@ -1664,3 +1664,135 @@ def test_torchs_masked_tensors_and_reductions_are_refused_where_a_masked_softmax
     with observing(Rules.of(("torch.nn.LSTM",)), [x]) as seen:
         torch.masked.sum(x, -1, mask=mask)
     assert not seen.refused
+
+
+# In a build exercise only Python's standard library, torch and numpy (and what prints, draws or shows progress) may
+# be called: every other installed package is refused by where its code lives, whoever calls it (hostile classes
+# found answers ready-made in nltk, pandas and sympy, none of them named by an exercise). is_balanced is 3.1's
+# answer written by hand; each route adds one call into a package to it.
+BALANCED_BY_HAND = """
+def is_balanced(seq, n_symbols=10):
+    stack = []
+    for s in seq:
+        if s < n_symbols // 2:
+            stack.append(s)
+        elif not stack or stack.pop() != n_symbols - 1 - s:
+            return False
+    {extra}
+    return not stack
+"""
+REFUSED_PACKAGE_CALLS = {
+    "regex (Python)": ("regex", "regex.escape('(')"),
+    "regex (C function)": ("regex", "regex._regex.get_code_size()"),
+    "sympy": ("sympy", "sympy.Integer(len(seq))"),
+    "networkx, called by torch": ("networkx", "torch.utils._pytree.tree_map(networkx.path_graph, [2])"),
+}
+ALLOWED_PACKAGE_CALLS = {
+    "tqdm": "list(tqdm.tqdm(range(2), disable=True))",
+    "matplotlib": "matplotlib.colors.to_hex((1.0, 0.0, 0.0))",
+    "numpy": "numpy.asarray(seq).sum()",
+}
+
+
+def _package_namespace() -> dict:
+    import matplotlib.colors
+    import networkx
+    import regex
+    import regex._regex
+    import sympy
+    import tqdm
+
+    return {"regex": regex, "sympy": sympy, "networkx": networkx, "tqdm": tqdm, "matplotlib": matplotlib, "numpy": np}
+
+
+@pytest.mark.parametrize("route", sorted(REFUSED_PACKAGE_CALLS))
+def test_a_package_outside_the_standard_library_torch_and_numpy_is_refused_in_a_build_exercise(route):
+    package, call = REFUSED_PACKAGE_CALLS[route]
+    fn = _from_source(BALANCED_BY_HAND.replace("{extra}", call), "is_balanced", _package_namespace())
+    r = checks.exercises("03")["3.1"].check(fn, quiet=True)
+    assert r.status == FAILED and f"called {package} (" in r.message and "torch and numpy" in r.message, r
+    assert r.message.count("\n") == 0
+
+
+@pytest.mark.parametrize("route", sorted(ALLOWED_PACKAGE_CALLS))
+def test_printing_drawing_progress_and_numpy_are_allowed_in_a_build_exercise(route):
+    fn = _from_source(
+        BALANCED_BY_HAND.replace("{extra}", ALLOWED_PACKAGE_CALLS[route]), "is_balanced", _package_namespace()
+    )
+    r = checks.exercises("03")["3.1"].check(fn, quiet=True)
+    assert r.passed, r
+
+
+def test_a_c_method_of_a_refused_packages_type_is_refused():
+    """A C type of a refused extension (regex's compiled pattern), its method called: no Python frame runs."""
+    import regex
+
+    pattern = regex.compile(r"\d")
+    fn = _from_source(BALANCED_BY_HAND.replace("{extra}", "P.fullmatch('1')"), "is_balanced", {"P": pattern})
+    r = checks.exercises("03")["3.1"].check(fn, quiet=True)
+    assert r.status == FAILED and "regex" in r.message, r
+
+
+def test_the_allowed_packages_are_installed_names_and_the_refused_ones_are_found_by_place():
+    from course_lib.checks import borrowed
+
+    assert {"torch", "numpy"} <= set(borrowed.ALLOWED_LIBRARIES)
+    assert borrowed.is_refused_library("sympy") and borrowed.is_refused_library("nltk")
+    assert not borrowed.is_refused_library("torch") and not borrowed.is_refused_library("json")  # the stdlib
+    import sympy
+
+    assert borrowed.refused_library(sympy.__file__) == "sympy" and borrowed.refused_library(json.__file__) == ""
+
+
+def test_a_packages_garbage_collector_callback_is_no_call_of_the_students():
+    """A package's callback runs wherever the collector happens to run, inside the student's call too (ipykernel
+    registers one in every kernel; here hypothesis's, a package build exercises refuse): not the student's call."""
+    import gc
+
+    from hypothesis.internal.conjecture.junkdrawer import gc_cumulative_time
+
+    gc_cumulative_time()  # registers hypothesis's collector callback, once
+    codes = [getattr(getattr(c, "__func__", c), "__code__", None) for c in gc.callbacks]
+    assert any("hypothesis" in getattr(code, "co_filename", "") for code in codes), gc.callbacks
+    fn = _from_source(BALANCED_BY_HAND.replace("{extra}", "gc.collect()"), "is_balanced", {"gc": gc})
+    r = checks.exercises("03")["3.1"].check(fn, quiet=True)
+    assert r.passed, r
+
+
+def test_a_packages_code_reached_through_a_link_is_the_packages(tmp_path, monkeypatch):
+    """A link to a package's folder, imported under another name: its code carries the link's file name."""
+    import importlib
+    import os
+
+    import regex
+
+    from course_lib.checks import borrowed
+
+    os.symlink(os.path.dirname(regex.__file__), tmp_path / "relinked")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    escape = importlib.import_module("relinked._main").escape
+    assert escape.__code__.co_filename.startswith(str(tmp_path))
+    assert borrowed._classify(escape.__code__) == "library"
+    monkeypatch.delitem(sys.modules, "relinked._main")
+    monkeypatch.delitem(sys.modules, "relinked")
+
+
+def test_a_packages_garbage_collected_during_the_call_is_no_call_of_the_students():
+    """Garbage a package left (nltk's import leaves regex objects in cycles) is collected wherever the collector
+    runs: not inside the check's call, where its finalizers would read as the student's calls."""
+    import gc
+
+    import regex._regex_core as core
+
+    with_finalizer = next(c for c in vars(core).values() if isinstance(c, type) and "__del__" in vars(c))
+    fn = _from_source(BALANCED_BY_HAND.replace("{extra}", "gc.collect()"), "is_balanced", {"gc": gc})
+    gc.disable()  # the garbage waits for the call (the student's gc.collect() there)
+    try:
+        garbage = with_finalizer.__new__(with_finalizer)
+        garbage.cycle = garbage
+        del garbage
+        r = checks.exercises("03")["3.1"].check(fn, quiet=True)
+    finally:
+        gc.enable()
+        gc.collect()
+    assert r.passed, r

@@ -2314,7 +2314,7 @@ EVERYGRAMS_11 = {
 def test_nltks_other_names_for_a_forbidden_function_are_refused_in_the_grading_child(tmp_path):
     status, message, refused = run_harness("01", EVERYGRAMS_11, tmp_path)["1.1"]
     assert status == submission.FAILED, (message, refused)
-    assert any(r.startswith("everygrams (nltk, which build exercises forbid)") for r in refused), refused
+    assert any(r.startswith("everygrams (nltk, which build exercises forbid") for r in refused), refused
 
 
 def test_a_subclass_of_nltks_language_model_is_refused_in_the_grading_child(tmp_path):
@@ -2378,7 +2378,9 @@ def add_k_perplexity(train, test, n, k):
 def test_a_process_started_by_native_code_is_refused_by_the_kernel(tmp_path):
     pytest.importorskip("cffi")
     status, message, refused = run_harness("01", NATIVE_PROCESS, tmp_path)["1.2"]
-    assert status == submission.FAILED and "-1.0" in message, (message, refused)
+    # cffi is no package a build exercise allows, so it is refused before it reaches libc (the filter below it,
+    # which the next test runs, is the second wall)
+    assert status == submission.FAILED and any("cffi, which build exercises forbid" in r for r in refused), refused
 
 
 def test_the_process_filter_lets_threads_and_torch_run_and_refuses_every_process_and_act_on_another():
@@ -2462,3 +2464,121 @@ def test_masked_containers_are_refused_in_the_grading_child(route, tmp_path):
     source = ("import torch\n\n" if "nested" in route else "") + MASKED_CONTAINERS[route][1].lstrip("\n")
     status, message, refused = run_harness("06", {exercise: source}, tmp_path)[exercise]
     assert status == submission.FAILED and refused, (message, refused)
+
+
+def test_names_unpacking_a_literal_tuple_load_and_nothing_else_new_does():
+    """`BOS, EOS = "<s>", "</s>"` runs nothing but the binding (an honest answer of hostile class 33p failed on it);
+    unpacking anything that is not a literal tuple or list of as many items still does not load."""
+    assert harness.refusal('BOS, EOS = "<s>", "</s>"\n') == ""
+    assert harness.refusal("[A, B] = [1, (2, 3)]\n") == ""
+    for source in ('a, b = "xy"\n', "a, b = 1, 2, 3\n", "a, *b = 1, 2\n", "a, b = c\n", "staticmethod, x = 1, 2\n"):
+        assert harness.refusal(source), source
+
+
+def test_importing_pandas_at_the_top_of_an_answer_cell_is_no_refusal(tmp_path):
+    """pandas' masked arrays are refused by place where a masked softmax is the exercise, but importing pandas runs
+    their class bodies: that defines, it computes nothing (an honest 6.3 importing pandas failed, hostile class 33p)."""
+    pytest.importorskip("pandas")
+    source = "import pandas\nimport torch\n\n" + HONEST_63.replace("def honest(", "def masked_attention(")
+    status, message, refused = run_harness("06", {"6.3": source}, tmp_path)["6.3"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+# every installed package but the standard library, torch, numpy and what prints, draws or shows progress is refused
+# in a build exercise by place, whoever calls it, in the grading child too (tests/test_checks.py: the same routes)
+@pytest.mark.parametrize(
+    "route",
+    [
+        ("regex", "import regex\n", "regex.escape('(')"),
+        ("regex", "import regex._regex\n", "regex._regex.get_code_size()"),  # a C function: no Python frame runs
+        ("sympy", "import sympy\n", "sympy.Integer(len(seq))"),
+        (
+            "networkx",
+            "import networkx\nimport torch.utils._pytree\n",
+            "torch.utils._pytree.tree_map(networkx.path_graph, [2])",
+        ),
+        ("sympy", "", "__import__('sympy').Integer(1)"),  # imported during the call
+    ],
+    ids=["regex", "regex's C", "sympy", "networkx through torch", "sympy imported in the call"],
+)
+def test_a_package_outside_the_standard_library_torch_and_numpy_is_refused_in_the_grading_child(route, tmp_path):
+    from test_checks import BALANCED_BY_HAND
+
+    package, imports, call = route
+    source = imports + BALANCED_BY_HAND.replace("{extra}", call)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any(f"{package}, which build exercises forbid" in r for r in refused), refused
+
+
+def test_printing_and_drawing_are_allowed_in_the_grading_child(tmp_path):
+    """(tqdm's progress bar starts a monitor thread, which the grading child refuses as any thread: not here)"""
+    from test_checks import BALANCED_BY_HAND
+
+    call = "print(matplotlib.colors.to_hex((1.0, 0.0, 0.0)))"
+    source = "import matplotlib.colors\n" + BALANCED_BY_HAND.replace("{extra}", call)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+LINKED_PACKAGE = """
+import importlib
+import os
+import sys
+import tempfile
+
+import regex
+
+
+def is_balanced(seq, n_symbols=10):
+    folder = tempfile.mkdtemp()
+    os.symlink(os.path.dirname(regex.__file__), os.path.join(folder, "relinked"))
+    sys.path.insert(0, folder)
+    importlib.import_module("relinked._main").escape("(")  # regex's code, under the link's file name
+    stack = []
+    for s in seq:
+        if s < n_symbols // 2:
+            stack.append(s)
+        elif not stack or stack.pop() != n_symbols - 1 - s:
+            return False
+    return not stack
+"""
+
+
+def test_a_refused_package_reached_through_a_link_is_still_refused(tmp_path):
+    """A link in /tmp to a package's folder, imported under another name: its code carries the link's file name,
+    and is judged by where it really is."""
+    status, message, refused = run_harness("03", {"3.1": LINKED_PACKAGE}, tmp_path)["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any("escape (regex, which build exercises forbid" in r for r in refused), refused
+
+
+def test_a_refused_packages_garbage_collected_during_the_call_is_no_call_of_the_students(tmp_path):
+    """Importing nltk leaves garbage whose finalizers (regex's) run wherever the collector runs: in the student's
+    call they are no call of the student's (the objects of the answers' import are frozen before the call)."""
+    from test_checks import BALANCED_BY_HAND
+
+    source = "import gc\n\nimport nltk\n" + BALANCED_BY_HAND.replace("{extra}", "gc.collect()")
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+def test_importing_a_package_inside_the_function_is_no_call_of_it(tmp_path):
+    """A package imported in the call runs its own code and code it generates while it is imported (attrs' methods
+    and mpmath's for sympy): an import, no call of the package."""
+    from test_checks import BALANCED_BY_HAND
+
+    source = BALANCED_BY_HAND.replace("{extra}", "import sympy, attr  # noqa: F401, E401")
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+def test_the_out_of_memory_score_of_another_process_cannot_be_raised(tmp_path):
+    """Raising the harness's oom_score_adj through /proc, then filling memory, made the kernel kill the harness
+    rather than the child (hostile class 33o): opening it is refused."""
+    from test_checks import BALANCED_BY_HAND
+
+    call = "open(f'/proc/{__import__(\"os\").getppid()}/oom_score_adj', 'w').write('1000')"
+    source = BALANCED_BY_HAND.replace("{extra}", call)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED and any("oom_score_adj" in r for r in refused), (message, refused)

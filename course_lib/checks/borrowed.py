@@ -63,6 +63,7 @@ import ast
 import builtins
 import contextlib
 import functools
+import gc as _gc
 import importlib
 import importlib.util
 import inspect
@@ -579,22 +580,9 @@ MASKED_PYTHON = ("masked" + os.sep,)
 # numpy's masked arrays are the same tool outside torch (np.ma: the mask fills and the reductions skip; hostile class
 # 33o passed 6.1 and 6.3 with them)
 MASKED_NUMPY = ("ma" + os.sep,)
-# and pandas' (its nullable arrays carry a mask the reductions skip: hostile class 33p passed 6.1 and 6.3 with
-# FloatingArray), and torch's nested tensors (a ragged row holds only the keys a query may see, so a plain softmax
-# over it is the masked one: 33p passed 5.2, 6.3 and 7.3; their aten ops are barred too, see _nested_ops)
-MASKED_PANDAS = tuple(
-    os.path.join("core", *parts)
-    for parts in (
-        ("arrays", "masked.py"),
-        ("arrays", "floating.py"),
-        ("arrays", "integer.py"),
-        ("arrays", "numeric.py"),
-        ("arrays", "boolean.py"),
-        ("array_algos", "masked_reductions.py"),
-        ("array_algos", "masked_accumulations.py"),
-        ("ops", "mask_ops.py"),
-    )
-)
+# and torch's nested tensors (a ragged row holds only the keys a query may see, so a plain softmax over it is the
+# masked one: hostile class 33p passed 5.2, 6.3 and 7.3; their aten ops are barred too, see _nested_ops). pandas'
+# masked arrays, the same tool again (33p), are refused with every package outside ALLOWED_LIBRARIES.
 NESTED_PYTHON = ("nested" + os.sep,)
 # (the kernel, the package its Python's places are in, those places, the kind _classify gives that code, what the
 # grader's refusal says)
@@ -608,15 +596,29 @@ KERNEL_PYTHON = (
     ),
     ("_masked_softmax", "torch", MASKED_PYTHON, "masked", "torch's masked tensors and reductions"),
     ("_masked_softmax", "numpy", MASKED_NUMPY, "masked", "numpy's masked arrays"),
-    ("_masked_softmax", "pandas", MASKED_PANDAS, "masked", "pandas' masked arrays"),
     ("_masked_softmax", "torch", NESTED_PYTHON, "masked", "torch's nested tensors"),
 )
-# the NLP toolkit whose ready-made counts (FreqDist, ngrams, everygrams), smoothing (its ProbDists), models,
-# vocabularies and perplexity (nltk.lm) lesson 01's build exercises ask students to write, and which the lesson
-# compares against: refused whole wherever course_lib is (every build exercise), whoever calls it (hostile class
-# 33o passed 1.1, 1.2 and 1.4 with nltk.lm's NgramCounter, Vocabulary and LanguageModel, nltk.util's everygrams
-# and nltk.probability's LidstoneProbDist, none of them on a list)
-REFUSED_LIBRARIES = ("nltk",)
+# In a build exercise the student's code may call Python's standard library, torch and numpy, and the packages that
+# run when it prints, draws or shows progress (the kernel's own machinery among them); every other installed package
+# is refused by where its code lives, whoever calls it. Hostile classes found an exercise's answer ready-made in one
+# package after another (nltk's counts, models and perplexity; pandas' masked arrays; sympy's derivatives), none of
+# them on a list of forbidden names: a package is allowed by name here, or it is refused.
+ALLOWED_LIBRARIES = (
+    "torch",
+    "numpy",
+    "typing_extensions",  # torch's deprecation wrappers
+    # printing and display in a kernel: ipykernel's streams send through zmq and tornado, IPython.display
+    *("IPython", "ipykernel", "comm", "traitlets", "jupyter_client", "jupyter_core", "zmq", "tornado"),
+    "google",  # Colab's kernel (google.colab) wraps ipykernel's
+    # drawing and progress
+    *("matplotlib", "matplotlib_inline", "PIL", "cycler", "kiwisolver", "dateutil", "six", "tqdm", "ipywidgets"),
+)
+# what the import system calls on a finder or loader (setuptools' _distutils_hack and an editable install's finder
+# are packages of their own): an import, not a call of the student's
+IMPORT_PROTOCOL = frozenset(
+    ("find_spec", "find_module", "create_module", "exec_module", "load_module", "get_code", "get_source")
+    + ("get_data", "get_filename", "is_package", "path_stats", "source_to_code", "invalidate_caches")
+)
 _KERNEL_OF_KIND = {kind: kernel for kernel, _, _, kind, _ in KERNEL_PYTHON}
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
 
@@ -1077,6 +1079,45 @@ def _placed_kind(path: str) -> str:
 
 
 _PACKAGE_DIRS: dict = {}
+_SITE_DIRS: list = []
+
+
+def site_dirs() -> tuple:
+    """Where installed packages live (site-packages, dist-packages), as named and as they are, each ending in os.sep."""
+    if not _SITE_DIRS:
+        import site
+        import sysconfig
+
+        paths = [*site.getsitepackages(), site.getusersitepackages()]
+        paths += [sysconfig.get_paths()[key] for key in ("purelib", "platlib")]
+        found = {
+            form(p) + os.sep for p in paths if p and os.path.isdir(p) for form in (os.path.abspath, os.path.realpath)
+        }
+        _SITE_DIRS.append(tuple(sorted(found)))
+    return _SITE_DIRS[0]
+
+
+def refused_library(path: str) -> str:
+    """The top-level name of the installed package holding ``path`` when build exercises refuse it (it is not in
+    ALLOWED_LIBRARIES), else "". A module file counts by its name (``six.py``, ``_regex.cpython-311-x86_64-linux-gnu.so``)."""
+    if not isinstance(path, str):
+        return ""
+    for place in site_dirs():
+        if path.startswith(place):
+            top = path[len(place) :].split(os.sep, 1)[0].split(".", 1)[0]
+            return "" if top in ALLOWED_LIBRARIES or top == "course_lib" else top
+    return ""
+
+
+def is_refused_library(name: str) -> bool:
+    """Is ``name`` (a top-level module name) an installed package that build exercises refuse? Found without
+    importing it."""
+    try:
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+    except (ImportError, ValueError):
+        return False
+    origin = (spec.origin if spec else None) or next(iter(getattr(spec, "submodule_search_locations", None) or []), "")
+    return bool(origin) and refused_library(origin) == name
 
 
 def _torch_dir() -> str:
@@ -1128,6 +1169,7 @@ class _Watcher:
             obj = resolve(name)[2]
             self.allowed |= {f.__code__ for f in (_functions_of(obj) if inspect.isclass(obj) else [obj])}
         self.c_kinds: dict = {_setprofile: "tamper", _getprofile: "tamper"}
+        self.module_kinds: dict = {}  # id(module) -> (module, the refused package it is of, or "")
         self.kernel_codes: set = set()
         self.tamper_types: tuple = ()
         self.handle = None  # torch's dispatcher handle type (its redispatch runs any op), where kernels are refused
@@ -1168,6 +1210,7 @@ class _Watcher:
         kinds, classify, c_kinds, type_kinds = _KINDS, _classify, self.c_kinds, {}
         called, c_called, type_kind, kernel_codes = self._called, self._c_called, self._type_kind, self.kernel_codes
         kernel_names, by_name = self.rules.kernels, self._by_name
+        course, module_library = self.rules.course, self._module_library
 
         def profile(frame, event, arg):
             if event == "call":
@@ -1182,6 +1225,7 @@ class _Watcher:
                     how = type_kinds[type(owner)] = type_kind(type(owner))
                 if how == "lookup":  # a module's builtin, a torch.ops overload's: the same object on every call
                     how = c_kinds.get(arg) or (kernel_names and by_name(frame, arg))
+                    how = how or (course and module_library(owner) and "library")
                 if how:
                     c_called(frame, arg, how)
 
@@ -1200,6 +1244,15 @@ class _Watcher:
         op = frame.f_locals.get("self")
         return "kernel" if str(getattr(op, "_opname", "")) in self.rules.kernels else ""
 
+    def _module_library(self, module) -> str:
+        """The refused package whose extension module a builtin belongs to, else ""."""
+        if type(module) is not types.ModuleType:
+            return ""
+        known = self.module_kinds.get(id(module))
+        if known is None or known[0] is not module:
+            known = self.module_kinds[id(module)] = (module, refused_library(vars(module).get("__file__")))
+        return known[1]
+
     def _type_kind(self, owner_type) -> str:
         """What a C call bound to an object of this type may be: "lookup" (by the builtin's identity), "tamper",
         "autograd" (the engine), "kernel" (a dispatcher handle's methods: it runs any op) or "" (nothing refused:
@@ -1212,6 +1265,8 @@ class _Watcher:
             return "tamper"
         if self.engine is not None and issubclass(owner_type, self.engine):
             return "autograd"
+        if self.rules.course and _type_library(owner_type):
+            return "library"  # a C method of a type that a refused package's extension defines
         return ""
 
     def _called(self, frame, code, kind) -> None:
@@ -1227,7 +1282,7 @@ class _Watcher:
                 return
             elif kind in _KERNEL_OF_KIND and (_KERNEL_OF_KIND[kind] not in self.rules.kernels or _importing(frame)):
                 return
-            elif kind == "library" and (not self.rules.course or _importing(frame)):
+            elif kind == "library" and (not self.rules.course or _importing(frame, installed=True)):
                 return
             elif kind == "opaque":
                 caller = frame.f_back
@@ -1245,6 +1300,14 @@ class _Watcher:
     def _c_called(self, frame, arg, kind) -> None:
         try:
             if kind == "autograd" and not self.rules.autograd:
+                return
+            if kind == "library":
+                if _importing(frame, installed=True):
+                    return
+                owner = getattr(arg, "__self__", None)
+                package = self._module_library(owner) or _type_library(type(owner))
+                name = _builtin_name(arg)
+                self._refuse(name if name.startswith(package + ".") else f"{package}.{name}", kind)
                 return
             if frame.f_code.co_filename == _HERE:
                 return  # the observer's own calls (putting the hooks back)
@@ -1287,15 +1350,61 @@ class _Watcher:
         return func(*args, **(kwargs or {}))
 
 
-def _importing(frame) -> bool:
+def _importing(frame, installed: bool = False) -> bool:
     """Is a module of torch being imported (its classes defined: autograd.Function subclasses run autograd's
-    metaclass), rather than called? Looked at only before a refusal, so the walk up the stack is rare."""
-    torch_dir = _torch_dir()
+    metaclass), rather than called? With ``installed``: or, between ``frame`` and the student's code, a module of an
+    installed package, the import system calling a finder or loader, or a garbage collector's callback that a
+    package registered before the call (ipykernel's: the collector runs it wherever it happens to run). Looked at
+    only before a refusal, so the walk up the stack is rare."""
+    torch_dir, near = _torch_dir(), installed
     while frame is not None:
-        if frame.f_code.co_name == "<module>" and frame.f_code.co_filename.startswith(torch_dir):
+        code, back = frame.f_code, frame.f_back
+        path = code.co_filename
+        if code.co_name == "<module>" and path.startswith(torch_dir):
             return True
-        frame = frame.f_back
+        if not near:
+            pass
+        elif path.startswith(_COURSE_DIR + os.sep):
+            near = False  # the check, which called the student's code: the call goes no further down
+        elif path == "<string>" or path.startswith("<frozen"):
+            pass  # code a package compiled for itself while it is imported (mpmath's), the import system
+        elif not path.startswith(_installed_dirs()):
+            near = False  # the student's code: what called the package is the student's
+        elif code in _GC_CALLBACKS:
+            return True
+        elif code.co_name == "<module>" and path.startswith(site_dirs()):
+            return True
+        elif code.co_name in IMPORT_PROTOCOL and back and back.f_code.co_filename.startswith("<frozen"):
+            return True
+        frame = back
     return False
+
+
+def _installed_dirs() -> tuple:
+    """Python's own library, torch's and the installed packages' folders (each ending in os.sep)."""
+    if not _INSTALLED:
+        import sysconfig
+
+        stdlib = {
+            form(sysconfig.get_paths()[k]) + os.sep
+            for k in ("stdlib", "platstdlib")
+            for form in (os.path.abspath, os.path.realpath)
+        }
+        _INSTALLED.append((*sorted(stdlib), _torch_dir() + os.sep, *site_dirs()))
+    return _INSTALLED[0]
+
+
+_INSTALLED: list = []
+_GC_CALLBACKS: set = set()  # the code of the collector's callbacks when the observation began
+
+
+def _gc_callback_codes() -> set:
+    found = set()
+    for callback in list(_gc.callbacks):
+        code = getattr(getattr(callback, "__func__", callback), "__code__", None)
+        if isinstance(code, types.CodeType):
+            found.add(code)
+    return found
 
 
 _KERNEL_BUILTINS: dict = {}
@@ -1323,12 +1432,30 @@ def _kernel_builtins(torch, op: str) -> list:
 _KINDS: dict = {}  # code object -> its kind, for every observation (a code object's file never changes)
 
 
+def _type_library(owner_type) -> str:
+    """The refused package whose module defines this type (its ``__module__``: for a C type, read from its C name,
+    which nothing can change), or ""."""
+    try:
+        name = _TYPE_MODULE(owner_type)
+    except TypeError:
+        return ""
+    if not isinstance(name, str) or name in ("builtins", "__main__"):
+        return ""
+    module = sys.modules.get(name) or next((m for n, m in list(sys.modules.items()) if n.endswith("." + name)), None)
+    return refused_library(getattr(module, "__file__", None)) if module is not None else ""
+
+
+_TYPE_MODULE = type.__dict__["__module__"].__get__
+
+
 def _classify(code) -> str:
     """ "course" (course_lib's lessons), "checks" (the checks), "autograd", "tamper" or "ok"."""
     kind = _KINDS.get(code)
     if kind is not None:
         return kind
     path = code.co_filename
+    if path.startswith(os.sep) and not path.startswith((*_installed_dirs(), _COURSE_DIR + os.sep)):
+        path = os.path.realpath(path)  # a link to a package's folder (its code carries the link's name) is the package
     kind = "ok"
     # importing, or a module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
     # (the bare name first: on Python 3.10 qualname() reads a module's functions)
@@ -1354,7 +1481,7 @@ def _classify(code) -> str:
             else:
                 kind = _placed_kind(path) if code.co_flags & inspect.CO_OPTIMIZED else "ok"
         # (a place's module and class bodies run when it is imported: defining, not computing, like "<module>")
-        elif path.startswith(_package_dirs(REFUSED_LIBRARIES)):
+        elif refused_library(path):
             kind = "library" if code.co_flags & inspect.CO_OPTIMIZED else "ok"
         else:
             kind = _placed_kind(path) if code.co_flags & inspect.CO_OPTIMIZED else "ok"
@@ -1426,6 +1553,13 @@ def observing(rules: Rules, handed_in=()):
     """
     seen = Observation()
     watcher = _Watcher(rules, seen, _codes_of(list(handed_in)))
+    _GC_CALLBACKS.clear()
+    _GC_CALLBACKS.update(_gc_callback_codes())
+    # what existed before the call is not collected during it: a package's finalizers (nltk's regex objects) would
+    # run wherever the collector happens to run, as no call of the student's (the grader's child froze it already)
+    freezing = _gc.get_freeze_count() == 0
+    if freezing:
+        _gc.freeze()
     torch = watcher.torch
     modes = contextlib.ExitStack()
     if torch is not None and _TENSOR_BACKWARD[0] is None:
@@ -1461,6 +1595,8 @@ def observing(rules: Rules, handed_in=()):
         after = tampered()
         if after:
             seen.tamper(after)
+        if freezing:
+            _gc.unfreeze()
         if clock is not None and (clock < 0 or _graph_clock(torch) != clock + 1):
             seen.note("torch's autograd (a graph was recorded while your code ran: gradients by autograd)")
 

@@ -41,12 +41,12 @@ import numpy as np
 
 from course_lib.checks import FAILED, NOT_IMPLEMENTED, PASSED, CheckResult, Mistake, record
 from course_lib.checks.borrowed import (
-    REFUSED_LIBRARIES,
     Borrowed,
     Rules,
     course_code_in,
     graphless,
     guard,
+    is_refused_library,
     notebook_uses_forbidden,
     observing,
     refusing,
@@ -403,14 +403,21 @@ class Exercise:
         # (a dotted name of torch, course_lib or the hooks, letters, digits and dots only)
         if name == "checks":
             return "Hint: write it yourself: your function may not call the course's checks (`checks`)."
-        # a forbidden library's other code (nltk.util's), and a library every build exercise refuses (nltk)
-        libraries = {n.split(".")[0] for n in self.forbidden} | (set(REFUSED_LIBRARIES) if self.forbidden else set())
-        observed = isinstance(name, str) and (
-            _OBSERVED_NAME.fullmatch(name) or (_DOTTED.fullmatch(name) and name.split(".")[0] in libraries)
-        )
-        if name not in self.forbidden and not observed:
+        # a forbidden library's other code, or a package no build exercise allows (sympy, pandas, ...); a function's
+        # inner code (``f.<locals>.g``, ``<listcomp>``) is named by what holds it
+        tops = {n.split(".")[0] for n in self.forbidden}
+        shown = _INNER.sub("", name) if isinstance(name, str) else ""
+        top = shown.split(".")[0] if _DOTTED.fullmatch(shown) else ""
+        if top and self.forbidden and top not in tops and is_refused_library(top):
+            return (
+                f"Hint: write it yourself: your function called {top} (`{shown}`); here use only Python's standard "
+                "library, torch and numpy."
+            )
+        if name not in self.forbidden and not (_OBSERVED_NAME.fullmatch(shown) or (top and top in tops)):
             return "Hint: write it yourself: your function may not call what this exercise asks you to replace."
-        return f"Hint: write it yourself: your function may not call `{name}`, which this exercise asks you to replace."
+        return (
+            f"Hint: write it yourself: your function may not call `{shown}`, which this exercise asks you to replace."
+        )
 
     def judge_source(self, sources: list[str]) -> str:
         """The grader's look at a submission's code cells, in its own process (nothing is run): a hint or ""."""
@@ -442,7 +449,8 @@ class Exercise:
     __call__ = check
 
 
-_OBSERVED_NAME = re.compile(r"(torch|course_lib|sys|threading)(\.[A-Za-z_][A-Za-z0-9_]*){1,8}")
+_OBSERVED_NAME = re.compile(r"(torch|numpy|course_lib|sys|threading)(\.[A-Za-z_][A-Za-z0-9_]*){1,8}")
+_INNER = re.compile(r"\.<[a-z]+>")  # .<locals>, .<listcomp>, .<lambda>, ...
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){1,8}")
 # the check's own steps, as imported: a student's code that replaces one has switched the check off
 for _name in ("call", "_call", "crash_record", "global_random_state_kept"):

@@ -120,7 +120,8 @@ FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f
 CODE_READS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
 CODE_HOLDERS = (types.FunctionType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 NEW_LOCALS = 0x0002  # inspect.CO_NEWLOCALS: a function's code (a cell's own code and class bodies have not)
-PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files"})  # /proc/<pid>/...: ways to a process's pipes and memory
+PROC_PARTS = frozenset({"fd", "fdinfo", "mem", "map_files", "oom_score_adj", "oom_adj"})  # /proc/<pid>/...: ways to a
+# process's pipes and memory, and to making the kernel's out-of-memory killer choose the harness
 # audit events by which code is made at run time: text or an AST compiled (compile, exec or eval of a string;
 # ast.parse only where it is asked for code, see _AST_PARSE), a code object built from parts (types.CodeType,
 # code.replace), bytes unmarshalled (marshal.loads, a .pyc). In a build exercise's call, made by the student's code
@@ -290,6 +291,19 @@ def _def_refusal(node, properties: set = frozenset()) -> str:
     return ""
 
 
+def _unpacks_literal(target, value) -> bool:
+    """``NAME = literal``, or names unpacking a literal tuple or list of as many items (``BOS, EOS = "<s>", "</s>"``:
+    nothing runs but the binding)."""
+    if isinstance(target, ast.Name):
+        return True
+    return (
+        isinstance(target, (ast.Tuple, ast.List))
+        and all(isinstance(e, ast.Name) for e in target.elts)
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(value.elts) == len(target.elts)
+    )
+
+
 def _body_refusal(body, top: bool) -> str:
     properties: set = set()  # in a class body: names bound, so far, to a property (what x.setter may decorate)
     for node in body:
@@ -316,7 +330,7 @@ def _body_refusal(body, top: bool) -> str:
             properties -= _bound_names(target)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring, or a bare constant
-        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        if isinstance(node, ast.Assign) and all(_unpacks_literal(t, node.value) for t in node.targets):
             if _literal(node.value):
                 continue
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -390,7 +404,16 @@ class _Observer:
         self.torch_dir = ""
         self.autograd_dirs = self.autograd_spared = self.opaque_dirs = frozenset()
         self.reimplemented_dirs: tuple = ()  # torch's Python versions of its ops (folders inside torch's)
-        self.kernel_python: tuple = ()  # ((absolute places, reason), ...): a refused kernel's Python by place, nltk's
+        self.kernel_python: tuple = ()  # ((absolute places, reason), ...): a refused kernel's Python by place
+        # in a build exercise, every installed package but borrowed.ALLOWED_LIBRARIES is refused by place: where
+        # installed packages live, the allowed ones' names, and what each module object and type was found to be
+        self.site_dirs: tuple = ()
+        self.allowed_libraries: frozenset = frozenset()
+        self.import_protocol: frozenset = frozenset()  # what the import system calls on a finder or loader
+        self.module_kinds: dict = {}  # id(module) -> (module, the refused package's name or "")
+        self.library_names: dict = {}  # a module's name in sys.modules, and its last part -> the refused package
+        self.gc_callbacks: set = set()  # ids of the collector's callbacks' code once the cells loaded
+        self.gc_codes: list = []  # that code, kept alive (its ids stay its own)
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
@@ -493,8 +516,9 @@ class _Observer:
         self.opaque_dirs = frozenset(borrowed._OPAQUE_DIRS)
         self.reimplemented_dirs = borrowed._REIMPLEMENTED_DIRS
         self.kernel_python = borrowed.kernel_python_places(rules.kernels)
-        libraries = borrowed._package_dirs(borrowed.REFUSED_LIBRARIES) if rules.course else ()
-        self.kernel_python += tuple((d, f"{os.path.basename(d[:-1])}, which build exercises forbid") for d in libraries)
+        self.site_dirs = borrowed.site_dirs() if rules.course else ()
+        self.allowed_libraries = frozenset(borrowed.ALLOWED_LIBRARIES) | {"course_lib"}
+        self.import_protocol = borrowed.IMPORT_PROTOCOL
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
 
@@ -519,6 +543,25 @@ class _Observer:
     def know_course(self, codes) -> None:
         self.course_codes = frozenset(codes)
         self.course_ids = frozenset(id(code) for code in self.course_codes)
+
+    def know_modules(self) -> None:
+        """Which loaded modules are a refused package's, read once the answer cells have loaded (they import, and
+        nothing of theirs has run yet): a C function's module, or a C type's, is then known by identity, whatever
+        the student's code later writes into it."""
+        if not self.site_dirs:
+            return
+        from course_lib.checks import borrowed
+
+        self.gc_codes += borrowed._gc_callback_codes()
+        self.gc_callbacks.update(id(code) for code in self.gc_codes)
+        for name, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None)
+            top = _library(vars(self), path)
+            self.module_kinds[id(module)] = (module, top)
+            if top and isinstance(name, str):
+                self.library_names[name] = top
+                if path.endswith((".so", ".pyd")):  # an extension's C types may name it by its last part
+                    self.library_names.setdefault(name.rpartition(".")[2], top)
 
     def hand_in(self, given) -> None:
         self.given = frozenset(given)
@@ -574,6 +617,8 @@ _type_name = type.__dict__["__qualname__"].__get__
 _CODE, _FUNCTION = types.CodeType, types.FunctionType
 # a code object's qualified name (Python 3.10's code objects have none: there, their bare name; messages only)
 _qualname = types.CodeType.__dict__["co_qualname" if sys.version_info >= (3, 11) else "co_name"].__get__
+_MODULE, _module_dict = types.ModuleType, types.ModuleType.__dict__["__dict__"].__get__
+_type_module, _dict_get = type.__dict__["__module__"].__get__, dict.get
 _getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
 _open_fd, _read_fd, _close_fd, _fstat, _bjoin, _O_RDONLY = os.open, os.read, os.close, os.fstat, b"".join, os.O_RDONLY
 _S_ISREG = __import__("stat").S_ISREG
@@ -946,7 +991,7 @@ def _trace(st, frame, event, arg):
         _refuse(st, _dotted(st, code))
         return
     if key not in st["refused_ids"] or key in st["given_ids"]:
-        if st["torch_rules"] or st["kernel_code_ids"] or st["kernel_python"]:
+        if st["torch_rules"] or st["kernel_code_ids"] or st["kernel_python"] or st["site_dirs"]:
             torch = st["torch_kinds"].get(key)
             if torch is None or torch[0] is not code:
                 torch = st["torch_kinds"][key] = (code, _torch_python(st, code))
@@ -1063,12 +1108,16 @@ def _c_kind(st, frame, builtin) -> str:
             if _subclass(special, kind):
                 how = what
                 break
+        if not how and st["site_dirs"]:  # a C method of a type a refused package's extension defines
+            how = "library" if _library_type(st, kind) else ""
         cached = st["c_types"][id(kind)] = (kind, how)
     if cached[1] != "lookup":
         return cached[1]
     entry = st["c_ids"].get(id(builtin))
     if entry is not None and entry[0] is builtin:
         return entry[1]
+    if st["site_dirs"] and _module_library(st, _getattr(builtin, "__self__", None)):
+        return "library"  # a function of a refused package's extension module
     if not st["kernel_names"] and not st["autograd"]:
         return ""
     name = _getattr(builtin, "__name__", "")
@@ -1091,6 +1140,32 @@ def _c_kind(st, frame, builtin) -> str:
     return ""
 
 
+def _module_library(st, module) -> str:
+    """The refused package a module object is of: known by identity from when the answers loaded, else (a module
+    first imported during the call) read from its file now."""
+    if type(module) is not _MODULE:
+        return ""
+    entry = st["module_kinds"].get(id(module))
+    if entry is None or entry[0] is not module:
+        entry = st["module_kinds"][id(module)] = (module, _library(st, _dict_get(_module_dict(module), "__file__")))
+    return entry[1]
+
+
+def _library_type(st, kind) -> str:
+    """The refused package whose module defines the type ``kind`` (a C type's module is read from its C name)."""
+    try:
+        name = _type_module(kind)
+    except TypeError:
+        return ""
+    if type(name) is not str:
+        return ""
+    known = st["library_names"].get(name)
+    if known is not None:
+        return known
+    module = _dict_get(sys.modules, name)
+    return _module_library(st, module) if module is not None else ""
+
+
 def _profile(st, frame, event, arg) -> None:
     """The profile hook (C calls; the trace hook has Python's): fused kernels, autograd's engine and the switches
     of torch's modes, refused when the student's code asked for them (its own line, or code it called); and, where
@@ -1105,20 +1180,65 @@ def _profile(st, frame, event, arg) -> None:
     if how and _by_student(st, frame):
         name = _getattr(arg, "__name__", None)
         owner = _getattr(arg, "__module__", None)
-        _refuse(
-            st, f"{_text(owner, 40) if owner else 'torch'}.{_text(name, 80) if name else 'an op by a nameless handle'}"
-        )
+        said = f"{_text(owner, 40) if owner else 'torch'}.{_text(name, 80) if name else 'an op by a nameless handle'}"
+        if how == "library":
+            if _importing(st, frame):
+                return  # an installed module's own import
+            bound = _getattr(arg, "__self__", None)
+            library = _module_library(st, bound) or _library_type(st, type(bound))
+            said += f" ({_text(library, 60)}, which build exercises forbid: only the standard library, torch and numpy)"
+        _refuse(st, said)
 
 
 def _importing(st, frame) -> bool:
     """Is a module of torch being imported (its classes defined: autograd.Function subclasses run autograd's
-    metaclass), rather than called?"""
+    metaclass), rather than called? Or, between ``frame`` and the student's code, an installed module (see
+    _importing_installed), or the import system calling a finder or loader (setuptools' _distutils_hack, an
+    editable install's finder)?"""
+    near = True  # no frame of the student's own seen yet
     while frame is not None:
-        code = frame.f_code
-        if _text(code.co_name, 20) == "<module>" and _starts(code.co_filename, st["torch_dir"]):
+        code, back = frame.f_code, frame.f_back
+        name, filename = _text(code.co_name, 40), _text(code.co_filename, 4096)
+        if name == "<module>" and _starts(filename, st["torch_dir"]):
             return True
-        frame = frame.f_back
+        installed = _starts(filename, st["installed"]) and not _course(st, filename)
+        if near and installed and name == "<module>":
+            return True
+        if near and id(code) in st["gc_callbacks"]:  # the collector runs it wherever it happens to run
+            return True
+        if near and name in st["import_protocol"] and back is not None:
+            if _starts(_text(back.f_code.co_filename, 40), "<frozen importlib"):
+                return True
+        # the student's own cells, or the check that called them: the call goes no further down (code made at run
+        # time in a build exercise's call can only be what an installed module compiled while it was imported, as
+        # mpmath does: any other compile there is refused)
+        if not installed and (_starts(filename, "<answer ") or id(code) in st["course_ids"]):
+            near = False
+        frame = back
     return False
+
+
+def _placed(st, path: str) -> str:
+    """Where a file outside the installed folders really is: a link in /tmp to a package's folder (imported from
+    there, its code carries the link's name) is that package's."""
+    if _starts(path, st["installed"]) or not _starts(path, "/"):
+        return path
+    try:
+        return _realpath(path)
+    except (TypeError, ValueError, OSError):
+        return path
+
+
+def _library(st, path) -> str:
+    """The top-level name of the installed package holding ``path`` when build exercises refuse it, else ""."""
+    if type(path) is not str:
+        return ""
+    path = _placed(st, path)
+    for place in st["site_dirs"]:
+        if _starts(path, place):
+            top = _split(_split(path[len(place) :], os.sep, 1)[0], ".", 1)[0]
+            return "" if top in st["allowed_libraries"] else top
+    return ""
 
 
 def _torch_python(st, code) -> str:
@@ -1127,12 +1247,17 @@ def _torch_python(st, code) -> str:
     numpy or pandas: borrowed.KERNEL_PYTHON), or a library every build exercise refuses (nltk)."""
     if id(code) in st["kernel_code_ids"]:  # a fused kernel written in Python, or a forbidden library's code
         return "kernel" if _starts(_text(code.co_filename, 4096), st["torch_dir"]) else "a forbidden library's code"
-    filename = _text(code.co_filename, 4096)
+    filename = _placed(st, _text(code.co_filename, 4096))
     if _text(code.co_name, 80) == "<module>":
         return ""
-    for places, reason in st["kernel_python"]:  # a kernel's Python by its place (torch.masked, numpy.ma), nltk
+    if not code.co_flags & 1:  # a class body's (not CO_OPTIMIZED): it runs when its module is imported
+        return ""
+    for places, reason in st["kernel_python"]:  # a kernel's Python by its place (torch.masked, numpy.ma)
         if _starts(filename, places):
             return reason
+    library = _library(st, filename)
+    if library:
+        return f"{_text(library, 60)}, which build exercises forbid: only the standard library, torch and numpy"
     if not st["torch_rules"] or not _starts(filename, st["torch_dir"]):
         return ""
     parts = _split(filename[len(st["torch_dir"]) :], os.sep)
@@ -1183,6 +1308,10 @@ HOOK_FUNCTIONS = (
     "_asks_for_a_tree",
     "_installed_text",
     "_importing_installed",
+    "_library",
+    "_placed",
+    "_module_library",
+    "_library_type",
 )
 
 
@@ -1680,6 +1809,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     max_line = int(job.get("max_line", MAX_LINE))
     observer.snapshot = snapshot = _snapshot(_resolved(exercise.forbidden if exercise is not None else ()))
     gettrace, getprofile, gc_disable = sys.gettrace, sys.getprofile, __import__("gc").disable
+    gc_freeze = __import__("gc").freeze
     if exercise is not None:
         _bar_ops(borrowed.barred_ops(exercise.rules), say)
     _close_doors(say)
@@ -1744,6 +1874,12 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
             loaded[exercise_id] = f"answer cell {grade_id} was not loaded: {why}"
         loaded.setdefault(exercise_id, "")
     observer.loading = False
+    observer.busy = True  # its own look, unobserved
+    observer.know_modules()
+    # what the cells' imports left for the collector (nltk's regex objects) is never collected in this child: its
+    # finalizers would run inside the call, wherever the collector happens to run, as no call of the student's
+    gc_freeze()
+    observer.busy = False
     loaded_answers += [observer.answers, observer.answer_ids]
     # no .pyc is read during the call: a module first imported then is compiled from its installed file's text, which
     # the observer compares with the file (bytes to unmarshal could be anyone's: marshal is refused in a build call)

@@ -21,6 +21,15 @@ MAX_MESSAGE_BYTES = 64_000_000  # one message from the kernel (its output is cap
 CONTROL_SEND_MS = 2000  # how long a message to the kernel's control channel (interrupt, shutdown) may wait to go
 
 
+class KernelExited(Exception):
+    """A cell ran exit() or quit(): ipykernel stops its loop 0.1 s later, so the cells sent meanwhile would run
+    or not by timing; the client stops at that cell instead."""
+
+    def __init__(self, cell_index: int):
+        super().__init__(f"cell {cell_index} ended Python")
+        self.cell_index = cell_index
+
+
 def _client_class():
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError
@@ -61,13 +70,22 @@ def _client_class():
             self.cell_index = -1
             self.silent_cells: list[int] = []  # cells whose output never arrived
             self.log = _OutputWatch(self, self.log)
+            self.on_cell_executed = self._note_exit
+            self.exited = False
+
+        def _note_exit(self, cell, cell_index, execute_reply):
+            payloads = (execute_reply or {}).get("content", {}).get("payload") or []
+            self.exited = any(p.get("source") == "ask_exit" and not p.get("keepkernel") for p in payloads)
 
         def _timeout_for(self, cell):
             return max(1, min(self.timeout, int(self.deadline - time.monotonic())))
 
         async def async_execute_cell(self, cell, cell_index, *args, **kw):
             self.cell_index = cell_index
-            return await super().async_execute_cell(cell, cell_index, *args, **kw)
+            cell = await super().async_execute_cell(cell, cell_index, *args, **kw)
+            if self.exited:
+                raise KernelExited(cell_index)
+            return cell
 
         def output_lost(self):
             # nbclient waited iopub_timeout for this cell's output and went on: typically one message over

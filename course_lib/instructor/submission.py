@@ -573,10 +573,17 @@ def _seed_caches(home: Path) -> None:
         shutil.copyfile(font_list, target / font_list.name)
 
 
+_ENDED_PYTHON = (
+    "cell {cell} ended Python (exit(), quit() or sys.exit()); the cells after it were not run (the answers are "
+    "graded on their own)"
+)
+
+
 def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | None) -> str:
     """Run the notebook; "" or, when its kernel stopped answering, the watchdog's words (without the name)."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
+    from course_lib.instructor.kernel import KernelExited
     from course_lib.instructor.watchdog import KernelStalled
 
     try:
@@ -584,6 +591,9 @@ def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | N
     except KernelStalled as stall:
         LOG.warning("%s", shown(str(stall)))
         return shown(str(stall).removeprefix(f"{client.notebook_name}, "))
+    except KernelExited as exited:
+        result.problems.append(_ENDED_PYTHON.format(cell=exited.cell_index))
+        return ""
     except DeadKernelError:
         hits = sandbox.limit_hits(cgroup)
         code = getattr(client.km, "exit_code", None)
@@ -594,10 +604,7 @@ def _execute(client, result: Submission, limits: sandbox.Limits, cgroup: str | N
         elif "processes" in hits:
             why = f"it reached the limit on processes ({limits.processes})"
         elif code == 0:  # a clean exit: exit(), quit() or sys.exit() in a cell
-            result.problems.append(
-                f"cell {client.cell_index} ended Python (exit(), quit() or sys.exit()); the cells after it were not "
-                "run (the answers are graded on their own)"
-            )
+            result.problems.append(_ENDED_PYTHON.format(cell=client.cell_index))
             return ""
         else:
             why = (
