@@ -38,7 +38,7 @@ def main() -> int:
         if lesson not in by_lesson:
             by_lesson[lesson] = rows(lesson)
         mine = [r for r in by_lesson[lesson] if unquoted(r["student"]) == name]
-        fb = list((BASE / "out" / f"feedback_{lesson}").glob(f"{name}*.md"))
+        fb = [p for p in (BASE / "out" / f"feedback_{lesson}").glob("*.md") if p.stem == name]
         problems = []
         if len(mine) != 1:
             problems.append(f"{len(mine)} rows")

@@ -207,14 +207,23 @@ def entries():
         "honest",
     )
     attack("h03_tqdm", "03", "honest: 3.4 with a tqdm progress bar", {"ex-3-4": A.L03_TQDM_34}, [], "honest")
-    # lesson 06: torch.masked (refused by folder) from an unnormalised path
+    # lesson 06: torch.masked (refused by folder) from an unnormalised path, one exercise per submission (a first
+    # run put both in one notebook: the second cell's helpers of the same names replaced the first's, refused as
+    # "code made at run time under an answer cell's name", an artefact of the attack, not a defence)
     for mode in ("dotdot", "dslash", "procroot", "symlink"):
         attack(
-            f"a06_masked_{mode}",
+            f"a06_masked61_{mode}",
             "06",
-            f"6.1 and 6.3 by torch/masked/_ops.py loaded from a {mode} path",
-            {"ex-6-1": m(A.L06_MASKED_PATH, mode), "ex-6-3": m(A.L06_MASKED_PATH_63, mode)},
-            ["6.1", "6.3"],
+            f"6.1 by torch/masked/_ops.py's logsumexp loaded from a {mode} path",
+            {"ex-6-1": m(A.L06_MASKED_PATH, mode)},
+            ["6.1"],
+        )
+        attack(
+            f"a06_masked63_{mode}",
+            "06",
+            f"6.3 by torch/masked/_ops.py's softmax loaded from a {mode} path",
+            {"ex-6-3": m(A.L06_MASKED_PATH_63, mode)},
+            ["6.3"],
         )
     for extra in getattr(A, "EXTRA", []):
         attack(*extra)

@@ -9,7 +9,9 @@ CLASS="$BASE/class"
 OUT="$BASE/out"
 PLANT="$BASE/plant"
 MARKERS="$BASE/markers"
-rm -rf "$OUT" "$PLANT" "$MARKERS"
+ONLY="${*:-}"  # lessons to grade (default: all, from a clean output folder)
+if [ -z "$ONLY" ]; then rm -rf "$OUT" "$MARKERS"; fi
+rm -rf "$PLANT"
 mkdir -p "$OUT" "$PLANT" "$MARKERS"
 chmod 777 "$MARKERS"
 
@@ -27,6 +29,8 @@ echo "$C33Q_SECRET" > "$BASE/secret.txt"
 cd "$PLANT" || exit 1
 for lesson_dir in "$CLASS"/*/; do
     lesson="$(basename "$lesson_dir")"
+    if [ -n "$ONLY" ] && [[ " $ONLY " != *" $lesson "* ]]; then continue; fi
+    rm -rf "$OUT/$lesson.csv" "$OUT/feedback_$lesson"
     echo "== lesson $lesson: $(date -u +%H:%M:%S)"
     start=$(date +%s)
     "$WT/.venv/bin/course-lib" grade "$lesson_dir" --lesson "$lesson" --jobs 1 --timeout 60 \
