@@ -2511,12 +2511,13 @@ def test_a_package_outside_the_standard_library_torch_and_numpy_is_refused_in_th
     assert any(f"{package}, which build exercises forbid" in r for r in refused), refused
 
 
-def test_printing_and_drawing_are_allowed_in_the_grading_child(tmp_path):
-    """(tqdm's progress bar starts a monitor thread, which the grading child refuses as any thread: not here)"""
+def test_printing_drawing_and_progress_are_allowed_in_the_grading_child(tmp_path):
+    """A progress bar's monitor is a thread, which the grading child refuses: the grader starts none (tqdm's
+    monitor_interval set to 0 once the cells have loaded)."""
     from test_checks import BALANCED_BY_HAND
 
-    call = "print(matplotlib.colors.to_hex((1.0, 0.0, 0.0)))"
-    source = "import matplotlib.colors\n" + BALANCED_BY_HAND.replace("{extra}", call)
+    call = "print(matplotlib.colors.to_hex((1.0, 0.0, 0.0)), list(tqdm.tqdm(range(2))))"
+    source = "import matplotlib.colors\nimport tqdm\n" + BALANCED_BY_HAND.replace("{extra}", call)
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.PASSED and not refused, (message, refused)
 

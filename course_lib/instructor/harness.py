@@ -1879,6 +1879,9 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     # what the cells' imports left for the collector (nltk's regex objects) is never collected in this child: its
     # finalizers would run inside the call, wherever the collector happens to run, as no call of the student's
     gc_freeze()
+    progress = sys.modules.get("tqdm.std")
+    if progress is not None:  # a progress bar's monitor is a thread, which this child refuses: none is started
+        progress.tqdm.monitor_interval = 0
     observer.busy = False
     loaded_answers += [observer.answers, observer.answer_ids]
     # no .pyc is read during the call: a module first imported then is compiled from its installed file's text, which
