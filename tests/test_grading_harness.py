@@ -2583,3 +2583,38 @@ def test_the_out_of_memory_score_of_another_process_cannot_be_raised(tmp_path):
     source = BALANCED_BY_HAND.replace("{extra}", call)
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.FAILED and any("oom_score_adj" in r for r in refused), (message, refused)
+
+
+PATH_FORMS = {  # regex's _main.py named another way: each walks into the package from elsewhere
+    "dotdot": "os.path.join(os.path.dirname(torch.__file__), '..', 'regex', '_main.py')",
+    "double slash": "os.path.dirname(os.path.dirname(regex.__file__)) + '//regex/_main.py'",
+    "/proc/self/root": "'/proc/self/root' + os.path.join(os.path.dirname(regex.__file__), '_main.py')",
+}
+
+
+@pytest.mark.parametrize("form", sorted(PATH_FORMS))
+def test_a_refused_package_loaded_under_another_name_of_its_file_is_still_refused(form, tmp_path):
+    source = f"""
+import importlib.util
+import os
+
+import regex
+import torch
+
+
+def is_balanced(seq, n_symbols=10):
+    spec = importlib.util.spec_from_file_location("elsewhere", {PATH_FORMS[form]})
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.escape("(")
+    stack = []
+    for s in seq:
+        if s < n_symbols // 2:
+            stack.append(s)
+        elif not stack or stack.pop() != n_symbols - 1 - s:
+            return False
+    return not stack
+"""
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    assert any(r.startswith("escape (regex, which build exercises forbid") for r in refused), refused

@@ -1005,7 +1005,7 @@ def _trace(st, frame, event, arg):
                 and not _importing(st, frame)
             ):
                 name = st["kernel_qualnames"].get(key) or _qualname(code)  # only kernels have one kept (alive)
-                owner = "torch's " if _starts(_text(code.co_filename, 4096), st["torch_dir"]) else ""
+                owner = "torch's " if _starts(_placed(st, _text(code.co_filename, 4096)), st["torch_dir"]) else ""
                 _refuse(st, f"{owner}{_text(name, 80)} ({torch[1]})")
         return
     if _by_student(st, frame.f_back):
@@ -1219,9 +1219,12 @@ def _importing(st, frame) -> bool:
 
 
 def _placed(st, path: str) -> str:
-    """Where a file outside the installed folders really is: a link in /tmp to a package's folder (imported from
-    there, its code carries the link's name) is that package's."""
-    if _starts(path, st["installed"]) or not _starts(path, "/"):
+    """Where a file really is, when its name may say otherwise: a link in /tmp to a package's folder (imported from
+    there, its code carries the link's name) is that package's, and so is a name that walks into one from another
+    (``torch/../nltk/util.py``, ``site-packages//nltk``, ``/proc/self/root/...``)."""
+    if not _starts(path, "/"):
+        return path
+    if _starts(path, st["installed"]) and "/../" not in path and "/./" not in path and "//" not in path:
         return path
     try:
         return _realpath(path)
