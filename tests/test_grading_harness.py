@@ -2618,3 +2618,26 @@ def is_balanced(seq, n_symbols=10):
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.FAILED, (message, refused)
     assert any(r.startswith("escape (regex, which build exercises forbid") for r in refused), refused
+
+
+# a Cython function or a C type of a refused package raises no profile event when called: no hook sees it run
+# (hostile class 33q passed 1.1 with pandas' C hash table)
+CYTHON_ROUTES = {
+    "its module": "from pandas._libs import hashtable\n",
+    "its own name": "from pandas._libs.hashtable import value_count\n",
+}
+
+
+@pytest.mark.parametrize("route", sorted(CYTHON_ROUTES))
+def test_a_refused_packages_c_functions_are_refused_however_they_are_named(route, tmp_path):
+    pytest.importorskip("pandas")
+    call = (
+        "hashtable.value_count(numpy.array(seq, dtype=object), False)"
+        if "module" in route
+        else ("value_count(numpy.array(seq, dtype=object), False)")
+    )
+    source = (
+        "import numpy\n" + CYTHON_ROUTES[route] + __import__("test_checks").BALANCED_BY_HAND.replace("{extra}", call)
+    )
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED and any("value_count (pandas, which build" in r for r in refused), refused
