@@ -2528,14 +2528,14 @@ import os
 import sys
 import tempfile
 
-import regex
+import toolz
 
 
 def is_balanced(seq, n_symbols=10):
     folder = tempfile.mkdtemp()
-    os.symlink(os.path.dirname(regex.__file__), os.path.join(folder, "relinked"))
+    os.symlink(os.path.dirname(toolz.__file__), os.path.join(folder, "relinked"))
     sys.path.insert(0, folder)
-    importlib.import_module("relinked._main").escape("(")  # regex's code, under the link's file name
+    importlib.import_module("relinked.itertoolz").frequencies(seq)  # toolz's code, under the link's file name
     stack = []
     for s in seq:
         if s < n_symbols // 2:
@@ -2551,7 +2551,7 @@ def test_a_refused_package_reached_through_a_link_is_still_refused(tmp_path):
     and is judged by where it really is."""
     status, message, refused = run_harness("03", {"3.1": LINKED_PACKAGE}, tmp_path)["3.1"]
     assert status == submission.FAILED, (message, refused)
-    assert any("escape (regex, which build exercises forbid" in r for r in refused), refused
+    assert any(r.startswith("frequencies (toolz, which build exercises forbid") for r in refused), refused
 
 
 def test_a_refused_packages_garbage_collected_during_the_call_is_no_call_of_the_students(tmp_path):
@@ -2585,10 +2585,10 @@ def test_the_out_of_memory_score_of_another_process_cannot_be_raised(tmp_path):
     assert status == submission.FAILED and any("oom_score_adj" in r for r in refused), (message, refused)
 
 
-PATH_FORMS = {  # regex's _main.py named another way: each walks into the package from elsewhere
-    "dotdot": "os.path.join(os.path.dirname(torch.__file__), '..', 'regex', '_main.py')",
-    "double slash": "os.path.dirname(os.path.dirname(regex.__file__)) + '//regex/_main.py'",
-    "/proc/self/root": "'/proc/self/root' + os.path.join(os.path.dirname(regex.__file__), '_main.py')",
+PATH_FORMS = {  # toolz's itertoolz.py (pure Python) named another way: each walks into the package from elsewhere
+    "dotdot": "os.path.join(os.path.dirname(torch.__file__), '..', 'toolz', 'itertoolz.py')",
+    "double slash": "os.path.dirname(os.path.dirname(toolz.__file__)) + '//toolz/itertoolz.py'",
+    "/proc/self/root": "'/proc/self/root' + os.path.join(os.path.dirname(toolz.__file__), 'itertoolz.py')",
 }
 
 
@@ -2598,7 +2598,7 @@ def test_a_refused_package_loaded_under_another_name_of_its_file_is_still_refuse
 import importlib.util
 import os
 
-import regex
+import toolz
 import torch
 
 
@@ -2606,7 +2606,7 @@ def is_balanced(seq, n_symbols=10):
     spec = importlib.util.spec_from_file_location("elsewhere", {PATH_FORMS[form]})
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.escape("(")
+    module.frequencies(seq)
     stack = []
     for s in seq:
         if s < n_symbols // 2:
@@ -2617,7 +2617,7 @@ def is_balanced(seq, n_symbols=10):
 """
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.FAILED, (message, refused)
-    assert any(r.startswith("escape (regex, which build exercises forbid") for r in refused), refused
+    assert any(r.startswith("frequencies (toolz, which build exercises forbid") for r in refused), refused
 
 
 # a Cython function or a C type of a refused package raises no profile event when called: no hook sees it run

@@ -2082,10 +2082,12 @@ def _seal_libraries(say, module_kinds: dict, answers: dict) -> None:
     def seal(space, owner, top, assign) -> None:
         for key, value in list(space.items()):
             kind = type(value)
-            if kind in (types.FunctionType, types.MethodType, types.ModuleType) or not callable(value):
+            # C functions (builtins, Cython's) and C types only: what a package wrote in Python runs under the trace
+            if isinstance(value, type):
+                if value.__flags__ & _HEAPTYPE:
+                    continue
+            elif kind is not types.BuiltinFunctionType and "cython_function" not in kind.__name__:
                 continue
-            if isinstance(value, type) and value.__flags__ & _HEAPTYPE:
-                continue  # a class written in Python: its methods run under the trace, by place
             if not top and not origin(value):
                 continue  # the answer cells' names: only what a refused package made
             said = f"{owner}.{key} ({top or origin(value)}, {_ONLY_ALLOWED})"
