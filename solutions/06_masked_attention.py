@@ -27,18 +27,19 @@
 # $$e_{i,j} = \frac{\mathbf{q}_i \cdot \mathbf{k}_j}{\sqrt{d_k}} \text{ for } j \le i, \qquad
 #   e_{i,j} = -\infty \text{ for } j > i, \qquad \alpha_i = \operatorname{softmax}(\mathbf{e}_i)$$
 #
-# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell:
-# import what you use in them, and keep them to imports, functions, classes and names set to literals (numbers,
-# strings, `None`, and lists, tuples or dicts of these). A value computed by a call or arithmetic
-# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any decorator but `@staticmethod`,
-# `@classmethod` and `@property` (`@torch.no_grad()` too), or a test, a `print` or a `%magic` at the top of the cell
-# fails that exercise, and any other exercise that uses a name the cell defines. Put such code inside your function (there
-# `with torch.no_grad():` instead of the decorator).
+# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell or any
+# other cell the notebook gives: import what you use in them, and keep them to imports, functions, classes and names
+# set to literals (numbers, strings, `True`, `False`, `None`, and lists, tuples, sets or dicts of these). A value
+# computed by a call or arithmetic (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any
+# decorator but `@staticmethod`, `@classmethod`, `@property` and a property's `.setter` (`@torch.no_grad()` too), or
+# a test, a `print` or a `%magic` at the top of the cell fails that exercise, and any other exercise that uses a
+# name the cell defines. Put such code inside your function (there `with torch.no_grad():` instead of the
+# decorator).
 #
-# In every exercise, your functions may call Python's standard library, torch and numpy, and print, display or show
-# progress; a check refuses an answer that calls any other installed package, such as `pandas`, `sympy` or `nltk`
-# (importing one is fine). The masking is what these exercises build, so numpy's masked arrays (`numpy.ma`),
-# `torch.masked` and torch's nested tensors are refused too.
+# In every exercise, your functions may call Python's standard library, torch and numpy, and print, display, plot
+# (plain labels) or show progress; a check refuses an answer that calls any other installed package, such as
+# `pandas`, `sympy` or `nltk` (importing one is fine). The masking is what these exercises build, so numpy's masked
+# arrays (`numpy.ma`), `torch.masked` and torch's nested tensors are refused too.
 
 # %%
 import course_lib

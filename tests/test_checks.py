@@ -1796,3 +1796,23 @@ def test_a_packages_garbage_collected_during_the_call_is_no_call_of_the_students
         gc.enable()
         gc.collect()
     assert r.passed, r
+
+
+@pytest.mark.parametrize("form", ["dotdot", "double slash"])
+def test_a_packages_code_under_another_name_of_its_file_is_the_packages(form):
+    import importlib.util
+    import os
+
+    import regex
+
+    from course_lib.checks import borrowed
+
+    site = os.path.dirname(os.path.dirname(regex.__file__))
+    path = {"dotdot": os.path.join(os.path.dirname(torch.__file__), "..", "regex", "_main.py")}.get(
+        form, site + "//regex/_main.py"
+    )
+    spec = importlib.util.spec_from_file_location("elsewhere", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.escape.__code__.co_filename == path
+    assert borrowed._classify(module.escape.__code__) == "library"

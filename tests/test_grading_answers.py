@@ -136,6 +136,10 @@ def answers_class(tmp_path_factory):
     # a fully solved notebook that leaves Python between cells: every answer is still its own
     nb = solved(release(), "6.1", "6.2", "6.3", "6.4")
     nbformat.write(added(nb, "exit()", at=len(nb.cells) // 2), subs / "exits.ipynb")
+    # an answer cell that imports pyplot: matplotlib needs its font list, which it would build with a process
+    nb = solved(release(), "6.1")
+    exercise_cell(nb, "6.1").source = "import matplotlib.pyplot as plt\n\n" + exercise_cell(nb, "6.1").source
+    nbformat.write(nb, subs / "plots.ipynb")
     # reads the grader's environment from inside, and sends it back in an exception (its feedback shows it)
     nb = solved(release(), "6.1")
     exercise_cell(nb, "6.3").source = (
@@ -182,6 +186,14 @@ def test_exit_between_cells_keeps_every_answer(answers_class):
     rows, _, _ = answers_class
     assert columns(rows["exits"]) == ["passed"] * 4, rows["exits"]
     assert "ended Python (exit(), quit() or sys.exit())" in rows["exits"]["problems"], rows["exits"]
+
+
+@needs_sandbox
+def test_an_answer_cell_may_import_pyplot(answers_class):
+    """Importing pyplot in the answers' sandbox reads the grader's font list (building it would start fc-list, a
+    process, which that sandbox refuses: an honest plot of hostile class 33q failed to load)."""
+    rows, _, _ = answers_class
+    assert columns(rows["plots"])[0] == "passed", rows["plots"]
 
 
 @needs_sandbox

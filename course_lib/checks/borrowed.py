@@ -1102,6 +1102,8 @@ def refused_library(path: str) -> str:
     ALLOWED_LIBRARIES), else "". A module file counts by its name (``six.py``, ``_regex.cpython-311-x86_64-linux-gnu.so``)."""
     if not isinstance(path, str):
         return ""
+    if "/../" in path or "/./" in path or "//" in path:
+        path = os.path.realpath(path)  # a name that walks into a package from another (torch/../nltk/util.py)
     for place in site_dirs():
         if path.startswith(place):
             top = path[len(place) :].split(os.sep, 1)[0].split(".", 1)[0]
@@ -1454,8 +1456,13 @@ def _classify(code) -> str:
     if kind is not None:
         return kind
     path = code.co_filename
-    if path.startswith(os.sep) and not path.startswith((*_installed_dirs(), _COURSE_DIR + os.sep)):
-        path = os.path.realpath(path)  # a link to a package's folder (its code carries the link's name) is the package
+    if path.startswith(os.sep) and (
+        not path.startswith((*_installed_dirs(), _COURSE_DIR + os.sep))
+        or "/../" in path
+        or "/./" in path
+        or "//" in path
+    ):
+        path = os.path.realpath(path)  # a link to a package's folder, or a name that walks into one: the package
     kind = "ok"
     # importing, or a module's lazy attribute (course_lib.backprop re-exports so): reaching a name, not running it
     # (the bare name first: on Python 3.10 qualname() reads a module's functions)

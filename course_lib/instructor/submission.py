@@ -204,7 +204,15 @@ def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap
         answers = None
         try:
             if bwrap:
-                box = sandbox.Box(conn=private / "conn", uid=sandbox.host_uid(), bwrap=bwrap)
+                # matplotlib's font list, read-only: without it, importing pyplot in an answer cell builds it by
+                # starting fc-list, a process, which the answers' process refuses (hostile class 33q's honest plot)
+                fonts = private / "fonts"
+                _seed_caches(fonts)
+                read_only = {
+                    f"{sandbox.HOME}/.cache/matplotlib/{font_list.name}": font_list
+                    for font_list in sorted((fonts / ".cache" / "matplotlib").glob("*.json"))
+                }
+                box = sandbox.Box(private / "conn", read_only, uid=sandbox.host_uid(), bwrap=bwrap)
                 sandbox.prepare(private, box)
                 parent, cwd = sandbox.PACKAGE_MOUNT, None
             else:
