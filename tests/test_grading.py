@@ -748,7 +748,8 @@ def test_every_lesson_is_graded_outside_the_kernel(lesson, tmp_path):
     assert len(columns) == len(checks.exercises(lesson))
     assert [rows["solved"][k] for k in columns] == ["passed"] * len(columns), rows["solved"]
     # its first answer cell rebinds at top level: refused, so that exercise fails; the others are stubs
-    assert [rows["forger"][k] for k in columns] == ["failed"] + ["not implemented yet"] * (len(columns) - 1)
+    forged = [rows["forger"][k] for k in columns]
+    assert forged == ["failed"] + ["not implemented yet"] * (len(columns) - 1), rows["forger"]  # the row says why
 
 
 def test_an_exercise_answered_only_in_writing_is_left_to_the_instructor():
