@@ -1186,7 +1186,7 @@ def _profile(st, frame, event, arg) -> None:
                 return  # an installed module's own import
             bound = _getattr(arg, "__self__", None)
             library = _module_library(st, bound) or _library_type(st, type(bound))
-            said += f" ({_text(library, 60)}, which build exercises forbid: only the standard library, torch and numpy)"
+            said += f" ({_text(library, 60)}, {_ONLY_ALLOWED})"
         _refuse(st, said)
 
 
@@ -1260,7 +1260,7 @@ def _torch_python(st, code) -> str:
             return reason
     library = _library(st, filename)
     if library:
-        return f"{_text(library, 60)}, which build exercises forbid: only the standard library, torch and numpy"
+        return f"{_text(library, 60)}, {_ONLY_ALLOWED}"
     if not st["torch_rules"] or not _starts(filename, st["torch_dir"]):
         return ""
     parts = _split(filename[len(st["torch_dir"]) :], os.sep)

@@ -204,15 +204,9 @@ def _grade_answers(nb, release_nb, result, *, lesson, expected, exercises, bwrap
         answers = None
         try:
             if bwrap:
-                # matplotlib's font list, read-only: without it, importing pyplot in an answer cell builds it by
-                # starting fc-list, a process, which the answers' process refuses (hostile class 33q's honest plot)
-                fonts = private / "fonts"
-                _seed_caches(fonts)
-                read_only = {
-                    f"{sandbox.HOME}/.cache/matplotlib/{font_list.name}": font_list
-                    for font_list in sorted((fonts / ".cache" / "matplotlib").glob("*.json"))
-                }
-                box = sandbox.Box(private / "conn", read_only, uid=sandbox.host_uid(), bwrap=bwrap)
+                # without the font list, importing pyplot in an answer cell builds it by starting fc-list, a
+                # process, which the answers' process refuses (hostile class 33q's honest plot)
+                box = sandbox.Box(private / "conn", _font_mounts(private), uid=sandbox.host_uid(), bwrap=bwrap)
                 sandbox.prepare(private, box)
                 parent, cwd = sandbox.PACKAGE_MOUNT, None
             else:
@@ -388,10 +382,7 @@ def _box(private: Path, data: bytes, exercises: list[str], bwrap: str | None):
     results.mkdir()
     (private / "submission.ipynb").write_bytes(data)
     read_only = {f"{sandbox.HOME}/submission.ipynb": private / "submission.ipynb", sandbox.RESULTS: results}
-    fonts = private / "fonts"
-    _seed_caches(fonts)
-    for font_list in sorted((fonts / ".cache" / "matplotlib").glob("*.json")):
-        read_only[f"{sandbox.HOME}/.cache/matplotlib/{font_list.name}"] = font_list
+    read_only.update(_font_mounts(private))
     writable, records = {}, {}
     for exercise in exercises:
         host = results / f"{exercise}.json"
@@ -560,6 +551,16 @@ def _refuse_borrowed(exercise, verdict: dict, sources: list[str]) -> dict:
             "message": "the grader's look at your code failed (your instructor has the details)",
         }
     return {**verdict, "status": FAILED, "message": _clip(hint)} if hint else verdict
+
+
+def _font_mounts(private: Path) -> dict:
+    """matplotlib's font list, to be bound read-only into a sandbox's home: {path inside: host file}."""
+    fonts = private / "fonts"
+    _seed_caches(fonts)
+    return {
+        f"{sandbox.HOME}/.cache/matplotlib/{font_list.name}": font_list
+        for font_list in sorted((fonts / ".cache" / "matplotlib").glob("*.json"))
+    }
 
 
 def _seed_caches(home: Path) -> None:
