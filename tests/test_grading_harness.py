@@ -2742,3 +2742,20 @@ def test_any_site_or_dist_packages_folder_holds_packages(path, top):
 
     assert harness._library(_machine_state(), path) == top
     assert borrowed.refused_library(path) == top
+
+
+def test_an_installed_modules_own_code_is_no_copy_of_the_courses_but_torchs_and_text_compiled_elsewhere_are():
+    """A small helper of course_lib's had the bytecode and names of a function of matplotlib's, whose calls (a plot
+    in a build exercise) then read as a copy of the course's. In a build exercise's call nothing compiles under an
+    installed file's name but that file's text, so such code is the library's; a copy compiled under another name,
+    and torch's own (its modules imported again make new code of a class an exercise forbids), are still compared."""
+    import matplotlib.colors
+    import torch
+
+    st = _machine_state()
+    st.update(build=True, torch_dir=os.path.dirname(torch.__file__) + os.sep)
+    library, torch_code = matplotlib.colors.to_hex.__code__, torch.nn.functional.relu.__code__
+    st["prints"] = {harness._fingerprint(c): f"course_lib.like_{c.co_name}" for c in (library, torch_code)}
+    assert harness._verdict(st, library) == ""
+    assert harness._verdict(st, library.replace(co_filename="/tmp/elsewhere.py")) == "a copy of course_lib.like_to_hex"
+    assert harness._verdict(st, torch_code) == "a copy of course_lib.like_relu"

@@ -967,7 +967,19 @@ def _verdict(st, code) -> str:
         return f"code made at run time under an answer cell's name ({_text(_qualname(code), 80)})"
     if key not in st["course_ids"] and _course(st, code.co_filename):
         return f"code made at run time under course_lib's name ({_text(_qualname(code), 80)})"
+    if st["build"] and st["torch_dir"] and _installed_own(st, code.co_filename):
+        # an installed module's own code: in a build exercise's call nothing compiles under an installed file's
+        # name but that file's text (see _made_at_run_time), so it is no copy of the course's, whatever its
+        # bytecode (a small helper of course_lib's matched one of matplotlib's). torch's is still compared: its
+        # modules imported again make new code objects of the classes an exercise forbids
+        return ""
     return _copy_of(st, code)
+
+
+def _installed_own(st, filename) -> bool:
+    """Is ``filename`` an installed module's file (the standard library's, a package's), outside torch?"""
+    name = _placed(st, _text(filename, 4096))
+    return _starts(name, st["installed"]) and not _starts(name, st["torch_dir"])
 
 
 def _copy_of(st, code) -> str:
@@ -1593,6 +1605,7 @@ HOOK_FUNCTIONS = (
     "_seal_module",
     "_stand_in",
     "_dynamic_call",
+    "_installed_own",
     "_refused_natives",
     "_loaded_natives",
 )
