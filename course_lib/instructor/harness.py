@@ -1313,6 +1313,8 @@ def _seal_loaded(st, frame, arg) -> None:
         st["pending_modules"].clear()
         for module in pending:
             _seal_module(st, module)
+    except Exception as exc:  # a hook that raises is switched off by Python: the seal fails closed instead
+        _refuse(st, f"a module loaded during the call could not be sealed ({_text(_type_name(type(exc)), 60)})")
     finally:
         st["busy"] = busy
 
