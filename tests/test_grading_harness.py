@@ -2759,3 +2759,29 @@ def test_an_installed_modules_own_code_is_no_copy_of_the_courses_but_torchs_and_
     assert harness._verdict(st, library) == ""
     assert harness._verdict(st, library.replace(co_filename="/tmp/elsewhere.py")) == "a copy of course_lib.like_to_hex"
     assert harness._verdict(st, torch_code) == "a copy of course_lib.like_relu"
+
+
+def test_a_path_is_placed_by_the_kernel_not_by_python_code_the_student_can_replace(monkeypatch, tmp_path):
+    """os.path.realpath is posixpath's Python: a replaced helper of it made /proc/self/mem (a way to the harness's
+    memory) look like any file. The observer asks the kernel (an O_PATH descriptor's link); the oracle is
+    os.path.realpath before anything replaced it."""
+    import posixpath
+
+    import torch
+
+    st = _machine_state()
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "file.py").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    dotdot = os.path.join(os.path.dirname(torch.__file__), "..", "torch", "nn", "..", "functional.py")
+    paths = [str(tmp_path / "link" / "file.py"), dotdot, str(tmp_path / "link" / "new.py"), "/proc/self/mem"]
+    expected = [os.path.realpath(p) for p in paths]
+    if not hasattr(posixpath, "_joinrealpath"):
+        pytest.skip("this Python's realpath has no _joinrealpath to replace")
+    monkeypatch.setattr(posixpath, "_joinrealpath", lambda path, rest, strict, seen: ("/tmp/elsewhere", True))
+    assert os.path.realpath(paths[0]) == "/tmp/elsewhere"  # the replacement took
+    assert [harness._kernel_path(st, p) for p in paths] == expected
+    assert harness._placed(st, dotdot) == expected[1]
+    assert harness._hidden(st, "/proc/self/mem") and harness._hidden(st, "/proc/self/../self/mem")
+    assert not harness._hidden(st, str(tmp_path / "link" / "file.py"))
+    assert not harness._hidden(st, str(tmp_path / "link" / "missing" / "new.py"))
