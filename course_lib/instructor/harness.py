@@ -1348,7 +1348,7 @@ def _seal_module(st, module) -> None:
 def _refused_natives(st) -> set:
     """The extension modules of refused packages mapped into this process now (their files)."""
     _read_maps(st)
-    return {path for _, _, path in st["maps"] if _ends(path, st["extension_suffixes"]) and _library(st, path)}
+    return {path for _, _, path in st["maps"] if _ends(path, st["extension_suffixes"]) and _native_library(st, path)}
 
 
 def _loaded_natives(st) -> str:
@@ -1358,7 +1358,8 @@ def _loaded_natives(st) -> str:
     if not st["site_dirs"]:
         return ""
     for path in sorted(_refused_natives(st) - st["natives_before"] - st["sealed_natives"]):
-        return f"{_text(path, 160)} ({_library(st, path)}, an extension module loaded outside the import system)"
+        library = _native_library(st, path)
+        return f"{_text(path, 160)} ({library}, an extension module loaded outside the import system)"
     return ""
 
 
@@ -1426,7 +1427,7 @@ def _kernel_path(st, path: str) -> str:
             try:
                 fd = _open_fd(path, _O_PATH)
                 break
-            except FileNotFoundError:
+            except OSError:  # no such file (or a part of it is a file: the import system's /dev/null/... .pyc)
                 head, sep, name = _rpartition(path, os.sep)
                 if not name or name == "." or name == "..":
                     raise
@@ -1518,8 +1519,17 @@ def _home(st, address) -> tuple:
         if at >= 0 and address < st["maps"][at][1]:
             found = st["maps"][at][2]
             break
-    cached = st["homes"][address] = (found, _library(st, found) if found else "")
+    cached = st["homes"][address] = (found, _native_library(st, found) if found else "")
     return cached
+
+
+def _native_library(st, path: str) -> str:
+    """The refused package a shared object is of, or, for an extension module outside the installed folders (one
+    copied to /tmp from a package, or carried in a notebook), that it is from nowhere installed ("" if allowed)."""
+    library = _library(st, path)
+    if library or not st["site_dirs"] or not _ends(path, st["extension_suffixes"]):
+        return library
+    return "" if _starts(path, st["installed"]) else "an extension module from outside the installed packages"
 
 
 def _read_maps(st) -> None:
@@ -1631,6 +1641,7 @@ HOOK_FUNCTIONS = (
     "_home",
     "_read_maps",
     "_c_library",
+    "_native_library",
     "_seal_loaded",
     "_seal_module",
     "_stand_in",
