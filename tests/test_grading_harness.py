@@ -2660,6 +2660,12 @@ LOADED_IN_THE_CALL = {
         "[module] = map(_imp.create_dynamic, [spec]); list(map(_imp.exec_dynamic, [module])); "
         "value_count = module.value_count"
     ),
+    "a copy in /tmp": (
+        f"import pandas; folder = tempfile.mkdtemp(); copy = shutil.copy({HASHTABLE_FILE}, folder); "
+        "spec = importlib.util.spec_from_file_location('pandas._libs.hashtable', copy); "
+        "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+        "value_count = module.value_count"
+    ),
     "_imp by hand": (
         f"spec = importlib.util.spec_from_file_location('pandas._libs.hashtable', {HASHTABLE_FILE}); "
         "module = _imp.create_dynamic(spec); _imp.exec_dynamic(module); value_count = module.value_count"
@@ -2671,13 +2677,13 @@ LOADED_IN_THE_CALL = {
 def test_a_refused_extension_first_loaded_during_the_call_is_refused(route, tmp_path):
     pytest.importorskip("pandas")
     call = LOADED_IN_THE_CALL[route] + "; value_count(numpy.array(seq, dtype=object), False)"
-    imports = "import _imp\nimport glob\nimport importlib.util\nimport os\n\nimport numpy\n"
+    imports = "import _imp\nimport glob\nimport importlib.util\nimport os\nimport shutil\nimport sys\nimport tempfile\n"
+    imports += "\nimport numpy\n"
     source = imports + __import__("test_checks").BALANCED_BY_HAND.replace("{extra}", call)
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.FAILED, (message, refused)
-    assert any("(pandas, which build" in r or "(pandas, an extension module loaded outside" in r for r in refused), (
-        refused
-    )
+    reasons = ("(pandas, which build", "(pandas, an extension module loaded outside", "from outside the installed")
+    assert any(reason in r for r in refused for reason in reasons), refused
 
 
 def test_a_refused_package_imported_in_the_call_and_not_called_passes(tmp_path):
@@ -2759,3 +2765,30 @@ def test_an_installed_modules_own_code_is_no_copy_of_the_courses_but_torchs_and_
     assert harness._verdict(st, library) == ""
     assert harness._verdict(st, library.replace(co_filename="/tmp/elsewhere.py")) == "a copy of course_lib.like_to_hex"
     assert harness._verdict(st, torch_code) == "a copy of course_lib.like_relu"
+
+
+def test_a_path_is_placed_by_the_kernel_not_by_python_code_the_student_can_replace(monkeypatch, tmp_path):
+    """os.path.realpath is posixpath's Python: a replaced helper of it made /proc/self/mem (a way to the harness's
+    memory) look like any file. The observer asks the kernel (an O_PATH descriptor's link); the oracle is
+    os.path.realpath before anything replaced it."""
+    import posixpath
+
+    import torch
+
+    st = _machine_state()
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "file.py").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    dotdot = os.path.join(os.path.dirname(torch.__file__), "..", "torch", "nn", "..", "functional.py")
+    paths = [str(tmp_path / "link" / "file.py"), dotdot, str(tmp_path / "link" / "new.py"), "/proc/self/mem"]
+    paths += ["/dev/null/x/y.pyc", "relative/new.py"]  # where the grading child's import system looks for bytecode
+    expected = [os.path.realpath(p) for p in paths]
+    if not hasattr(posixpath, "_joinrealpath"):
+        pytest.skip("this Python's realpath has no _joinrealpath to replace")
+    monkeypatch.setattr(posixpath, "_joinrealpath", lambda path, rest, strict, seen: ("/tmp/elsewhere", True))
+    assert os.path.realpath(paths[0]) == "/tmp/elsewhere"  # the replacement took
+    assert [harness._kernel_path(st, p) for p in paths] == expected
+    assert harness._placed(st, dotdot) == expected[1]
+    assert harness._hidden(st, "/proc/self/mem") and harness._hidden(st, "/proc/self/../self/mem")
+    assert not harness._hidden(st, str(tmp_path / "link" / "file.py"))
+    assert not harness._hidden(st, str(tmp_path / "link" / "missing" / "new.py"))

@@ -643,7 +643,8 @@ class _Observer:
 _getframe, _stat, _join = sys._getframe, os.stat, "".join
 _tuple_iter = tuple.__iter__  # a tuple's items by C's own iteration (a subclass's __iter__ is not run)
 _S_ISDIR, _S_ISFIFO, _S_ISSOCK = __import__("stat").S_ISDIR, __import__("stat").S_ISFIFO, __import__("stat").S_ISSOCK
-_starts, _split, _decode, _realpath = str.startswith, str.split, bytes.decode, os.path.realpath
+_starts, _split, _decode, _rpartition = str.startswith, str.split, bytes.decode, str.rpartition
+_readlink, _O_PATH = os.readlink, os.O_PATH
 _THREADING_FILE = threading.__file__
 _function_name = types.FunctionType.__dict__["__qualname__"].__get__
 _type_name = type.__dict__["__qualname__"].__get__
@@ -843,7 +844,7 @@ def _installed_text(st, source, filename) -> bool:
     if type(source) is not bytes or type(filename) is not str:
         return False
     try:
-        name = _realpath(filename)
+        name = _kernel_path(st, filename)
     except (TypeError, ValueError, OSError):
         return False
     if not _starts(name, st["installed"]) or _course(st, name):
@@ -938,7 +939,7 @@ def _hidden(st, path) -> bool:
     ):
         return True
     try:
-        name = _realpath(path)
+        name = _kernel_path(st, path)
     except (TypeError, ValueError, OSError):
         return True
     parts = _split(name, os.sep)
@@ -1347,7 +1348,7 @@ def _seal_module(st, module) -> None:
 def _refused_natives(st) -> set:
     """The extension modules of refused packages mapped into this process now (their files)."""
     _read_maps(st)
-    return {path for _, _, path in st["maps"] if _ends(path, st["extension_suffixes"]) and _library(st, path)}
+    return {path for _, _, path in st["maps"] if _ends(path, st["extension_suffixes"]) and _native_library(st, path)}
 
 
 def _loaded_natives(st) -> str:
@@ -1357,7 +1358,8 @@ def _loaded_natives(st) -> str:
     if not st["site_dirs"]:
         return ""
     for path in sorted(_refused_natives(st) - st["natives_before"] - st["sealed_natives"]):
-        return f"{_text(path, 160)} ({_library(st, path)}, an extension module loaded outside the import system)"
+        library = _native_library(st, path)
+        return f"{_text(path, 160)} ({library}, an extension module loaded outside the import system)"
     return ""
 
 
@@ -1408,9 +1410,36 @@ def _placed(st, path: str) -> str:
     if _starts(path, st["installed"]) and "/../" not in path and "/./" not in path and "//" not in path:
         return path
     try:
-        return _realpath(path)
+        return _kernel_path(st, path)
     except (TypeError, ValueError, OSError):
         return path
+
+
+def _kernel_path(st, path: str) -> str:
+    """Where ``path`` leads, as the kernel resolves it: the link an O_PATH descriptor of it has in /proc/self/fd. No
+    Python code runs (os.path.realpath is posixpath's Python, whose helpers the student's code can replace, and a
+    replaced one made /proc/self/mem, a way to the harness's memory, look like any file). A name that does not exist
+    yet is placed by the nearest folder that does."""
+    rest = ""
+    busy, st["busy"] = st["busy"], True  # its open raises an audit event: the observer's own
+    try:
+        while True:
+            try:
+                fd = _open_fd(path, _O_PATH)
+                break
+            except OSError:  # no such file (or a part of it is a file: the import system's /dev/null/... .pyc)
+                head, sep, name = _rpartition(path, os.sep)
+                if not name or name == "." or name == "..":
+                    raise
+                rest = _join([os.sep, name, rest])
+                path = head if head else (os.sep if sep else ".")
+        try:
+            found = _readlink(_join(["/proc/self/fd/", str(fd)]))
+        finally:
+            _close_fd(fd)
+    finally:
+        st["busy"] = busy
+    return _join([found, rest]) if found != os.sep else (rest or os.sep)
 
 
 def _library(st, path) -> str:
@@ -1490,8 +1519,17 @@ def _home(st, address) -> tuple:
         if at >= 0 and address < st["maps"][at][1]:
             found = st["maps"][at][2]
             break
-    cached = st["homes"][address] = (found, _library(st, found) if found else "")
+    cached = st["homes"][address] = (found, _native_library(st, found) if found else "")
     return cached
+
+
+def _native_library(st, path: str) -> str:
+    """The refused package a shared object is of, or, for an extension module outside the installed folders (one
+    copied to /tmp from a package, or carried in a notebook), that it is from nowhere installed ("" if allowed)."""
+    library = _library(st, path)
+    if library or not st["site_dirs"] or not _ends(path, st["extension_suffixes"]):
+        return library
+    return "" if _starts(path, st["installed"]) else "an extension module from outside the installed packages"
 
 
 def _read_maps(st) -> None:
@@ -1603,11 +1641,13 @@ HOOK_FUNCTIONS = (
     "_home",
     "_read_maps",
     "_c_library",
+    "_native_library",
     "_seal_loaded",
     "_seal_module",
     "_stand_in",
     "_dynamic_call",
     "_installed_own",
+    "_kernel_path",
     "_refused_natives",
     "_loaded_natives",
 )
