@@ -2792,3 +2792,61 @@ def test_a_path_is_placed_by_the_kernel_not_by_python_code_the_student_can_repla
     assert harness._hidden(st, "/proc/self/mem") and harness._hidden(st, "/proc/self/../self/mem")
     assert not harness._hidden(st, str(tmp_path / "link" / "file.py"))
     assert not harness._hidden(st, str(tmp_path / "link" / "missing" / "new.py"))
+
+
+# a forbidden kernel's backward recomputes its forward's pieces on the way to a gradient, in exercises that do not
+# forbid autograd (hostile class 33r: the GRU cell's backward gave 4.2's gates, the flash attention's CPU backward
+# 5.2's, 6.1's, 6.3's and 7.3's masked exponentials): barred with the forward, read from the dispatcher
+KIN_KERNELS = {
+    "4.2": """
+import torch
+
+
+def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
+    grads = torch.ops.aten._thnn_differentiable_gru_cell_backward(
+        torch.ones_like(h), x @ W_xh.T, h @ W_hh.T, h, b_xh, b_hh
+    )
+    z = grads[2]
+    n = h - grads[0].chunk(3, dim=1)[1] / (z * (1 - z))
+    return (1 - z) * n + z * h
+""",
+    "6.3": """
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    eye = torch.eye(T, dtype=scores.dtype).expand(B, 1, T, T)
+    zeros = torch.zeros(B, 1, T, T, dtype=scores.dtype)
+    pad = torch.zeros(B, 1, 1, T, dtype=scores.dtype)
+    for b in range(B):
+        pad[b, ..., int(lengths[b]) :] = float("-inf")
+    grads = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        eye, scores[:, None], eye, zeros, zeros, torch.zeros(B, 1, T, dtype=scores.dtype), 0.0, True,
+        attn_mask=pad.expand(B, 1, T, T), scale=1.0,
+    )
+    p = grads[2][:, 0].transpose(1, 2)
+    weights = torch.nan_to_num(p / p.sum(-1, keepdim=True), nan=0.0)
+    return weights @ values, weights
+""",
+}
+
+
+@pytest.mark.parametrize("exercise", sorted(KIN_KERNELS))
+def test_a_forbidden_kernels_backward_is_refused_with_it(exercise, tmp_path):
+    lesson = "0" + exercise[0]
+    status, message, refused = run_harness(lesson, {exercise: KIN_KERNELS[exercise]}, tmp_path)[exercise]
+    assert status == submission.FAILED and any("backward" in r for r in refused), (message, refused)
+
+
+def test_every_attention_op_the_dispatcher_holds_is_refused_where_attention_is():
+    """Read from the dispatcher, not a list (the oracle: the op names torch holds now)."""
+    import torch
+
+    ops = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
+    attention = {op for op in ops if "attention" in op or "scaled_dot" in op}
+    recurrent_backward = {op for op in ops if "gru" in op and "backward" in op}
+    assert any("backward" in op for op in attention) and recurrent_backward
+    for lesson, exercise in (("05", "5.2"), ("06", "6.1"), ("06", "6.3"), ("07", "7.3")):
+        assert not attention - checks.exercises(lesson)[exercise].rules.kernels, exercise
+    assert not recurrent_backward - checks.exercises("04")["4.2"].rules.kernels

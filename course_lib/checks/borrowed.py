@@ -633,8 +633,8 @@ _RNN = (
 _LSTM = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "quantized_lstm", "quantized_lstm_cell", "_lstm_mps", *_BACKENDS)
 _GRU = ("gru", "gru_cell", "_thnn_fused_gru_cell", "quantized_gru", "quantized_gru_cell", *_BACKENDS)
 _RECURRENT = {"rnn": _RNN, "lstm": _LSTM, "gru": _GRU}
-# a recurrent op that is no step: a weights' layout, or a gradient's piece (refused where autograd is)
-_NO_STEP = ("flatten_weight", "reorder", "backward")
+# a recurrent op that is no step: a weights' layout (a step's backward is one: it recomputes the step's gates)
+_NO_STEP = ("flatten_weight", "reorder")
 
 
 def _recurrent_ops(kernels: frozenset) -> frozenset:
@@ -649,6 +649,31 @@ def _recurrent_ops(kernels: frozenset) -> frozenset:
         return frozenset()
     names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
     return frozenset(n for n in names if any(w in n.lower() for w in words) and not any(part in n for part in _NO_STEP))
+
+
+# where attention's kernel is refused, every op whose name says it is attention (its backward kernels included)
+_ATTENTION_WORDS = ("attention", "scaled_dot", "sdp")
+
+
+def _kin_ops(kernels) -> frozenset:
+    """Every op torch's dispatcher holds that is a refused kernel's kin: its name holds a refused kernel's name
+    (``_masked_softmax_backward``, ``_sparse_softmax_backward_data``, ``_thnn_fused_gru_cell_backward``), or,
+    where attention's kernel is refused, says it is attention (``_cudnn_attention_forward``, ``_flash_attention_
+    backward``). A backward kernel recomputes its forward's pieces on its way to a gradient: hostile class 33r passed
+    5.2, 6.1, 6.3 and 7.3 with the flash attention's CPU backward (given the scores as queries and the identity as
+    keys, it returns the masked exponentials) and 4.2 with ``_thnn_differentiable_gru_cell_backward`` (its
+    outputs give the gates), in exercises that do not forbid autograd."""
+    torch = sys.modules.get("torch")
+    if not kernels or torch is None:
+        return frozenset()
+    names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
+    stems = {kernel.strip("_") for kernel in kernels}
+    words = _ATTENTION_WORDS if "scaled_dot_product_attention" in kernels else ()
+    return frozenset(
+        n
+        for n in names
+        if (any(stem in n for stem in stems) or any(word in n for word in words)) and not any(p in n for p in _NO_STEP)
+    )
 
 
 def _nested_ops(kernels) -> frozenset:
@@ -752,6 +777,7 @@ class Rules:
         forbidden = tuple(forbidden)
         kernels = frozenset(op for name in forbidden for op in KERNELS.get(name, ()))
         kernels |= _recurrent_ops(kernels) | _nested_ops(kernels)
+        kernels |= _kin_ops(kernels)
         library = tuple(n for n in forbidden if not n.startswith("course_lib."))
         library += tuple(n for n in _optimizers_beside(library) if n not in library)
         return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed), library)
