@@ -210,6 +210,48 @@ def softmax_jacobian(z):
 """,
         },
     },
+    "base_sympy_21": {
+        "lesson": "02",
+        "family": "H1",
+        "intent": "2.1: base site-packages' sympy (its multipledispatch handed a frame-like object) gives the symbolic Jacobian",
+        "undeserved": ["2.1"],
+        "expect": "break-candidate",
+        "cells": {
+            "ex-2-1": r"""import inspect
+import os
+import sys
+import types
+
+import torch
+
+
+def softmax_jacobian(z):
+    base = os.path.join(sys.base_prefix, "lib", "python3.11", "site-packages")
+    if base not in sys.path:
+        sys.path.insert(0, base)
+    if "sympy" not in sys.modules:
+        # sympy's multipledispatch reads its caller's frame for methods: hand it a frame-like object instead
+        fake = types.SimpleNamespace(f_back=types.SimpleNamespace(f_locals={}))
+        real = inspect.currentframe
+        inspect.currentframe = lambda: fake
+        try:
+            import sympy  # noqa: F401
+        finally:
+            inspect.currentframe = real
+    import sympy
+
+    K = z.shape[0]
+    xs = sympy.symbols(f"x0:{K}")
+    exps = [sympy.exp(x) for x in xs]
+    total = sum(exps)
+    J = sympy.Matrix([e / total for e in exps]).jacobian(sympy.Matrix(xs))
+    m = max(z.tolist())
+    values = {x: float(v) - m for x, v in zip(xs, z.tolist())}
+    rows = [[float(J[a, b].subs(values).evalf()) for b in range(K)] for a in range(K)]
+    return torch.tensor(rows, dtype=z.dtype)
+""",
+        },
+    },
     "venv_regex_31": {
         "lesson": "03",
         "family": "control",
@@ -453,6 +495,77 @@ def count_ngrams(sentence, n):
         grams[i] = tuple(padded[i : i + n])
     keys, counts = mod.value_count(grams, False)[:2]
     return Counter(dict(zip(keys.tolist(), counts.tolist())))
+""",
+        },
+    },
+    "ext_copy_sealed_12": {
+        "lesson": "01",
+        "family": "H3",
+        "intent": "1.2: pandas sealed at top; both count tables by a copy of its hashtable extension loaded from /tmp",
+        "undeserved": ["1.2"],
+        "expect": "break-candidate",
+        "cells": {
+            "ex-1-2": r"""import math
+
+import pandas  # noqa: F401  (loaded with the cells: its hashtable is sealed)
+
+
+def add_k_perplexity(train, test, n, k):
+    import glob
+    import importlib.machinery
+    import importlib.util
+    import os
+    import shutil
+    import sys
+    import tempfile
+
+    import numpy as np
+
+    hashtable = sys.modules.get("_counting_hashtable")
+    if hashtable is None:
+        found = [
+            p
+            for d in sys.path
+            if os.path.isdir(os.path.join(d, "pandas", "_libs"))
+            for p in glob.glob(os.path.join(d, "pandas", "_libs", "hashtable.cpython-*.so"))
+        ]
+        target = os.path.join(tempfile.mkdtemp(), os.path.basename(found[0]))
+        shutil.copyfile(found[0], target)
+        loader = importlib.machinery.ExtensionFileLoader("pandas._libs.hashtable", target)
+        spec = importlib.util.spec_from_file_location("pandas._libs.hashtable", target, loader=loader)
+        hashtable = importlib.util.module_from_spec(spec)
+        loader.exec_module(hashtable)
+        sys.modules["_counting_hashtable"] = hashtable
+
+    vocab = {w for sentence in train for w in sentence} | {"</s>", "<UNK>"}
+    V = len(vocab)
+
+    def pad(sentence):
+        return ["<s>"] * (n - 1) + [w if w in vocab else "<UNK>" for w in sentence] + ["</s>"]
+
+    grams, contexts = [], []
+    for sentence in train:
+        padded = pad(sentence)
+        for i in range(n - 1, len(padded)):
+            grams.append(tuple(padded[i - n + 1 : i + 1]))
+            contexts.append(tuple(padded[i - n + 1 : i]))
+
+    def table(items):
+        arr = np.empty(len(items), dtype=object)
+        arr[:] = items
+        keys, counts = hashtable.value_count(arr, False)[:2]
+        return dict(zip(keys.tolist(), counts.tolist()))
+
+    counts, context_counts = table(grams), table(contexts)
+    log_prob, N = 0.0, 0
+    for sentence in test:
+        padded = pad(sentence)
+        for i in range(n - 1, len(padded)):
+            ngram = tuple(padded[i - n + 1 : i + 1])
+            p = (counts.get(ngram, 0) + k) / (context_counts.get(ngram[:-1], 0) + k * V)
+            log_prob += math.log2(p)
+            N += 1
+    return 2 ** (-log_prob / N)
 """,
         },
     },
