@@ -2641,3 +2641,154 @@ def test_a_refused_packages_c_functions_are_refused_however_they_are_named(route
     )
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.FAILED and any("value_count (pandas, which build" in r for r in refused), refused
+
+
+# ... and one first imported during the call was not sealed at all: nothing of it was loaded when the cells loaded
+# (the threat model's open gap after hostile class 33q); loaded by hand it is the student's own loading
+HASHTABLE_FILE = (
+    "glob.glob(os.path.join(os.path.dirname(numpy.__file__), '..', 'pandas', '_libs', 'hashtable.*.so'))[0]"
+)
+LOADED_IN_THE_CALL = {
+    "import statement": "from pandas._libs.hashtable import value_count",
+    "importlib by hand": (
+        f"spec = importlib.util.spec_from_file_location('elsewhere', {HASHTABLE_FILE}); "
+        "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+        "value_count = module.value_count"
+    ),
+    "_imp by C": (
+        f"spec = importlib.util.spec_from_file_location('pandas._libs.hashtable', {HASHTABLE_FILE}); "
+        "[module] = map(_imp.create_dynamic, [spec]); list(map(_imp.exec_dynamic, [module])); "
+        "value_count = module.value_count"
+    ),
+    "a copy in /tmp": (
+        f"import pandas; folder = tempfile.mkdtemp(); copy = shutil.copy({HASHTABLE_FILE}, folder); "
+        "spec = importlib.util.spec_from_file_location('pandas._libs.hashtable', copy); "
+        "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+        "value_count = module.value_count"
+    ),
+    "_imp by hand": (
+        f"spec = importlib.util.spec_from_file_location('pandas._libs.hashtable', {HASHTABLE_FILE}); "
+        "module = _imp.create_dynamic(spec); _imp.exec_dynamic(module); value_count = module.value_count"
+    ),
+}
+
+
+@pytest.mark.parametrize("route", sorted(LOADED_IN_THE_CALL))
+def test_a_refused_extension_first_loaded_during_the_call_is_refused(route, tmp_path):
+    pytest.importorskip("pandas")
+    call = LOADED_IN_THE_CALL[route] + "; value_count(numpy.array(seq, dtype=object), False)"
+    imports = "import _imp\nimport glob\nimport importlib.util\nimport os\nimport shutil\nimport sys\nimport tempfile\n"
+    imports += "\nimport numpy\n"
+    source = imports + __import__("test_checks").BALANCED_BY_HAND.replace("{extra}", call)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED, (message, refused)
+    reasons = ("(pandas, which build", "(pandas, an extension module loaded outside", "from outside the installed")
+    assert any(reason in r for r in refused for reason in reasons), refused
+
+
+def test_a_refused_package_imported_in_the_call_and_not_called_passes(tmp_path):
+    """Its extension modules are sealed once the import is over: its own import-time code still calls them."""
+    pytest.importorskip("pandas")
+    source = __import__("test_checks").BALANCED_BY_HAND.replace("{extra}", "import pandas  # noqa: F401")
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.PASSED and not refused, (message, refused)
+
+
+def _machine_state():
+    from course_lib.checks import borrowed
+
+    observer = harness._Observer(str(sandbox._package_dir()), lambda message: None)
+    observer.site_dirs = borrowed.site_dirs()
+    observer.allowed_libraries = frozenset(borrowed.ALLOWED_LIBRARIES) | {"course_lib"}
+    return vars(observer)
+
+
+def test_a_c_function_is_judged_by_the_file_its_machine_code_is_in_whatever_its_module_says(monkeypatch):
+    """The oracle: the extension's own file, as the import system found it (its spec), before anything renamed it."""
+    regex = pytest.importorskip("regex")
+    import math
+
+    regex_c = regex._regex
+    st = _machine_state()
+    real = os.path.realpath(regex_c.__spec__.origin)
+    monkeypatch.setattr(regex_c, "__file__", math.__file__)  # what the student's code can write
+    monkeypatch.setattr(regex_c, "__name__", "math")
+    assert os.path.realpath(harness._home(st, harness._c_address(st, regex_c.get_code_size))[0]) == real
+    assert harness._c_library(st, regex_c.get_code_size) == "regex"
+    assert harness._c_library(st, regex.compile("a").match) == "regex"  # a C method of the extension's type
+    assert os.path.realpath(harness._home(st, harness._c_address(st, math.sqrt))[0]) == os.path.realpath(math.__file__)
+    assert harness._c_library(st, math.sqrt) == "" and harness._c_library(st, len) == ""
+
+
+def test_what_is_no_c_function_has_no_machine_home():
+    """A class statement's class runs CPython's code; a Python function, or a class named like Cython's function
+    type, is not read as a C function (its memory is not a PyCFunctionObject)."""
+    st = _machine_state()
+
+    class cython_function_or_method:  # noqa: N801
+        pass
+
+    for value in (lambda: 0, cython_function_or_method(), cython_function_or_method, 3, "text", None):
+        assert harness._c_library(st, value) == "", value
+
+
+@pytest.mark.parametrize(
+    "path, top",
+    [
+        ("/usr/lib/python3/dist-packages/yaml/__init__.py", "yaml"),
+        ("/opt/other/lib/python3.9/site-packages/nltk/util.py", "nltk"),
+        ("/usr/lib/python3/dist-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so", "_cffi_backend"),
+        ("/usr/lib/python3/dist-packages/numpy/core/x.py", ""),
+        ("/usr/lib/python3.11/json/decoder.py", ""),
+    ],
+)
+def test_any_site_or_dist_packages_folder_holds_packages(path, top):
+    """Another Python's packages or the system's (Debian's), put on sys.path by hand in the call, by both observers."""
+    from course_lib.checks import borrowed
+
+    assert harness._library(_machine_state(), path) == top
+    assert borrowed.refused_library(path) == top
+
+
+def test_an_installed_modules_own_code_is_no_copy_of_the_courses_but_torchs_and_text_compiled_elsewhere_are():
+    """A small helper of course_lib's had the bytecode and names of a function of matplotlib's, whose calls (a plot
+    in a build exercise) then read as a copy of the course's. In a build exercise's call nothing compiles under an
+    installed file's name but that file's text, so such code is the library's; a copy compiled under another name,
+    and torch's own (its modules imported again make new code of a class an exercise forbids), are still compared."""
+    import matplotlib.colors
+    import torch
+
+    st = _machine_state()
+    st.update(build=True, torch_dir=os.path.dirname(torch.__file__) + os.sep)
+    library, torch_code = matplotlib.colors.to_hex.__code__, torch.nn.functional.relu.__code__
+    st["prints"] = {harness._fingerprint(c): f"course_lib.like_{c.co_name}" for c in (library, torch_code)}
+    assert harness._verdict(st, library) == ""
+    assert harness._verdict(st, library.replace(co_filename="/tmp/elsewhere.py")) == "a copy of course_lib.like_to_hex"
+    assert harness._verdict(st, torch_code) == "a copy of course_lib.like_relu"
+
+
+def test_a_path_is_placed_by_the_kernel_not_by_python_code_the_student_can_replace(monkeypatch, tmp_path):
+    """os.path.realpath is posixpath's Python: a replaced helper of it made /proc/self/mem (a way to the harness's
+    memory) look like any file. The observer asks the kernel (an O_PATH descriptor's link); the oracle is
+    os.path.realpath before anything replaced it."""
+    import posixpath
+
+    import torch
+
+    st = _machine_state()
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "file.py").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    dotdot = os.path.join(os.path.dirname(torch.__file__), "..", "torch", "nn", "..", "functional.py")
+    paths = [str(tmp_path / "link" / "file.py"), dotdot, str(tmp_path / "link" / "new.py"), "/proc/self/mem"]
+    paths += ["/dev/null/x/y.pyc", "relative/new.py"]  # where the grading child's import system looks for bytecode
+    expected = [os.path.realpath(p) for p in paths]
+    if not hasattr(posixpath, "_joinrealpath"):
+        pytest.skip("this Python's realpath has no _joinrealpath to replace")
+    monkeypatch.setattr(posixpath, "_joinrealpath", lambda path, rest, strict, seen: ("/tmp/elsewhere", True))
+    assert os.path.realpath(paths[0]) == "/tmp/elsewhere"  # the replacement took
+    assert [harness._kernel_path(st, p) for p in paths] == expected
+    assert harness._placed(st, dotdot) == expected[1]
+    assert harness._hidden(st, "/proc/self/mem") and harness._hidden(st, "/proc/self/../self/mem")
+    assert not harness._hidden(st, str(tmp_path / "link" / "file.py"))
+    assert not harness._hidden(st, str(tmp_path / "link" / "missing" / "new.py"))

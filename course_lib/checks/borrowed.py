@@ -1104,11 +1104,17 @@ def refused_library(path: str) -> str:
         return ""
     if "/../" in path or "/./" in path or "//" in path:
         path = os.path.realpath(path)  # a name that walks into a package from another (torch/../nltk/util.py)
-    for place in site_dirs():
-        if path.startswith(place):
-            top = path[len(place) :].split(os.sep, 1)[0].split(".", 1)[0]
-            return "" if top in ALLOWED_LIBRARIES or top == "course_lib" else top
-    return ""
+    rest = next((path[len(place) :] for place in site_dirs() if path.startswith(place)), None)
+    for marker in _PACKAGE_FOLDERS:  # another Python's packages, or the system's, put on sys.path by hand
+        if rest is None and marker in path:
+            rest = path.split(marker, 1)[1]
+    if rest is None:
+        return ""
+    top = rest.split(os.sep, 1)[0].split(".", 1)[0]
+    return "" if top in ALLOWED_LIBRARIES or top == "course_lib" else top
+
+
+_PACKAGE_FOLDERS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
 
 def is_refused_library(name: str) -> bool:

@@ -415,6 +415,33 @@ class _Observer:
         self.gc_callbacks: set = set()  # ids of the collector's callbacks' code once the cells loaded
         self.gc_codes: list = []  # that code, kept alive (its ids stay its own)
         self.torch_kinds: dict = {}  # id(code) -> (code, what _torch_python says of it), a cache
+        # where a C function's or a class's machine code is (see _c_address): this process's file mappings, and what
+        # was found for each address and each type
+        self.maps: list = []  # (start, end, path), sorted
+        self.map_starts: list = []
+        self.homes: dict = {}  # address -> (path, refused package or "")
+        self.c_layouts: dict = {}  # id(type) -> (type, "type", "function" or "")
+        self.extension_suffixes = _EXTENSION_SUFFIXES
+        # an extension module made or run during the call by the import system is sealed as its loader returns
+        # (_seal_loaded); made by anything else (``_imp.create_dynamic`` called by hand) it is refused
+        external = sys.modules["_frozen_importlib_external"]
+        loader = external.ExtensionFileLoader
+        codes = (
+            loader.create_module.__code__,
+            loader.exec_module.__code__,
+            external._LoaderBasics.exec_module.__code__,  # a module of Python's: it may hold Cython's functions
+            sys.modules["_frozen_importlib"]._find_and_load.__code__,  # an import's outermost frame
+        )
+        self.find_and_load = codes[-1]
+        self.loader_codes = types.MappingProxyType({id(code): code for code in codes})
+        self.pending_modules: list = []  # made or run during the call, sealed once their import is over
+        self.create_code = loader.create_module.__code__
+        self.frames_removed = sys.modules["_frozen_importlib"]._call_with_frames_removed.__code__
+        imp = sys.modules["_imp"]
+        self.dynamic = types.MappingProxyType({id(f): f for f in (imp.create_dynamic, imp.exec_dynamic)})
+        self.sealed_natives: set = set()  # the shared objects of refused packages whose modules were sealed so
+        self.natives_before: frozenset = frozenset()  # refused packages' extensions mapped before the call
+        self.local_trace = None  # the trace hook itself, as a loader frame's local trace (set with the hooks)
         self.busy = False
         self.reading = False  # True only while the observer itself reads a frame's code (see _code_of)
         # where the installed modules are (sys.path as the harness set it, before any student code; not the folder
@@ -563,6 +590,12 @@ class _Observer:
                 if path.endswith((".so", ".pyd")):  # an extension's C types may name it by its last part
                     self.library_names.setdefault(name.rpartition(".")[2], top)
 
+    def know_natives(self) -> None:
+        """Which refused packages' extension modules are mapped into this process once the answer cells have loaded
+        (see _loaded_natives)."""
+        if self.site_dirs:
+            self.natives_before = frozenset(_refused_natives(vars(self)))
+
     def hand_in(self, given) -> None:
         self.given = frozenset(given)
         self.given_ids = frozenset(id(code) for code in self.given)
@@ -610,7 +643,8 @@ class _Observer:
 _getframe, _stat, _join = sys._getframe, os.stat, "".join
 _tuple_iter = tuple.__iter__  # a tuple's items by C's own iteration (a subclass's __iter__ is not run)
 _S_ISDIR, _S_ISFIFO, _S_ISSOCK = __import__("stat").S_ISDIR, __import__("stat").S_ISFIFO, __import__("stat").S_ISSOCK
-_starts, _split, _decode, _realpath = str.startswith, str.split, bytes.decode, os.path.realpath
+_starts, _split, _decode, _rpartition = str.startswith, str.split, bytes.decode, str.rpartition
+_readlink, _O_PATH = os.readlink, os.O_PATH
 _THREADING_FILE = threading.__file__
 _function_name = types.FunctionType.__dict__["__qualname__"].__get__
 _type_name = type.__dict__["__qualname__"].__get__
@@ -622,6 +656,26 @@ _type_module, _dict_get = type.__dict__["__module__"].__get__, dict.get
 _getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
 _open_fd, _read_fd, _close_fd, _fstat, _bjoin, _O_RDONLY = os.open, os.read, os.close, os.fstat, b"".join, os.O_RDONLY
 _S_ISREG = __import__("stat").S_ISREG
+_find, _ends, _bisect = str.find, str.endswith, __import__("bisect").bisect_right
+_PACKAGE_FOLDERS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+_BUILTIN = types.BuiltinFunctionType  # C functions (and, as its subclass, C methods that take their class)
+_EXTENSION_SUFFIXES = tuple(__import__("importlib.machinery").machinery.EXTENSION_SUFFIXES)
+
+
+def _memory_reader():
+    """A reader of one machine word of this process's memory, bound now (ctypes' classes are Python classes the
+    student's code could change later)."""
+    import ctypes
+
+    at, value = ctypes.c_void_p.from_address, vars(ctypes._SimpleCData)["value"].__get__
+    return lambda address: value(at(address)) or 0
+
+
+_word = _memory_reader()
+# where CPython keeps what a C function runs (3.10 to 3.13, as built by default): PyCFunctionObject.m_ml, and in
+# the PyMethodDef it points to, ml_meth; a type's tp_dealloc (a class statement's is CPython's own subtype_dealloc)
+_M_ML, _ML_METH, _TP_DEALLOC = 16, 8, 48
+_MD_DEF = 24  # PyModuleObject.md_def: an extension module's PyModuleDef, in its shared object
 REDISPATCH = frozenset({"redispatch", "_op_dk"})  # torch.ops' calls that pick the dispatch key themselves
 
 
@@ -790,7 +844,7 @@ def _installed_text(st, source, filename) -> bool:
     if type(source) is not bytes or type(filename) is not str:
         return False
     try:
-        name = _realpath(filename)
+        name = _kernel_path(st, filename)
     except (TypeError, ValueError, OSError):
         return False
     if not _starts(name, st["installed"]) or _course(st, name):
@@ -885,7 +939,7 @@ def _hidden(st, path) -> bool:
     ):
         return True
     try:
-        name = _realpath(path)
+        name = _kernel_path(st, path)
     except (TypeError, ValueError, OSError):
         return True
     parts = _split(name, os.sep)
@@ -914,7 +968,19 @@ def _verdict(st, code) -> str:
         return f"code made at run time under an answer cell's name ({_text(_qualname(code), 80)})"
     if key not in st["course_ids"] and _course(st, code.co_filename):
         return f"code made at run time under course_lib's name ({_text(_qualname(code), 80)})"
+    if st["build"] and st["torch_dir"] and _installed_own(st, code.co_filename):
+        # an installed module's own code: in a build exercise's call nothing compiles under an installed file's
+        # name but that file's text (see _made_at_run_time), so it is no copy of the course's, whatever its
+        # bytecode (a small helper of course_lib's matched one of matplotlib's). torch's is still compared: its
+        # modules imported again make new code objects of the classes an exercise forbids
+        return ""
     return _copy_of(st, code)
+
+
+def _installed_own(st, filename) -> bool:
+    """Is ``filename`` an installed module's file (the standard library's, a package's), outside torch?"""
+    name = _placed(st, _text(filename, 4096))
+    return _starts(name, st["installed"]) and not _starts(name, st["torch_dir"])
 
 
 def _copy_of(st, code) -> str:
@@ -957,9 +1023,17 @@ def _trace(st, frame, event, arg):
     # called by the student's code, directly or through torch or Python (vmap, map, a thread): refused;
     # called by course_lib's own code (the check's machinery, a helper the check gave) it is the check's
     if event != "call":
+        # only a loader's frame that the hook below follows has a local trace: its module is sealed as it returns
+        if id(_code_of(st, frame)) in st["loader_codes"]:
+            if event == "return":
+                _seal_loaded(st, frame, arg)
+            return st["local_trace"]
         return
     code = _code_of(st, frame)
     key = id(code)
+    if key in st["loader_codes"]:
+        # the import system making or running a module during the call: followed to its return (see _seal_loaded)
+        return st["local_trace"] if st["site_dirs"] and not st["loading"] else None
     if key in st["answer_ids"]:
         if st["loading"] and code.co_flags & NEW_LOCALS:
             # a function of the student's run while the cells load (an Enum's __init__, a base class's
@@ -1112,12 +1186,14 @@ def _c_kind(st, frame, builtin) -> str:
             how = "library" if _library_type(st, kind) else ""
         cached = st["c_types"][id(kind)] = (kind, how)
     if cached[1] != "lookup":
+        if not cached[1] and _c_library(st, builtin):
+            return "library"  # a C method whose machine code is a refused package's, whatever its type's name says
         return cached[1]
     entry = st["c_ids"].get(id(builtin))
     if entry is not None and entry[0] is builtin:
         return entry[1]
-    if st["site_dirs"] and _module_library(st, _getattr(builtin, "__self__", None)):
-        return "library"  # a function of a refused package's extension module
+    if st["site_dirs"] and (_module_library(st, _getattr(builtin, "__self__", None)) or _c_library(st, builtin)):
+        return "library"  # a function of a refused package's extension module (by its module, or where its code is)
     if not st["kernel_names"] and not st["autograd"]:
         return ""
     name = _getattr(builtin, "__name__", "")
@@ -1176,6 +1252,12 @@ def _profile(st, frame, event, arg) -> None:
         return
     if event != "c_call" or st["busy"] or st["reading"] or not st["exercise"]:
         return
+    if st["site_dirs"] and _dynamic_call(st, frame, arg):
+        _refuse(
+            st,
+            f"_imp.{_text(_getattr(arg, '__name__', ''), 40)} (an extension module loaded outside the import system)",
+        )
+        return
     how = _c_kind(st, frame, arg)
     if how and _by_student(st, frame):
         name = _getattr(arg, "__name__", None)
@@ -1185,9 +1267,110 @@ def _profile(st, frame, event, arg) -> None:
             if _importing(st, frame):
                 return  # an installed module's own import
             bound = _getattr(arg, "__self__", None)
-            library = _module_library(st, bound) or _library_type(st, type(bound))
+            library = _module_library(st, bound) or _library_type(st, type(bound)) or _c_library(st, arg)
             said += f" ({_text(library, 60)}, {_ONLY_ALLOWED})"
         _refuse(st, said)
+
+
+def _dynamic_call(st, frame, arg) -> bool:
+    """``_imp.create_dynamic`` or ``_imp.exec_dynamic`` (an extension module made, or run) called other than by the
+    import system's extension loader, whose modules the trace seals as they are made (see _seal_loaded)."""
+    entry = st["dynamic"].get(id(arg))
+    if entry is None or entry is not arg:
+        return False
+    caller = frame.f_back
+    return not (
+        _code_of(st, frame) is st["frames_removed"]
+        and caller is not None
+        and id(_code_of(st, caller)) in st["loader_codes"]
+    )
+
+
+def _seal_loaded(st, frame, arg) -> None:
+    """A loader's frame (or the import system's ``_find_and_load``) returning during the call. A module the loader
+    has just made or run (first imported then, or loaded by hand through importlib) waits until the import that
+    loads it is over (its package's import-time code may call its functions), then what it holds whose machine code
+    is a refused package's (its C functions, Cython's functions, and those in its classes' own namespaces) is
+    replaced by a refusal, as _seal_libraries does for the modules the answer cells' imports loaded. Calling a
+    Cython function raises no event, so this is where one is stopped. Its classes stay (other modules' C code
+    checks them as it imports). The shared object an extension module was made from is noted (_loaded_natives)."""
+    busy, st["busy"] = st["busy"], True
+    try:
+        code = _code_of(st, frame)
+        if code is not st["find_and_load"]:
+            module = arg if code is st["create_code"] else _dict_get(frame.f_locals, "module")
+            if _subclass(_MODULE, type(module)):
+                st["pending_modules"].append(module)
+                # an extension module's definition is in its shared object (a module of Python's has none)
+                definition = _word(id(module) + _MD_DEF)
+                if definition:
+                    st["sealed_natives"].add(_home(st, definition)[0])
+        below = frame.f_back
+        while below is not None:
+            if id(_code_of(st, below)) in st["loader_codes"]:
+                return  # the import that loads it is not over
+            below = below.f_back
+        pending = list(st["pending_modules"])
+        st["pending_modules"].clear()
+        for module in pending:
+            _seal_module(st, module)
+    except Exception as exc:  # a hook that raises is switched off by Python: the seal fails closed instead
+        _refuse(st, f"a module loaded during the call could not be sealed ({_text(_type_name(type(exc)), 60)})")
+    finally:
+        st["busy"] = busy
+
+
+def _seal_module(st, module) -> None:
+    """The refused packages' C functions in ``module``'s namespace and its classes' own, replaced by a refusal."""
+    space = _module_dict(module)
+    name = _text(_dict_get(space, "__name__"), 80)
+    holders = [(space, name, None)]
+    for value in list(space.values()):
+        if type(value) is type and value.__flags__ & _HEAPTYPE:
+            holders.append((dict(vars(value)), f"{name}.{_text(_type_name(value), 80)}", value))
+    for holder, owner, cls in holders:
+        for key, value in list(holder.items()):
+            if type(key) is not str or _subclass(type, type(value)):
+                continue
+            library = _c_library(st, value)
+            if not library:
+                continue
+            stand_in = _stand_in(st["say"], f"{owner}.{_text(key, 80)} ({library}, {_ONLY_ALLOWED})")
+            if cls is None:
+                space[key] = stand_in
+            else:
+                try:
+                    setattr(cls, key, stand_in)
+                except (TypeError, AttributeError):  # an immutable type
+                    pass
+
+
+def _refused_natives(st) -> set:
+    """The extension modules of refused packages mapped into this process now (their files)."""
+    _read_maps(st)
+    return {path for _, _, path in st["maps"] if _ends(path, st["extension_suffixes"]) and _native_library(st, path)}
+
+
+def _loaded_natives(st) -> str:
+    """A refused package's extension module mapped during the call other than by the import system's loader, whose
+    modules are sealed as they are made: loaded by C code calling ``_imp.create_dynamic`` (``map``), which raises
+    no event, so the functions of the module it made were never sealed ("" if none)."""
+    if not st["site_dirs"]:
+        return ""
+    for path in sorted(_refused_natives(st) - st["natives_before"] - st["sealed_natives"]):
+        library = _native_library(st, path)
+        return f"{_text(path, 160)} ({library}, an extension module loaded outside the import system)"
+    return ""
+
+
+def _stand_in(say, said: str):
+    """A refusal in place of a refused package's C function or class: it holds ``say`` and its own text only."""
+
+    def refused(*args, said=said[:200], **kwargs):
+        say({"refused": said})
+        raise PermissionError("this exercise allows only the standard library, torch and numpy")
+
+    return refused
 
 
 def _importing(st, frame) -> bool:
@@ -1227,9 +1410,36 @@ def _placed(st, path: str) -> str:
     if _starts(path, st["installed"]) and "/../" not in path and "/./" not in path and "//" not in path:
         return path
     try:
-        return _realpath(path)
+        return _kernel_path(st, path)
     except (TypeError, ValueError, OSError):
         return path
+
+
+def _kernel_path(st, path: str) -> str:
+    """Where ``path`` leads, as the kernel resolves it: the link an O_PATH descriptor of it has in /proc/self/fd. No
+    Python code runs (os.path.realpath is posixpath's Python, whose helpers the student's code can replace, and a
+    replaced one made /proc/self/mem, a way to the harness's memory, look like any file). A name that does not exist
+    yet is placed by the nearest folder that does."""
+    rest = ""
+    busy, st["busy"] = st["busy"], True  # its open raises an audit event: the observer's own
+    try:
+        while True:
+            try:
+                fd = _open_fd(path, _O_PATH)
+                break
+            except OSError:  # no such file (or a part of it is a file: the import system's /dev/null/... .pyc)
+                head, sep, name = _rpartition(path, os.sep)
+                if not name or name == "." or name == "..":
+                    raise
+                rest = _join([os.sep, name, rest])
+                path = head if head else (os.sep if sep else ".")
+        try:
+            found = _readlink(_join(["/proc/self/fd/", str(fd)]))
+        finally:
+            _close_fd(fd)
+    finally:
+        st["busy"] = busy
+    return _join([found, rest]) if found != os.sep else (rest or os.sep)
 
 
 def _library(st, path) -> str:
@@ -1237,11 +1447,122 @@ def _library(st, path) -> str:
     if type(path) is not str:
         return ""
     path = _placed(st, path)
+    rest = None
     for place in st["site_dirs"]:
         if _starts(path, place):
-            top = _split(_split(path[len(place) :], os.sep, 1)[0], ".", 1)[0]
-            return "" if top in st["allowed_libraries"] else top
+            rest = path[len(place) :]
+            break
+    else:  # another Python's packages, or the system's (Debian's dist-packages): a folder put on sys.path by hand
+        for marker in _PACKAGE_FOLDERS:
+            at = _find(path, marker)
+            if at >= 0 and st["site_dirs"]:
+                rest = path[at + len(marker) :]
+                break
+    if rest is None:
+        return ""
+    top = _split(_split(rest, os.sep, 1)[0], ".", 1)[0]
+    return "" if top in st["allowed_libraries"] else top
+
+
+def _c_address(st, obj) -> int:
+    """Where the machine code ``obj`` runs is, for a C function (a builtin, a C method, Cython's functions) or a
+    class (0 for anything else): read from this process's memory, so nothing the student's code can write renames
+    it (a module's ``__file__``, a type's ``__module__``). A class statement's class runs CPython's own code
+    (its tp_dealloc), a C type its extension's."""
+    kind = type(obj)
+    known = st["c_layouts"].get(id(kind))
+    if known is None or known[0] is not kind:
+        known = st["c_layouts"][id(kind)] = (kind, _c_layout(st, kind))
+    if not known[1]:
+        return 0
+    busy, st["busy"] = st["busy"], True  # the reads raise ctypes' audit events: the observer's own
+    try:
+        if known[1] == "type":
+            return _word(id(obj) + _TP_DEALLOC)
+        return _word(_word(id(obj) + _M_ML) + _ML_METH)
+    finally:
+        st["busy"] = busy
+
+
+def _c_layout(st, kind) -> str:
+    """ "type" for a class, "function" for a C function whose layout is CPython's PyCFunctionObject (builtins, C
+    methods, and Cython's functions, whose type an extension defines and names so), else ""."""
+    if _subclass(type, kind):
+        return "type"
+    if _subclass(_BUILTIN, kind):  # no class statement can subclass it
+        return "function"
+    name = _type_name(kind)
+    if type(name) is str and "cython_function" in name:
+        # Cython's function type, made by an extension (its code in a shared object), not a class statement's
+        # namesake, whose memory must not be read as a C function's
+        busy, st["busy"] = st["busy"], True
+        try:
+            place = _home(st, _word(id(kind) + _TP_DEALLOC))[0]
+        finally:
+            st["busy"] = busy
+        if _ends(place, st["extension_suffixes"]):
+            return "function"
     return ""
+
+
+def _home(st, address) -> tuple:
+    """(the file mapped at ``address`` in this process, the refused package it is of): "" for none. From
+    /proc/self/maps, read again when the address is in no mapping known yet (a shared object loaded since)."""
+    cached = st["homes"].get(address)
+    if cached is not None:
+        return cached
+    found = ""
+    for fresh in (False, True):
+        if fresh:
+            _read_maps(st)
+        at = _bisect(st["map_starts"], address) - 1
+        if at >= 0 and address < st["maps"][at][1]:
+            found = st["maps"][at][2]
+            break
+    cached = st["homes"][address] = (found, _native_library(st, found) if found else "")
+    return cached
+
+
+def _native_library(st, path: str) -> str:
+    """The refused package a shared object is of, or, for an extension module outside the installed folders (one
+    copied to /tmp from a package, or carried in a notebook), that it is from nowhere installed ("" if allowed)."""
+    library = _library(st, path)
+    if library or not st["site_dirs"] or not _ends(path, st["extension_suffixes"]):
+        return library
+    return "" if _starts(path, st["installed"]) else "an extension module from outside the installed packages"
+
+
+def _read_maps(st) -> None:
+    """/proc/self/maps, the mappings of files (start, end, path), sorted, into the observer's lists in place."""
+    busy, st["busy"] = st["busy"], True
+    fd = _open_fd("/proc/self/maps", _O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = _read_fd(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        _close_fd(fd)
+        st["busy"] = busy
+    entries = []
+    for line in _split(_decode(_bjoin(chunks), "utf-8", "replace"), "\n"):
+        parts = _split(line, None, 5)
+        if len(parts) == 6 and _starts(parts[5], "/") and not _ends(parts[5], " (deleted)"):
+            start, end = _split(parts[0], "-")
+            entries.append((int(start, 16), int(end, 16), parts[5]))
+    entries.sort()
+    st["maps"][:] = entries
+    st["map_starts"][:] = [start for start, _, _ in entries]
+
+
+def _c_library(st, obj) -> str:
+    """The refused package whose extension holds ``obj``'s machine code ("" if none, or no package is refused)."""
+    if not st["site_dirs"]:
+        return ""
+    address = _c_address(st, obj)
+    return _home(st, address)[1] if address else ""
 
 
 def _torch_python(st, code) -> str:
@@ -1315,13 +1636,27 @@ HOOK_FUNCTIONS = (
     "_placed",
     "_module_library",
     "_library_type",
+    "_c_address",
+    "_c_layout",
+    "_home",
+    "_read_maps",
+    "_c_library",
+    "_native_library",
+    "_seal_loaded",
+    "_seal_module",
+    "_stand_in",
+    "_dynamic_call",
+    "_installed_own",
+    "_kernel_path",
+    "_refused_natives",
+    "_loaded_natives",
 )
 
 
 def _private(st) -> tuple:
-    """(audit hook, trace hook, profile hook, _changed, _stale) for the observer state ``st``: private copies of
-    the functions above, whose globals are a copy of this module's taken now (before any student code), bound to
-    ``st``."""
+    """(audit hook, trace hook, profile hook, _changed, _stale, _loaded_natives) for the observer state ``st``:
+    private copies of the functions above, whose globals are a copy of this module's taken now (before any student
+    code), bound to ``st``."""
     import functools
 
     space = dict(globals())
@@ -1334,7 +1669,8 @@ def _private(st) -> tuple:
             fn.__defaults__ = tuple(space["_state"] if d is _state else d for d in fn.__defaults__)
     audit, trace = functools.partial(space["_audit"], st), functools.partial(space["_trace"], st)
     profile = functools.partial(space["_profile"], st)
-    return audit, trace, profile, space["_changed"], functools.partial(space["_stale"], st)
+    natives = functools.partial(space["_loaded_natives"], st)
+    return audit, trace, profile, space["_changed"], functools.partial(space["_stale"], st), natives
 
 
 def _snapshot(forbidden=()) -> tuple:
@@ -1818,7 +2154,18 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     _close_doors(say)
     # what the observer is and runs, taken before any student code: checked here, in this frame (whose own code
     # cannot change under it), with everything it uses bound now, and said on the local channel
-    moving = ("busy", "exercise", "loading", "reading", "answers", "answer_ids", "seen")  # compared one by one
+    # compared one by one (local_trace below; natives_before is set once the cells load, from the process's maps)
+    moving = (
+        "busy",
+        "exercise",
+        "loading",
+        "reading",
+        "answers",
+        "answer_ids",
+        "seen",
+        "local_trace",
+        "natives_before",
+    )
     kept = tuple((k, v) for k, v in vars(observer).items() if k not in moving)
     label = exercise.id if exercise is not None else "loading"
     own = tuple((fn, _state(fn)) for fn in (_changed, _state, _plain_json, *borrowed._functions_of(_Observer)))
@@ -1826,7 +2173,8 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     clock_list, clock = borrowed._CLOCK, tuple(borrowed._CLOCK)
     loaded_answers: list = []  # the answer cells' code objects and their ids once loaded (frozensets)
     fields = vars(observer)  # what the hooks run on, as it is now (the hooks are private copies, bound to it)
-    audit, trace, profile, changed_now, stale = _private(fields)
+    audit, trace, profile, changed_now, stale, natives = _private(fields)
+    fields["local_trace"] = trace  # a loader frame's local trace (see _trace)
 
     def intact_now(type=type, str=str, len=len, zip=zip, any=any, state=_state) -> str:
         for key in fields:  # plain names only: a look-up below then runs no one's __eq__
@@ -1839,6 +2187,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
             or fields.get("reading") is not False
             or fields.get("answers") is not loaded_answers[0]
             or fields.get("answer_ids") is not loaded_answers[1]
+            or fields.get("local_trace") is not trace
             or any(fields.get(k) is not v for k, v in kept)
         ):
             return "the grader's observer (its settings)"
@@ -1879,6 +2228,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     observer.loading = False
     observer.busy = True  # its own look, unobserved
     observer.know_modules()
+    observer.know_natives()
     # what the cells' imports left for the collector (nltk's regex objects) is never collected in this child: its
     # finalizers would run inside the call, wherever the collector happens to run, as no call of the student's
     gc_freeze()
@@ -1916,6 +2266,9 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
             changed = changed or intact_now()
             if changed:
                 say({"refused": f"{changed} (replaced by the student's code)"[:200]})
+            loaded = natives()
+            if loaded:
+                say({"refused": loaded[:200]})
     except BaseException as exc:  # SystemExit, KeyboardInterrupt from the student's code
         reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     intact = gettrace() is trace and getprofile() is profile
