@@ -2850,3 +2850,37 @@ def test_every_attention_op_the_dispatcher_holds_is_refused_where_attention_is()
     for lesson, exercise in (("05", "5.2"), ("06", "6.1"), ("06", "6.3"), ("07", "7.3")):
         assert not attention - checks.exercises(lesson)[exercise].rules.kernels, exercise
     assert not recurrent_backward - checks.exercises("04")["4.2"].rules.kernels
+
+
+JAGGED_63 = """
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    pos = torch.arange(T)
+    real = pos[None, :] < lengths[:, None]
+    allowed = (pos[None, :] <= pos[:, None])[None] & real[:, None, :]
+    seg = allowed.sum(-1).reshape(-1)
+    offsets = torch.cat([seg.new_zeros(1), seg.cumsum(0)])
+    padded = torch.ops.aten._jagged_to_padded_dense_forward(scores[allowed][:, None], [offsets], [T], float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(padded[..., 0].reshape(B, T, T), dim=-1), nan=0.0)
+    return weights @ values, weights
+"""
+
+
+def test_a_jagged_tensors_op_is_refused_with_the_nested_ones(tmp_path):
+    """Hostile class 33s: nested tensors' jagged-to-padded op (no "nested" in its name) passed 6.3 and 7.3."""
+    status, message, refused = run_harness("06", {"6.3": JAGGED_63}, tmp_path)["6.3"]
+    assert status == submission.FAILED and any("jagged" in r for r in refused), (message, refused)
+
+
+def test_torchs_compiler_eager_attention_patterns_are_attention_written_in_python():
+    """Hostile class 33s reached inductor's _sfdp_pattern_* (softmax(QK^T)V written out) through torch's own frames,
+    where the compiler's code is let through; they are refused by place with attention's other Python."""
+    fuse_attention = pytest.importorskip("torch._inductor.fx_passes.fuse_attention")
+    st = _machine_state()
+    rules = checks.exercises("06")["6.3"].rules
+    st.update(kernel_python=borrowed.kernel_python_places(rules.kernels), torch_rules=True, site_dirs=())
+    st["torch_dir"] = os.path.dirname(__import__("torch").__file__) + os.sep
+    assert "attention" in harness._torch_python(st, fuse_attention._sfdp_pattern_1.__code__)
