@@ -2884,3 +2884,29 @@ def test_torchs_compiler_eager_attention_patterns_are_attention_written_in_pytho
     st.update(kernel_python=borrowed.kernel_python_places(rules.kernels), torch_rules=True, site_dirs=())
     st["torch_dir"] = os.path.dirname(__import__("torch").__file__) + os.sep
     assert "attention" in harness._torch_python(st, fuse_attention._sfdp_pattern_1.__code__)
+
+
+@pytest.mark.parametrize(
+    "source, loads",
+    [
+        ('NEG_INF = float("-inf")\n', True),  # an honest answer of hostile class 33s failed on it
+        ('X = -float("Infinity")\n', True),
+        ('def f(x, fill=float("-inf")):\n    return x\n', True),
+        ('X = float("1e9")\n', False),  # any other text: whatever float names, only infinity and nan are constants
+        ("X = float(\"__import__('os')\")\n", False),
+        ('X = float("inf", 2)\n', False),
+        ('X = float(y="inf")\n', False),
+    ],
+)
+def test_infinity_written_as_float_of_text_is_a_constant(source, loads):
+    assert (harness.refusal(source) == "") is loads, harness.refusal(source)
+
+
+def test_float_bound_to_something_else_runs_nothing_of_the_students_at_load(tmp_path):
+    """The cells may rebind ``float``: called with "inf" at load, exec would compile no code of the student's
+    choosing, and is refused there anyway."""
+    source = 'from builtins import exec as float\n\nNEG_INF = float("inf")\n\n\n' + __import__(
+        "test_checks"
+    ).BALANCED_BY_HAND.replace("{extra}", "pass")
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED and ("exec" in refused or "NameError" in message), (message, refused)

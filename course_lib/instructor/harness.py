@@ -232,7 +232,29 @@ def _literal(node) -> bool:
         ast.literal_eval(node)
         return True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
+        return _infinity(node)
+
+
+# the one call a constant may be: float of infinity or nan (``NEG_INF = float("-inf")``, which an honest answer of
+# hostile class 33s wrote at the top of its cell); whatever ``float`` names when the cells load, called with one of
+# these texts it computes nothing (a function of the student's running then is refused, see _trace)
+_INFINITIES = frozenset({"inf", "-inf", "+inf", "infinity", "-infinity", "+infinity", "nan"})
+
+
+def _infinity(node) -> bool:
+    """``float("-inf")`` (any of _INFINITIES, any case), or its negation."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "float"
+        and not node.keywords
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+        and node.args[0].value.strip().lower() in _INFINITIES
+    )
 
 
 def _simple_name(node) -> bool:
