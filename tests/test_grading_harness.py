@@ -2910,3 +2910,33 @@ def test_float_bound_to_something_else_runs_nothing_of_the_students_at_load(tmp_
     ).BALANCED_BY_HAND.replace("{extra}", "pass")
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.FAILED and ("exec" in refused or "NameError" in message), (message, refused)
+
+
+DRAWN_63 = """
+import io
+
+import torch
+from matplotlib.figure import Figure
+""" + HONEST_63.replace("def honest(", "def masked_attention(").replace(
+    "    B, T, _ = scores.shape\n",
+    "    B, T, _ = scores.shape\n"
+    "    figure = Figure(figsize=(3, 3))\n"
+    "    figure.add_subplot().imshow(scores[0].detach().numpy())\n"
+    "    figure.savefig(io.BytesIO(), format='png')\n",
+)
+
+
+def test_a_plot_drawn_inside_the_function_passes_where_masked_arrays_are_refused(tmp_path):
+    """matplotlib's imshow uses numpy's masked arrays for any array: its own use, not the student's masked softmax
+    (honest answers of hostile class 33s failed 6.1 and 6.3); and a figure's finalizer, run by the collector while
+    the grader's last look copied its verdicts, broke that copy. The student's own masked array still fails. (A
+    contour or a mathtext title still fails: they run contourpy and pyparsing, refused by the packages rule.)"""
+    for name in ("drawn", "own"):
+        (tmp_path / name).mkdir()
+    status, message, refused = run_harness("06", {"6.3": DRAWN_63}, tmp_path / "drawn")["6.3"]
+    assert status == submission.PASSED and not refused, (message, refused)
+    own = DRAWN_63.replace(
+        "    figure.savefig(", "    __import__('numpy').ma.masked_invalid(scores[0].numpy())\n    figure.savefig("
+    )
+    status, message, refused = run_harness("06", {"6.3": own}, tmp_path / "own")["6.3"]
+    assert status == submission.FAILED and any("masked arrays" in r for r in refused), (message, refused)
