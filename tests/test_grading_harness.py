@@ -2850,3 +2850,93 @@ def test_every_attention_op_the_dispatcher_holds_is_refused_where_attention_is()
     for lesson, exercise in (("05", "5.2"), ("06", "6.1"), ("06", "6.3"), ("07", "7.3")):
         assert not attention - checks.exercises(lesson)[exercise].rules.kernels, exercise
     assert not recurrent_backward - checks.exercises("04")["4.2"].rules.kernels
+
+
+JAGGED_63 = """
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    B, T, _ = scores.shape
+    pos = torch.arange(T)
+    real = pos[None, :] < lengths[:, None]
+    allowed = (pos[None, :] <= pos[:, None])[None] & real[:, None, :]
+    seg = allowed.sum(-1).reshape(-1)
+    offsets = torch.cat([seg.new_zeros(1), seg.cumsum(0)])
+    padded = torch.ops.aten._jagged_to_padded_dense_forward(scores[allowed][:, None], [offsets], [T], float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(padded[..., 0].reshape(B, T, T), dim=-1), nan=0.0)
+    return weights @ values, weights
+"""
+
+
+def test_a_jagged_tensors_op_is_refused_with_the_nested_ones(tmp_path):
+    """Hostile class 33s: nested tensors' jagged-to-padded op (no "nested" in its name) passed 6.3 and 7.3."""
+    status, message, refused = run_harness("06", {"6.3": JAGGED_63}, tmp_path)["6.3"]
+    assert status == submission.FAILED and any("jagged" in r for r in refused), (message, refused)
+
+
+def test_torchs_compiler_eager_attention_patterns_are_attention_written_in_python():
+    """Hostile class 33s reached inductor's _sfdp_pattern_* (softmax(QK^T)V written out) through torch's own frames,
+    where the compiler's code is let through; they are refused by place with attention's other Python."""
+    fuse_attention = pytest.importorskip("torch._inductor.fx_passes.fuse_attention")
+    st = _machine_state()
+    rules = checks.exercises("06")["6.3"].rules
+    st.update(kernel_python=borrowed.kernel_python_places(rules.kernels), torch_rules=True, site_dirs=())
+    st["torch_dir"] = os.path.dirname(__import__("torch").__file__) + os.sep
+    assert "attention" in harness._torch_python(st, fuse_attention._sfdp_pattern_1.__code__)
+
+
+@pytest.mark.parametrize(
+    "source, loads",
+    [
+        ('NEG_INF = float("-inf")\n', True),  # an honest answer of hostile class 33s failed on it
+        ('X = -float("Infinity")\n', True),
+        ('def f(x, fill=float("-inf")):\n    return x\n', True),
+        ('X = float("1e9")\n', False),  # any other text: whatever float names, only infinity and nan are constants
+        ("X = float(\"__import__('os')\")\n", False),
+        ('X = float("inf", 2)\n', False),
+        ('X = float(y="inf")\n', False),
+    ],
+)
+def test_infinity_written_as_float_of_text_is_a_constant(source, loads):
+    assert (harness.refusal(source) == "") is loads, harness.refusal(source)
+
+
+def test_float_bound_to_something_else_runs_nothing_of_the_students_at_load(tmp_path):
+    """The cells may rebind ``float``: called with "inf" at load, exec would compile no code of the student's
+    choosing, and is refused there anyway."""
+    source = 'from builtins import exec as float\n\nNEG_INF = float("inf")\n\n\n' + __import__(
+        "test_checks"
+    ).BALANCED_BY_HAND.replace("{extra}", "pass")
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED and ("exec" in refused or "NameError" in message), (message, refused)
+
+
+DRAWN_63 = """
+import io
+
+import torch
+from matplotlib.figure import Figure
+""" + HONEST_63.replace("def honest(", "def masked_attention(").replace(
+    "    B, T, _ = scores.shape\n",
+    "    B, T, _ = scores.shape\n"
+    "    figure = Figure(figsize=(3, 3))\n"
+    "    figure.add_subplot().imshow(scores[0].detach().numpy())\n"
+    "    figure.savefig(io.BytesIO(), format='png')\n",
+)
+
+
+def test_a_plot_drawn_inside_the_function_passes_where_masked_arrays_are_refused(tmp_path):
+    """matplotlib's imshow uses numpy's masked arrays for any array: its own use, not the student's masked softmax
+    (honest answers of hostile class 33s failed 6.1 and 6.3); and a figure's finalizer, run by the collector while
+    the grader's last look copied its verdicts, broke that copy. The student's own masked array still fails. (A
+    contour or a mathtext title still fails: they run contourpy and pyparsing, refused by the packages rule.)"""
+    for name in ("drawn", "own"):
+        (tmp_path / name).mkdir()
+    status, message, refused = run_harness("06", {"6.3": DRAWN_63}, tmp_path / "drawn")["6.3"]
+    assert status == submission.PASSED and not refused, (message, refused)
+    own = DRAWN_63.replace(
+        "    figure.savefig(", "    __import__('numpy').ma.masked_invalid(scores[0].numpy())\n    figure.savefig("
+    )
+    status, message, refused = run_harness("06", {"6.3": own}, tmp_path / "own")["6.3"]
+    assert status == submission.FAILED and any("masked arrays" in r for r in refused), (message, refused)

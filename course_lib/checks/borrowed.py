@@ -574,6 +574,9 @@ ATTENTION_PYTHON = tuple(
         ("onnx", "ops", ""),
         ("_higher_order_ops", "flex_attention.py"),
         ("nested", "_internal", "sdpa.py"),
+        # torch's compiler's eager attention patterns (_sfdp_pattern_*: softmax(QK^T)V written out), reached from
+        # torch's own frames (pytree's map, checkpoint), where the compiler's code is otherwise let through: 33s
+        ("_inductor", "fx_passes", "fuse_attention.py"),
     )
 )
 MASKED_PYTHON = ("masked" + os.sep,)
@@ -677,16 +680,17 @@ def _kin_ops(kernels) -> frozenset:
 
 
 def _nested_ops(kernels) -> frozenset:
-    """Where a masked softmax is refused, every aten op of torch's nested tensors too, read from the dispatcher (their
-    constructors and their padding): a ragged row that holds only the keys a query may see makes a plain softmax
-    the masked one, as a sparse tensor's does."""
+    """Where a masked softmax is refused, every aten op of torch's nested and jagged tensors too, read from the
+    dispatcher (their constructors and their padding): a ragged row that holds only the keys a query may see makes a
+    plain softmax the masked one, as a sparse tensor's does (hostile class 33s: ``_jagged_to_padded_dense_forward``
+    with -inf padding passed 6.3 and 7.3)."""
     torch = sys.modules.get("torch")
     if "_masked_softmax" not in kernels or torch is None:
         return frozenset()
     names = {
         op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names() if op.startswith("aten::")
     }
-    return frozenset(n for n in names if "nested" in n)
+    return frozenset(n for n in names if "nested" in n or "jagged" in n)
 
 
 # a masked softmax in one call: fill and normalise (``_masked_softmax``), a softmax that turns a row with no

@@ -232,7 +232,29 @@ def _literal(node) -> bool:
         ast.literal_eval(node)
         return True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
+        return _infinity(node)
+
+
+# the one call a constant may be: float of infinity or nan (``NEG_INF = float("-inf")``, which an honest answer of
+# hostile class 33s wrote at the top of its cell); whatever ``float`` names when the cells load, called with one of
+# these texts it computes nothing (a function of the student's running then is refused, see _trace)
+_INFINITIES = frozenset({"inf", "-inf", "+inf", "infinity", "-infinity", "+infinity", "nan"})
+
+
+def _infinity(node) -> bool:
+    """``float("-inf")`` (any of _INFINITIES, any case), or its negation."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "float"
+        and not node.keywords
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+        and node.args[0].value.strip().lower() in _INFINITIES
+    )
 
 
 def _simple_name(node) -> bool:
@@ -409,6 +431,8 @@ class _Observer:
         # installed packages live, the allowed ones' names, and what each module object and type was found to be
         self.site_dirs: tuple = ()
         self.allowed_libraries: frozenset = frozenset()
+        self.output_libraries: frozenset = frozenset()  # the allowed ones that print, draw or show progress
+        self.kernel_reasons: frozenset = frozenset()  # what kernel_python's places are refused as
         self.import_protocol: frozenset = frozenset()  # what the import system calls on a finder or loader
         self.module_kinds: dict = {}  # id(module) -> (module, the refused package's name or "")
         self.library_names: dict = {}  # a module's name in sys.modules, and its last part -> the refused package
@@ -545,6 +569,8 @@ class _Observer:
         self.kernel_python = borrowed.kernel_python_places(rules.kernels)
         self.site_dirs = borrowed.site_dirs() if rules.course else ()
         self.allowed_libraries = frozenset(borrowed.ALLOWED_LIBRARIES) | {"course_lib"}
+        self.output_libraries = self.allowed_libraries - {"torch", "numpy", "course_lib", "typing_extensions"}
+        self.kernel_reasons = frozenset(reason for _, reason in self.kernel_python)
         self.import_protocol = borrowed.IMPORT_PROTOCOL
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
         self.c_types = {id(t): (t, "lookup") for t in (type(None), types.ModuleType, record)}
@@ -653,6 +679,7 @@ _CODE, _FUNCTION = types.CodeType, types.FunctionType
 _qualname = types.CodeType.__dict__["co_qualname" if sys.version_info >= (3, 11) else "co_name"].__get__
 _MODULE, _module_dict = types.ModuleType, types.ModuleType.__dict__["__dict__"].__get__
 _type_module, _dict_get = type.__dict__["__module__"].__get__, dict.get
+_dict_copy, _dict_items = dict.copy, dict.items
 _getattr, _subclass = getattr, type.__subclasscheck__  # type.__subclasscheck__(T, t): t's own MRO, no hook of t's
 _open_fd, _read_fd, _close_fd, _fstat, _bjoin, _O_RDONLY = os.open, os.read, os.close, os.fstat, b"".join, os.O_RDONLY
 _S_ISREG = __import__("stat").S_ISREG
@@ -992,7 +1019,15 @@ def _copy_of(st, code) -> str:
 def _stale(st) -> str:
     """A remembered verdict that is not what the observer would say now ("" if none): the cache of verdicts is
     the one part of the observer that changes while the student's code runs."""
-    for key, entry in list(st["seen"].items()):
+    # copied whole in C first: the trace is still on, and a finalizer the collector runs while a list of the items
+    # is built (a figure's, once a plot was drawn in the call) adds a verdict, which broke that list's iteration
+    seen = None
+    while seen is None:
+        try:
+            seen = _dict_copy(st["seen"])
+        except RuntimeError:  # changed during the copy all the same: copied again
+            pass
+    for key, entry in _dict_items(seen):
         if type(key) is not int or type(entry) is not tuple or len(entry) != 2:
             return "something other than a verdict"
         code, why = entry
@@ -1077,6 +1112,7 @@ def _trace(st, frame, event, arg):
                 torch[1]
                 and (torch[1] != "compiled" or not _starts(caller.f_code.co_filename, st["torch_dir"]))
                 and not _importing(st, frame)
+                and not (torch[1] in st["kernel_reasons"] and _drawing(st, caller))
             ):
                 name = st["kernel_qualnames"].get(key) or _qualname(code)  # only kernels have one kept (alive)
                 owner = "torch's " if _starts(_placed(st, _text(code.co_filename, 4096)), st["torch_dir"]) else ""
@@ -1084,6 +1120,25 @@ def _trace(st, frame, event, arg):
         return
     if _by_student(st, frame.f_back):
         _refuse(st, _dotted(st, code))
+
+
+def _drawing(st, frame) -> bool:
+    """Is a package that prints, draws or shows progress (ALLOWED_LIBRARIES but torch and numpy) between ``frame``
+    and the student's code (or the check's)? Its own use of numpy's masked arrays (an image's, a contour's: what
+    ``imshow`` and ``contour`` do with any array) is no masked softmax of the student's, and what it hands back to
+    the student's code is judged there (hostile class 33s: a plot drawn inside 6.1 and 6.3 failed them)."""
+    while frame is not None:
+        code = _code_of(st, frame)
+        filename = _text(code.co_filename, 4096)
+        if _starts(filename, "<answer ") or id(code) in st["course_ids"]:
+            return False
+        for place in st["site_dirs"]:
+            if _starts(filename, place):
+                if _split(_split(filename[len(place) :], os.sep, 1)[0], ".", 1)[0] in st["output_libraries"]:
+                    return True
+                break
+        frame = frame.f_back
+    return False
 
 
 def _checks_reach_lesson(st, caller, code) -> bool:
@@ -1648,6 +1703,7 @@ HOOK_FUNCTIONS = (
     "_dynamic_call",
     "_installed_own",
     "_kernel_path",
+    "_drawing",
     "_refused_natives",
     "_loaded_natives",
 )
