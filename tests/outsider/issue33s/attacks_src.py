@@ -416,6 +416,37 @@ def count_ngrams(sentence, n):
     return Counter(zip(*(islice(padded, i, None) for i in range(n))))
 '''
 
+REWRITE_BALANCED = '''# Exercise 3.1: is_balanced with a stack
+import re
+
+
+def is_balanced(seq, n_symbols=10):
+    """Balanced when deleting adjacent matched pairs, again and again, leaves nothing (no explicit stack)."""
+    half = n_symbols // 2
+    text = "".join(chr(65 + s) for s in seq)
+    pairs = "|".join(re.escape(chr(65 + o) + chr(65 + n_symbols - 1 - o)) for o in range(half))
+    if not pairs:
+        return not seq
+    while True:
+        text, removed = re.subn(pairs, "", text)
+        if not removed:
+            return text == ""
+'''
+
+ADDMM_GRU = '''# Exercise 4.2: one GRU step
+import torch
+
+
+def gru_step(x, h, W_xh, W_hh, b_xh, b_hh):
+    """One GRUCell step with addmm and torch.lerp: h_t = n + z (h - n)."""
+    x_r, x_z, x_n = torch.addmm(b_xh, x, W_xh.T).chunk(3, dim=-1)
+    h_r, h_z, h_n = torch.addmm(b_hh, h, W_hh.T).chunk(3, dim=-1)
+    r = torch.sigmoid(x_r + h_r)
+    z = torch.sigmoid(x_z + h_z)
+    n = torch.tanh(torch.addcmul(x_n, r, h_n))
+    return torch.lerp(n, h, z)
+'''
+
 TQDM_TRAIN = [
     "from tqdm.auto import tqdm",
     "",
@@ -634,6 +665,20 @@ ENTRIES = {
         intent="1.1 by zipping staggered islices",
         replace={"ex-1-1": ZIP_NGRAMS},
         deserves=L1,
+    ),
+    "hon03_rewrite_balanced": dict(
+        lesson="03",
+        kind="honest",
+        intent="3.1 by deleting matched adjacent pairs with re.subn until nothing changes",
+        replace={"ex-3-1": REWRITE_BALANCED},
+        deserves=L3,
+    ),
+    "hon04_gru_addmm_lerp": dict(
+        lesson="04",
+        kind="honest",
+        intent="4.2 with addmm, addcmul and torch.lerp",
+        replace={"ex-4-2": ADDMM_GRU},
+        deserves=L4,
     ),
     "hon03_tqdm_train": dict(
         lesson="03",
