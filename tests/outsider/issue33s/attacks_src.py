@@ -469,6 +469,192 @@ def perplexity(log_probs):
 """,
 ]
 
+# --- wave 2 (after the first grading): ragged layouts that do the masking, the family of 6.3's segment_reduce
+_SEGMENT_SOFTMAX = """
+
+def _ragged_softmax(scores, allowed):
+    \"\"\"softmax over each row's allowed entries: the row's segment holds only those (segment_reduce).\"\"\"
+    seg = allowed.sum(-1).reshape(-1)
+    flat = scores[allowed]
+    top = torch.segment_reduce(flat, "max", lengths=seg, initial=0.0)
+    ex = torch.exp(flat - top.repeat_interleave(seg))
+    den = torch.segment_reduce(ex, "sum", lengths=seg, initial=0.0)
+    weights = torch.zeros_like(scores)
+    weights[allowed] = ex / den.repeat_interleave(seg)
+    return weights
+"""
+
+HEAD_SEGMENT = (
+    "# Exercise 7.3: one head of self-attention\nimport math\n\nimport torch\nfrom torch import nn\n"
+    + _SEGMENT_SOFTMAX
+    + """
+
+class Head(nn.Module):
+    \"\"\"One head of causal self-attention; the causal softmax by segment reductions.\"\"\"
+
+    def __init__(self, d_model, head_size, block_size):
+        super().__init__()
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+        allowed = self.tril[:T, :T].expand(B, T, T)
+        return _ragged_softmax(scores, allowed) @ v
+"""
+)
+
+ALPHA_SEGMENT = (
+    "# Exercise 6.1: the quiz for any score matrix\nimport torch\n"
+    + _SEGMENT_SOFTMAX
+    + """
+
+def alpha(scores, i, j):
+    \"\"\"alpha_{i,j}: the causal softmax by segment reductions.\"\"\"
+    n = scores.shape[0]
+    allowed = torch.ones(n, n, dtype=torch.bool, device=scores.device).tril()
+    return _ragged_softmax(scores, allowed)[i - 1, j - 1].item()
+"""
+)
+
+DECODE_SEGMENT = (
+    "# Exercise 5.2: the decoder with attention\nimport math\n\nimport torch\n"
+    + _SEGMENT_SOFTMAX
+    + """
+
+def decode(model, states, lengths, tgt_in):
+    \"\"\"Teacher-forced decoding; each step's masked softmax by segment reductions over the real positions.\"\"\"
+    B, T_in, H = states.shape
+    device = states.device
+    real = torch.arange(T_in, device=device)[None, :] < lengths[:, None].to(device)
+    hidden = states[torch.arange(B, device=device), lengths - 1]
+    embedded = model.tgt_embed(tgt_in)
+    outputs, weights = [], []
+    for i in range(tgt_in.shape[1]):
+        e_i = (states * hidden[:, None, :]).sum(-1) / math.sqrt(H)
+        alpha_i = _ragged_softmax(e_i, real)
+        c_i = (alpha_i[:, :, None] * states).sum(1)
+        hidden = model.decoder(torch.cat([embedded[:, i], c_i], dim=-1), hidden)
+        outputs.append(torch.cat([hidden, c_i], dim=-1))
+        weights.append(alpha_i)
+    logits = model.out(torch.stack(outputs, dim=1))
+    return logits, torch.stack(weights, dim=1)
+"""
+)
+
+JAGGED_MASKED = """# Exercise 6.3: masked attention over a padded batch
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    \"\"\"Each query's visible keys (a prefix) as a jagged row; the jagged-to-padded op fills the rest with -inf.\"\"\"
+    B, T, _ = scores.shape
+    pos = torch.arange(T, device=scores.device)
+    real = pos[None, :] < lengths[:, None].to(scores.device)
+    allowed = (pos[None, :] <= pos[:, None])[None] & real[:, None, :]
+    seg = allowed.sum(-1).reshape(-1)
+    offsets = torch.cat([seg.new_zeros(1), seg.cumsum(0)])
+    flat = scores[allowed][:, None]
+    padded = torch.ops.aten._jagged_to_padded_dense_forward(flat, [offsets], [T], float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(padded[..., 0].reshape(B, T, T), dim=-1), nan=0.0)
+    return weights @ values, weights
+"""
+
+EMBEDDING_BAG_MASKED = """# Exercise 6.3: masked attention over a padded batch
+import torch
+import torch.nn.functional as F
+
+
+def masked_attention(scores, values, lengths):
+    \"\"\"Each query's visible keys are one bag: embedding_bag's max and sum over the bag are the masked ones.\"\"\"
+    B, T, _ = scores.shape
+    pos = torch.arange(T, device=scores.device)
+    real = pos[None, :] < lengths[:, None].to(scores.device)
+    allowed = (pos[None, :] <= pos[:, None])[None] & real[:, None, :]
+    seg = allowed.sum(-1).reshape(-1)
+    offsets = torch.cat([seg.new_zeros(1), seg.cumsum(0)[:-1]])
+    flat = scores[allowed]
+    idx = torch.arange(flat.shape[0], device=scores.device)
+    top = F.embedding_bag(idx, flat[:, None], offsets, mode="max")[:, 0]
+    ex = torch.exp(flat - top.repeat_interleave(seg))
+    den = F.embedding_bag(idx, ex[:, None], offsets, mode="sum")[:, 0]
+    weights = torch.zeros_like(scores)
+    weights[allowed] = ex / den.repeat_interleave(seg)
+    return weights @ values, weights
+"""
+
+SCATTER_MASKED = """# Exercise 6.3: masked attention over a padded batch
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    \"\"\"scatter_reduce's amax and sum with include_self=False over the visible entries only.\"\"\"
+    B, T, _ = scores.shape
+    pos = torch.arange(T, device=scores.device)
+    real = pos[None, :] < lengths[:, None].to(scores.device)
+    allowed = (pos[None, :] <= pos[:, None])[None] & real[:, None, :]
+    row = torch.arange(B * T, device=scores.device).reshape(B, T, 1).expand(B, T, T)[allowed]
+    flat = scores[allowed]
+    base = torch.zeros(B * T, dtype=scores.dtype, device=scores.device)
+    top = base.scatter_reduce(0, row, flat, "amax", include_self=False)
+    ex = torch.exp(flat - top[row])
+    den = base.scatter_reduce(0, row, ex, "sum", include_self=False)
+    weights = torch.zeros_like(scores)
+    weights[allowed] = ex / den[row]
+    return weights @ values, weights
+"""
+
+# --- wave 3: the jagged op in 7.3, and pad_sequence's padding_value as the mask
+HEAD_JAGGED = """# Exercise 7.3: one head of self-attention
+import math
+
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    \"\"\"Causal self-attention: query i's keys 0..i as a jagged row, padded with -inf by the jagged op.\"\"\"
+
+    def __init__(self, d_model, head_size, block_size):
+        super().__init__()
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+        allowed = self.tril[:T, :T].expand(B, T, T)
+        seg = allowed.sum(-1).reshape(-1)
+        offsets = torch.cat([seg.new_zeros(1), seg.cumsum(0)])
+        padded = torch.ops.aten._jagged_to_padded_dense_forward(scores[allowed][:, None], [offsets], [T], float("-inf"))
+        return torch.softmax(padded[..., 0].reshape(B, T, T), dim=-1) @ v
+"""
+
+PAD_SEQUENCE_MASKED = """# Exercise 6.3: masked attention over a padded batch
+import torch
+from torch.nn.utils.rnn import pad_sequence
+
+
+def masked_attention(scores, values, lengths):
+    \"\"\"Each query's visible keys (a prefix) as its own sequence; pad_sequence pads them with -inf.\"\"\"
+    B, T, _ = scores.shape
+    pos = torch.arange(T, device=scores.device)
+    real = pos[None, :] < lengths[:, None].to(scores.device)
+    allowed = (pos[None, :] <= pos[:, None])[None] & real[:, None, :]
+    rows = [row[keep] for row, keep in zip(scores.reshape(B * T, T), allowed.reshape(B * T, T))]
+    rows.append(scores.new_zeros(T))  # one full-length row so that every row pads to T
+    padded = pad_sequence(rows, batch_first=True, padding_value=float("-inf"))[:-1]
+    weights = torch.nan_to_num(torch.softmax(padded.reshape(B, T, T), dim=-1), nan=0.0)
+    return weights @ values, weights
+"""
+
 # name -> entry. "deserves": the exercises this submission should pass ("all": every exercise of its lesson).
 L1 = ["1.1", "1.2", "1.3", "1.4", "1.5"]
 L2 = ["2.1", "2.2", "2.3", "2.4", "2.5"]
@@ -686,5 +872,69 @@ ENTRIES = {
         intent="3.4 with a tqdm.auto progress bar over the batches",
         replace={"ex-3-4": ("inject", TQDM_TRAIN)},
         deserves=L3,
+    ),
+    # --- wave 2: ragged layouts (added after the first grading)
+    "atk07_head_segment_reduce": dict(
+        lesson="07",
+        kind="attack",
+        intent="7.3 causal softmax by torch.segment_reduce over ragged rows (the 6.3 hole in 7.3)",
+        replace={"ex-7-3": HEAD_SEGMENT},
+        deserves=["7.1", "7.2", "7.5", "7.9"],
+        judgement=True,
+    ),
+    "atk06_alpha_segment_reduce": dict(
+        lesson="06",
+        kind="attack",
+        intent="6.1 causal softmax by torch.segment_reduce",
+        replace={"ex-6-1": ALPHA_SEGMENT},
+        deserves=_minus(L6, "6.1"),
+        judgement=True,
+    ),
+    "atk05_decode_segment_reduce": dict(
+        lesson="05",
+        kind="attack",
+        intent="5.2 each step's masked softmax by torch.segment_reduce over the real positions",
+        replace={"ex-5-2": DECODE_SEGMENT},
+        deserves=["5.1", "5.3"],
+        judgement=True,
+    ),
+    "atk06_masked_jagged": dict(
+        lesson="06",
+        kind="attack",
+        intent="6.3: aten._jagged_to_padded_dense_forward fills the masked places with -inf (a nested-tensor op)",
+        replace={"ex-6-3": JAGGED_MASKED},
+        deserves=_minus(L6, "6.3"),
+    ),
+    "atk06_masked_embedding_bag": dict(
+        lesson="06",
+        kind="attack",
+        intent="6.3 masked max and sum as embedding_bag's bags (one bag per query: its visible keys)",
+        replace={"ex-6-3": EMBEDDING_BAG_MASKED},
+        deserves=_minus(L6, "6.3"),
+        judgement=True,
+    ),
+    "atk06_masked_scatter_reduce": dict(
+        lesson="06",
+        kind="attack",
+        intent="6.3 masked max and sum by scatter_reduce(include_self=False) over the visible entries",
+        replace={"ex-6-3": SCATTER_MASKED},
+        deserves=_minus(L6, "6.3"),
+        judgement=True,
+    ),
+    # --- wave 3
+    "atk07_head_jagged": dict(
+        lesson="07",
+        kind="attack",
+        intent="7.3 causal softmax: aten._jagged_to_padded_dense_forward pads each query's keys with -inf",
+        replace={"ex-7-3": HEAD_JAGGED},
+        deserves=["7.1", "7.2", "7.5", "7.9"],
+    ),
+    "atk06_masked_pad_sequence": dict(
+        lesson="06",
+        kind="attack",
+        intent="6.3: torch.nn.utils.rnn.pad_sequence(padding_value=-inf) over each query's visible keys",
+        replace={"ex-6-3": PAD_SEQUENCE_MASKED},
+        deserves=_minus(L6, "6.3"),
+        judgement=True,
     ),
 }
