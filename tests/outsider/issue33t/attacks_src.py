@@ -370,6 +370,37 @@ def softmax_jacobian(z):
     raise RuntimeError("ENV " + " ".join(seen)[:1500])
 '''
 
+VMAP_21 = """# Exercise 2.1: the softmax Jacobian, row by row with torch.func.vmap (the formula, vectorised)
+import torch
+
+
+def softmax_jacobian(z):
+    \"\"\"Row i is y_i (e_i - y): the lecture's formula, mapped over the rows by vmap (no derivative taken).\"\"\"
+    y = torch.exp(z - z.max())
+    y = y / y.sum()
+    eye = torch.eye(z.shape[0], dtype=z.dtype)
+    return torch.func.vmap(lambda yi, ei: yi * (ei - y))(y, eye)
+"""
+
+DEEPCOPY_23 = """# Exercise 2.3: train with your own gradients (copy.deepcopy, in-place update under no_grad)
+import copy
+
+import torch
+
+
+def train_sgd(params, batches, lr, loss_and_grads):
+    \"\"\"SGD from a deep copy of params, each parameter updated in place.\"\"\"
+    params = copy.deepcopy(params)
+    losses = []
+    for contexts, targets in batches:
+        loss, grads = loss_and_grads(params, contexts, targets)
+        with torch.no_grad():
+            for k, p in params.items():
+                p.sub_(lr * grads[k])
+        losses.append(float(loss))
+    return losses, params
+"""
+
 # --- lesson 05: honest but clever ----------------------------------------------------------------------------
 
 EINSUM_51 = '''# Exercise 5.1: additive (Bahdanau) attention scores, with einsum
@@ -552,6 +583,20 @@ ATTACKS = [
         "lesson": "02",
         "intent": "honest but clever: 2.3's update as one torch._foreach_add_ (listed as not refused)",
         "cells": {"ex-2-3": FOREACH_23},
+        "deserved": "all",
+    },
+    {
+        "name": "l02_vmap_jacobian",
+        "lesson": "02",
+        "intent": "honest but clever: 2.1's formula y_i (e_i - y) mapped over rows by torch.func.vmap (no derivative)",
+        "cells": {"ex-2-1": VMAP_21},
+        "deserved": "all",
+    },
+    {
+        "name": "l02_deepcopy_sgd",
+        "lesson": "02",
+        "intent": "honest but clever: 2.3 with copy.deepcopy and p.sub_ under torch.no_grad",
+        "cells": {"ex-2-3": DEEPCOPY_23},
         "deserved": "all",
     },
     # lesson 05
