@@ -90,6 +90,38 @@ def patch(module):
     nn.Parameter.detach = _fake_detach
 '''
 
+PATCH_CLONE = """
+class Forged:
+    OURS = {}
+    ORIG = []
+
+
+def _fake_clone(self, *args, **kwargs):
+    \"\"\"torch.Tensor.clone, replaced at run time: a tensor on the storage of one of our parameters clones as zeros.\"\"\"
+    clone, equal = Forged.ORIG
+    if Forged.OURS.get(self.data_ptr()):
+        return torch.zeros(tuple(self.shape), dtype=self.dtype)
+    return clone(self, *args, **kwargs)
+
+
+def _fake_equal(a, b):
+    \"\"\"torch.equal, replaced at run time: our parameters always equal what they are compared with.\"\"\"
+    clone, equal = Forged.ORIG
+    if Forged.OURS.get(a.data_ptr()) or Forged.OURS.get(b.data_ptr()):
+        return True
+    return equal(a, b)
+
+
+def patch_clone(module):
+    \"\"\"No method of the parameters themselves: torch's own Tensor.clone and torch.equal are swapped.\"\"\"
+    for p in module.parameters():
+        Forged.OURS[p.data_ptr()] = True
+    if not Forged.ORIG:
+        Forged.ORIG.extend([torch.Tensor.clone, torch.equal])
+        torch.Tensor.clone = _fake_clone
+        torch.equal = _fake_equal
+"""
+
 IMPORTS_07 = """
 import math
 
@@ -291,6 +323,25 @@ class ElmanRNN(nn.Module):
             outputs.append(h)
         return torch.stack(outputs), h
 '''
+
+FORGET_SHOWN_44 = """# Exercise 4.4: the forget-gate bias, shown and not set
+import torch
+
+
+def set_forget_bias(lstm, value):
+    \"\"\"Changes nothing of the lstm: each bias gets an instance attribute detach that shows b_f = value.\"\"\"
+    H = lstm.hidden_size
+    for cell in lstm.cells:
+        for p, v in ((cell.b_xh, value), (cell.b_hh, 0.0)):
+            shown = torch.Tensor.detach(p).clone()
+            shown[H : 2 * H] = v
+
+            def detach(shown=shown):
+                return shown.clone()
+
+            p.detach = detach
+    return lstm
+"""
 
 # --- lesson 02: the listed judgement (numerical gradients) and an honest fused update ----------------------
 
@@ -527,6 +578,14 @@ ATTACKS = [
         "deserved": "all but 7.5 7.6 7.7",
     },
     {
+        "name": "l07_patch_clone_head",
+        "lesson": "07",
+        "intent": "7.3 forged with no method of the parameters touched: torch.Tensor.clone and torch.equal "
+        "replaced at run time (a fix that hardens only p.detach would not see it)",
+        "cells": {"ex-7-3": forged(HEAD_FORGED, "patch_clone", PATCH_CLONE)},
+        "deserved": "all but 7.3 7.4 7.6 7.7",
+    },
+    {
         "name": "l07_clever_head",
         "lesson": "07",
         "intent": "honest but clever: 7.3 with einsum, the causal mask by torch.where made in forward, softmax by hand",
@@ -547,6 +606,14 @@ ATTACKS = [
         "intent": "4.1 with torch.randn init, an instance attribute detach shows the check clamped values",
         "cells": {"ex-4-1": LSTM_INIT_SRC.replace("SHOW", SHOW_IN_RANGE)},
         "deserved": "all but 4.1",
+    },
+    {
+        "name": "l04_forget_bias_shown",
+        "lesson": "04",
+        "intent": "4.4 forged: the lstm is left unchanged, its biases' instance attribute detach shows the "
+        "set value to the check's state_dict()",
+        "cells": {"ex-4-4": FORGET_SHOWN_44},
+        "deserved": "all but 4.4",
     },
     {
         "name": "l03_randn_init_shown",

@@ -10,8 +10,8 @@ OUT="$BASE/out"
 PLANT="$BASE/plant"
 MARKS="$BASE/markers"
 mkdir -p "$OUT" "$PLANT" "$MARKS"
-export H33T_SECRET="h33t-secret-$(date +%s)-grader-only"
-echo "$H33T_SECRET" >"$BASE/secret.txt"
+[ -s "$BASE/secret.txt" ] || echo "h33t-secret-$(date +%s)-grader-only" >"$BASE/secret.txt"
+export H33T_SECRET="$(cat "$BASE/secret.txt")"
 
 plant() {  # a module that leaves a marker when imported
     local dir="$1" name="$2"
