@@ -1744,6 +1744,25 @@ def test_the_allowed_packages_are_installed_names_and_the_refused_ones_are_found
     assert borrowed.refused_library(sympy.__file__) == "sympy" and borrowed.refused_library(json.__file__) == ""
 
 
+def test_every_package_matplotlib_requires_is_allowed_with_it():
+    """A plot calls what matplotlib's distribution requires (a contour contourpy, a mathtext title pyparsing, a PDF
+    fontTools): an honest plot inside a build exercise's function failed on them (hostile class 33s). The oracle is
+    the installed distribution's own metadata, read through the import names its packages give."""
+    import importlib.metadata as metadata
+    import re
+
+    from course_lib.checks import borrowed
+
+    names = metadata.packages_distributions()  # import name -> distributions
+    for requirement in metadata.requires("matplotlib"):
+        if "extra ==" in requirement:
+            continue
+        dist = re.split(r"[ ;<>=!~\[(]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+        tops = [top for top, dists in names.items() if dist in {d.lower().replace("_", "-") for d in dists}]
+        assert tops and any(top in borrowed.ALLOWED_LIBRARIES for top in tops), (requirement, tops)
+        assert all(not borrowed.is_refused_library(top) for top in tops if not top.startswith("_")), tops
+
+
 def test_a_packages_garbage_collector_callback_is_no_call_of_the_students():
     """A package's callback runs wherever the collector happens to run, inside the student's call too (ipykernel
     registers one in every kernel; here hypothesis's, a package build exercises refuse): not the student's call."""

@@ -2683,7 +2683,46 @@ def test_a_refused_extension_first_loaded_during_the_call_is_refused(route, tmp_
     status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
     assert status == submission.FAILED, (message, refused)
     reasons = ("(pandas, which build", "(pandas, an extension module loaded outside", "from outside the installed")
+    reasons += ("an extension module made outside the loader",)  # C calling _imp.create_dynamic: its audit event
     assert any(reason in r for r in refused for reason in reasons), refused
+
+
+# ... and one loaded by the cells, made again by C code calling C (no profile event): a single-phase module
+# (regex's) got its first namespace copied back over the sealed one, a multi-phase one (markupsafe's) was made fresh
+MADE_AGAIN = {
+    "single-phase, its first namespace": ("regex", "regex._regex", "get_code_size"),
+    "multi-phase, a fresh module": ("markupsafe", "markupsafe._speedups", "_escape_inner, '<'"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(MADE_AGAIN))
+def test_a_sealed_extension_made_again_from_c_is_refused(route, tmp_path):
+    package, module, call = MADE_AGAIN[route]
+    pytest.importorskip(package)
+    # called through a partial: C calling C, so only the seal stands between the call and the package's code
+    again = f"[again] = map(_imp.create_dynamic, [{module}.__spec__]); functools.partial(again.{call})()"
+    source = f"import _imp\nimport functools\n\nimport {package}\n" + __import__(
+        "test_checks"
+    ).BALANCED_BY_HAND.replace("{extra}", again)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED and any(f"_imp.create_dynamic {module}" in r for r in refused), refused
+
+
+def test_a_builtin_module_made_again_from_c_starts_no_unobserved_thread(tmp_path):
+    """``map(_imp.create_builtin, [spec])`` made a fresh ``_thread`` (no event), whose ``start_new_thread`` is not
+    the refusal: a thread that no hook sees ran a refused package (sympy) and the answer passed."""
+    pytest.importorskip("sympy")
+    work = (
+        "fresh = list(map(_imp.create_builtin, [ModuleSpec('_thread', None)]))[0]\n"
+        "    done = _thread.allocate_lock()\n"
+        "    done.acquire()\n"
+        "    fresh.start_new_thread(lambda: (sympy.Integer(len(seq)), done.release()), ())\n"
+        "    done.acquire()"
+    )
+    imports = "import _imp\nimport _thread\nfrom importlib.machinery import ModuleSpec\n\nimport sympy\n"
+    source = imports + __import__("test_checks").BALANCED_BY_HAND.replace("{extra}", work)
+    status, message, refused = run_harness("03", {"3.1": source}, tmp_path)["3.1"]
+    assert status == submission.FAILED and any("_imp.create_builtin" in r for r in refused), (message, refused)
 
 
 def test_a_refused_package_imported_in_the_call_and_not_called_passes(tmp_path):
@@ -2921,7 +2960,11 @@ from matplotlib.figure import Figure
     "    B, T, _ = scores.shape\n",
     "    B, T, _ = scores.shape\n"
     "    figure = Figure(figsize=(3, 3))\n"
-    "    figure.add_subplot().imshow(scores[0].detach().numpy())\n"
+    "    axes = figure.add_subplot()\n"
+    "    axes.imshow(scores[0].detach().numpy())\n"
+    "    axes.contour(scores[0].detach().numpy())\n"
+    "    axes.set_title(r'$\\mathrm{softmax}(QK^\\top / \\sqrt{d})$')\n"
+    "    axes.legend()\n"  # nothing labelled: matplotlib warns, naming the first frame outside it
     "    figure.savefig(io.BytesIO(), format='png')\n",
 )
 
@@ -2929,8 +2972,9 @@ from matplotlib.figure import Figure
 def test_a_plot_drawn_inside_the_function_passes_where_masked_arrays_are_refused(tmp_path):
     """matplotlib's imshow uses numpy's masked arrays for any array: its own use, not the student's masked softmax
     (honest answers of hostile class 33s failed 6.1 and 6.3); and a figure's finalizer, run by the collector while
-    the grader's last look copied its verdicts, broke that copy. The student's own masked array still fails. (A
-    contour or a mathtext title still fails: they run contourpy and pyparsing, refused by the packages rule.)"""
+    the grader's last look copied its verdicts, broke that copy; a contour and a mathtext title run contourpy and
+    pyparsing, which matplotlib requires (failed before they were allowed with it), and pyparsing and matplotlib's
+    warnings read frames for themselves. The student's own masked array still fails."""
     for name in ("drawn", "own"):
         (tmp_path / name).mkdir()
     status, message, refused = run_harness("06", {"6.3": DRAWN_63}, tmp_path / "drawn")["6.3"]
@@ -2940,3 +2984,9 @@ def test_a_plot_drawn_inside_the_function_passes_where_masked_arrays_are_refused
     )
     status, message, refused = run_harness("06", {"6.3": own}, tmp_path / "own")["6.3"]
     assert status == submission.FAILED and any("masked arrays" in r for r in refused), (message, refused)
+    # the checks' own observer in the student's kernel (its feedback) judges the two alike
+    for source, passes in ((DRAWN_63, True), (own, False)):
+        namespace = {}
+        exec(compile(source, "<answer 1>", "exec"), namespace)
+        result = checks.exercises("06")["6.3"].check(namespace["masked_attention"], quiet=True)
+        assert result.passed is passes and (passes or "numpy.ma" in result.message), result

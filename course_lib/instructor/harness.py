@@ -109,10 +109,14 @@ DENIED_EVENTS = frozenset(
     }
 )
 # modules that read a frame for their own use and hand none out (a NamedTuple, an Enum or a TypeVar names its
-# module; sympy names its caller): a frame one of them takes is not the student's. Every other module may hand
-# the frame it takes to the student's code (inspect, traceback, logging, torch's
+# module; sympy names its caller; matplotlib's warnings name the first caller outside it; pyparsing records where
+# a grammar was built: matplotlib's mathtext builds one): a frame one of them takes is not the student's. Every
+# other module may hand the frame it takes to the student's code (inspect, traceback, logging, torch's
 # createResolutionCallbackFromFrame, ...), so a frame taken there while the student's code asked is refused.
-FRAME_KEEPERS = frozenset({"typing", "enum", "collections", "dataclasses", "abc", "warnings", "sympy", "_weakrefset"})
+# The libraries among them are trusted only where another library called them (LIBRARY_FRAME_KEEPERS).
+LIBRARY_FRAME_KEEPERS = frozenset({"sympy", "matplotlib", "pyparsing"})
+FRAME_KEEPERS = frozenset({"typing", "enum", "collections", "dataclasses", "abc", "warnings", "_weakrefset"})
+FRAME_KEEPERS |= LIBRARY_FRAME_KEEPERS
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 # the audited reads of a function's or generator's code: course_lib's own code read while the student's code runs is
 # the first step of a copy made at run time (its bytecode changed by a byte, so no fingerprint matches), whoever's
@@ -153,7 +157,7 @@ def _keeper_files(names=FRAME_KEEPERS) -> tuple:
 
 
 _KEEPER_FILES = _keeper_files()
-_STDLIB_KEEPER_FILES = _keeper_files(FRAME_KEEPERS - {"sympy"})
+_STDLIB_KEEPER_FILES = _keeper_files(FRAME_KEEPERS - LIBRARY_FRAME_KEEPERS)
 _COMPILER_FILES = _keeper_files(COMPILE_KEEPERS)
 _TYPING_FILES = _keeper_files({"typing"})
 _DATACLASSES_FILES = _keeper_files({"dataclasses"})
@@ -699,10 +703,24 @@ def _memory_reader():
 
 
 _word = _memory_reader()
+
+
+def _memory_zeroer():
+    """A writer of a zero word, bound now (see _memory_reader): used on CPython's own module definitions only."""
+    import ctypes
+
+    at, value = ctypes.c_void_p.from_address, vars(ctypes._SimpleCData)["value"].__set__
+    return lambda address: value(at(address), None)
+
+
+_zero = _memory_zeroer()
 # where CPython keeps what a C function runs (3.10 to 3.13, as built by default): PyCFunctionObject.m_ml, and in
 # the PyMethodDef it points to, ml_meth; a type's tp_dealloc (a class statement's is CPython's own subtype_dealloc)
 _M_ML, _ML_METH, _TP_DEALLOC = 16, 8, 48
 _MD_DEF = 24  # PyModuleObject.md_def: an extension module's PyModuleDef, in its shared object
+# in a PyModuleDef: m_base's m_init and m_copy (a single-phase module's init function and the namespace it first
+# made), and m_slots (a multi-phase module's, NULL for a single-phase one)
+_M_INIT, _M_COPY, _M_SLOTS = 16, 32, 72
 REDISPATCH = frozenset({"redispatch", "_op_dk"})  # torch.ops' calls that pick the dispatch key themselves
 
 
@@ -907,7 +925,7 @@ def _near(st, frame) -> bool:
         if _starts(code.co_filename, "<answer "):
             return True
         by_answer = back is not None and _starts(back.f_code.co_filename, "<answer ")
-        # sympy is trusted only where a library called it (it is large: whether it hands a frame out is not known)
+        # a library is trusted only where a library called it (it is large: whether it hands a frame out is not known)
         keepers = _STDLIB_KEEPER_FILES if by_answer else _KEEPER_FILES
         if _starts(code.co_filename, keepers) and st["made"].get(id(code)) is not code:
             return False
@@ -1178,6 +1196,7 @@ def _audit(st, event, args) -> None:
         or (event == "object.__getattr__" and _reads_course_code(st, args))
         or (event == "open" and _hidden(st, args[0] if args else None))
         or (event == "import" and args and _split(_text(args[0]), ".")[0] in DOORS)
+        or _extension_made(event, args)
     )
     if not denied and event not in SENSITIVE_EVENTS and event not in MAKING_EVENTS:
         return
@@ -1191,6 +1210,13 @@ def _audit(st, event, args) -> None:
                 _refuse(st, f"{event}{where} (code made at run time, while your function ran, from text or parts)")
                 raise PermissionError(f"grading does not allow {event} while the student's code runs here")
             return
+        if _extension_made(event, args) and _split(_text(args[0]), ".")[0] not in DOORS:
+            if _by_loader(st, frame):
+                return  # the import system's loader, whose modules the trace seals as they are made
+            # an extension module made by C code calling ``_imp.create_dynamic`` (``map``: no profile event): a
+            # fresh module (a refused package's made again) whose functions were never sealed
+            _refuse(st, f"_imp.create_dynamic {_text(args[0], 80)} (an extension module made outside the loader)")
+            raise PermissionError("grading does not allow making an extension module outside the import system")
         if event in PROCESS_EVENTS or _swapped(st, event, args, frame):
             # a process's arguments are the student's and may hold a host path (sys.executable): the event alone
             _refuse(st, event if event in PROCESS_EVENTS else f"{event}{_detail(event, args)}")
@@ -1333,12 +1359,24 @@ def _dynamic_call(st, frame, arg) -> bool:
     entry = st["dynamic"].get(id(arg))
     if entry is None or entry is not arg:
         return False
+    return not _by_loader(st, frame)
+
+
+def _by_loader(st, frame) -> bool:
+    """Is ``frame`` the import system's extension loader calling C (``_call_with_frames_removed`` below one of the
+    loader's frames that the trace follows)?"""
     caller = frame.f_back
-    return not (
+    return (
         _code_of(st, frame) is st["frames_removed"]
         and caller is not None
         and id(_code_of(st, caller)) in st["loader_codes"]
     )
+
+
+def _extension_made(event, args) -> bool:
+    """The audit event of an extension module being made from its file (``_imp.create_dynamic``: the module's
+    name and file, then three Nones; the import statement's carries ``sys.path`` there)."""
+    return event == "import" and len(args) > 2 and type(args[1]) is str and args[2] is None
 
 
 def _seal_loaded(st, frame, arg) -> None:
@@ -1379,7 +1417,7 @@ def _seal_module(st, module) -> None:
     """The refused packages' C functions in ``module``'s namespace and its classes' own, replaced by a refusal."""
     space = _module_dict(module)
     name = _text(_dict_get(space, "__name__"), 80)
-    holders = [(space, name, None)]
+    holders, sealed = [(space, name, None)], False
     for value in list(space.values()):
         if type(value) is type and value.__flags__ & _HEAPTYPE:
             holders.append((dict(vars(value)), f"{name}.{_text(_type_name(value), 80)}", value))
@@ -1398,6 +1436,25 @@ def _seal_module(st, module) -> None:
                     setattr(cls, key, stand_in)
                 except (TypeError, AttributeError):  # an immutable type
                     pass
+            sealed = True
+    if sealed:
+        _forget_first_namespace(module)
+
+
+def _forget_first_namespace(module) -> None:
+    """A single-phase extension module made again from C (``_imp.create_dynamic`` of a module already loaded, called
+    through ``map``: no event) gets what CPython kept of its first making: the namespace it first had, copied back
+    into the live module (``m_copy``), or a fresh module from its init function (``m_init``), both unsealed. Both
+    are dropped from its definition once it is sealed, so it can only be made again from its file: an audited
+    import, refused outside the loader, whose modules are sealed as they are made. (CPython 3.10 to 3.12 keep them
+    there; 3.13 keeps a copy in its own cache, which this does not reach.)"""
+    definition = _word(id(module) + _MD_DEF)
+    if definition and not _word(definition + _M_SLOTS) and _VERSION < (3, 13):
+        _zero(definition + _M_COPY)
+        _zero(definition + _M_INIT)
+
+
+_VERSION = sys.version_info[:2]
 
 
 def _refused_natives(st) -> set:
@@ -1700,7 +1757,10 @@ HOOK_FUNCTIONS = (
     "_seal_loaded",
     "_seal_module",
     "_stand_in",
+    "_forget_first_namespace",
     "_dynamic_call",
+    "_by_loader",
+    "_extension_made",
     "_installed_own",
     "_kernel_path",
     "_drawing",
@@ -2507,6 +2567,7 @@ def _seal_libraries(say, module_kinds: dict, answers: dict) -> None:
         space = vars(module)
         name = space.get("__name__", top)
         seal(space, name, top, space.__setitem__)
+        _forget_first_namespace(module)
         for value in list(space.values()):
             if type(value) is type and value.__flags__ & _HEAPTYPE and value.__module__ == name:
                 seal(dict(vars(value)), f"{name}.{value.__qualname__}", top, lambda k, v, c=value: setattr(c, k, v))
@@ -2522,19 +2583,23 @@ def _close_doors(say) -> None:
     escapes the hooks and torch's modes (both per thread), a handler is handed the harness's frame, a process
     runs unobserved, ``sys.gettrace()`` is the observer itself. Trying is refused; the originals are dropped, not
     kept (the checks took theirs). The stand-in holds ``say`` only, not the observer (its closure is readable)."""
+    import _imp
     import _posixsubprocess
     import _thread
+    import importlib
     import signal
 
     def refused(*args, **kwargs):
         say(
             {
                 "refused": "a new thread, a signal handler, a process or the hooks (_thread.start_new_thread, "
-                "signal.signal, _posixsubprocess.fork_exec, sys.gettrace)"
+                "signal.signal, _posixsubprocess.fork_exec, sys.gettrace, _imp.create_builtin)"
             }
         )
         raise PermissionError("grading does not allow threads, signal handlers, processes or looking at the hooks")
 
+    for name in sys.builtin_module_names:
+        importlib.import_module(name)
     fork_exec = _posixsubprocess.fork_exec
     for module, names in (
         (_thread, ("start_new_thread", "start_new")),
@@ -2543,6 +2608,10 @@ def _close_doors(say) -> None:
         (sys, ("gettrace", "getprofile")),  # the hooks themselves: the way to the observers without a frame
         (_posixsubprocess, ("fork_exec",)),  # starts a process without an audit event
         (sys.modules.get("_signal"), ("signal", "setitimer", "alarm")),
+        # a builtin module made again is a fresh one, with the originals dropped here (a _thread whose
+        # start_new_thread starts a thread no hook sees: ``map(_imp.create_builtin, [spec])`` raises no event), so
+        # every builtin module is loaded first and none is made after
+        (_imp, ("create_builtin", "exec_builtin")),
     ):
         for name in names:
             if module is not None and hasattr(module, name):
