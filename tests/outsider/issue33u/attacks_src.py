@@ -1185,6 +1185,161 @@ class Head(nn.Module):
         return out.transpose(0, 1)
 '''
 
+# ---- wave 2 (after the first grading): same-named helpers in two answer cells, the top-level forms allowed
+
+ALLOWED_HELPER = '''
+
+def _allowed(T):
+    """(T, T): True where query i may attend to key j (j <= i)."""
+    pos = torch.arange(T)
+    return pos[None, :] <= pos[:, None]
+'''
+
+L06_DUP_61 = (
+    """# Exercise 6.1: the quiz for any score matrix
+import torch
+"""
+    + ALLOWED_HELPER
+    + '''
+
+def alpha(scores, i, j):
+    """The solution, with the mask from a helper that 6.3's cell defines too."""
+    weights = torch.softmax(scores.masked_fill(~_allowed(scores.shape[0]), float("-inf")), dim=-1)
+    return weights[i - 1, j - 1].item()
+'''
+)
+
+L06_DUP_63 = (
+    """# Exercise 6.3: masked attention over a padded batch
+import torch
+"""
+    + ALLOWED_HELPER
+    + '''
+
+def masked_attention(scores, values, lengths):
+    """The solution, with the causal mask from the same helper as 6.1's (defined again here)."""
+    B, T, _ = scores.shape
+    allowed = _allowed(T)[None] & (torch.arange(T)[None, None, :] < lengths[:, None, None])
+    e = scores.masked_fill(~allowed, float("-inf"))
+    empty = ~allowed.any(dim=-1, keepdim=True)
+    weights = torch.softmax(e.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
+    return weights @ values, weights
+'''
+)
+
+L06_MHA_63_ONLY = L06_MHA_63.replace("_mha(", "_mha63(")
+
+L01_TUPLE_CONST = '''# Exercise 1.1: the n-grams of the standard count
+"""Counting n-grams (a module docstring in the cell)."""
+from collections import Counter
+
+BOS, EOS = "<s>", "</s>"
+__all__ = ["count_ngrams"]
+
+
+def count_ngrams(sentence, n):
+    """Counter of the n-grams, with constants unpacked from a tuple at top level."""
+    padded = [BOS] * (n - 1) + list(sentence) + [EOS]
+    return Counter(zip(*(padded[i:] for i in range(n))))
+'''
+
+L01_LAMBDA_CONST = '''# Exercise 1.2: an add-k n-gram model and its perplexity
+import math
+from collections import Counter
+
+pad_of = lambda s, n, vocab: ["<s>"] * (n - 1) + [w if w in vocab else "<UNK>" for w in s] + ["</s>"]  # noqa: E731
+
+
+def add_k_perplexity(train, test, n, k):
+    """Perplexity with the padding as a top-level lambda."""
+    vocab = {w for s in train for w in s} | {"</s>", "<UNK>"}
+    counts, contexts = Counter(), Counter()
+    for s in train:
+        p = pad_of(s, n, vocab)
+        for i in range(n - 1, len(p)):
+            counts[tuple(p[i - n + 1 : i + 1])] += 1
+            contexts[tuple(p[i - n + 1 : i])] += 1
+    logs = []
+    for s in test:
+        p = pad_of(s, n, vocab)
+        for i in range(n - 1, len(p)):
+            g = tuple(p[i - n + 1 : i + 1])
+            logs.append(math.log2((counts[g] + k) / (contexts[g[:-1]] + k * len(vocab))))
+    return 2 ** (-sum(logs) / len(logs))
+'''
+
+L01_NEG_DEFAULT = '''# Exercise 1.3: tuning k on held-out text
+def _best(pairs, sign=-1):
+    """The pair whose second item is smallest (sign=-1) or largest (sign=1)."""
+    return max(pairs, key=lambda kv: sign * kv[1])
+
+
+def tune_k(train, val, n, ks, perplexity):
+    """(best k, [validation perplexity for each k in ks]), with a negative literal default."""
+    ppl = [perplexity(train, val, n, k) for k in ks]
+    return _best(list(zip(ks, ppl)))[0], ppl
+'''
+
+L01_ANNOTATED_CONST = '''# Exercise 1.4: perplexity from log-probabilities
+import math
+
+EPS: float = 0.0  # an annotated constant
+
+
+def perplexity(log_probs):
+    """e^J, with an annotated top-level constant."""
+    lp = [float(x) + EPS for x in log_probs]
+    return math.exp(-math.fsum(lp) / len(lp))
+'''
+
+L01_MATH_INF = '''# Exercise 1.5: sampling the next word with a temperature
+import math
+
+import numpy as np
+
+LAST_EDGE = math.inf
+
+
+def sample_next(probs, temperature, u):
+    """The cumulative sums with math.inf as the last edge (a top-level constant read from math)."""
+    q = np.asarray(probs, dtype=float) ** (1.0 / temperature)
+    edges = list(np.cumsum(q / q.sum())[:-1]) + [LAST_EDGE]
+    return next(i for i, edge in enumerate(edges) if edge > u)
+'''
+
+# ---- wave 3: where the same-named helper's refusal comes from
+
+L06_SHARED_63 = '''# Exercise 6.3: masked attention over a padded batch
+import torch
+
+
+def masked_attention(scores, values, lengths):
+    """Uses 6.1's helper _allowed(T) without defining it again."""
+    B, T, _ = scores.shape
+    allowed = _allowed(T)[None] & (torch.arange(T)[None, None, :] < lengths[:, None, None])  # noqa: F821
+    e = scores.masked_fill(~allowed, float("-inf"))
+    empty = ~allowed.any(dim=-1, keepdim=True)
+    weights = torch.softmax(e.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
+    return weights @ values, weights
+'''
+
+L03_TWICE_IN_CELL = '''# Exercise 3.1: is_balanced with a stack
+def is_balanced(seq, n_symbols=10):
+    """A first draft, left in the cell."""
+    raise NotImplementedError
+
+
+def is_balanced(seq, n_symbols=10):  # noqa: F811
+    """The final version, defined again below the draft in the same cell."""
+    stack = []
+    for s in seq:
+        if s < n_symbols // 2:
+            stack.append(s)
+        elif not stack or stack.pop() != n_symbols - 1 - s:
+            return False
+    return not stack
+'''
+
 
 SUBMISSIONS = {
     # ---- controls
@@ -1291,7 +1446,7 @@ SUBMISSIONS = {
         intent="7.3 Head whose forward is F.multi_head_attention_forward (the module "
         "path: the check's describe calls the forward)",
         cells={"ex-7-3": L07_HEAD_MHA_FORWARD},
-        deserved=but("07", "7.3"),
+        deserved=["7.1", "7.2", "7.5", "7.9"],  # 7.4, 7.6 and 7.7 build on this Head
     ),
     # ---- lesson 02
     "a02_gradfn_walk": dict(
@@ -1428,5 +1583,49 @@ SUBMISSIONS = {
         intent="7.1 torch.polar; 7.2 unflatten/movedim; 7.3 einsum + torch.where + typing; 7.9 topk + scatter_",
         cells={"ex-7-1": L07_POLAR, "ex-7-2": L07_UNFLATTEN, "ex-7-3": L07_HEAD_EINSUM, "ex-7-9": L07_TOPK},
         deserved=ALL["07"],
+    ),
+    # ---- wave 2
+    "h06_dup_helper": dict(
+        lesson="06",
+        kind="honest",
+        intent="6.1 and 6.3 each define the same helper _allowed(T) in their own cell (identical text)",
+        cells={"ex-6-1": L06_DUP_61, "ex-6-3": L06_DUP_63},
+        deserved=ALL["06"],
+    ),
+    "a06_mha_forward_63": dict(
+        lesson="06",
+        kind="attack",
+        intent="6.3 alone by F.multi_head_attention_forward (helper named once, so the refusal is the op's own)",
+        cells={"ex-6-3": L06_MHA_63_ONLY},
+        deserved=but("06", "6.3"),
+    ),
+    "h01_toplevel_forms": dict(
+        lesson="01",
+        kind="honest",
+        intent="1.1 tuple-unpacked constants, module docstring, __all__; 1.2 top-level "
+        "lambda; 1.3 negative literal default; 1.4 annotated constant; 1.5 LAST_EDGE = math.inf",
+        cells={
+            "ex-1-1": L01_TUPLE_CONST,
+            "ex-1-2": L01_LAMBDA_CONST,
+            "ex-1-3": L01_NEG_DEFAULT,
+            "ex-1-4": L01_ANNOTATED_CONST,
+            "ex-1-5": L01_MATH_INF,
+        },
+        deserved=ALL["01"],
+    ),
+    # ---- wave 3
+    "h06_shared_helper": dict(
+        lesson="06",
+        kind="honest",
+        intent="6.1 defines _allowed(T); 6.3 uses it without defining it again",
+        cells={"ex-6-1": L06_DUP_61, "ex-6-3": L06_SHARED_63},
+        deserved=ALL["06"],
+    ),
+    "h03_twice_in_cell": dict(
+        lesson="03",
+        kind="honest",
+        intent="3.1's cell defines is_balanced twice (a draft, then the final one)",
+        cells={"ex-3-1": L03_TWICE_IN_CELL},
+        deserved=ALL["03"],
     ),
 }

@@ -43,7 +43,7 @@ def main() -> int:
             continue
         if len(rows) != 1:
             issues.append(f"{name}: {len(rows)} rows")
-        feedback = list((OUT / f"feedback_L{lesson}").glob(f"{name}*.md"))
+        feedback = list((OUT / f"feedback_L{lesson}").glob(f"{name}.md"))
         if len(feedback) != 1:
             issues.append(f"{name}: {len(feedback)} feedback files")
         if hashlib.sha256(Path(m["path"]).read_bytes()).hexdigest() != m["sha256"]:

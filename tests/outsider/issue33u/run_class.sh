@@ -10,7 +10,7 @@ CLASS="$BASE/class"
 PLANT="$BASE/plant"
 MARKERS="$BASE/markers"
 OUT="$BASE/out"
-SECRET="S3CRET-33u-$(date +%s)-do-not-leak"
+SECRET="$(cat "$BASE/out/secret.txt" 2>/dev/null || echo "S3CRET-33u-$(date +%s)-do-not-leak")"
 mkdir -p "$PLANT" "$MARKERS" "$OUT"
 echo "$SECRET" >"$OUT/secret.txt"
 
