@@ -31,13 +31,17 @@
 # `z = x @ W.T + b`. A gradient `dz` means $\partial L / \partial z$ and has the shape of `z`.
 #
 # When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell or any
-# other cell the notebook gives: import what you use in them, and keep them to imports, functions, classes and names
-# set to literals (numbers, strings, `True`, `False`, `None`, and lists, tuples, sets or dicts of these). A value
-# computed by a call or arithmetic (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any
-# decorator but `@staticmethod`, `@classmethod`, `@property` and a property's `.setter` (`@torch.no_grad()` too), or
-# a test, a `print` or a `%magic` at the top of the cell fails that exercise, and any other exercise that uses a
-# name the cell defines. Put such code inside your function (there `with torch.no_grad():` instead of the
-# decorator).
+# other cell the notebook gives (nor a file a cell wrote, such as a `%%writefile` module): import what you use in
+# them, and keep them to imports (a `try:` ... `except ImportError:` around them too), functions (a `lambda` bound
+# to a name too), classes, names set to literals (numbers, strings, `True`, `False`, `None`, `float("inf")`, and
+# lists, tuples, sets or dicts of these) or to a module's attribute (`LOG2 = math.log2`), and a demo under
+# `if __name__ == "__main__":` (not run when graded). Decorators: `@staticmethod`, `@classmethod`, `@property`
+# and a property's `.setter`, and `@functools.lru_cache`, `@functools.cache`, `@dataclasses.dataclass`,
+# `@torch.no_grad()` named through an import above them in the same cell. A value computed by a call or arithmetic
+# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any other decorator, or a test, a `print` or
+# a `%magic` at the top of the cell fails that exercise, and any other exercise that uses a name the cell defines.
+# Put such code inside your function. Your functions may start no thread or process and may not use
+# `torch.compile` (the grader watches what they call).
 #
 # In every exercise, your functions may call Python's standard library, torch and numpy, and print, display, plot
 # (plain labels) or show progress; a check refuses an answer that calls any other installed package, such as

@@ -1835,3 +1835,79 @@ def test_a_packages_code_under_another_name_of_its_file_is_the_packages(form):
     spec.loader.exec_module(module)
     assert module.escape.__code__.co_filename == path
     assert borrowed._classify(module.escape.__code__) == "library"
+
+
+def outsider_attacks(issue: str):
+    """A hostile class's attack cells (tests/outsider/<issue>/attacks_src.py), loaded under a name of their own:
+    every class names its file attacks_src.py."""
+    import importlib.util
+    from pathlib import Path
+
+    name = f"attacks_{issue}"
+    if name not in sys.modules:
+        path = Path(__file__).parent / "outsider" / issue / "attacks_src.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+def _attacks_33t():
+    return outsider_attacks("issue33t")
+
+
+FORGED_READS = {  # a module's parameters made to show the check other values than they hold (hostile class 33t)
+    "7.3 a Parameter subclass's __torch_function__": ("07", "Head", "HEAD_FORGED", "FROZEN", "freeze"),
+    "7.3 an instance attribute detach": ("07", "Head", "HEAD_FORGED", "SHADOW", "shadow"),
+    "7.5 an instance attribute copy_": ("07", "FeedForward", "FFN_FORGED", "COPY_ZERO", "draw_zeros"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(FORGED_READS))
+def test_a_module_whose_parameters_show_the_check_other_values_fails(route):
+    """Lesson 07's reference is built from the parameters as the check drew them: read back through the student's
+    objects (``p.detach()``, ``p.copy_``) they showed zeros, and a forward that computes nothing matched the
+    zero-weight module's output. The oracle: the same forward without the forging helper fails too (it computes
+    nothing), and the solution's class passes."""
+    lesson, name, cls, helper, how = FORGED_READS[route]
+    attacks = _attacks_33t()
+    exercise = next(e for e in checks.exercises(lesson).values() if e.function == name)
+    forged = attacks.forged(getattr(attacks, cls), how, getattr(attacks, helper))
+    result = exercise.check(_from_source(forged, name), quiet=True)
+    assert result.status == FAILED, (route, result)
+
+
+SHOWN_IN_RANGE = {  # a wrong initialisation (torch.randn) whose parameters show the check values in range
+    "3.3": ("03", "ElmanRNN", lambda a: a.ELMAN_INIT_SRC),
+    "4.1": ("04", "LSTMCell", lambda a: a.LSTM_INIT_SRC.replace("SHOW", a.SHOW_IN_RANGE)),
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(SHOWN_IN_RANGE))
+def test_an_initialisation_shown_in_range_by_the_parameters_themselves_fails(exercise_id):
+    lesson, name, source = SHOWN_IN_RANGE[exercise_id]
+    result = checks.exercises(lesson)[exercise_id].check(_from_source(source(_attacks_33t()), name), quiet=True)
+    assert result.status == FAILED and "uniformly" in result.message, result
+
+
+def test_a_forget_bias_shown_and_not_set_fails():
+    """4.4 read the lstm's state through its state_dict, which asks each bias's ``detach``: an instance attribute
+    showed the value set while the lstm was unchanged."""
+    source = _attacks_33t().FORGET_SHOWN_44
+    result = checks.exercises("04")["4.4"].check(_from_source(source, "set_forget_bias"), quiet=True)
+    assert result.status == FAILED, result
+
+
+def test_vmap_over_the_lectures_formula_passes_where_a_gradient_is_the_exercise_and_grad_under_it_fails():
+    """torch.func.vmap maps a function over an axis, no derivative taken: an honest 2.1 (row i is y_i (e_i - y))
+    was refused as autograd (hostile class 33t). torch.func.grad under the same vmap still is."""
+    exercise = checks.exercises("02")["2.1"]
+    honest = _from_source(_attacks_33t().VMAP_21, "softmax_jacobian")
+    assert exercise.check(honest, quiet=True).passed
+    borrowed = """
+def softmax_jacobian(z):
+    row = lambda v, i: torch.softmax(v, 0)[i]
+    return torch.func.vmap(torch.func.grad(row), in_dims=(None, 0))(z, torch.arange(z.shape[0]))
+"""
+    result = exercise.check(_from_source(borrowed, "softmax_jacobian"), quiet=True)
+    assert result.status == FAILED and "eager_transforms" in result.message, result

@@ -2990,3 +2990,85 @@ def test_a_plot_drawn_inside_the_function_passes_where_masked_arrays_are_refused
         exec(compile(source, "<answer 1>", "exec"), namespace)
         result = checks.exercises("06")["6.3"].check(namespace["masked_attention"], quiet=True)
         assert result.passed is passes and (passes or "numpy.ma" in result.message), result
+
+
+@pytest.mark.parametrize("how", ["patch", "patch_clone"])
+def test_torchs_own_methods_replaced_at_run_time_do_not_forge_the_drawn_parameters(how, tmp_path):
+    """Hostile class 33t replaced ``nn.Parameter.detach``, or ``torch.Tensor.clone`` and ``torch.equal``, during the
+    call: the check read the drawn parameters through them, saw zeros, and a head that computes nothing matched
+    the zero-weight reference. The check reads with torch's C methods bound before any student code."""
+    attacks_src = __import__("test_checks").outsider_attacks("issue33t")
+    source = attacks_src.forged(attacks_src.HEAD_FORGED, how, getattr(attacks_src, how.upper()))
+    status, message, refused = run_harness("07", {"7.3": source}, tmp_path)["7.3"]
+    assert status == submission.FAILED, (message, refused)
+
+
+def test_vmap_over_the_lectures_formula_passes_2_1_in_grading(tmp_path):
+    """The grading child judges torch.func.vmap as the kernel does (hostile class 33t's honest 2.1)."""
+    attacks_src = __import__("test_checks").outsider_attacks("issue33t")
+    (tmp_path / "honest").mkdir()
+    (tmp_path / "grad").mkdir()
+    status, message, refused = run_harness("02", {"2.1": attacks_src.VMAP_21}, tmp_path / "honest")["2.1"]
+    assert status == submission.PASSED and not refused, (message, refused)
+    under = attacks_src.VMAP_21.replace(
+        "return torch.func.vmap(lambda yi, ei: yi * (ei - y))(y, eye)",
+        "row = lambda v, i: torch.softmax(v, 0)[i]\n"
+        "    return torch.func.vmap(torch.func.grad(row), in_dims=(None, 0))(z, torch.arange(z.shape[0]))",
+    )
+    status, message, refused = run_harness("02", {"2.1": under}, tmp_path / "grad")["2.1"]
+    assert status == submission.FAILED and refused, (message, refused)
+
+
+# what an honest answer cell writes at top level (hostile class 33u's honest answers failed to load on each), and the
+# forms beside them that would run code of the student's choosing while the cells load
+LOAD_FORMS = {
+    "functools.lru_cache(maxsize=None)": (
+        "import functools\n\n@functools.lru_cache(maxsize=None)\ndef f(n):\n    return n\n",
+        True,
+    ),
+    "lru_cache imported by name": ("from functools import lru_cache\n\n@lru_cache\ndef f(n):\n    return n\n", True),
+    "dataclass": ("from dataclasses import dataclass\n\n@dataclass\nclass P:\n    x: int = 0\n", True),
+    "torch.no_grad() on a method": (
+        "import torch\n\nclass M:\n    @torch.no_grad()\n    def f(self):\n        return 1\n",
+        True,
+    ),
+    "a module's attributes": ("import math\n\nLOG2 = math.log2\nINF = -math.inf\n", True),
+    "a lambda": ("pad = lambda s, n=0: s\n", True),
+    "try an import": ("try:\n    from tqdm.auto import tqdm\nexcept ImportError:\n    tqdm = None\n", True),
+    "a demo under __main__": ('def f():\n    return 1\n\nif __name__ == "__main__":\n    print(f())\n', True),
+    "another decorator": ("import functools\n\n@functools.partial(print)\ndef f():\n    pass\n", False),
+    "a decorator not imported in the cell": ("@lru_cache\ndef f(n):\n    return n\n", False),
+    "a decorator's name rebound by a def": (
+        "from functools import lru_cache\n\ndef lru_cache(f):\n    return f\n\n@lru_cache\ndef g():\n    pass\n",
+        False,
+    ),
+    "a decorator's name rebound in the class body": (
+        "import torch\n\nclass M:\n    torch = 1\n\n    @torch.no_grad()\n    def f(self):\n        return 1\n",
+        False,
+    ),
+    "a decorator called with a call": (
+        "import functools\n\n@functools.lru_cache(maxsize=len('ab'))\ndef f():\n    pass\n",
+        False,
+    ),
+    "an attribute of no import": ("X = print.__self__\n", False),
+    "a lambda whose default calls": ("pad = lambda s, n=print(): s\n", False),
+    "try anything but an import": ("try:\n    print(1)\nexcept ImportError:\n    pass\n", False),
+    "except anything but ImportError": ("try:\n    import math\nexcept Exception:\n    pass\n", False),
+    "another test of __name__": ('if __name__ != "__main__":\n    print(1)\n', False),
+}
+
+
+@pytest.mark.parametrize("form", sorted(LOAD_FORMS))
+def test_what_an_answer_cell_may_write_at_top_level(form):
+    source, loads = LOAD_FORMS[form]
+    assert (harness.refusal(source) == "") is loads, harness.refusal(source)
+
+
+def test_a_helper_defined_in_two_answer_cells_and_a_demo_under_main_pass_in_grading(tmp_path):
+    """The same helper in 6.1's and 6.3's cells (equal code objects: a set kept one, so the other ran as code no
+    cell compiled) and a demo that would fail the cell if it ran (hostile class 33u's honest answers)."""
+    attacks = __import__("test_checks").outsider_attacks("issue33u")
+    demo = '\n\nif __name__ == "__main__":\n    raise SystemExit("the demo ran")\n'
+    cells = {"6.1": attacks.L06_DUP_61 + demo, "6.3": attacks.L06_DUP_63}
+    for exercise, (status, message, refused) in run_harness("06", cells, tmp_path).items():
+        assert status == submission.PASSED and not refused, (exercise, message, refused)

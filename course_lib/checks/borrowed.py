@@ -537,6 +537,8 @@ def notebook_uses_forbidden(sources: list[str], function: str, forbidden) -> str
 
 _HERE = os.path.abspath(__file__)  # as code objects name their file
 _COURSE_DIR = os.path.dirname(os.path.dirname(_HERE))  # course_lib/
+# the checks' reader of the student's tensors switches torch's handlers off around torch's C methods only
+_TENSORS = os.path.join(os.path.dirname(_HERE), "tensors.py")
 # what a hook on calls must keep for itself, taken when course_lib is imported (before any student code runs)
 _setprofile, _getprofile = sys.setprofile, sys.getprofile
 _thread_setprofile, _thread_getprofile = threading.setprofile, threading.getprofile
@@ -626,6 +628,9 @@ IMPORT_PROTOCOL = frozenset(
 )
 _KERNEL_OF_KIND = {kind: kernel for kernel, _, _, kind, _ in KERNEL_PYTHON}
 _AUTOGRAD_SPARED = ("grad_mode.py", "profiler.py", "profiler_util.py", "profiler_legacy.py", "anomaly_mode.py")
+# torch.func's vmap maps a function over an axis, no derivative taken (an honest 2.1 mapped the lecture's formula
+# over the rows with it: hostile class 33t); apis.py's grad and grad_and_value only call eager_transforms' (refused)
+_AUTOGRAD_SPARED += ("vmap.py", "apis.py", "predispatch.py")
 
 # fused kernels: the torch function (whatever Python name reached it, torch.ops.aten.* included) that
 # computes an exercise's answer in one call, by the ready-made torch name an exercise forbids
@@ -1351,8 +1356,8 @@ class _Watcher:
                 name = _builtin_name(arg)
                 self._refuse(name if name.startswith(package + ".") else f"{package}.{name}", kind)
                 return
-            if frame.f_code.co_filename == _HERE:
-                return  # the observer's own calls (putting the hooks back)
+            if frame.f_code.co_filename == _HERE or frame.f_code.co_filename == _TENSORS:
+                return  # the observer's own calls (putting the hooks back); the checks' reader of tensors (tensors)
             if kind == "autograd" and _importing(frame):
                 return
             self._refuse(_builtin_name(arg), kind)

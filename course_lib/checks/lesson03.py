@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from course_lib import parentheses as P
-from course_lib.checks import Mistake, probes
+from course_lib.checks import Mistake, probes, tensors
 from course_lib.checks.protocol import (
     Exercise,
     expect_answers,
@@ -370,7 +370,7 @@ def init_too_wide(params, names, H):
     """The first of ``names`` whose initial values leave (-1/sqrt(H), 1/sqrt(H)), torch's init: (name, max |w|)."""
     k = H**-0.5
     for n in names:
-        top = float(params[n].detach().abs().max()) if params[n].numel() else 0.0
+        top = tensors.extent(params[n], n)[2]
         if top > k * (1 + 1e-6):
             return [n, top]
     return None
@@ -392,22 +392,24 @@ def _elman_describe(module, live):
     I, H = live[0], live[1]
     if not isinstance(module, torch.nn.Module):
         return {"problem": f"ElmanRNN(input_size, hidden_size) should build an nn.Module, got {type(module).__name__}"}
-    params = dict(module.named_parameters())
+    try:  # as nn.Module keeps them, read by torch's own C methods: nothing of the student's class answers
+        params = tensors.parameters(module)
+    except tensors.NotATensor as exc:
+        return {"problem": str(exc)}
     missing = [n for n in ELMAN_PARAMS if n not in params]
     if missing:
         return {"missing": missing, "attributes": [n for n in ELMAN_PARAMS if hasattr(module, n)]}
-    shapes = {n: tuple(params[n].shape) for n in ELMAN_PARAMS}
-    init_zero = [n for n in ("W_xh", "W_hh") if not bool(params[n].detach().abs().sum() > 0)]
+    shapes = {n: tensors.shape(params[n], n) for n in ELMAN_PARAMS}
+    init_zero = [n for n in ("W_xh", "W_hh") if not tensors.extent(params[n], n)[2] > 0]
     init_wide = init_too_wide(params, ELMAN_PARAMS, H)
     init = probes.init_ranges(module)
     # the text states the range of all three, b_h included: their (min, max) as the constructor made them
-    init_all = {n: (float(params[n].detach().min()), float(params[n].detach().max())) for n in ELMAN_PARAMS}
+    init_all = {n: tensors.extent(params[n], n)[:2] for n in ELMAN_PARAMS}
     t = _elman_tensors(I, H, live.recipe)
     if any(shapes[n] != ELMAN_PARAMS[n](I, H) for n in ELMAN_PARAMS):
         return {"shapes": shapes}
-    with torch.no_grad():
-        for n in ELMAN_PARAMS:
-            params[n].copy_(t[n])
+    for n in ELMAN_PARAMS:
+        tensors.write(params[n], t[n], n)
     x, h0 = t["x"].clone(), t["h0"].clone()
     x_req = x.clone().requires_grad_()
     result = module(x_req)
@@ -739,7 +741,7 @@ def _train_describe(returned, live):
         "with_graph": isinstance(returned, (list, tuple))
         and any(isinstance(v, torch.Tensor) and v.requires_grad for v in returned),
         "type": type(returned).__name__,
-        "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
+        "state": tensors.state(live[0]),  # as the model keeps it (see tensors), not through its state_dict
     }
 
 

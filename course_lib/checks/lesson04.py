@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from course_lib import rnn
-from course_lib.checks import Mistake, probes
+from course_lib.checks import Mistake, probes, tensors
 from course_lib.checks.lesson03 import init_hint, init_too_wide
 from course_lib.checks.plain import _is_tensor
 from course_lib.checks.protocol import (
@@ -155,23 +155,26 @@ def _cell_describe(module, live):
     I, H = live[0], live[1]
     if not isinstance(module, nn.Module):
         return {"problem": f"LSTMCell(input_size, hidden_size) should build an nn.Module, got {type(module).__name__}"}
-    params = dict(module.named_parameters())
+    try:  # as nn.Module keeps them, read by torch's own C methods: nothing of the student's class answers
+        params = tensors.parameters(module)
+    except tensors.NotATensor as exc:
+        return {"problem": str(exc)}
     missing = [n for n in LSTM_PARAMS if n not in params]
     if missing:
         return {"missing": missing, "attributes": [n for n in LSTM_PARAMS if hasattr(module, n)]}
-    shapes = {n: tuple(params[n].shape) for n in LSTM_PARAMS}
+    shapes = {n: tensors.shape(params[n], n) for n in LSTM_PARAMS}
     if any(shapes[n] != LSTM_PARAMS[n](I, H) for n in LSTM_PARAMS):
         return {"shapes": shapes}
     t = _cell_tensors(I, H, live.recipe)
     init_wide = init_too_wide(params, LSTM_PARAMS, H)
-    init_top = max(float(params[n].detach().abs().max()) for n in LSTM_PARAMS)  # the judge: too narrow?
+    extents = {n: tensors.extent(params[n], n) for n in LSTM_PARAMS}
+    init_top = max(top for _, _, top, _ in extents.values())  # the judge: too narrow?
     # the text states the range of all four, biases included: (min, max) and size as the constructor made them
-    init_all = {n: (float(params[n].detach().min()), float(params[n].detach().max())) for n in LSTM_PARAMS}
-    init_sizes = {n: params[n].numel() for n in LSTM_PARAMS}
+    init_all = {n: (lo, hi) for n, (lo, hi, _, _) in extents.items()}
+    init_sizes = {n: size for n, (*_, size) in extents.items()}
     try:
-        with torch.no_grad():
-            for n in LSTM_PARAMS:
-                params[n].copy_(t[n])
+        for n in LSTM_PARAMS:
+            tensors.write(params[n], t[n], n)
         x = t["x"].clone().requires_grad_()
         h0, c0 = t["h0"].clone(), t["c0"].clone()
         state, states = (h0, c0), []
@@ -222,14 +225,18 @@ def _candidate_probe(module, t, H):
 
     try:
         probe = copy.deepcopy(module)
-        params = dict(probe.named_parameters())
+        params = tensors.parameters(probe)
+        for n in LSTM_PARAMS:
+            values = tensors.read(params[n], n)
+            values[2 * H : 3 * H] = 0.0
+            tensors.write(params[n], values, n)
         cs = []
         with torch.no_grad():
-            for n in LSTM_PARAMS:
-                params[n][2 * H : 3 * H] = 0.0
             for _ in range(2):
                 cs.append(probe(t["x"][0].clone(), (t["h0"].clone(), t["c0"].clone()))[1].detach().clone())
-                params["b_xh"][:H] += 2.0  # the input gate only
+                values = tensors.read(params["b_xh"], "b_xh")
+                values[:H] += 2.0  # the input gate only
+                tensors.write(params["b_xh"], values, "b_xh")
         return cs
     except Exception:  # noqa: BLE001 - the cases judge a forward that fails; this probe only names a property
         return None
@@ -637,11 +644,19 @@ def _build_lstm(recipe):
     return lstm
 
 
+class _Handed(list):
+    """The arguments handed to the student, with the lstm's parameter objects as it was given: kept here, where
+    the student's function (which gets the list's items) cannot rewrite them."""
+
+    given: tuple = ()
+
+
 def _given_lstm(args):
     """The lstm handed to the student, with its parameter objects noted: they are to be changed, not replaced."""
     lstm = _build_lstm(args[0])
-    lstm._given_parameters = list(lstm.parameters())  # a plain list: not registered as parameters
-    return [lstm, args[1]]
+    live = _Handed([lstm, args[1]])
+    live.given = tuple(tensors.parameters(lstm).values())
+    return live
 
 
 def _draw_forget(seed):
@@ -719,6 +734,12 @@ def _judge_forget(cases, records):
                 )
 
 
+def _kept(live) -> bool:
+    """Does the lstm still hold, in order, the very parameters it was handed out with?"""
+    held = tuple(tensors.parameters(live[0]).values())
+    return len(held) == len(live.given) and all(a is b for a, b in zip(held, live.given))
+
+
 check_set_forget_bias = Exercise(
     "4.4",
     "the forget-gate bias",
@@ -736,8 +757,9 @@ check_set_forget_bias = Exercise(
     ),
     describe=lambda returned, live: {
         "same": returned is live[0],
-        "kept": all(a is b for a, b in zip(live[0].parameters(), live[0]._given_parameters, strict=True)),
-        "state": {k: v.detach().clone() for k, v in live[0].state_dict().items()},
+        # as the lstm keeps them (see tensors), not through its own parameters() or state_dict
+        "kept": _kept(live),
+        "state": tensors.state(live[0]),
     },
 )
 

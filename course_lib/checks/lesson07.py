@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from course_lib.checks import Mistake
+from course_lib.checks import Mistake, tensors
 from course_lib.checks import probes as probes_lib
 from course_lib.checks.borrowed import Borrowed
 from course_lib.checks.lesson06 import _tensor_of_shape
@@ -257,40 +257,19 @@ def _module_observe(args, live):
     return [*live, *live.forward, live.seed]
 
 
-def _registered(module) -> dict:
-    """Every parameter registered in ``module`` and its submodules, by name, in ``named_parameters``' order, read
-    from the dicts ``nn.Module`` keeps them in: no method of the student's class is asked (an override of
-    ``named_parameters`` or ``named_modules`` could show other tensors than the ones forward uses)."""
-    found, seen = {}, set()
-
-    def walk(m, prefix):
-        if id(m) in seen or not isinstance(m, nn.Module):
-            return
-        seen.add(id(m))
-        for name, p in dict.items(object.__getattribute__(m, "_parameters")):
-            if p is not None and id(p) not in seen:  # a parameter shared under two names: its first name
-                seen.add(id(p))
-                found[prefix + name] = p
-        for name, sub in dict.items(object.__getattribute__(m, "_modules")):
-            walk(sub, f"{prefix}{name}.")
-
-    walk(module, "")
-    return found
-
-
 def _randomise(module, seed) -> dict:
     """Every parameter drawn from ``seed``: weights ~ N(0, 1/fan_in), gains in [0.5, 1.5], biases in [-0.5, 0.5].
     Returns the parameters it drew, by name."""
     g = torch.Generator().manual_seed(seed)
-    params = _registered(module)
-    with torch.no_grad():
-        for name, p in sorted(params.items()):
-            if p.dim() >= 2:
-                p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
-            elif name.endswith("weight"):
-                p.copy_(torch.rand(p.shape, generator=g) + 0.5)
-            else:
-                p.copy_(torch.rand(p.shape, generator=g) - 0.5)
+    params = tensors.parameters(module)
+    for name, p in sorted(params.items()):
+        size = tensors.shape(p, name)
+        if len(size) >= 2:
+            tensors.write(p, torch.randn(size, generator=g) / size[-1] ** 0.5, name)
+        elif name.endswith("weight"):
+            tensors.write(p, torch.rand(size, generator=g) + 0.5, name)
+        else:
+            tensors.write(p, torch.rand(size, generator=g) - 0.5, name)
     return params
 
 
@@ -304,11 +283,11 @@ def _module_describe(probes, ids):
         try:
             init = probes_lib.init_ranges(returned)
             # judged from the parameters as drawn: a forward that changed them would be judged by its own changes
-            drawn = {name: p.detach().clone() for name, p in _randomise(returned, live.seed).items()}
+            drawn = {name: tensors.read(p, name) for name, p in _randomise(returned, live.seed).items()}
             out = returned(*live.forward)
             measured = probes_lib.measure(returned, live.forward, probes, vocab=live[0] if ids else None)
-            now = _registered(returned)
-            changed = [n for n, p in drawn.items() if n not in now or not torch.equal(now[n].detach(), p)]
+            now = tensors.parameters(returned)
+            changed = [n for n, p in drawn.items() if n not in now or not tensors.equal(now[n], p)]
         except Borrowed:  # a forbidden call: the protocol records it
             raise
         except Exception as exc:  # the student's forward crashed: recorded like a crash of the constructor

@@ -197,8 +197,14 @@ def init_mistake(cls: str, ranges: dict, sizes: dict) -> str:
 def init_ranges(module) -> tuple[dict, dict]:
     """In the student's kernel, right after the constructor: (min, max) and size of every parameter of 2 or more
     axes (biases and layer-norm gains may start at 0 or 1)."""
-    matrices = [(name, p.detach()) for name, p in module.named_parameters() if p.dim() >= 2 and p.numel() > 1]
-    return {name: (float(p.min()), float(p.max())) for name, p in matrices}, {name: p.numel() for name, p in matrices}
+    from course_lib.checks import tensors  # read as the module keeps them (see tensors), not through its methods
+
+    ranges, sizes = {}, {}
+    for name, p in tensors.parameters(module).items():
+        lo, hi, _, size = tensors.extent(p, name)
+        if len(tensors.shape(p, name)) >= 2 and size > 1:
+            ranges[name], sizes[name] = (lo, hi), size
+    return ranges, sizes
 
 
 def crash_mistake(record: dict) -> str:

@@ -281,32 +281,130 @@ def _annotation_ok(node) -> bool:
     return False
 
 
-def _decorator_ok(node, properties: set) -> bool:
+# decorators that only wrap or mark what they decorate, as the libraries define them (an honest answer's commonest:
+# hostile class 33u's @dataclass, @functools.lru_cache and @torch.no_grad() failed to load), allowed when the
+# cell's own imports, above the decorated def, bind the name they are written with
+PURE_DECORATORS = frozenset(
+    {
+        *("functools.lru_cache", "functools.cache", "functools.cached_property", "functools.total_ordering"),
+        *("dataclasses.dataclass", "typing.overload", "typing.final", "abc.abstractmethod"),
+        *("torch.no_grad", "torch.inference_mode", "torch.enable_grad"),
+    }
+)
+
+
+def _decorator_ok(node, properties: set, imports: dict) -> bool:
     """``staticmethod``, ``classmethod``, ``property``, or ``x.setter`` (getter, deleter) where ``x`` is a
-    property the same class body defined just above (any other ``x.setter`` is a call of the student's)."""
-    if isinstance(node, ast.Name):
-        return node.id in DECORATORS
-    return (
+    property the same class body defined just above (any other ``x.setter`` is a call of the student's); or one
+    of PURE_DECORATORS, named through the cell's ``imports`` (called with literals only, if called)."""
+    if isinstance(node, ast.Name) and node.id in DECORATORS:
+        return True
+    if isinstance(node, ast.Call):
+        arguments = list(node.args) + [k.value for k in node.keywords]
+        if any(k.arg is None for k in node.keywords) or not all(_literal(a) for a in arguments):
+            return False
+        node = node.func
+    elif (
         isinstance(node, ast.Attribute)
         and node.attr in ("setter", "getter", "deleter")
         and isinstance(node.value, ast.Name)
         and node.value.id in properties
+    ):
+        return True
+    return _imported(node, imports) in PURE_DECORATORS
+
+
+def _imported(node, imports: dict) -> str:
+    """The dotted name a name or attribute chain stands for through the cell's imports ("" if not one of theirs):
+    ``lru_cache`` after ``from functools import lru_cache`` is "functools.lru_cache"."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not imports.get(node.id):
+        return ""
+    return ".".join([imports[node.id], *reversed(parts)])
+
+
+def _imports_of(node, imports: dict) -> None:
+    """``imports`` updated by a statement of the cell: an import binds its names to what it imports, anything else
+    that binds a name unbinds it (a def, a class, an assignment: no longer the module's)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+    elif isinstance(node, ast.ImportFrom):
+        for alias in node.names:
+            imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    else:
+        for target in ast.walk(node):
+            for name in _bound_names(target):
+                imports.pop(name, None)
+
+
+def _main_guard(node) -> bool:
+    """``if __name__ == "__main__":`` (a demo the notebook runs; never run when graded: see _without_demos)."""
+    test = node.test if isinstance(node, ast.If) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
     )
 
 
-def _def_refusal(node, properties: set = frozenset()) -> str:
+def _without_demos(tree):
+    """The cell's tree without its top-level ``if __name__ == "__main__":`` blocks: what the grader compiles."""
+    tree.body = [node for node in tree.body if not _main_guard(node)]
+    return tree
+
+
+def _module_attribute(node, imports: dict) -> bool:
+    """``math.log2``, ``-math.inf``: an attribute of a module the cell imported (nothing runs but the lookup)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Attribute) and bool(_imported(node, imports))
+
+
+def _lambda_ok(node) -> bool:
+    """``pad = lambda s, n: ...``: a function defined, its defaults literals (what runs is judged when called)."""
+    if not isinstance(node, ast.Lambda):
+        return False
+    defaults = list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]
+    return all(_literal(d) for d in defaults)
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _import_fallback(node, imports: dict) -> bool:
+    """``try: import x`` / ``except ImportError: ...``: imports, and names set as the rest of a cell may be."""
+    if not isinstance(node, ast.Try) or node.finalbody or not node.handlers:
+        return False
+    for handler in node.handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not all(isinstance(k, ast.Name) and k.id in _IMPORT_ERRORS for k in kinds):
+            return False
+    tried = node.body + node.orelse
+    if not all(isinstance(n, (ast.Import, ast.ImportFrom, ast.Pass)) for n in tried):
+        return False
+    return not any(_body_refusal(h.body, top=True, imports=dict(imports)) for h in node.handlers)
+
+
+def _def_refusal(node, properties: set = frozenset(), imports: dict | None = None) -> str:
     where = f"line {node.lineno}"
-    if not all(_decorator_ok(d, properties) for d in node.decorator_list):
+    imports = {} if imports is None else imports
+    if not all(_decorator_ok(d, properties, imports) for d in node.decorator_list):
         return (
             f"{where}: a decorator other than staticmethod, classmethod, property (or the setter of a property "
-            "defined just above) runs code when loaded"
+            "defined just above), or functools' lru_cache or cache, dataclasses' dataclass, torch's no_grad or "
+            "inference_mode imported above in the same cell, runs code when loaded"
         )
     if node.name in CLASS_HOOKS:
         return HOOK_REFUSAL.format(node.lineno, node.name)
     if isinstance(node, ast.ClassDef):
         if node.keywords or not all(_simple_name(b) for b in node.bases):
             return f"{where}: a class whose bases are not plain names"
-        return _body_refusal(node.body, top=False)
+        return _body_refusal(node.body, top=False, imports=dict(imports))
     args = node.args
     defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
     if not all(_literal(d) for d in defaults):
@@ -330,8 +428,9 @@ def _unpacks_literal(target, value) -> bool:
     )
 
 
-def _body_refusal(body, top: bool) -> str:
+def _body_refusal(body, top: bool, imports: dict | None = None) -> str:
     properties: set = set()  # in a class body: names bound, so far, to a property (what x.setter may decorate)
+    imports = {} if imports is None else imports  # name -> the dotted name the cell's imports bound it to, so far
     for node in body:
         if not top and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # `from sys import exit as __init_subclass__`: Python would call it while the cell loads (a def or a
@@ -341,24 +440,40 @@ def _body_refusal(body, top: bool) -> str:
                 return HOOK_REFUSAL.format(node.lineno, sorted(hooks)[0])
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
             properties -= _bound_names(node)
+            _imports_of(node, imports)
+            continue
+        if top and _main_guard(node):  # never run when graded; what it binds is no import of this cell's then
+            for name in {n for target in ast.walk(node) for n in _bound_names(target)}:
+                imports.pop(name, None)
+            continue
+        if top and _import_fallback(node, imports):
+            for inner in node.body + node.orelse + [n for handler in node.handlers for n in handler.body]:
+                _imports_of(inner, imports)
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            why = _def_refusal(node, properties if not top else set())
+            why = _def_refusal(node, properties if not top else set(), imports)
+            _imports_of(node, imports)
             if why:
                 return why
             # `@property` or (already checked) `@x.setter`: the name is now bound to a property
             is_property = not isinstance(node, ast.ClassDef) and any(
-                isinstance(d, ast.Attribute) or d.id == "property" for d in node.decorator_list
+                (isinstance(d, ast.Attribute) and d.attr in ("setter", "getter", "deleter"))
+                or (isinstance(d, ast.Name) and d.id == "property")
+                for d in node.decorator_list
             )
             (properties.add if is_property and not top else properties.discard)(node.name)
             continue
         for target in ast.walk(node):
             properties -= _bound_names(target)
+        value_ok = isinstance(node, ast.Assign) and (_module_attribute(node.value, imports) or _lambda_ok(node.value))
+        _imports_of(node, imports)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring, or a bare constant
         if isinstance(node, ast.Assign) and all(_unpacks_literal(t, node.value) for t in node.targets):
             if _literal(node.value):
                 continue
+        if value_ok and all(isinstance(target, ast.Name) for target in node.targets):
+            continue  # `LOG2 = math.log2`, `pad = lambda s, n: ...`
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             if (node.value is None or _literal(node.value)) and _annotation_ok(node.annotation):
                 continue
@@ -398,7 +513,7 @@ class _Observer:
         self.build = False
         self.given: frozenset = frozenset()  # course_lib functions the check hands the student's function as inputs
         self.given_ids: frozenset = frozenset()
-        self.answers: frozenset = frozenset()  # every code object compiled from the answer cells (the student's)
+        self.answers: tuple = ()  # every code object compiled from the answer cells (the student's)
         self.answer_ids: frozenset = frozenset()
         # code made runnable (exec'd, made a function, or given to one as its __code__) while the student's code was
         # on the stack: the student's, whatever its file name ("<string>", a stdlib file's): id -> code, kept alive
@@ -590,16 +705,16 @@ class _Observer:
                 for value in list(vars(module).values()):
                     for fn in _functions(value):
                         if isinstance(fn, types.FunctionType) and fn.__code__.co_filename == own:
-                            every |= _code_objects(fn.__code__)
+                            every |= set(_code_objects(fn.__code__).values())
         run = _run_path(exercise)
         self.judging = frozenset(every - run - set(self.given))
         self.judge_ids = frozenset(id(code) for code in self.judging)
         self.run_path = frozenset(run)
         self.run_ids = frozenset(id(code) for code in self.run_path)
 
-    def know_course(self, codes) -> None:
-        self.course_codes = frozenset(codes)
-        self.course_ids = frozenset(id(code) for code in self.course_codes)
+    def know_course(self, codes: dict) -> None:
+        self.course_codes = tuple(codes.values())  # kept alive: their ids are what the hooks look up
+        self.course_ids = frozenset(codes)
 
     def know_modules(self) -> None:
         """Which loaded modules are a refused package's, read once the answer cells have loaded (they import, and
@@ -630,9 +745,9 @@ class _Observer:
         self.given = frozenset(given)
         self.given_ids = frozenset(id(code) for code in self.given)
 
-    def add_answers(self, codes) -> None:
-        self.answers = self.answers | codes
-        self.answer_ids = frozenset(id(code) for code in self.answers)
+    def add_answers(self, codes: dict) -> None:
+        self.answers = (*self.answers, *codes.values())  # kept alive: their ids are what the hooks look up
+        self.answer_ids = self.answer_ids | frozenset(codes)
 
     def stale(self) -> str:
         return _stale(vars(self))
@@ -1896,8 +2011,8 @@ def _run_path(exercise) -> set:
             if not isinstance(fn, types.FunctionType) or id(fn) in done:
                 continue
             done.add(id(fn))
-            codes = _code_objects(fn.__code__)
-            found |= codes
+            codes = list(_code_objects(fn.__code__).values())
+            found |= set(codes)
             for cell in fn.__closure__ or ():
                 try:
                     todo.append(cell.cell_contents)
@@ -1912,7 +2027,7 @@ def _run_path(exercise) -> set:
     return found
 
 
-def _course_code(package: str) -> set:
+def _course_code(package: str) -> dict:
     """Every code object of course_lib's that exists now (in the harness's process, before any child, so before
     any student code): each live function's (closures and lambdas included) with what it nests, and the checks'
     stand-ins. What runs later under course_lib's file name but is none of these was made at run time."""
@@ -1920,21 +2035,25 @@ def _course_code(package: str) -> set:
 
     from course_lib.checks import borrowed
 
-    found: set = set()
+    found: dict = {}
     for obj in gc.get_objects():
         if type(obj) is types.FunctionType and obj.__code__.co_filename.startswith(package):
-            found |= _code_objects(obj.__code__)
+            found.update(_code_objects(obj.__code__))
     for code in borrowed._STAND_INS:
-        found |= _code_objects(code)
+        found.update(_code_objects(code))
     return found
 
 
-def _code_objects(code) -> set:
-    """A code object and every code object nested in it (functions, classes, comprehensions)."""
-    found = {code}
-    for const in code.co_consts:
-        if isinstance(const, type(code)):
-            found |= _code_objects(const)
+def _code_objects(code) -> dict:
+    """A code object and every code object nested in it (functions, classes, comprehensions), by id. Code objects
+    compare by value, not by file: a set kept one of two equal ones, so of the same helper defined in two answer
+    cells the second ran as code no cell compiled (hostile class 33u's honest 6.1 and 6.3 failed so)."""
+    found, todo = {}, [code]
+    while todo:
+        code = todo.pop()
+        if id(code) not in found:
+            found[id(code)] = code
+            todo += [const for const in code.co_consts if isinstance(const, type(code))]
     return found
 
 
@@ -2333,7 +2452,8 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
         why = refusal(source)
         if not why:
             try:
-                code = compile(source, ANSWER_FILE.format(grade_id), "exec", ANNOTATIONS, dont_inherit=True)
+                tree = _without_demos(ast.parse(source))  # `if __name__ == "__main__":` demos: not run
+                code = compile(tree, ANSWER_FILE.format(grade_id), "exec", ANNOTATIONS, dont_inherit=True)
                 observer.add_answers(_code_objects(code))
                 exec(code, ns)
             except BaseException as exc:  # SystemExit too: the cell failed to load, the rest still loads
@@ -2352,6 +2472,9 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     progress = sys.modules.get("tqdm.std")
     if progress is not None:  # a progress bar's monitor is a thread, which this child refuses: none is started
         progress.tqdm.monitor_interval = 0
+    predispatch = sys.modules.get("torch._functorch.predispatch")
+    if predispatch is not None:  # vmap's decompositions, registered on its first use through torch.library, which
+        predispatch.lazy_load_decompositions()  # reads its caller's frame: registered now, before any call
     observer.busy = False
     loaded_answers += [observer.answers, observer.answer_ids]
     # no .pyc is read during the call: a module first imported then is compiled from its installed file's text, which
