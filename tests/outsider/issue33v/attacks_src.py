@@ -709,6 +709,85 @@ def masked_attention(scores, values, lengths):
     return weights @ values, weights
 '''
 
+
+# 3.2: the candidate pairs from a generator, the open counts by itertools.accumulate
+TRANSPOSE_GENERATOR = '''# Exercise 3.2: the transposition negative generator
+import itertools
+
+
+def _pairs(seq, half, n_symbols):
+    colour = [s if s < half else n_symbols - 1 - s for s in seq]
+    step = [[(1 if s < half else -1) if colour[t] == c else 0 for c in range(half)] for t, s in enumerate(seq)]
+    open_after = list(itertools.accumulate(step, lambda a, b: [x + y for x, y in zip(a, b)]))
+    closers = [i for i, s in enumerate(seq) if s >= half]
+    for p, q in itertools.product(closers, closers):
+        b = n_symbols - 1 - seq[q]
+        if p < q and seq[p] != seq[q] and all(open_after[t][b] >= 1 for t in range(p, q)):
+            yield p, q
+
+
+def transpose_closers(seq, rng, n_symbols=10):
+    """A hard negative: `seq` (balanced) with the colours of two closers exchanged."""
+    pairs = list(_pairs(list(seq), n_symbols // 2, n_symbols))
+    if not pairs:
+        raise ValueError(f"no hard transposition exists in {seq}")
+    p, q = pairs[rng.integers(len(pairs))]
+    out = list(seq)
+    out[p], out[q] = out[q], out[p]
+    return out
+'''
+
+# 4.5: a dict comprehension, numpy's sample standard deviation
+MEMORY_NUMPY = '''# Exercise 4.5: the memory experiment over seeds
+import numpy as np
+
+
+def memory_table(train, T_values, seeds):
+    """{T: {"runs": [train(T, seed) for each seed], "mean": ..., "sd": sample standard deviation}}."""
+    runs = {T: [train(T, seed) for seed in seeds] for T in T_values}
+    return {
+        T: {"runs": r, "mean": float(np.mean(r)), "sd": float(np.std(np.asarray(r, dtype=float), ddof=1))}
+        for T, r in runs.items()
+    }
+'''
+
+# 7.5: nn.Sequential of an OrderedDict with its own layer names, an in-place ReLU
+FFN_ORDERED = '''# Exercise 7.5: the feed-forward layer
+from collections import OrderedDict
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = W_2 ReLU(W_1 x + b_1) + b_2 at every position, d_ff = 4 d_model."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.net = nn.Sequential(
+            OrderedDict(
+                [
+                    ("expand", nn.Linear(d_model, 4 * d_model)),
+                    ("relu", nn.ReLU(inplace=True)),
+                    ("contract", nn.Linear(4 * d_model, d_model)),
+                ]
+            )
+        )
+
+    def forward(self, x):
+        return self.net(x)
+'''
+
+# 7.9: kthvalue and torch.where
+TOPK_KTHVALUE = '''# Exercise 7.9: top-k sampling
+import torch
+
+
+def top_k_probs(logits, k, temperature=1.0):
+    """(V,) probabilities: softmax(logits / temperature) restricted to the k largest logits."""
+    z = logits / temperature
+    kth = torch.kthvalue(z, z.numel() - k + 1).values
+    kept = torch.where(z >= kth, z, torch.full_like(z, float("-inf")))
+    return torch.softmax(kept, dim=-1)
+'''
+
 # ---------------------------------------------------------------------------------------------- the class
 
 SUBMISSIONS = [
@@ -903,5 +982,26 @@ SUBMISSIONS = [
         intent="honest: a helper written in 6.1's cell and used by 6.3's",
         cells={"ex-6-1": ALPHA_SHARED, "ex-6-3": MASKED_SHARED},
         deserve=ALL["06"],
+    ),
+    dict(
+        name="h_l03_more",
+        lesson="03",
+        intent="honest: a generator of pairs, itertools.accumulate and product (3.2)",
+        cells={"ex-3-2": TRANSPOSE_GENERATOR},
+        deserve=ALL["03"],
+    ),
+    dict(
+        name="h_l04_more",
+        lesson="04",
+        intent="honest: dict comprehension and numpy's std(ddof=1) (4.5)",
+        cells={"ex-4-5": MEMORY_NUMPY},
+        deserve=ALL["04"],
+    ),
+    dict(
+        name="h_l07_more",
+        lesson="07",
+        intent="honest: nn.Sequential(OrderedDict) with own names and ReLU(inplace) (7.5), kthvalue + where (7.9)",
+        cells={"ex-7-5": FFN_ORDERED, "ex-7-9": TOPK_KTHVALUE},
+        deserve=ALL["07"],
     ),
 ]

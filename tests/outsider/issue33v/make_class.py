@@ -19,6 +19,7 @@ sys.path.insert(0, str(HERE))
 import attacks_src  # noqa: E402
 
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+NBGRADER_LESSONS = ("05",)  # graded in nbgrader's layout; the others flat
 
 
 def _notebook(folder: str, lesson: str) -> Path:
@@ -94,9 +95,15 @@ def main() -> None:
     manifest = {}
     for sub in attacks_src.SUBMISSIONS:
         folder = OUT / f"L{sub['lesson']}"
-        folder.mkdir(parents=True, exist_ok=True)
         nb = build(sub)
-        (folder / f"{sub['name']}.ipynb").write_text(json.dumps(nb, indent=1))
+        if sub["lesson"] in NBGRADER_LESSONS:  # nbgrader's layout: submitted/<student>/<assignment>/<notebook>
+            stem = _notebook("exercises", sub["lesson"]).stem
+            folder = folder / "submitted" / sub["name"] / stem
+            path = folder / f"{stem}.ipynb"
+        else:
+            path = folder / f"{sub['name']}.ipynb"
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(nb, indent=1))
         manifest[sub["name"]] = {"lesson": sub["lesson"], "intent": sub["intent"], "deserve": sub["deserve"]}
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1))
     print(f"{len(manifest)} submissions in {OUT}")

@@ -20,12 +20,14 @@ python3 "$WT/tests/outsider/issue33v/compare.py" "$BASE" >/dev/null  # records t
 cd "$PLANT" || exit 1
 for dir in "$CLASS"/L*; do
     lesson=${dir##*/L}
-    cp "$PLANT"/*.py "$dir"/ 2>/dev/null || true
+    target=$dir
+    [ -d "$dir/submitted" ] && target=$dir/submitted  # nbgrader's layout
+    cp "$PLANT"/*.py "$target"/ 2>/dev/null || true  # planted beside the notebooks too
     echo "== lesson $lesson $(date -u +%H:%M:%S)"
     start=$(date +%s)
-    timeout 1500 "$WT/.venv/bin/course-lib" grade "$dir" --lesson "$lesson" --out "$OUT/L$lesson.csv" \
+    timeout 1500 "$WT/.venv/bin/course-lib" grade "$target" --lesson "$lesson" --out "$OUT/L$lesson.csv" \
         --feedback "$OUT/feedback_L$lesson" --jobs 1 --timeout 60 >"$OUT/L$lesson.stdout" 2>"$OUT/L$lesson.stderr"
     echo "   exit $? after $(($(date +%s) - start)) s"
-    rm -f "$dir"/*.py
+    rm -f "$target"/*.py
 done
 echo "markers:"; ls -la "$MARK"
