@@ -13,18 +13,21 @@
 # gates are stacked in one matrix, LSTM in the order **i, f, g, o**, GRU in the order
 # **r, z, n**; there are two bias vectors, `b_xh` (input side) and `b_hh` (hidden side).
 #
-# When your notebook is graded, only the answer cells (the ones you edit) are loaded, not the setup cell or any
-# other cell the notebook gives (nor a file a cell wrote, such as a `%%writefile` module): import what you use in
-# them, and keep them to imports (a `try:` ... `except ImportError:` around them too), functions (a `lambda` bound
-# to a name too), classes, names set to literals (numbers, strings, `True`, `False`, `None`, `float("inf")`, and
-# lists, tuples, sets or dicts of these) or to a module's attribute (`LOG2 = math.log2`), and a demo under
-# `if __name__ == "__main__":` (not run when graded). Decorators: `@staticmethod`, `@classmethod`, `@property`
-# and a property's `.setter`, and `@functools.lru_cache`, `@functools.cache`, `@dataclasses.dataclass`,
-# `@torch.no_grad()` named through an import above them in the same cell. A value computed by a call or arithmetic
-# (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal, any other decorator, or a test, a `print` or
-# a `%magic` at the top of the cell fails that exercise, and any other exercise that uses a name the cell defines.
-# Put such code inside your function. Your functions may start no thread or process and may not use
-# `torch.compile` (the grader watches what they call).
+# When your notebook is graded, only the answer cells (the ones you edit) are loaded, in a namespace of their own:
+# none of the setup cell's names or of any other cell's, nor a file a cell wrote (a `%%writefile` module), is
+# there, so import what you use in them. Keep them to imports (a `try:` holding only imports, with
+# `except ImportError:`, too), functions (a `lambda` bound to a name too), classes whose bases are plain names,
+# names set to literals (numbers, strings, `True`, `False`, `None`, lists, tuples, sets or dicts of these, or
+# `float("inf")` on its own) or to a module's attribute (`LOG2 = math.log2`, with `import math` above it in the
+# same cell), simple annotations (names, `X[...]`), and a demo under `if __name__ == "__main__":` (not run when
+# graded). Decorators: `@staticmethod`, `@classmethod`, `@property` and a property's `.setter`, and a few
+# wrappers such as `@functools.lru_cache`, `@functools.cache`, `@dataclasses.dataclass` and `@torch.no_grad()`,
+# named through an import above them in the same cell and given literal arguments only. A value computed by a
+# call or arithmetic (`LN2 = math.log(2)`, `X = 1 / 3`), a default that is not a literal (a dataclass's
+# `field(default_factory=list)` is fine), any other decorator, a test or a `print` at top level, or a `%magic` or `!command` anywhere in the cell fails that
+# exercise, and any other exercise that uses a name the cell defines. Put such code inside your function. Your
+# functions may start no thread or process and may not use `torch.compile` or `torch.jit` (the grader watches what
+# they call).
 #
 # In every exercise but 4.5 (which may use any package), your functions may call Python's standard library, torch
 # and numpy, and print, display, plot or show progress; a check refuses an answer that calls any

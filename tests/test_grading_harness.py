@@ -3028,6 +3028,15 @@ LOAD_FORMS = {
     ),
     "lru_cache imported by name": ("from functools import lru_cache\n\n@lru_cache\ndef f(n):\n    return n\n", True),
     "dataclass": ("from dataclasses import dataclass\n\n@dataclass\nclass P:\n    x: int = 0\n", True),
+    "a dataclass field with a factory": (
+        "from collections import Counter\nfrom dataclasses import dataclass, field\n\n@dataclass\nclass P:\n"
+        "    counts: Counter = field(default_factory=Counter)\n",
+        True,
+    ),
+    "a field called with a call": (
+        "from dataclasses import dataclass, field\n\n@dataclass\nclass P:\n    x: list = field(default=print())\n",
+        False,
+    ),
     "torch.no_grad() on a method": (
         "import torch\n\nclass M:\n    @torch.no_grad()\n    def f(self):\n        return 1\n",
         True,
@@ -3072,3 +3081,11 @@ def test_a_helper_defined_in_two_answer_cells_and_a_demo_under_main_pass_in_grad
     cells = {"6.1": attacks.L06_DUP_61 + demo, "6.3": attacks.L06_DUP_63}
     for exercise, (status, message, refused) in run_harness("06", cells, tmp_path).items():
         assert status == submission.PASSED and not refused, (exercise, message, refused)
+
+
+def test_a_dataclass_with_factory_fields_loads_and_passes_in_grading(tmp_path):
+    """Hostile class 33u's honest 1.2: an add-k model kept in a @dataclass whose fields are field(default_factory=...)
+    (the class's methods compiled by dataclasses from identifier names, its factories called when it is made)."""
+    attacks = __import__("test_checks").outsider_attacks("issue33u")
+    status, message, refused = run_harness("01", {"1.2": attacks.L01_DATACLASS_MODEL}, tmp_path)["1.2"]
+    assert status == submission.PASSED and not refused, (message, refused)

@@ -365,6 +365,18 @@ def _module_attribute(node, imports: dict) -> bool:
     return isinstance(node, ast.Attribute) and bool(_imported(node, imports))
 
 
+def _field_ok(node, imports: dict) -> bool:
+    """``counts: Counter = field(default_factory=Counter)``: a dataclass's field made by ``dataclasses.field`` named
+    through the cell's imports, with keywords that are literals or names (a factory is called when an instance is
+    made, under the observer, not when the cell loads)."""
+    return (
+        isinstance(node, ast.Call)
+        and _imported(node.func, imports) == "dataclasses.field"
+        and not node.args
+        and all(k.arg is not None and (_literal(k.value) or _simple_name(k.value)) for k in node.keywords)
+    )
+
+
 def _lambda_ok(node) -> bool:
     """``pad = lambda s, n: ...``: a function defined, its defaults literals (what runs is judged when called)."""
     if not isinstance(node, ast.Lambda):
@@ -466,6 +478,7 @@ def _body_refusal(body, top: bool, imports: dict | None = None) -> str:
         for target in ast.walk(node):
             properties -= _bound_names(target)
         value_ok = isinstance(node, ast.Assign) and (_module_attribute(node.value, imports) or _lambda_ok(node.value))
+        field_ok = isinstance(node, ast.AnnAssign) and not top and _field_ok(node.value, imports)
         _imports_of(node, imports)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring, or a bare constant
@@ -475,7 +488,7 @@ def _body_refusal(body, top: bool, imports: dict | None = None) -> str:
         if value_ok and all(isinstance(target, ast.Name) for target in node.targets):
             continue  # `LOG2 = math.log2`, `pad = lambda s, n: ...`
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if (node.value is None or _literal(node.value)) and _annotation_ok(node.annotation):
+            if (node.value is None or _literal(node.value) or field_ok) and _annotation_ok(node.annotation):
                 continue
         what = type(node).__name__.lower()
         return (
