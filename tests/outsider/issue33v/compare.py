@@ -47,13 +47,16 @@ def main() -> int:
     if extra_students:
         print("rows for students not in the manifest:", extra_students)
     print("counts:", counts)
-    # feedback files: one per student, none shared
-    for name, info in manifest.items():
-        folder = OUT / f"feedback_L{info['lesson']}"
-        files = sorted(folder.glob(f"{name}*")) if folder.exists() else []
-        exact = [f for f in files if f.stem == name or f.name.startswith(name + ".")]
-        if len(exact) != 1:
-            print(f"feedback files for {name}: {[f.name for f in files]}")
+    # feedback files: one per student (its .md, and the same as .html), none shared, none for anyone else
+    bad = 0
+    for lesson in sorted({info["lesson"] for info in manifest.values()}):
+        folder = OUT / f"feedback_L{lesson}"
+        stems = sorted(f.stem for f in folder.glob("*.md")) if folder.exists() else []
+        names = sorted(n for n, info in manifest.items() if info["lesson"] == lesson)
+        if stems != names:
+            bad += 1
+            print(f"lesson {lesson}: feedback files {stems}, students {names}")
+    print("feedback: one file per student" if not bad else f"feedback: {bad} lessons differ")
     # the secret
     leaks = []
     if secret:
