@@ -1911,3 +1911,14 @@ def softmax_jacobian(z):
 """
     result = exercise.check(_from_source(borrowed, "softmax_jacobian"), quiet=True)
     assert result.status == FAILED and "eager_transforms" in result.message, result
+
+
+@pytest.mark.parametrize("attack", ["TRAIN_SGD_ADAGRAD", "TRAIN_SGD_ADAM"])
+def test_another_optimizers_fused_kernel_set_up_as_sgd_fails_where_the_update_is_the_exercise(attack):
+    """2.3 forbids torch.optim.SGD, and so every optimizer of torch.optim: hostile class 33v took SGD's exact step
+    with Adagrad's and Adam's fused kernels (``torch._fused_adagrad_``, ``torch._fused_adam_``), on no list. Every
+    optimizer's fused kernel, read from the dispatcher, is refused with them; the honest update still passes."""
+    attacks = outsider_attacks("issue33v")
+    exercise = checks.exercises("02")["2.3"]
+    result = exercise.check(_from_source(getattr(attacks, attack), "train_sgd"), quiet=True)
+    assert result.status == FAILED and "_fused_ada" in result.message, result

@@ -3089,3 +3089,12 @@ def test_a_dataclass_with_factory_fields_loads_and_passes_in_grading(tmp_path):
     attacks = __import__("test_checks").outsider_attacks("issue33u")
     status, message, refused = run_harness("01", {"1.2": attacks.L01_DATACLASS_MODEL}, tmp_path)["1.2"]
     assert status == submission.PASSED and not refused, (message, refused)
+
+
+@pytest.mark.parametrize("attack", ["TRAIN_SGD_ADAGRAD", "TRAIN_SGD_ADAM"])
+def test_another_optimizers_fused_kernel_fails_2_3_in_grading(attack, tmp_path):
+    """Hostile class 33v's two breaks: SGD's step taken by Adagrad's and Adam's fused kernels (barred now with
+    every optimizer's, read from the dispatcher)."""
+    source = getattr(__import__("test_checks").outsider_attacks("issue33v"), attack)
+    status, message, refused = run_harness("02", {"2.3": source}, tmp_path)["2.3"]
+    assert status == submission.FAILED and refused, (message, refused)

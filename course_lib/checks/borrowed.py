@@ -791,6 +791,7 @@ class Rules:
         kernels |= _kin_ops(kernels)
         library = tuple(n for n in forbidden if not n.startswith("course_lib."))
         library += tuple(n for n in _optimizers_beside(library) if n not in library)
+        kernels |= _optimizer_ops(library)
         return cls(bool(forbidden), any(n in AUTOGRAD_NAMES for n in forbidden), kernels, tuple(allowed), library)
 
 
@@ -813,6 +814,19 @@ def _optimizers_beside(names) -> tuple:
         return ()
     found = [f"torch.optim.{n}" for n, c in vars(torch.optim).items() if inspect.isclass(c) and issubclass(c, base)]
     return tuple(sorted(n for n in found if n != "torch.optim.Optimizer"))
+
+
+def _optimizer_ops(library) -> frozenset:
+    """The fused kernels of every optimizer ``library`` forbids (all of torch.optim's where one is, see
+    _optimizers_beside), read from the dispatcher: ``_fused_adam_``, ``_fused_adamw_``, ``_fused_adagrad_`` take
+    the whole step in one op, and set up so, SGD's step (hostile class 33v passed 2.3 with ``torch._fused_adagrad_``,
+    its sum of squares filled so the denominator is 1, and with ``torch._fused_adam_``)."""
+    torch = sys.modules.get("torch")
+    optimizers = {name.rsplit(".", 1)[-1].lower() for name in library if name.startswith("torch.optim.")}
+    if torch is None or not optimizers:
+        return frozenset()
+    names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
+    return frozenset(n for n in names if n.startswith("_fused_") and n[len("_fused_") :].rstrip("_") in optimizers)
 
 
 def class_code(name: str) -> set:
