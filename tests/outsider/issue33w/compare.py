@@ -44,7 +44,8 @@ def main() -> None:
         path = CLASS / m["lesson"] / f"{name}.ipynb"
         if hashlib.sha256(path.read_bytes()).hexdigest() != m["sha256"]:
             notes.append("BROKE: submission modified")
-        feedback = list((OUT / f"feedback_{m['lesson']}").glob(f"{name}*"))
+        folder = OUT / f"feedback_{m['lesson']}"
+        feedback = [p for p in folder.glob("*.md") if p.stem == name]  # one .md (and its .html) per student
         if len(feedback) != 1:
             notes.append(f"BROKE?: {len(feedback)} feedback files")
         undeserved = sorted(set(got) - set(m["deserved"]))
@@ -56,7 +57,7 @@ def main() -> None:
         counts["graded"] += 1
         if any(n.startswith("BROKE:") for n in notes):
             verdict = "BROKE"
-        elif wrongly and not name.startswith(("a", "r")):
+        elif wrongly and (not name.startswith(("a", "r")) or set(m["deserved"]) == set(m["exercises"])):
             verdict = "WRONGLY FAILED"
         else:
             verdict = "HELD"

@@ -33,7 +33,7 @@ done
 export H33W_SECRET="h33w-secret-$(date +%s)-7f3a"
 echo "$H33W_SECRET" >"$BASE/secret.txt"
 cd "$PLANT" || exit 1
-for dir in "$CLASS"/0?; do
+for dir in ${ORDER:-"$CLASS"/0?}; do
     lesson="$(basename "$dir")"
     [ -n "${LESSONS:-}" ] && case " $LESSONS " in *" $lesson "*) ;; *) continue ;; esac
     echo "== lesson $lesson  $(date -u +%H:%M:%S)"
