@@ -647,6 +647,13 @@ _RECURRENT = {"rnn": _RNN, "lstm": _LSTM, "gru": _GRU}
 _NO_STEP = ("flatten_weight", "reorder")
 
 
+def _op_names(torch, namespace: str = "") -> set:
+    """The names of the ops torch's dispatcher holds now (``aten::lstm.input`` is "lstm"), in every namespace or in
+    ``namespace`` alone."""
+    ops = torch._C._dispatch_get_all_op_names()
+    return {op.split("::", 1)[-1].split(".")[0] for op in ops if not namespace or op.startswith(namespace + "::")}
+
+
 def _recurrent_ops(kernels: frozenset) -> frozenset:
     """Every op torch's dispatcher holds, in any namespace (aten, quantized, mkldnn, ...), whose name says it is a
     recurrent step or layer of a kind whose kernels are among ``kernels``: the lists above name torch's Python
@@ -657,7 +664,7 @@ def _recurrent_ops(kernels: frozenset) -> frozenset:
     torch = sys.modules.get("torch")
     if not words or torch is None:
         return frozenset()
-    names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
+    names = _op_names(torch)
     return frozenset(n for n in names if any(w in n.lower() for w in words) and not any(part in n for part in _NO_STEP))
 
 
@@ -676,7 +683,7 @@ def _kin_ops(kernels) -> frozenset:
     torch = sys.modules.get("torch")
     if not kernels or torch is None:
         return frozenset()
-    names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
+    names = _op_names(torch)
     stems = {kernel.strip("_") for kernel in kernels}
     words = _ATTENTION_WORDS if "scaled_dot_product_attention" in kernels else ()
     return frozenset(
@@ -694,9 +701,7 @@ def _nested_ops(kernels) -> frozenset:
     torch = sys.modules.get("torch")
     if "_masked_softmax" not in kernels or torch is None:
         return frozenset()
-    names = {
-        op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names() if op.startswith("aten::")
-    }
+    names = _op_names(torch, "aten")
     return frozenset(n for n in names if "nested" in n or "jagged" in n)
 
 
@@ -825,7 +830,7 @@ def _optimizer_ops(library) -> frozenset:
     optimizers = {name.rsplit(".", 1)[-1].lower() for name in library if name.startswith("torch.optim.")}
     if torch is None or not optimizers:
         return frozenset()
-    names = {op.split("::", 1)[-1].split(".")[0] for op in torch._C._dispatch_get_all_op_names()}
+    names = _op_names(torch)
     return frozenset(n for n in names if n.startswith("_fused_") and n[len("_fused_") :].rstrip("_") in optimizers)
 
 

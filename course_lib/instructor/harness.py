@@ -455,8 +455,7 @@ def _body_refusal(body, top: bool, imports: dict | None = None) -> str:
             _imports_of(node, imports)
             continue
         if top and _main_guard(node):  # never run when graded; what it binds is no import of this cell's then
-            for name in {n for target in ast.walk(node) for n in _bound_names(target)}:
-                imports.pop(name, None)
+            _imports_of(node, imports)  # (an `if`: every name bound in it is unbound)
             continue
         if top and _import_fallback(node, imports):
             for inner in node.body + node.orelse + [n for handler in node.handlers for n in handler.body]:
@@ -701,7 +700,7 @@ class _Observer:
         self.kernel_python = borrowed.kernel_python_places(rules.kernels)
         self.site_dirs = borrowed.site_dirs() if rules.course else ()
         self.allowed_libraries = frozenset(borrowed.ALLOWED_LIBRARIES) | {"course_lib"}
-        self.output_libraries = self.allowed_libraries - {"torch", "numpy", "course_lib", "typing_extensions"}
+        self.output_libraries = frozenset(borrowed.OUTPUT_LIBRARIES)
         self.kernel_reasons = frozenset(reason for _, reason in self.kernel_python)
         self.import_protocol = borrowed.IMPORT_PROTOCOL
         record = type(torch._C._jit_get_operation.__self__)  # what owns torch's pybind11 builtins
