@@ -336,13 +336,14 @@ def test_an_honest_answer_with_annotations_passes(tmp_path):
 
 
 def test_an_answer_cell_refused_while_the_cells_load_fails_only_its_own_exercise(tmp_path):
-    """Hostile class 33l: `import sympy` in an answer cell reads frames (lesson 02's observer refuses it), so the
-    load is refused; that once failed every exercise of the notebook, the deserved ones too. Now each exercise's
-    cells are loaded alone, from fresh, to find whose cell is refused; that exercise fails naming the refusal, and
-    the others are loaded and called from fresh without its cell. With one exercise there is nothing else."""
+    """Hostile class 33l: an import refused in an answer cell (then `import sympy`, whose frame reads are now its
+    own: a door to the interpreter's internals stands in) once failed every exercise of the notebook, the deserved
+    ones too. Now each exercise's cells are loaded alone, from fresh, to find whose cell is refused; that exercise
+    fails naming the refusal, and the others are loaded and called from fresh without its cell. With one exercise
+    there is nothing else."""
     solutions = nbformat.read(ROOT / "solutions" / "02_backprop.ipynb", as_version=4)
     answer = {(c.metadata.get("nbgrader") or {}).get("grade_id"): c.source for c in solutions.cells}
-    cells = {"2.1": "import sympy\n" + answer["ex-2-1"], "2.2": answer["ex-2-2"]}
+    cells = {"2.1": "import _testcapi\n" + answer["ex-2-1"], "2.2": answer["ex-2-2"]}
     verdicts = run_harness("02", cells, tmp_path)
     assert verdicts["2.2"][0] == submission.PASSED, verdicts
     status, message, _ = verdicts["2.1"]
@@ -683,6 +684,27 @@ def test_the_size_estimate_stops_at_the_cap():
     assert harness._over_cap([[list(range(1000))] * 10_000], 5_000_000)
 
 
+def test_every_function_of_the_harness_that_a_hook_calls_is_copied_with_the_hooks():
+    """A function the hooks call by its module-level name but left out of HOOK_FUNCTIONS would be looked up in the
+    module's own globals while the student's code runs, not in the private copy taken before it."""
+    import types
+
+    space = vars(harness)
+    hooks = set(harness.HOOK_FUNCTIONS)
+    missing = set()
+    for name in hooks:
+        todo = [space[name].__code__]
+        while todo:
+            code = todo.pop()
+            todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            for called in code.co_names:
+                fn = space.get(called)
+                if isinstance(fn, types.FunctionType) and fn.__module__ == harness.__name__ and called not in hooks:
+                    if fn.__name__ != "<lambda>":  # _word and _zero: bound once at import, before any student code
+                        missing.add(f"{name} -> {called}")
+    assert not missing, sorted(missing)
+
+
 def test_one_helper_lists_a_classs_functions_for_the_checks_and_the_harness():
     """The harness checks its observer's methods with the checks' own ``_functions_of`` (one home): every
     method, static and class method, and a property's getter, setter and deleter."""
@@ -814,6 +836,37 @@ def test_a_frame_handed_out_by_torch_to_the_answer_is_refused(tmp_path):
     status, message, refused = run_harness("06", FRAME_THROUGH_TORCH, tmp_path)["6.3"]
     assert status == submission.FAILED, (message, refused)
     assert any("sys._getframe" in r or "f_back" in r for r in refused), refused
+    # the hint names the module that read the frame (createResolutionCallbackFromFrame's inspect.currentframe) and
+    # the library the answer's line called (torch.utils._pytree.tree_map)
+    assert "sys._getframe by inspect through torch.utils._pytree" in message, message
+
+
+# torch's reference decompositions (torch._refs) import torch._dynamo and torch.fx on their first call, and those
+# imports read frames for their own names and lines (typing_extensions, torch.library, torch.fx's wrap): not the
+# student's reads (hostile class 33w, a15)
+REFS_SOFTMAX = {
+    "7.9": """import torch
+
+
+def top_k_probs(logits, k, temperature=1.0):
+    from torch._refs import softmax as ref_softmax
+
+    z = logits / temperature
+    kth = torch.topk(z, k).values[-1]
+    return ref_softmax(z.masked_fill(z < kth, float("-inf")), -1)
+""",
+}
+
+
+def test_frames_a_library_reads_while_it_is_imported_during_the_call_are_not_the_students(tmp_path):
+    status, message, refused = run_harness("07", REFS_SOFTMAX, tmp_path)["7.9"]
+    assert status == submission.PASSED, (message, refused)
+    assert refused == [], refused
+    # nor while the cells load: sympy's import reads frames for its own names (hostile class 33l's refusal)
+    answer = next(c.source for c in nbformat.read(ROOT / "solutions" / "02_backprop.ipynb", as_version=4).cells
+                  if (c.metadata.get("nbgrader") or {}).get("grade_id") == "ex-2-1")  # fmt: skip
+    status, message, refused = run_harness("02", {"2.1": "import sympy\n" + answer}, tmp_path)["2.1"]
+    assert status == submission.PASSED, (message, refused)
 
 
 # torch's fused Elman cell (seen by the check's observer only, not the harness's trace), then the check's own

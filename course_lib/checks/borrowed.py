@@ -1582,6 +1582,7 @@ def _classify(code) -> str:
 
 _CHECKS_DIR = os.path.join(_COURSE_DIR, "checks") + os.sep
 _TENSOR_BACKWARD: list = [None]
+_FROZEN_FOR_GOOD: list = [False]  # True: everything was frozen before the call, for good (the grader's child)
 
 
 def _builtin_name(func) -> str:
@@ -1648,7 +1649,8 @@ def observing(rules: Rules, handed_in=()):
     _GC_CALLBACKS.update(_gc_callback_codes())
     # what existed before the call is not collected during it: a package's finalizers (nltk's regex objects) would
     # run wherever the collector happens to run, as no call of the student's (the grader's child froze it already)
-    freezing = _gc.get_freeze_count() == 0
+    # (counting the frozen objects walks them all: about 40 ms per call in the grader's child, which says so instead)
+    freezing = not _FROZEN_FOR_GOOD[0] and _gc.get_freeze_count() == 0
     if freezing:
         _gc.freeze()
     torch = watcher.torch

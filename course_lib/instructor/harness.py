@@ -805,7 +805,7 @@ _readlink, _O_PATH = os.readlink, os.O_PATH
 _THREADING_FILE = threading.__file__
 _function_name = types.FunctionType.__dict__["__qualname__"].__get__
 _type_name = type.__dict__["__qualname__"].__get__
-_CODE, _FUNCTION = types.CodeType, types.FunctionType
+_CODE, _FUNCTION, _FRAME = types.CodeType, types.FunctionType, types.FrameType
 # a code object's qualified name (Python 3.10's code objects have none: there, their bare name; messages only)
 _qualname = types.CodeType.__dict__["co_qualname" if sys.version_info >= (3, 11) else "co_name"].__get__
 _MODULE, _module_dict = types.ModuleType, types.ModuleType.__dict__["__dict__"].__get__
@@ -1351,10 +1351,16 @@ def _audit(st, event, args) -> None:
         hooks = event == "sys.setprofile" or event == "sys.settrace"
         if hooks and _text(frame.f_code.co_filename, 4096) == _THREADING_FILE:  # a new thread taking on our hook
             return
+        if denied and _taken_in_import(st, event, args):
+            return
         if denied and _by_student(st, frame) and (_starts(event, ("open", "import")) or _near(st, frame)):
             # whoever the student's code asked to do it (inspect.stack, traceback, importlib...): refused and
             # stopped, so nothing of the harness is reached
-            detail = f" {_text(args[1], 40)}" if _starts(event, "object.") else f" {_text(args[0], 80)}" if args else ""
+            if event == "sys._getframe" or _starts(event, "object."):
+                detail = f" {_text(args[1], 40)}" if _starts(event, "object.") and len(args) > 1 else ""
+                detail += _reader(st, frame)
+            else:
+                detail = f" {_text(args[0], 80)}" if args else ""
             _refuse(st, f"{event}{detail}")
             raise PermissionError(f"grading does not allow {event} here")
         if _starts(frame.f_code.co_filename, "<answer "):  # the student's own line (torch does some inside)
@@ -1362,6 +1368,58 @@ def _audit(st, event, args) -> None:
             _refuse(st, f"{event}{detail}")
     finally:
         st["busy"] = False
+
+
+def _taken_in_import(st, event, args) -> bool:
+    """Is the frame this read hands out (``sys._getframe``'s, or a frame's ``f_back``) one that an installed module's
+    import runs in? Walking down from it, that module's ``<module>`` code (not course_lib's) comes before any code
+    of the answer cells or of course_lib: torch's first call of its reference decompositions imports torch._dynamo
+    and torch.fx, whose modules read frames for their own names and lines (typing_extensions' _caller,
+    torch.library's registrations, torch.fx's wrap). Such a frame lies above the student's code, and the walk
+    from it down stops at the import: the next frame below is judged as any other."""
+    if event == "sys._getframe":
+        taken = args[0] if args else None
+    elif event == "object.__getattr__" and len(args) > 1 and type(args[0]) is _FRAME and _text(args[1], 20) == "f_back":
+        taken = args[0].f_back  # read by the frame's own getter (``busy``: its audit event is not judged)
+    else:
+        return False
+    while type(taken) is _FRAME:
+        code = taken.f_code
+        filename = _text(code.co_filename, 4096)
+        if _starts(filename, "<answer ") or _course(st, filename) or id(code) in st["course_ids"]:
+            return False
+        if _text(code.co_name, 20) == "<module>" and _starts(filename, st["installed"]):
+            return True
+        taken = taken.f_back
+    return False
+
+
+def _reader(st, frame) -> str:
+    """For the hint, whose code read a frame (the student's own line, or a library's) and the library the student's
+    line called, when that is another: " by <module>[ through <module>]"."""
+    reader = _module_of(st, frame)
+    if reader == "your code":
+        return " by your code"
+    called = ""
+    while frame is not None and frame.f_back is not None:
+        if _starts(frame.f_back.f_code.co_filename, "<answer "):
+            called = _module_of(st, frame)
+            break
+        frame = frame.f_back
+    return (" by " + reader if reader else "") + (" through " + called if called and called != reader else "")
+
+
+def _module_of(st, frame) -> str:
+    """The dotted name of the installed module whose code ``frame`` runs ("" when not installed)."""
+    filename = _text(frame.f_code.co_filename, 4096)
+    if _starts(filename, "<answer "):
+        return "your code"
+    folders = [folder for folder in st["installed"] if _starts(filename, folder)]
+    if not folders:
+        return ""
+    path = filename[max(len(folder) for folder in folders) :]  # the innermost: site-packages is in the stdlib's
+    module = path[:-3] if _ends(path, ".py") else path
+    return _text(_join([part + "." for part in _split(module, os.sep)])[:-1], 60)
 
 
 def _reads_course_code(st, args) -> bool:
@@ -1845,6 +1903,9 @@ HOOK_FUNCTIONS = (
     "_students",
     "_note_made",
     "_near",
+    "_taken_in_import",
+    "_reader",
+    "_module_of",
     "_detail",
     "_swapped",
     "_hidden",
@@ -2480,6 +2541,7 @@ def _child(job, exercises, tools, package: str, order, out: int, token: str) -> 
     # what the cells' imports left for the collector (nltk's regex objects) is never collected in this child: its
     # finalizers would run inside the call, wherever the collector happens to run, as no call of the student's
     gc_freeze()
+    borrowed._FROZEN_FOR_GOOD[0] = True  # so the checks' observer need not count the frozen objects on each call
     _seal_libraries(say, observer.module_kinds, ns)
     progress = sys.modules.get("tqdm.std")
     if progress is not None:  # a progress bar's monitor is a thread, which this child refuses: none is started
