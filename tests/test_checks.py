@@ -3,6 +3,7 @@
 import contextlib
 import inspect
 import json
+import math
 import re
 import sys
 from collections import Counter
@@ -1911,6 +1912,28 @@ def softmax_jacobian(z):
 """
     result = exercise.check(_from_source(borrowed, "softmax_jacobian"), quiet=True)
     assert result.status == FAILED and "eager_transforms" in result.message, result
+
+
+FUSED_LAYER = {  # hostile class 33x: torch's fused encoder layer as a masked attention, in the notebook's checks
+    "5.2": ("05", "DECODE_TEL", "LAYER_FN"),
+    "6.1": ("06", "ALPHA_TEL", "LAYER_FN"),
+    "6.3": ("06", "MASKED_TEL", "LAYER_FN"),
+    "7.3": ("07", "HEAD_TEL", "LAYER_FN"),
+    "7.3 by torch.ops": ("07", "HEAD_TEL", "LAYER_OPS"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(FUSED_LAYER))
+def test_torchs_fused_encoder_layer_used_as_attention_fails_where_attention_is_the_exercise(route):
+    """``_transformer_encoder_layer_fwd`` (nn.TransformerEncoderLayer's fast path) with identity weights and no
+    feed-forward computes a masked attention and its weights; its name says no "attention", so only the grader's
+    bar on the op it calls inside held, and the notebook's checks said passed."""
+    lesson, attack, layer = FUSED_LAYER[route]
+    attacks = outsider_attacks("issue33x")
+    exercise = checks.exercises(lesson)[route.split()[0]]
+    source = attacks.with_attend(getattr(attacks, attack), getattr(attacks, layer))
+    result = exercise.check(_from_source(source, exercise.function, {"nn": torch.nn, "math": math}), quiet=True)
+    assert result.status == FAILED and "_transformer_encoder_layer_fwd" in result.message, (route, result)
 
 
 @pytest.mark.parametrize("attack", ["TRAIN_SGD_ADAGRAD", "TRAIN_SGD_ADAM"])

@@ -669,7 +669,10 @@ def _recurrent_ops(kernels: frozenset) -> frozenset:
 
 
 # where attention's kernel is refused, every op whose name says it is attention (its backward kernels included)
-_ATTENTION_WORDS = ("attention", "scaled_dot", "sdp")
+# "transformer": torch's fused encoder layer (``_transformer_encoder_layer_fwd``, nn.TransformerEncoderLayer's fast
+# path), with identity weights and no feed-forward, is a masked attention that gives its weights too (hostile
+# class 33x passed the notebook's checks of 5.2, 6.1, 6.3, 7.3 and 7.4 with it; the grader's dispatcher bar held)
+_ATTENTION_WORDS = ("attention", "scaled_dot", "sdp", "transformer")
 
 
 def _kin_ops(kernels) -> frozenset:
