@@ -1306,11 +1306,8 @@ def _checks_reach_lesson(st, caller, code) -> bool:
 
 def _dotted(st, code) -> str:
     """course_lib.module.Qual.name of a course_lib function, from its file (never from a namespace)."""
-    path = _text(code.co_filename, 4096)[len(st["package"]) :]
-    module = _split(path[:-3] if _starts(path[-3:], ".py") else path, os.sep)
-    if module and module[-1] == "__init__":
-        module = module[:-1]
-    return _join([_text(part, 60) + "." for part in ["course_lib", *module]]) + _text(_qualname(code), 80)
+    module = _module_name(_text(code.co_filename, 4096)[len(st["package"]) :])
+    return _join(["course_lib.", module, "." if module else "", _text(_qualname(code), 80)])
 
 
 def _audit(st, event, args) -> None:
@@ -1356,9 +1353,10 @@ def _audit(st, event, args) -> None:
         if denied and _by_student(st, frame) and (_starts(event, ("open", "import")) or _near(st, frame)):
             # whoever the student's code asked to do it (inspect.stack, traceback, importlib...): refused and
             # stopped, so nothing of the harness is reached
-            if event == "sys._getframe" or _starts(event, "object."):
-                detail = f" {_text(args[1], 40)}" if _starts(event, "object.") and len(args) > 1 else ""
-                detail += _reader(st, frame)
+            if _starts(event, "object."):
+                detail = f" {_text(args[1], 40)}{_reader(st, frame)}" if len(args) > 1 else _reader(st, frame)
+            elif event == "sys._getframe":
+                detail = _reader(st, frame)  # its argument is the frame itself: who read it says more
             else:
                 detail = f" {_text(args[0], 80)}" if args else ""
             _refuse(st, f"{event}{detail}")
@@ -1372,35 +1370,25 @@ def _audit(st, event, args) -> None:
 
 def _taken_in_import(st, event, args) -> bool:
     """Is the frame this read hands out (``sys._getframe``'s, or a frame's ``f_back``) one that an installed module's
-    import runs in? Walking down from it, that module's ``<module>`` code (not course_lib's) comes before any code
-    of the answer cells or of course_lib: torch's first call of its reference decompositions imports torch._dynamo
-    and torch.fx, whose modules read frames for their own names and lines (typing_extensions' _caller,
-    torch.library's registrations, torch.fx's wrap). Such a frame lies above the student's code, and the walk
-    from it down stops at the import: the next frame below is judged as any other."""
+    import runs in (_importing_installed, walking down from that frame)? torch's first call of its reference
+    decompositions imports torch._dynamo and torch.fx, whose modules read frames for their own names and lines
+    (typing_extensions' _caller, torch.library's registrations, torch.fx's wrap). Such a frame lies above the
+    student's code, and the walk from it down stops at the import: the next frame below is judged as any other."""
     if event == "sys._getframe":
         taken = args[0] if args else None
     elif event == "object.__getattr__" and len(args) > 1 and type(args[0]) is _FRAME and _text(args[1], 20) == "f_back":
         taken = args[0].f_back  # read by the frame's own getter (``busy``: its audit event is not judged)
     else:
         return False
-    while type(taken) is _FRAME:
-        code = taken.f_code
-        filename = _text(code.co_filename, 4096)
-        if _starts(filename, "<answer ") or _course(st, filename) or id(code) in st["course_ids"]:
-            return False
-        if _text(code.co_name, 20) == "<module>" and _starts(filename, st["installed"]):
-            return True
-        taken = taken.f_back
-    return False
+    return type(taken) is _FRAME and _importing_installed(st, taken)
 
 
 def _reader(st, frame) -> str:
     """For the hint, whose code read a frame (the student's own line, or a library's) and the library the student's
     line called, when that is another: " by <module>[ through <module>]"."""
-    reader = _module_of(st, frame)
-    if reader == "your code":
+    if _starts(frame.f_code.co_filename, "<answer "):
         return " by your code"
-    called = ""
+    reader, called = _module_of(st, frame), ""
     while frame is not None and frame.f_back is not None:
         if _starts(frame.f_back.f_code.co_filename, "<answer "):
             called = _module_of(st, frame)
@@ -1412,14 +1400,19 @@ def _reader(st, frame) -> str:
 def _module_of(st, frame) -> str:
     """The dotted name of the installed module whose code ``frame`` runs ("" when not installed)."""
     filename = _text(frame.f_code.co_filename, 4096)
-    if _starts(filename, "<answer "):
-        return "your code"
     folders = [folder for folder in st["installed"] if _starts(filename, folder)]
     if not folders:
         return ""
-    path = filename[max(len(folder) for folder in folders) :]  # the innermost: site-packages is in the stdlib's
-    module = path[:-3] if _ends(path, ".py") else path
-    return _text(_join([part + "." for part in _split(module, os.sep)])[:-1], 60)
+    innermost = max(len(folder) for folder in folders)  # site-packages lies inside the standard library's folder
+    return _module_name(filename[innermost:])
+
+
+def _module_name(path: str) -> str:
+    """A module's dotted name from its file's path below its folder (``torch/fx/__init__.py`` is "torch.fx")."""
+    module = _split(path[:-3] if _ends(path, ".py") else path, os.sep)
+    if module and module[-1] == "__init__":
+        module = module[:-1]
+    return _join([_text(part, 60) + "." for part in module])[:-1]
 
 
 def _reads_course_code(st, args) -> bool:
@@ -1906,6 +1899,7 @@ HOOK_FUNCTIONS = (
     "_taken_in_import",
     "_reader",
     "_module_of",
+    "_module_name",
     "_detail",
     "_swapped",
     "_hidden",
